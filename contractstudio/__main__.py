@@ -1,0 +1,5 @@
+"""`python -m contractstudio` is the same entry point as the `contractstudio` command."""
+
+from contractstudio.cli import main
+
+raise SystemExit(main())

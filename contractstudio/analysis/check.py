@@ -1,0 +1,197 @@
+"""The analyzer's front door: text or paths in, ordered diagnostics out.
+
+The CLI, the studio and `cs.load` call these same functions; there is one analyzer.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contractstudio.analysis import registry as _registry  # noqa: F401
+from contractstudio.analysis.diagnostics import Diagnostic, Span, finalize, make
+from contractstudio.analysis.schema import validate
+from contractstudio.spec.documents import Model
+from contractstudio.spec.source import Node, SourceDocument, SourceFile, key_at, nearest, read_source
+
+KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
+IGNORE_FILE = ".contractstudioignore"
+_KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
+
+
+@dataclass(slots=True)
+class Context:
+    """What the analysis may know about its surroundings."""
+
+    trusted: bool = False  # python: hooks are imported only in a trusted workspace
+    root: Path | None = None  # where hook modules are looked up (the file's folder by default)
+
+
+@dataclass(slots=True)
+class Loaded:
+    """One validated document: its model (None when its shape is too broken) and its nodes."""
+
+    file: str
+    text: str
+    doc: SourceDocument
+    model: Model | None
+
+    @property
+    def kind(self) -> str | None:
+        return self.doc.kind
+
+    def node(self, path: Iterable[Any], *, key: bool = False) -> Node | None:
+        """The node at a document path (its key node with `key`), or the nearest existing one."""
+        path = tuple(path)
+        if key:
+            return key_at(self.doc.root, path) or nearest(self.doc.root, path)
+        return nearest(self.doc.root, path)
+
+    def span(self, where: Model | Iterable[Any], *sub: Any, key: bool = False) -> Span:
+        """The span of a model object (by its source path) or of a path, plus sub-keys."""
+        base = where.src if isinstance(where, Model) else tuple(where)
+        node = self.node(tuple(base) + sub, key=key)
+        return node.span if node is not None else Span(self.doc.line, 1, self.doc.line, 2)
+
+    def diag(self, code: str, message: str, where: Model | Iterable[Any], *sub: Any, key: bool = False, **kw: Any) -> Diagnostic:
+        """A diagnostic of `code` at a model object or path."""
+        return make(code, message, self.file, self.span(where, *sub, key=key), **kw)
+
+
+DocumentRule = Callable[[Loaded, Context], Iterable[Diagnostic]]
+_ANALYZERS: dict[str, list[DocumentRule]] = {k: [] for k in KNOWN_KINDS}
+
+
+def analyzer(*kinds: str) -> Callable[[DocumentRule], DocumentRule]:
+    """Register a rule function for documents of the given kinds."""
+
+    def register(fn: DocumentRule) -> DocumentRule:
+        for kind in kinds:
+            if fn not in _ANALYZERS[kind]:
+                _ANALYZERS[kind].append(fn)
+        return fn
+
+    return register
+
+
+def _load_families() -> None:
+    # Imported for their @analyzer registrations; kept here so `check` imports only what it runs.
+    from contractstudio.analysis import families  # noqa: F401
+
+
+@dataclass(slots=True)
+class FileReport:
+    """Everything the analyzer found in one file."""
+
+    path: str
+    text: str
+    source: SourceFile | None
+    documents: list[Loaded] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def analyze_source(source: SourceFile, ctx: Context | None = None) -> FileReport:
+    """Run every rule on a parsed file; one broken document never hides another's findings."""
+    _load_families()
+    ctx = ctx or Context()
+    found: list[Diagnostic] = list(source.diagnostics)
+    loaded: list[Loaded] = []
+    for doc in source.documents:
+        model, shape = validate(doc, source.path)
+        found.extend(shape)
+        item = Loaded(source.path, source.text, doc, model)
+        loaded.append(item)
+        if model is None or doc.kind not in _ANALYZERS:
+            continue
+        for fn in _ANALYZERS[doc.kind]:
+            try:
+                found.extend(fn(item, ctx))
+            except RecursionError:
+                found.append(make("YML006", "the document is too deeply nested to analyze", source.path, item.span(())))
+    # A value whose tag was refused is null; its shape error would only repeat YML004.
+    refused = {(d.line, d.column) for d in found if d.code == "YML004"}
+    if refused:
+        found = [d for d in found if not (d.code.startswith("SCH") and (d.line, d.column) in refused)]
+    return FileReport(source.path, source.text, source, loaded, finalize(found, {source.path: source.text}))
+
+
+def check_text(text: str, path: str = "<text>", ctx: Context | None = None) -> FileReport:
+    """Analyze YAML text (the studio's path on every edit)."""
+    return analyze_source(read_source(text, path), ctx)
+
+
+def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
+    """Read a file as UTF-8; an unreadable file is a diagnostic, not a crash."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        return None, make("YML001", f"cannot read the file: {err.strerror or err}", str(path), Span(1, 1, 1, 2))
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        return None, make("YML001", f"the file is not UTF-8 text (byte {err.start})", str(path), Span(line, 1, line, 2))
+
+
+def check_file(path: Path, ctx: Context | None = None, display: str | None = None) -> FileReport:
+    """Analyze one file from disk."""
+    name = display or str(path)
+    text, problem = read_text(path)
+    if text is None:
+        return FileReport(name, "", None, [], [problem] if problem else [])
+    if ctx is None:
+        ctx = Context(root=path.parent)
+    elif ctx.root is None:
+        ctx = Context(trusted=ctx.trusted, root=path.parent)
+    return check_text(text, name, ctx)
+
+
+def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
+    for pat in patterns:
+        if pat.endswith("/"):
+            if is_dir and fnmatch.fnmatch(rel, pat.rstrip("/")):
+                return True
+        elif fnmatch.fnmatch(rel, pat):
+            return True
+    return False
+
+
+def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Files to analyze: explicit files always; in folders, *.yaml/*.yml with a top-level kind.
+
+    A folder's `.contractstudioignore` lists glob patterns (a trailing '/'
+    for folders) that discovery skips; naming a file or folder explicitly
+    still analyzes it.
+    """
+    for given in paths:
+        p = Path(given)
+        if not p.is_dir():
+            yield p
+            continue
+        for dirpath, dirnames, filenames in os.walk(p):
+            here = Path(dirpath)
+            patterns: list[str] = []
+            ignore = here / IGNORE_FILE
+            if ignore.is_file():
+                patterns = [ln.strip() for ln in ignore.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(d, patterns, True))
+            for name in sorted(filenames):
+                if not name.endswith((".yaml", ".yml")) or _ignored(name, patterns, False):
+                    continue
+                f = here / name
+                try:
+                    head = f.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if _KIND_LINE.search(head):
+                    yield f
+
+
+def check_paths(paths: Iterable[str | Path], ctx: Context | None = None) -> list[FileReport]:
+    """Analyze files and folders; a missing path is reported by the caller (CLI exit 2)."""
+    return [check_file(p, ctx) for p in discover(paths)]

@@ -1,0 +1,1 @@
+"""Rules of kind: contract documents (filled in by its family's work)."""

@@ -1,0 +1,207 @@
+"""Diagnostics: the finding model of RULES.md, the rule registry, suppression and ordering."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """Another place that explains a diagnostic (e.g. one step of a path)."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return {"file": self.file, "line": self.line, "column": self.column, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding about one place in one file (positions 1-based, columns in characters)."""
+
+    code: str
+    severity: Severity
+    message: str
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    hint: str | None = None
+    related: tuple[Related, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The kebab-case rule name of this diagnostic's code."""
+        rule = RULES.get(self.code)
+        return rule.name if rule else self.code.lower()
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.code, self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form with the fields of RULES.md."""
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "hint": self.hint,
+            "related": [r.to_dict() for r in self.related],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A registered rule: stable code, kebab-case name, default severity and docs text."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, severity: Severity, summary: str) -> Rule:
+    """Register a rule (idempotent for identical definitions) and return it."""
+    existing = RULES.get(code)
+    new = Rule(code, name, severity, summary)
+    if existing is not None and existing != new:
+        raise ValueError(f"rule code {code} registered twice with different meanings")
+    RULES[code] = new
+    return new
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A 1-based, end-exclusive character span in one file."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+def make(
+    code: str,
+    message: str,
+    file: str,
+    span: Span,
+    *,
+    hint: str | None = None,
+    related: Iterable[Related] = (),
+    severity: Severity | None = None,
+) -> Diagnostic:
+    """Build a diagnostic of a registered rule at a span (severity defaults to the rule's)."""
+    r = RULES[code]
+    return Diagnostic(
+        code=code,
+        severity=severity or r.severity,
+        message=message,
+        file=file,
+        line=span.line,
+        column=span.column,
+        end_line=span.end_line,
+        end_column=span.end_column,
+        hint=hint,
+        related=tuple(related),
+    )
+
+
+_IGNORE = re.compile(r"#\s*contractstudio:\s*ignore\[([A-Z0-9_,\s]+)\]")
+
+
+def suppressions(text: str) -> dict[int, set[str]]:
+    """Map 1-based line -> codes suppressed there by `# contractstudio: ignore[CODE]`.
+
+    A comment suppresses its own line and the line below it, so it can sit on
+    the offending line or on its own line just above.
+    """
+    found: dict[int, set[str]] = {}
+    if "contractstudio:" not in text:
+        return found
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _IGNORE.search(line)
+        if not m:
+            continue
+        codes = {c.strip() for c in m.group(1).split(",") if c.strip()}
+        for target in (number, number + 1):
+            found.setdefault(target, set()).update(codes)
+    return found
+
+
+def finalize(diagnostics: Iterable[Diagnostic], texts: dict[str, str] | None = None) -> list[Diagnostic]:
+    """Drop suppressed and repeated diagnostics and sort by file, line, column, code."""
+    texts = texts or {}
+    cache: dict[str, dict[int, set[str]]] = {}
+    seen: set[tuple[Any, ...]] = set()
+    out: list[Diagnostic] = []
+    for d in diagnostics:
+        if d.file in texts:
+            supp = cache.get(d.file)
+            if supp is None:
+                supp = cache[d.file] = suppressions(texts[d.file])
+            if d.code in supp.get(d.line, ()):
+                continue
+        key = (d.file, d.line, d.column, d.code, d.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(d)
+    out.sort(key=Diagnostic.sort_key)
+    return out
+
+
+def at_least(diagnostics: Iterable[Diagnostic], level: str) -> list[Diagnostic]:
+    """The diagnostics at or above a severity level (`none` selects nothing)."""
+    if level == "none":
+        return []
+    floor = SEVERITY_RANK[level]
+    return [d for d in diagnostics if SEVERITY_RANK[d.severity] >= floor]
+
+
+def with_file(diagnostics: Iterable[Diagnostic], file: str) -> list[Diagnostic]:
+    """Re-home diagnostics to another file name (used when text is analyzed under a display name)."""
+    return [replace(d, file=file) for d in diagnostics]
+
+
+RuleFunction = Callable[..., Iterable[Diagnostic]]
+
+
+@dataclass(slots=True)
+class Counts:
+    """Errors / warnings / infos in a set of diagnostics."""
+
+    error: int = 0
+    warning: int = 0
+    info: int = 0
+    files: int = 0
+    by_code: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, diagnostics: Iterable[Diagnostic], files: int = 0) -> Counts:
+        c = cls(files=files)
+        for d in diagnostics:
+            setattr(c, d.severity, getattr(c, d.severity) + 1)
+            c.by_code[d.code] = c.by_code.get(d.code, 0) + 1
+        return c
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": self.files, "errors": self.error, "warnings": self.warning, "infos": self.info}

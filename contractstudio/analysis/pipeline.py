@@ -1,0 +1,1 @@
+"""Rules of kind: pipeline documents (filled in by its family's work)."""

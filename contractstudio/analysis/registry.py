@@ -1,0 +1,68 @@
+"""Every rule code, its kebab-case name, default severity and one-line summary (RULES.md).
+
+Codes are stable and never reused. The rule functions live in the family
+modules; this table is what `docs/rules.md`, SARIF and the meta-test read.
+"""
+
+from contractstudio.analysis.diagnostics import rule
+
+# YML: the document
+rule("YML001", "yaml-syntax", "error", "The text is not valid YAML; the position is the parser's.")
+rule("YML002", "duplicate-key", "error", "A mapping names the same key twice; YAML keeps only one of them.")
+rule("YML003", "unknown-kind", "error", "A document has no `kind:` or one that is not contract, agent, pipeline or tools.")
+rule("YML004", "unsafe-tag", "error", "A YAML tag that could construct objects (`!!python/...`), an unknown tag or a merge key; never constructed.")
+rule("YML005", "yaml11-boolean", "warning", "A plain yes/no/on/off that YAML 1.1 tools read as a boolean; quote it or write true/false.")
+rule("YML006", "resource-limit", "error", "A document too deep, or whose aliases expand too far, to analyze safely.")
+# SCH: shape
+rule("SCH101", "missing-key", "error", "A required key is missing.")
+rule("SCH102", "unknown-key", "warning", "A key the format does not know (the hint names the closest known key).")
+rule("SCH103", "wrong-type", "error", "A value of the wrong shape or type (a list where a mapping belongs, a string for `tries`, ...).")
+rule("SCH104", "out-of-range", "error", "A value outside its allowed set or range (`oracle: robot`, `tries: 0`, `backoff: 0.5`).")
+# REF: references
+rule("REF201", "undeclared-type", "error", "A type name that is not declared (in input, output, intermediate or a field type).")
+rule("REF202", "duplicate-name", "error", "A duplicate id or name (types, condition ids, policy ids, task ids, tools).")
+# EXP: expressions
+rule("EXP101", "expression-syntax", "error", "An expression that does not parse.")
+rule("EXP201", "unknown-field", "error", "An attribute that is not a field of its type (the hint suggests the closest field).")
+rule("EXP202", "name-not-in-scope", "error", "A name that is not in scope (e.g. `output` in `pre`, `act` with no act).")
+rule("EXP301", "type-mismatch", "warning", "A type mismatch an author would not intend (str compared with int, len() of a number).")
+rule("EXP401", "forbidden-construct", "error", "A forbidden construct: `_` names, lambda, import, a call outside the allowlist.")
+rule("EXP501", "bad-message-template", "error", "A `message` template that does not parse or names unknown fields.")
+# CON: contract
+rule("CON101", "pre-remedy-without-pre", "error", "`remedy.pre: true` with no `pre` conditions: nothing to remedy against.")
+rule("CON102", "retry-cannot-behave", "warning", "Retry parameters that cannot behave as written (delay above max_delay, ...).")
+rule("CON103", "invalid-fallback", "error", "A `fallback` that does not produce a valid `output`.")
+rule("CON104", "missing-description", "warning", "A field without a description: descriptions are what the LLM is told.")
+rule("CON105", "prompt-not-fixed", "warning", "A prompt with `{...}` placeholders: per-call data belongs in the input.")
+rule("CON106", "act-intermediate-mismatch", "error", "`act` and `intermediate` disagree (one without the other, or assign misses or invents fields).")
+rule("CON107", "no-post-conditions", "info", "No `post` conditions: only the shape of the output is checked, not its substance.")
+rule("CON108", "scenario-cannot-hold", "error", "A scenario whose `expect` cannot hold, or whose responses cannot be parsed as needed.")
+# AGT: agent
+rule("AGT101", "policy-contradiction", "error", "A policy requires a tool another policy forbids on overlapping scope (or a conflicts_with pair).")
+rule("AGT102", "forbid-pattern-hits-required-tool", "error", "A forbid `tool_pattern` matches a tool that a policy requires.")
+rule("AGT201", "human-oracle-without-annotators", "error", "`oracle: human` but the corpus has no human annotator.")
+rule("AGT202", "functional-oracle-without-code", "error", "`oracle: functional` but no success criterion is a code-level assert.")
+rule("AGT203", "judge-oracle-without-judges", "error", "`oracle: llm_judge` but the ensemble has no judge.")
+rule("AGT301", "budget-exceeded", "error", "A budget that is certainly exceeded (latency, call count or minimum cost).")
+rule("AGT302", "budget-near-limit", "warning", "A budget whose typical estimate is at least 80% of its limit.")
+rule("AGT401", "dangling-reference", "error", "A trajectory, policy or scope names a tool, field or task that is not declared.")
+# PIP: pipeline
+rule("PIP101", "bad-entry-step", "error", "`entry_step_id` missing or not a step.")
+rule("PIP102", "unknown-target", "error", "`next` or `on_*` names a step that does not exist.")
+rule("PIP103", "duplicate-step", "error", "Duplicate step id.")
+rule("PIP104", "unreachable-step", "warning", "A step unreachable from the entry step.")
+rule("PIP105", "no-way-to-end", "error", "A step from which no `end: true` step can be reached (dead end or trap cycle).")
+rule("PIP106", "unknown-action", "error", "An action that is neither built in nor declared under `actions:`.")
+rule("PIP201", "state-maybe-unset", "error", "A required state field is unset on at least one path to the step.")
+rule("PIP202", "state-never-set", "error", "A required state field that no step and no input ever sets.")
+rule("PIP203", "missing-step-key", "error", "A key the action requires on the step (`requires_step`) is missing.")
+# RTE: routing
+rule("RTE301", "prefix-without-target", "error", "A `<route>_prefix` without its `on_<route>` target.")
+rule("RTE302", "target-without-prefix", "warning", "An `on_<route>` target without its `<route>_prefix`.")
+rule("RTE303", "router-handler-mismatch", "error", "The router prompt can emit a prefix the prefix_router does not handle (warning: the reverse).")
+rule("RTE304", "shadowed-prefix", "error", "A duplicate or shadowed prefix: under first-match-wins it can never match.")
+rule("RTE305", "router-without-on-other", "warning", "A prefix_router without `on_other` for unrecognised output.")
+# TOL: tools
+rule("TOL101", "unknown-parameter", "error", "A tool condition names a parameter the tool does not have.")
+rule("TOL102", "bad-python-hook", "error", "A `python:` hook that cannot be imported or is not callable (checked in a trusted workspace).")
+rule("TOL103", "untrusted-hook", "info", "A `python:` hook that will run only in a trusted workspace (--trust).")

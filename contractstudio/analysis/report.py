@@ -1,0 +1,133 @@
+"""Diagnostics rendered for people and machines: text, json, jsonl, sarif 2.1.0, github."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from contractstudio import __version__
+from contractstudio.analysis.diagnostics import RULES, Counts, Diagnostic
+
+_COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color: bool = False) -> str:
+    """`file:line:col: severity CODE message`, the source line with a caret, a summary line."""
+    lines: list[str] = []
+    split: dict[str, list[str]] = {}
+    for d in diagnostics:
+        sev = f"{_COLORS[d.severity]}{d.severity}{_RESET}" if color else d.severity
+        head = f"{d.file}:{d.line}:{d.column}: {sev} {d.code} {d.message}"
+        lines.append(f"{_BOLD}{head}{_RESET}" if color else head)
+        src = split.get(d.file)
+        if src is None and d.file in texts:
+            src = split[d.file] = texts[d.file].splitlines()
+        if src and 0 < d.line <= len(src):
+            line = src[d.line - 1].expandtabs(1)
+            width = max(1, (d.end_column - d.column) if d.end_line == d.line else len(line) - d.column + 1)
+            width = min(width, max(1, len(line) - d.column + 1))
+            lines.append(f"  {d.line:>4} | {line}")
+            caret = " " * (d.column - 1) + "^" + "~" * (width - 1)
+            lines.append(f"       | {_COLORS[d.severity] if color else ''}{caret}{_RESET if color else ''}")
+        if d.hint:
+            lines.append(f"       = hint: {d.hint}")
+        for r in d.related:
+            lines.append(f"       - {r.file}:{r.line}:{r.column}: {r.message}")
+    lines.append(summary_line(Counts.of(diagnostics, files)))
+    return "\n".join(lines)
+
+
+def summary_line(c: Counts) -> str:
+    """e.g. '3 files checked: 2 errors, 1 warning, 0 infos'."""
+    def n(k: int, word: str) -> str:
+        return f"{k} {word}{'' if k == 1 else 's'}"
+
+    return f"{n(c.files, 'file')} checked: {n(c.error, 'error')}, {n(c.warning, 'warning')}, {n(c.info, 'info')}"
+
+
+def as_json(diagnostics: list[Diagnostic], files: int) -> str:
+    """One object {"diagnostics": [...], "summary": {...}}."""
+    return json.dumps({"diagnostics": [d.to_dict() for d in diagnostics], "summary": Counts.of(diagnostics, files).to_dict()}, indent=2)
+
+
+def as_jsonl(diagnostics: Iterable[Diagnostic]) -> str:
+    """One JSON object per line."""
+    return "\n".join(json.dumps(d.to_dict()) for d in diagnostics)
+
+
+def _gh_escape(value: str, prop: bool = False) -> str:
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return value.replace(":", "%3A").replace(",", "%2C") if prop else value
+
+
+def as_github(diagnostics: Iterable[Diagnostic]) -> str:
+    """GitHub Actions workflow commands (annotations on the pull request)."""
+    kind = {"error": "error", "warning": "warning", "info": "notice"}
+    out = []
+    for d in diagnostics:
+        msg = d.message + (f" (hint: {d.hint})" if d.hint else "")
+        out.append(
+            f"::{kind[d.severity]} file={_gh_escape(d.file, True)},line={d.line},col={d.column},"
+            f"endLine={d.end_line},endColumn={d.end_column},title={d.code}::{_gh_escape(msg)}"
+        )
+    return "\n".join(out)
+
+
+def as_sarif(diagnostics: list[Diagnostic]) -> str:
+    """A SARIF 2.1.0 log with one run; rules carry their names and docs text."""
+    used = sorted({d.code for d in diagnostics})
+    rules = [
+        {
+            "id": code,
+            "name": RULES[code].name,
+            "shortDescription": {"text": RULES[code].summary},
+            "defaultConfiguration": {"level": _sarif_level(RULES[code].severity)},
+            "helpUri": f"https://contractstudio.invalid/docs/rules#{code.lower()}",
+        }
+        for code in used
+        if code in RULES
+    ]
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results: list[dict[str, Any]] = []
+    for d in diagnostics:
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "level": _sarif_level(d.severity),
+            "message": {"text": d.message + (f" Hint: {d.hint}" if d.hint else "")},
+            "locations": [_location(d.file, d.line, d.column, d.end_line, d.end_column)],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        if d.related:
+            result["relatedLocations"] = [
+                {**_location(r.file, r.line, r.column, r.line, r.column + 1), "id": i, "message": {"text": r.message}}
+                for i, r in enumerate(d.related)
+            ]
+        results.append(result)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "contractstudio", "version": __version__, "rules": rules}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2)
+
+
+def _sarif_level(severity: str) -> str:
+    return {"error": "error", "warning": "warning", "info": "note"}[severity]
+
+
+def _location(file: str, line: int, col: int, end_line: int, end_col: int) -> dict[str, Any]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": file.replace("\\", "/")},
+            "region": {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": max(end_col, col)},
+        }
+    }

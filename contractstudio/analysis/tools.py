@@ -1,0 +1,1 @@
+"""Rules of kind: tools documents (filled in by its family's work)."""

@@ -1,0 +1,129 @@
+"""The `contractstudio` command: one entry point, the subcommands of CLI.md.
+
+Each subcommand lives in `contractstudio/commands/<name>.py` and is imported
+only when used, so `check` never pays for textual or litellm.
+Exit codes: 0 success, 1 the work found a problem, 2 bad usage, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+FORMATS = ("text", "json", "jsonl", "sarif", "github")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors exit 2, as argparse does, with our wording
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    p = _Parser(prog="contractstudio", description="Write, analyze, visualize and debug contracts around LLM calls.")
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    s = sub.add_parser("studio", help="open the studio (the default when no command is given)")
+    s.add_argument("paths", nargs="*", help="files or folders (default: the current folder, else the bundled samples)")
+    s.add_argument("--trust", action="store_true", help="trust this workspace: allow python: hooks")
+
+    c = sub.add_parser("check", help="analyze files and folders")
+    c.add_argument("paths", nargs="+", metavar="PATH")
+    c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument("--fail-level", choices=("error", "warning", "info", "none"), default="error",
+                   help="exit 1 when a diagnostic at or above this level is found (default: error)")
+    c.add_argument("--trust", action="store_true", help="import python: hooks to check them (TOL102)")
+    c.add_argument("--no-color", action="store_true", help="plain text output")
+
+    g = sub.add_parser("graph", help="the step graph of a pipeline with its routing prefixes")
+    g.add_argument("pipeline", metavar="PIPELINE")
+    g.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")
+
+    r = sub.add_parser("run", help="one contracted call")
+    r.add_argument("contract", metavar="CONTRACT")
+    r.add_argument("--input", metavar="FILE|-", help="input as YAML or JSON (a file, or - for stdin)")
+    r.add_argument("--model", metavar="M", help="litellm model string, overrides the file's llm.model")
+    r.add_argument("--api-base", metavar="URL", help="base URL of an OpenAI-compatible server")
+    r.add_argument("--scenario", metavar="NAME", help="use a scenario's input and scripted replies (offline)")
+    r.add_argument("--replay", metavar="TRACE", help="replay the replies recorded in a trace (offline)")
+    r.add_argument("--trace", metavar="OUT", help="write the trace as JSON Lines")
+    r.add_argument("--json", action="store_true", help="print the result as JSON")
+    r.add_argument("--trust", action="store_true", help="allow python: hooks")
+    r.add_argument("--no-wait", action="store_true", help="skip remedy waits (they are still shown)")
+
+    t = sub.add_parser("test", help="run every scenarios: entry offline")
+    t.add_argument("paths", nargs="+", metavar="PATH")
+    t.add_argument("--trust", action="store_true", help="allow python: hooks")
+    t.add_argument("-k", metavar="PATTERN", help="only scenarios whose 'file::contract::scenario' name contains PATTERN")
+
+    m = sub.add_parser("simulate", help="the path a router reply takes through a pipeline")
+    m.add_argument("pipeline", metavar="PIPELINE")
+    m.add_argument("--reply", required=True, metavar="TEXT")
+    m.add_argument("--json", action="store_true")
+
+    e = sub.add_parser("export", help="validated YAML, comments and key order kept")
+    e.add_argument("file", metavar="FILE")
+    e.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+
+    h = sub.add_parser("schema", help="the JSON Schema of the format")
+    h.add_argument("kind", nargs="?", choices=("contract", "agent", "pipeline", "tools"))
+    return p
+
+
+def _version() -> str:
+    from contractstudio import __version__
+
+    return f"contractstudio {__version__}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema"}
+    if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
+        args_list = ["studio", *args_list]
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        args = parser.parse_args(["studio"])
+    try:
+        module = importlib.import_module(f"contractstudio.commands.{args.command}")
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except SystemExit:
+        raise
+    except Exception:  # noqa: BLE001 - the one place that turns a bug into exit 3
+        return _internal_error()
+
+
+def _internal_error() -> int:
+    """Write the traceback to a file and print a short message (never a traceback)."""
+    text = traceback.format_exc()
+    fd, path = tempfile.mkstemp(prefix="contractstudio-crash-", suffix=".txt")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    last = text.strip().splitlines()[-1] if text.strip() else "unknown error"
+    print(f"contractstudio: internal error: {last}\nThe full traceback was written to {path}; please report it.", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def usage_error(message: str) -> int:
+    """Print a usage problem (a missing file, a bad option value) and return exit code 2."""
+    print(f"contractstudio: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

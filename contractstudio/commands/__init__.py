@@ -1,0 +1,1 @@
+"""One module per subcommand of CLI.md; each exposes `run(args) -> exit code`."""

@@ -1,0 +1,380 @@
+"""Pydantic models of the four document kinds of FORMAT.md.
+
+Every model remembers where it came from (`src`, a key/index path into its
+document), so rules can point at the exact node even after broken parts of a
+document were pruned to let analysis go on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic_core import PydanticCustomError
+
+Path = tuple[Any, ...]
+
+
+class SrcDict(dict):  # type: ignore[type-arg]
+    """A mapping from the YAML source that knows its path in the document."""
+
+    __slots__ = ("src",)
+
+    def __init__(self, *args: Any, src: Path = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.src = src
+
+
+class Model(BaseModel):
+    """Base of every document model: strict types, unknown keys reported, source path kept."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=False)
+    _src: Path = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_source(cls, data: Any, handler: Any) -> Any:
+        src = getattr(data, "src", None)
+        model = handler(data)
+        if src is not None and isinstance(model, Model):
+            model._src = src
+        return model
+
+    @property
+    def src(self) -> Path:
+        """The key/index path of this object in its YAML document."""
+        return self._src
+
+
+def _one_of(data: Any, keys: tuple[str, ...], what: str) -> None:
+    if not isinstance(data, dict):
+        return
+    present = [k for k in keys if k in data]
+    if not present:
+        raise PydanticCustomError("cs_missing", "{what} needs one of: {keys}", {"what": what, "keys": ", ".join(keys)})
+    if len(present) > 1:
+        raise PydanticCustomError(
+            "cs_conflict", "{what} takes only one of: {keys}", {"what": what, "keys": ", ".join(present)}
+        )
+
+
+# ----------------------------------------------------------------- shared parts
+
+
+class Condition(Model):
+    """A checked expression (`assert`) or a Python hook (`python`), with an optional guard and message."""
+
+    id: str | None = Field(None, description="Optional id, unique within its list.")
+    when: str | None = Field(None, description="Optional guard expression; the condition applies only when it is true.")
+    assert_: str | None = Field(None, alias="assert", description="The expression that must be true.")
+    python: str | None = Field(None, description="A Python callable 'package.module:function' (trusted workspaces only).")
+    message: str | None = Field(None, description="Error text on failure; a template with {expr} placeholders.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _assert_or_python(cls, data: Any) -> Any:
+        _one_of(data, ("assert", "python"), "a condition")
+        return data
+
+
+class FieldSpec(Model):
+    """One field of a declared type: a type string plus description and constraints."""
+
+    type: str = Field(description="A type string: str int float bool any, a declared type, list[T], dict[str, T], T | None, Literal['a', 'b'].")
+    description: str | None = Field(None, description="What the field means; the LLM is told this.")
+    default: Any = Field(None, description="Default value; a field with a default is optional.")
+    ge: float | None = Field(None, description="Minimum (inclusive).")
+    gt: float | None = Field(None, description="Minimum (exclusive).")
+    le: float | None = Field(None, description="Maximum (inclusive).")
+    lt: float | None = Field(None, description="Maximum (exclusive).")
+    min_length: int | None = Field(None, ge=0, description="Minimum length of a string or list.")
+    max_length: int | None = Field(None, ge=0, description="Maximum length of a string or list.")
+    pattern: str | None = Field(None, description="A regular expression a string must match.")
+
+    @property
+    def required(self) -> bool:
+        """A field is required unless it declares a default (even `default: null`)."""
+        return "default" not in self.model_fields_set
+
+
+class TypeDecl(Model):
+    """A declared type: becomes a pydantic model at load time."""
+
+    description: str | None = Field(None, description="What the type represents.")
+    extra: Literal["forbid", "ignore"] = Field("ignore", description="What to do with fields the type does not declare.")
+    fields: dict[str, FieldSpec] = Field(description="The fields of the type, by name.")
+
+
+# ----------------------------------------------------------------- contract
+
+
+class Act(Model):
+    """How the intermediate value is computed: `assign` expressions or a Python hook."""
+
+    assign: dict[str, str] | None = Field(None, description="Each field of `intermediate` from an expression (scope: input).")
+    python: str | None = Field(None, description="A callable(input, **kwargs) -> dict | model (trusted workspaces only).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _assign_or_python(cls, data: Any) -> Any:
+        _one_of(data, ("assign", "python"), "act")
+        return data
+
+
+class Retry(Model):
+    """Bounds and waits of one remedy loop."""
+
+    tries: int = Field(5, ge=1, le=100, description="Maximum remedy attempts of one loop.")
+    delay: float = Field(0.5, ge=0, description="Seconds before the first remedy attempt.")
+    max_delay: float = Field(15, ge=0, description="Upper bound of any wait, in seconds.")
+    jitter: float = Field(0.1, ge=0, description="Relative random spread of each wait: u in [-jitter, jitter].")
+    backoff: float = Field(2, ge=1, description="Multiplier of the wait from one attempt to the next (>= 1).")
+    graceful: bool = Field(False, description="An exhausted loop fails the contract without raising from the loop.")
+
+
+class Remedy(Model):
+    """Whether and how the LLM is asked to correct a failing input or output."""
+
+    pre: bool = Field(False, description="LLM-correct an input that fails `pre`.")
+    post: bool = Field(True, description="LLM-correct an output that fails type checks or `post`.")
+    accumulate_errors: bool = Field(False, description="Feed every earlier error of the loop to each retry, not only the last.")
+    retry: Retry = Field(default_factory=Retry, description="Retry bounds and waits.")
+
+
+class LLMSettings(Model):
+    """The live model and its request parameters (any litellm model string)."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str | None = Field(None, description="A litellm model string, e.g. openai/gpt-4o-mini.")
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature.")
+    max_tokens: int | None = Field(None, ge=1, description="Maximum completion tokens.")
+    timeout_s: float = Field(30, gt=0, description="Request timeout in seconds.")
+    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
+    api_key_env: str | None = Field(None, description="Name of the environment variable that holds the API key (never the key).")
+
+
+class Example(Model):
+    """An input the studio offers when stepping through a call."""
+
+    name: str = Field(description="Short name shown in the studio.")
+    description: str | None = None
+    input: Any = Field(description="The input value.")
+
+
+class Expect(Model):
+    """What a scenario expects of its call."""
+
+    successful: bool | None = Field(None, description="Whether the contract succeeds.")
+    llm_calls: int | None = Field(None, ge=0, description="Exact number of LLM calls.")
+    remedy_attempts: int | None = Field(None, ge=0, description="Exact number of remedy attempts.")
+    output: dict[str, Any] | None = Field(None, description="Fields the final output must have (a subset match).")
+    raises: bool | None = Field(None, description="Whether the call raises ContractViolation (on_failure: raise).")
+
+
+class Scenario(Model):
+    """An offline contract test: scripted raw LLM replies, one per LLM call."""
+
+    name: str = Field(description="Scenario name.")
+    description: str | None = None
+    input: Any = Field(description="The input value.")
+    responses: list[str] = Field(description="Raw LLM replies, one per LLM call, in order.")
+    expect: Expect = Field(default_factory=Expect, description="What must hold after the call.")
+
+
+class Contract(Model):
+    """kind: contract — one contracted LLM call."""
+
+    kind: Literal["contract"]
+    name: str = Field(description="Contract name.")
+    description: str | None = Field(None, description="What the contract is for.")
+    prompt: str = Field(description="Fixed task description; per-call data belongs in the input.")
+    types: dict[str, TypeDecl] = Field(default_factory=dict, description="Declared types by name.")
+    input: str = Field(description="The input type.")
+    intermediate: str | None = Field(None, description="The type that act returns.")
+    output: str = Field(description="The output type.")
+    pre: list[Condition] = Field(default_factory=list, description="Pre-conditions (scope: input).")
+    act: Act | None = Field(None, description="Computes the intermediate value (scope: input).")
+    post: list[Condition] = Field(default_factory=list, description="Post-conditions (scope: output, input, act).")
+    remedy: Remedy = Field(default_factory=Remedy, description="Remedy settings.")
+    on_failure: Literal["fallback", "raise"] = Field("fallback", description="fallback returns `fallback`; raise raises ContractViolation.")
+    fallback: dict[str, Any] | None = Field(None, description="The output returned when the contract fails; values are expressions.")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="The live model.")
+    examples: list[Example] = Field(default_factory=list, description="Inputs offered in the studio.")
+    scenarios: list[Scenario] = Field(default_factory=list, description="Offline contract tests.")
+
+
+# ----------------------------------------------------------------- agent
+
+
+class AgentTool(Model):
+    """A tool of the agent's L1 schema."""
+
+    name: str
+    description: str | None = None
+    params: dict[str, str | FieldSpec] = Field(default_factory=dict, description="Parameter types by name.")
+
+
+class OutputSchema(Model):
+    fields: dict[str, FieldSpec] = Field(default_factory=dict, description="The agent's output fields.")
+
+
+class ToolRef(Model):
+    tool: str | None = Field(None, description="A tool name.")
+    tool_pattern: str | None = Field(None, description="A regex, full match against tool names.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tool_or_pattern(cls, data: Any) -> Any:
+        _one_of(data, ("tool", "tool_pattern"), "a tool reference")
+        return data
+
+
+class Policy(Model):
+    id: str
+    description: str | None = None
+    require: ToolRef | None = Field(None, description="A tool that must be used.")
+    forbid: ToolRef | None = Field(None, description="A tool (or pattern) that must not be used.")
+    scope: list[str] | None = Field(None, description="Task ids; omitted means every task.")
+    conflicts_with: list[str] = Field(default_factory=list, description="Explicitly contradictory policy ids.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _require_or_forbid(cls, data: Any) -> Any:
+        _one_of(data, ("require", "forbid"), "a policy")
+        return data
+
+
+class TrajectoryStep(Model):
+    expect_tool: str | None = None
+    expect_field: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tool_or_field(cls, data: Any) -> Any:
+        _one_of(data, ("expect_tool", "expect_field"), "a trajectory step")
+        return data
+
+
+class Task(Model):
+    id: str
+    description: str | None = None
+    oracle: Literal["human", "functional", "llm_judge"]
+    success_criteria: list[str | Condition] = Field(default_factory=list, description="Code-level asserts or natural-language criteria.")
+    llm_calls: int = Field(1, ge=0, description="Sequential LLM calls the task needs.")
+    trajectory: list[TrajectoryStep] = Field(default_factory=list)
+
+
+class Constraints(Model):
+    max_latency_ms: float | None = Field(None, gt=0)
+    max_cost_usd: float | None = Field(None, gt=0)
+    max_llm_calls: int | None = Field(None, ge=0)
+
+
+class Corpus(Model):
+    annotators: dict[str, int] = Field(default_factory=dict, description="Annotators by kind, e.g. {human: 2}.")
+
+
+class Ensemble(Model):
+    judges: list[str] = Field(default_factory=list, description="Judge model names.")
+
+
+class LatencyEstimate(Model):
+    min: float = Field(ge=0)
+    typical: float = Field(ge=0)
+
+
+class TokenEstimate(Model):
+    prompt: int = Field(ge=0)
+    completion: int = Field(ge=0)
+
+
+class Backend(Model):
+    model: str
+    latency_ms_per_call: LatencyEstimate | None = None
+    tokens_per_call: TokenEstimate | None = None
+    cost_per_call_usd: float | None = Field(None, ge=0, description="Overrides the price table.")
+
+
+class Agent(Model):
+    """kind: agent — an agent contract."""
+
+    kind: Literal["agent"]
+    name: str
+    description: str | None = None
+    tools: list[AgentTool] = Field(default_factory=list)
+    output_schema: OutputSchema = Field(default_factory=OutputSchema, alias="schema")
+    policies: list[Policy] = Field(default_factory=list)
+    tasks: list[Task] = Field(default_factory=list)
+    constraints: Constraints = Field(default_factory=Constraints)
+    corpus: Corpus = Field(default_factory=Corpus)
+    ensemble: Ensemble = Field(default_factory=Ensemble)
+    backend: Backend | None = None
+
+
+# ----------------------------------------------------------------- pipeline
+
+
+class ActionContract(Model):
+    description: str | None = None
+    requires_state: list[str] = Field(default_factory=list)
+    requires_any_state: list[list[str]] = Field(default_factory=list, description="One field of each group must be set.")
+    requires_step: list[str] = Field(default_factory=list, description="Keys the step itself must carry.")
+    ensures_state: list[str] = Field(default_factory=list)
+
+
+class Router(Model):
+    description: str | None = None
+    prefixes: list[str] = Field(description="The prefixes the router prompt can emit, in order.")
+
+
+class Step(Model):
+    """A pipeline step; keys besides id/action/next/end are its configuration (`raw`)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    action: str
+    next: str | None = None
+    end: bool = False
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The step's configuration keys (prompt, on_*, *_prefix, ...)."""
+        return dict(self.model_extra or {})
+
+
+class Pipeline(Model):
+    """kind: pipeline — steps with action contracts and prefix routing."""
+
+    kind: Literal["pipeline"]
+    name: str
+    description: str | None = None
+    entry_step_id: str | None = None
+    inputs: list[str] = Field(default_factory=list, description="State fields set before the first step.")
+    routers: dict[str, Router] = Field(default_factory=dict)
+    actions: dict[str, ActionContract] = Field(default_factory=dict)
+    steps: list[Step]
+
+
+# ----------------------------------------------------------------- tools
+
+
+class ToolDecl(Model):
+    name: str
+    description: str | None = None
+    params: dict[str, FieldSpec] = Field(default_factory=dict)
+    preconditions: list[Condition] = Field(default_factory=list, description="Scope: the parameters by name.")
+    postconditions: list[Condition] = Field(default_factory=list, description="Also run before execution (seed 003).")
+    handler: str | None = Field(None, description="Optional implementation 'module:function', run when every contract passes.")
+
+
+class ToolSet(Model):
+    """kind: tools — tool functions with preconditions / postconditions."""
+
+    kind: Literal["tools"]
+    name: str
+    description: str | None = None
+    tools: list[ToolDecl] = Field(default_factory=list)
+
+
+Document = Contract | Agent | Pipeline | ToolSet
+KINDS: dict[str, type[Model]] = {"contract": Contract, "agent": Agent, "pipeline": Pipeline, "tools": ToolSet}
