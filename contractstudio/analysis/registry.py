@@ -66,3 +66,4 @@ rule("RTE305", "router-without-on-other", "warning", "A prefix_router without `o
 rule("TOL101", "unknown-parameter", "error", "A tool condition names a parameter the tool does not have.")
 rule("TOL102", "bad-python-hook", "error", "A `python:` hook that cannot be imported or is not callable (checked in a trusted workspace).")
 rule("TOL103", "untrusted-hook", "info", "A `python:` hook that will run only in a trusted workspace (--trust).")
+rule("YML007", "literal-secret", "error", "A literal API key or credential in a file: it would end up in exports and version control.")
