@@ -1,0 +1,451 @@
+"""Type strings ("list[Document]", "int | None", "Literal['a', 'b']") -> TypeExpr -> pydantic models.
+
+A contract declares its types in YAML; the runtime validates LLM output
+against pydantic models built from them, the expression checker walks field
+chains through them, and prompts describe them to the model (`schema_text`).
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from contractstudio.spec.documents import FieldSpec, TypeDecl
+
+PRIMITIVES = ("str", "int", "float", "bool", "any", "none")
+
+
+class TypeSyntaxError(ValueError):
+    """A malformed type string; `offset` is the character where the problem is."""
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class Prim:
+    name: str  # one of PRIMITIVES
+
+    def __str__(self) -> str:
+        return "None" if self.name == "none" else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    name: str  # a declared type name
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    item: TypeExpr
+
+    def __str__(self) -> str:
+        return f"list[{self.item}]"
+
+
+@dataclass(frozen=True, slots=True)
+class DictOf:
+    value: TypeExpr
+
+    def __str__(self) -> str:
+        return f"dict[str, {self.value}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Union:
+    options: tuple[TypeExpr, ...]
+
+    def __str__(self) -> str:
+        return " | ".join(str(o) for o in self.options)
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralOf:
+    values: tuple[Any, ...]
+
+    def __str__(self) -> str:
+        return "Literal[" + ", ".join(repr(v) for v in self.values) + "]"
+
+
+TypeExpr = Prim | Ref | ListOf | DictOf | Union | LiteralOf
+ANY = Prim("any")
+NONE = Prim("none")
+
+
+def union_of(options: typing.Iterable[TypeExpr]) -> TypeExpr:
+    """A flattened, de-duplicated union (a single option is itself; `any` absorbs the rest)."""
+    flat: list[TypeExpr] = []
+    for opt in options:
+        for o in opt.options if isinstance(opt, Union) else (opt,):
+            if o == ANY:
+                return ANY
+            if o not in flat:
+                flat.append(o)
+    if not flat:
+        return ANY
+    return flat[0] if len(flat) == 1 else Union(tuple(flat))
+
+
+def without_none(t: TypeExpr) -> TypeExpr:
+    """The type with `None` removed from a union (T | None -> T)."""
+    if isinstance(t, Union):
+        rest = [o for o in t.options if o != NONE]
+        return union_of(rest) if rest else NONE
+    return t
+
+
+# ----------------------------------------------------------------- parsing
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<str>'[^'\\]*'|\"[^\"\\]*\")"
+    r"|(?P<num>-?\d+(?:\.\d+)?)|(?P<punct>[\[\],|]))"
+)
+_ALIASES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "Any": "any", "None": "none", "null": "none"}
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[tuple[str, str, int]] = []
+        pos = 0
+        while pos < len(text):
+            if text[pos:].strip() == "":
+                break
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                bad = pos + len(text[pos:]) - len(text[pos:].lstrip())
+                raise TypeSyntaxError(f"unexpected character {text[bad]!r} in type", bad)
+            kind = m.lastgroup or ""
+            self.tokens.append((kind, m.group(kind), m.start(kind)))
+            pos = m.end()
+        self.i = 0
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def expect(self, value: str) -> None:
+        tok = self.peek()
+        if tok is None or tok[1] != value:
+            where = tok[2] if tok else len(self.text)
+            got = f"'{tok[1]}'" if tok else "the end"
+            raise TypeSyntaxError(f"expected '{value}' but found {got}", where)
+        self.i += 1
+
+    def union(self) -> TypeExpr:
+        options = [self.primary()]
+        while (tok := self.peek()) is not None and tok[1] == "|":
+            self.i += 1
+            options.append(self.primary())
+        return union_of(options)
+
+    def primary(self) -> TypeExpr:
+        tok = self.peek()
+        if tok is None:
+            raise TypeSyntaxError("a type name is missing", len(self.text))
+        kind, value, where = tok
+        if kind != "name":
+            raise TypeSyntaxError(f"expected a type name but found '{value}'", where)
+        self.i += 1
+        name = _ALIASES.get(value, value)
+        if name in ("list", "List"):
+            self.expect("[")
+            item = self.union()
+            self.expect("]")
+            return ListOf(item)
+        if name in ("dict", "Dict"):
+            self.expect("[")
+            key = self.union()
+            if key != Prim("str"):
+                raise TypeSyntaxError("dictionary keys must be str (JSON objects have string keys)", where)
+            self.expect(",")
+            val = self.union()
+            self.expect("]")
+            return DictOf(val)
+        if name == "Optional":
+            self.expect("[")
+            inner = self.union()
+            self.expect("]")
+            return union_of([inner, NONE])
+        if name == "Literal":
+            self.expect("[")
+            values: list[Any] = [self.literal()]
+            while (t := self.peek()) is not None and t[1] == ",":
+                self.i += 1
+                values.append(self.literal())
+            self.expect("]")
+            return LiteralOf(tuple(dict.fromkeys(values)))
+        if name in PRIMITIVES:
+            return Prim(name)
+        if (nxt := self.peek()) is not None and nxt[1] == "[":
+            raise TypeSyntaxError(f"'{value}' takes no parameters (generic types: list, dict, Literal, Optional)", nxt[2])
+        return Ref(value)
+
+    def literal(self) -> Any:
+        tok = self.peek()
+        if tok is None:
+            raise TypeSyntaxError("a literal value is missing", len(self.text))
+        kind, value, where = tok
+        self.i += 1
+        if kind == "str":
+            return value[1:-1]
+        if kind == "num":
+            return float(value) if "." in value else int(value)
+        if value in ("True", "False"):
+            return value == "True"
+        if value == "None":
+            return None
+        raise TypeSyntaxError(f"Literal values are quoted strings, numbers, True, False or None, not '{value}'", where)
+
+
+def parse_type(text: str) -> TypeExpr:
+    """Parse a type string; raises TypeSyntaxError(message, offset)."""
+    if not isinstance(text, str) or not text.strip():
+        raise TypeSyntaxError("the type is empty", 0)
+    parser = _Parser(text)
+    result = parser.union()
+    extra = parser.peek()
+    if extra is not None:
+        raise TypeSyntaxError(f"unexpected '{extra[1]}' after the type", extra[2])
+    return result
+
+
+def refs(t: TypeExpr) -> list[str]:
+    """Every declared-type name a type expression mentions."""
+    if isinstance(t, Ref):
+        return [t.name]
+    if isinstance(t, ListOf):
+        return refs(t.item)
+    if isinstance(t, DictOf):
+        return refs(t.value)
+    if isinstance(t, Union):
+        return [n for o in t.options for n in refs(o)]
+    return []
+
+
+# ----------------------------------------------------------------- the type system
+
+
+def _safe_field_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_") and not hasattr(BaseModel, name)
+
+
+class TypeSystem:
+    """The declared types of one document, as TypeExprs and (lazily) pydantic models."""
+
+    def __init__(self, decls: dict[str, TypeDecl]) -> None:
+        self.decls = dict(decls)
+        self._types: dict[str, dict[str, TypeExpr]] = {}
+        for name, decl in self.decls.items():
+            parsed: dict[str, TypeExpr] = {}
+            for fname, spec in decl.fields.items():
+                try:
+                    parsed[fname] = parse_type(spec.type)
+                except TypeSyntaxError:
+                    parsed[fname] = ANY
+            self._types[name] = parsed
+        self._models: dict[str, type[BaseModel]] = {}
+
+    @classmethod
+    def from_decls(cls, decls: dict[str, TypeDecl] | None) -> TypeSystem:
+        """Build from declarations; never raises (broken field types behave as `any`)."""
+        return cls(decls or {})
+
+    # -- lookups
+
+    def names(self) -> list[str]:
+        """The declared type names."""
+        return list(self.decls)
+
+    def declared(self, t: TypeExpr | str) -> str | None:
+        """The declared name behind a type (Ref or name), or None."""
+        name = t.name if isinstance(t, Ref) else t if isinstance(t, str) else None
+        return name if name in self.decls else None
+
+    def fields(self, t: TypeExpr | str) -> dict[str, FieldSpec] | None:
+        """The field specs of a declared type, or None for anything else."""
+        name = self.declared(t)
+        return dict(self.decls[name].fields) if name else None
+
+    def field_types(self, t: TypeExpr | str) -> dict[str, TypeExpr] | None:
+        """The parsed field types of a declared type, or None."""
+        name = self.declared(t)
+        return dict(self._types[name]) if name else None
+
+    def field_type(self, t: TypeExpr | str, field: str) -> TypeExpr | None:
+        """The type of one field of a declared type (None when there is no such field)."""
+        types = self.field_types(t)
+        return types.get(field) if types is not None else None
+
+    # -- pydantic models
+
+    def model(self, name: str) -> type[BaseModel]:
+        """The pydantic model of a declared type (built once, cached)."""
+        if name not in self.decls:
+            raise KeyError(f"type '{name}' is not declared")
+        self._build(name, set())
+        model = self._models[name]
+        return model
+
+    def annotation(self, t: TypeExpr) -> Any:
+        """The Python annotation of a type expression (declared types as their models)."""
+        return self._annotation(t, set())
+
+    def _annotation(self, t: TypeExpr, building: set[str]) -> Any:
+        if isinstance(t, Prim):
+            return {"str": str, "int": int, "float": float, "bool": bool, "none": type(None)}.get(t.name, Any)
+        if isinstance(t, Ref):
+            if t.name not in self.decls:
+                return Any
+            if t.name in building:
+                return t.name  # a forward reference, resolved by model_rebuild
+            return self._build(t.name, building)
+        if isinstance(t, ListOf):
+            return list[self._annotation(t.item, building)]  # type: ignore[misc]
+        if isinstance(t, DictOf):
+            return dict[str, self._annotation(t.value, building)]  # type: ignore[misc]
+        if isinstance(t, LiteralOf):
+            return typing.Literal[t.values]  # type: ignore[valid-type]
+        if isinstance(t, Union):
+            return typing.Union[tuple(self._annotation(o, building) for o in t.options)]  # noqa: UP007
+        return Any
+
+    def _build(self, name: str, building: set[str]) -> type[BaseModel]:
+        if name in self._models:
+            return self._models[name]
+        building = building | {name}
+        decl = self.decls[name]
+        definitions: dict[str, Any] = {}
+        for fname, spec in decl.fields.items():
+            t = self._types[name].get(fname, ANY)
+            annotation = self._annotation(t, building)
+            kwargs: dict[str, Any] = {"description": spec.description}
+            kwargs.update(_constraints(spec, t))
+            if not spec.required:
+                kwargs["default"] = spec.default
+            py_name = fname if _safe_field_name(fname) else f"field_{len(definitions)}"
+            if py_name != fname:
+                kwargs["alias"] = fname
+            definitions[py_name] = (annotation, Field(**kwargs))
+        config = ConfigDict(extra=decl.extra, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
+        model_name = name if name.isidentifier() else "Model"
+        try:
+            model = create_model(model_name, __config__=config, __doc__=decl.description, **definitions)
+        except Exception:  # a declaration pydantic cannot express: validate the shape loosely rather than crash
+            model = create_model(model_name, __config__=ConfigDict(extra="allow"))
+        self._models[name] = model
+        if not getattr(model, "__pydantic_complete__", True):
+            try:
+                model.model_rebuild(_types_namespace=dict(self._models))
+            except Exception:  # resolved later, when its forward references exist
+                pass
+        for other in list(self._models.values()):
+            if not getattr(other, "__pydantic_complete__", True):
+                try:
+                    other.model_rebuild(_types_namespace=dict(self._models))
+                except Exception:
+                    pass
+        return model
+
+    def json_schema(self, name: str) -> dict[str, Any]:
+        """The JSON Schema of a declared type."""
+        return self.model(name).model_json_schema(by_alias=True)
+
+    # -- descriptions for prompts
+
+    def schema_text(self, name: str) -> str:
+        """A readable description of a type and the types it uses: fields, types, descriptions, constraints."""
+        order: list[str] = []
+
+        def visit(n: str) -> None:
+            if n in order or n not in self.decls:
+                return
+            order.append(n)
+            for t in self._types[n].values():
+                for r in refs(t):
+                    visit(r)
+
+        visit(name)
+        blocks = [self._describe(n, top=(n == name)) for n in order]
+        return "\n\n".join(blocks)
+
+    def _describe(self, name: str, *, top: bool) -> str:
+        decl = self.decls[name]
+        head = f"{name}: a JSON object" + (" (no other keys allowed)" if decl.extra == "forbid" else "")
+        lines = [head + (f": {decl.description}" if decl.description else "."), "Fields:"]
+        for fname, spec in decl.fields.items():
+            t = self._types[name].get(fname, ANY)
+            parts = [str(t), "required" if spec.required else f"optional, default {_show(spec.default)}"]
+            parts.extend(_constraint_words(_constraints(spec, t)))
+            line = f"- {fname} ({', '.join(parts)})"
+            if spec.description:
+                line += f": {spec.description}"
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+def _base_kind(t: TypeExpr) -> str:
+    """'number', 'str', 'sized' (list/dict) or '' for a type's non-None part."""
+    t = without_none(t)
+    if isinstance(t, Prim):
+        return {"int": "number", "float": "number", "str": "str"}.get(t.name, "")
+    if isinstance(t, (ListOf, DictOf)):
+        return "sized"
+    return ""
+
+
+def _constraints(spec: FieldSpec, t: TypeExpr) -> dict[str, Any]:
+    """The pydantic Field constraints that apply to the field's type (others cannot be enforced)."""
+    kind = _base_kind(t)
+    out: dict[str, Any] = {}
+    if kind == "number":
+        for key in ("ge", "gt", "le", "lt"):
+            value = getattr(spec, key)
+            if value is not None:
+                # an int field keeps int bounds, so schemas and prompts say `>= 1`, not `>= 1.0`
+                out[key] = int(value) if without_none(t) == Prim("int") and float(value).is_integer() else value
+    if kind in ("str", "sized"):
+        for key in ("min_length", "max_length"):
+            if getattr(spec, key) is not None:
+                out[key] = getattr(spec, key)
+    if kind == "str" and spec.pattern is not None:
+        try:
+            re.compile(spec.pattern)
+            out["pattern"] = spec.pattern
+        except re.error:
+            pass
+    return out
+
+
+def _constraint_words(constraints: dict[str, Any]) -> list[str]:
+    words = []
+    for key, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+        value = constraints.get(key)
+        if value is not None:
+            words.append(f"{sym} {_show(value)}")
+    if "min_length" in constraints:
+        words.append(f"length >= {constraints['min_length']}")
+    if "max_length" in constraints:
+        words.append(f"length <= {constraints['max_length']}")
+    if "pattern" in constraints:
+        words.append(f"must match the regular expression {constraints['pattern']!r}")
+    return words
