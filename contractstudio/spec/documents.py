@@ -157,7 +157,7 @@ class Example(Model):
     """An input the studio offers when stepping through a call."""
 
     name: str = Field(description="Short name shown in the studio.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the example shows.")
     input: Any = Field(description="The input value.")
 
 
@@ -175,7 +175,7 @@ class Scenario(Model):
     """An offline contract test: scripted raw LLM replies, one per LLM call."""
 
     name: str = Field(description="Scenario name.")
-    description: str | None = None
+    description: str | None = Field(None, description="What the scenario checks.")
     input: Any = Field(description="The input value.")
     responses: list[str] = Field(description="Raw LLM replies, one per LLM call, in order.")
     expect: Expect = Field(default_factory=Expect, description="What must hold after the call.")
@@ -184,7 +184,7 @@ class Scenario(Model):
 class Contract(Model):
     """kind: contract — one contracted LLM call."""
 
-    kind: Literal["contract"]
+    kind: Literal["contract"] = Field(description="Always `contract`.")
     name: str = Field(description="Contract name.")
     description: str | None = Field(None, description="What the contract is for.")
     prompt: str = Field(description="Fixed task description; per-call data belongs in the input.")
@@ -209,16 +209,20 @@ class Contract(Model):
 class AgentTool(Model):
     """A tool of the agent's L1 schema."""
 
-    name: str
-    description: str | None = None
+    name: str = Field(description="Tool name, referenced by policies and trajectories.")
+    description: str | None = Field(None, description="What the tool does.")
     params: dict[str, str | FieldSpec] = Field(default_factory=dict, description="Parameter types by name.")
 
 
 class OutputSchema(Model):
+    """The agent's output fields (L1), referenced by `expect_field` and success criteria."""
+
     fields: dict[str, FieldSpec] = Field(default_factory=dict, description="The agent's output fields.")
 
 
 class ToolRef(Model):
+    """A tool named exactly, or a regex over tool names."""
+
     tool: str | None = Field(None, description="A tool name.")
     tool_pattern: str | None = Field(None, description="A regex, full match against tool names.")
 
@@ -230,8 +234,10 @@ class ToolRef(Model):
 
 
 class Policy(Model):
-    id: str
-    description: str | None = None
+    """A rule on tool use: `require` a tool or `forbid` a tool (or pattern), on some tasks."""
+
+    id: str = Field(description="Policy id, unique in the agent.")
+    description: str | None = Field(None, description="What the policy is for.")
     require: ToolRef | None = Field(None, description="A tool that must be used.")
     forbid: ToolRef | None = Field(None, description="A tool (or pattern) that must not be used.")
     scope: list[str] | None = Field(None, description="Task ids; omitted means every task.")
@@ -245,8 +251,10 @@ class Policy(Model):
 
 
 class TrajectoryStep(Model):
-    expect_tool: str | None = None
-    expect_field: str | None = None
+    """An L2/L3 assertion on a task's trajectory, naming an L1 tool or output field."""
+
+    expect_tool: str | None = Field(None, description="A tool the trajectory must use.")
+    expect_field: str | None = Field(None, description="An output field the task must produce.")
 
     @model_validator(mode="before")
     @classmethod
@@ -256,74 +264,92 @@ class TrajectoryStep(Model):
 
 
 class Task(Model):
-    id: str
-    description: str | None = None
-    oracle: Literal["human", "functional", "llm_judge"]
+    """A task the agent performs, with the oracle that judges it."""
+
+    id: str = Field(description="Task id, unique in the agent; policies scope to it.")
+    description: str | None = Field(None, description="What the task is.")
+    oracle: Literal["human", "functional", "llm_judge"] = Field(description="Who judges success: human annotators, code-level asserts, or LLM judges.")
     success_criteria: list[str | Condition] = Field(default_factory=list, description="Code-level asserts or natural-language criteria.")
     llm_calls: int = Field(1, ge=0, description="Sequential LLM calls the task needs.")
-    trajectory: list[TrajectoryStep] = Field(default_factory=list)
+    trajectory: list[TrajectoryStep] = Field(default_factory=list, description="Assertions on the steps the task takes.")
 
 
 class Constraints(Model):
-    max_latency_ms: float | None = Field(None, gt=0)
-    max_cost_usd: float | None = Field(None, gt=0)
-    max_llm_calls: int | None = Field(None, ge=0)
+    """Budgets every task must fit in."""
+
+    max_latency_ms: float | None = Field(None, gt=0, description="Latency budget of one task, in milliseconds.")
+    max_cost_usd: float | None = Field(None, gt=0, description="Cost budget of one task, in US dollars.")
+    max_llm_calls: int | None = Field(None, ge=0, description="Most LLM calls one task may make.")
 
 
 class Corpus(Model):
+    """The evaluation corpus: who can annotate."""
+
     annotators: dict[str, int] = Field(default_factory=dict, description="Annotators by kind, e.g. {human: 2}.")
 
 
 class Ensemble(Model):
+    """The LLM judges available to `llm_judge` oracles."""
+
     judges: list[str] = Field(default_factory=list, description="Judge model names.")
 
 
 class LatencyEstimate(Model):
-    min: float = Field(ge=0)
-    typical: float = Field(ge=0)
+    """Milliseconds per LLM call."""
+
+    min: float = Field(ge=0, description="The fastest a call can be (used for certain-exceedance errors).")
+    typical: float = Field(ge=0, description="A typical call (used for near-limit warnings).")
 
 
 class TokenEstimate(Model):
-    prompt: int = Field(ge=0)
-    completion: int = Field(ge=0)
+    """Tokens per LLM call."""
+
+    prompt: int = Field(ge=0, description="Prompt tokens per call.")
+    completion: int = Field(ge=0, description="Completion tokens per call.")
 
 
 class Backend(Model):
-    model: str
-    latency_ms_per_call: LatencyEstimate | None = None
-    tokens_per_call: TokenEstimate | None = None
+    """The model behind the agent, for the budget estimate (no backend: no budget check)."""
+
+    model: str = Field(description="A litellm model string; its price comes from litellm's bundled price table.")
+    latency_ms_per_call: LatencyEstimate | None = Field(None, description="Latency per call.")
+    tokens_per_call: TokenEstimate | None = Field(None, description="Tokens per call.")
     cost_per_call_usd: float | None = Field(None, ge=0, description="Overrides the price table.")
 
 
 class Agent(Model):
     """kind: agent — an agent contract."""
 
-    kind: Literal["agent"]
-    name: str
-    description: str | None = None
-    tools: list[AgentTool] = Field(default_factory=list)
-    output_schema: OutputSchema = Field(default_factory=OutputSchema, alias="schema")
-    policies: list[Policy] = Field(default_factory=list)
-    tasks: list[Task] = Field(default_factory=list)
-    constraints: Constraints = Field(default_factory=Constraints)
-    corpus: Corpus = Field(default_factory=Corpus)
-    ensemble: Ensemble = Field(default_factory=Ensemble)
-    backend: Backend | None = None
+    kind: Literal["agent"] = Field(description="Always `agent`.")
+    name: str = Field(description="Agent name.")
+    description: str | None = Field(None, description="What the agent does.")
+    tools: list[AgentTool] = Field(default_factory=list, description="L1: the tool schema.")
+    output_schema: OutputSchema = Field(default_factory=OutputSchema, alias="schema", description="L1: the agent's output fields.")
+    policies: list[Policy] = Field(default_factory=list, description="Rules on tool use.")
+    tasks: list[Task] = Field(default_factory=list, description="Tasks with oracles and trajectories.")
+    constraints: Constraints = Field(default_factory=Constraints, description="Budgets.")
+    corpus: Corpus = Field(default_factory=Corpus, description="Annotators available to human oracles.")
+    ensemble: Ensemble = Field(default_factory=Ensemble, description="Judges available to llm_judge oracles.")
+    backend: Backend | None = Field(None, description="The model used for the budget estimate.")
 
 
 # ----------------------------------------------------------------- pipeline
 
 
 class ActionContract(Model):
-    description: str | None = None
-    requires_state: list[str] = Field(default_factory=list)
+    """The Requires / Ensures of an action over the pipeline state and the step's keys."""
+
+    description: str | None = Field(None, description="What the action does.")
+    requires_state: list[str] = Field(default_factory=list, description="State fields that must be set before the step.")
     requires_any_state: list[list[str]] = Field(default_factory=list, description="One field of each group must be set.")
     requires_step: list[str] = Field(default_factory=list, description="Keys the step itself must carry.")
-    ensures_state: list[str] = Field(default_factory=list)
+    ensures_state: list[str] = Field(default_factory=list, description="State fields set by the step.")
 
 
 class Router(Model):
-    description: str | None = None
+    """A model output contract: the prefixes a router prompt can emit."""
+
+    description: str | None = Field(None, description="What the router decides.")
     prefixes: list[str] = Field(description="The prefixes the router prompt can emit, in order.")
 
 
@@ -331,10 +357,10 @@ class Step(Model):
     """A pipeline step; keys besides id/action/next/end are its configuration (`raw`)."""
 
     model_config = ConfigDict(extra="allow")
-    id: str
-    action: str
-    next: str | None = None
-    end: bool = False
+    id: str = Field(description="Step id, unique in the pipeline.")
+    action: str = Field(description="A built-in action or one declared under `actions:`.")
+    next: str | None = Field(None, description="The step that follows.")
+    end: bool = Field(False, description="The pipeline may end after this step.")
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -345,23 +371,25 @@ class Step(Model):
 class Pipeline(Model):
     """kind: pipeline — steps with action contracts and prefix routing."""
 
-    kind: Literal["pipeline"]
-    name: str
-    description: str | None = None
-    entry_step_id: str | None = None
+    kind: Literal["pipeline"] = Field(description="Always `pipeline`.")
+    name: str = Field(description="Pipeline name.")
+    description: str | None = Field(None, description="What the pipeline does.")
+    entry_step_id: str | None = Field(None, description="The first step (PIP101 when missing).")
     inputs: list[str] = Field(default_factory=list, description="State fields set before the first step.")
-    routers: dict[str, Router] = Field(default_factory=dict)
-    actions: dict[str, ActionContract] = Field(default_factory=dict)
-    steps: list[Step]
+    routers: dict[str, Router] = Field(default_factory=dict, description="Known router prompts and the prefixes they emit.")
+    actions: dict[str, ActionContract] = Field(default_factory=dict, description="Contracts of custom actions; built-ins need none.")
+    steps: list[Step] = Field(description="The steps, in any order.")
 
 
 # ----------------------------------------------------------------- tools
 
 
 class ToolDecl(Model):
-    name: str
-    description: str | None = None
-    params: dict[str, FieldSpec] = Field(default_factory=dict)
+    """A tool function guarded by contracts (seed 003)."""
+
+    name: str = Field(description="Tool name, unique in the file.")
+    description: str | None = Field(None, description="What the tool does (told to the LLM).")
+    params: dict[str, FieldSpec] = Field(default_factory=dict, description="Parameters by name.")
     preconditions: list[Condition] = Field(default_factory=list, description="Scope: the parameters by name.")
     postconditions: list[Condition] = Field(default_factory=list, description="Also run before execution (seed 003).")
     handler: str | None = Field(None, description="Optional implementation 'module:function', run when every contract passes.")
@@ -370,10 +398,10 @@ class ToolDecl(Model):
 class ToolSet(Model):
     """kind: tools — tool functions with preconditions / postconditions."""
 
-    kind: Literal["tools"]
-    name: str
-    description: str | None = None
-    tools: list[ToolDecl] = Field(default_factory=list)
+    kind: Literal["tools"] = Field(description="Always `tools`.")
+    name: str = Field(description="Name of the tool set.")
+    description: str | None = Field(None, description="What the tools are for.")
+    tools: list[ToolDecl] = Field(default_factory=list, description="The tools.")
 
 
 Document = Contract | Agent | Pipeline | ToolSet
