@@ -1,0 +1,1 @@
+"""The studio: a Textual app to edit, graph and debug contracts (the only package that imports textual)."""

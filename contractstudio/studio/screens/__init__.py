@@ -1,0 +1,1 @@
+"""The studio's screens: one per mode, plus dialogs."""

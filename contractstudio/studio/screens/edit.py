@@ -1,0 +1,251 @@
+"""Edit mode: file list, YAML editor with live findings, diagnostics panel, status line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
+
+from contractstudio.analysis.check import Context, FileReport, check_text
+from contractstudio.analysis.diagnostics import Counts, Diagnostic
+from contractstudio.studio.widgets.editor import ContractEditor
+from contractstudio.studio.widgets.files import FileList
+from contractstudio.studio.widgets.findings import FindingsPanel, Place
+from contractstudio.studio.workspace import kind_of_text
+
+DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """One finished analysis of one version of the text."""
+
+    path: Path | None
+    text: str
+    report: FileReport
+    generation: int
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.report.diagnostics
+
+
+class AnalysisDone(Message):
+    """Posted by the analysis worker thread; the screen keeps only the newest generation."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        super().__init__()
+        self.analysis = analysis
+
+
+class EditScreen(Screen[None]):
+    """The editor screen (mode `edit`)."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "app.save", "Save", id="edit.save"),
+        Binding("f6", "app.export", "Export", show=False, id="edit.export"),
+        Binding("f8", "next_finding", "Next", id="edit.next_finding"),
+        Binding("shift+f8", "previous_finding", "Prev finding", show=False, id="edit.previous_finding"),
+        Binding("ctrl+o", "focus_files", "Files", show=False, id="edit.files"),
+        Binding("ctrl+g", "focus_findings", "Findings", show=False, id="edit.findings"),
+        Binding("escape", "focus_editor", "Editor", show=False, id="edit.editor"),
+        Binding("ctrl+r", "app.reload", "Reload", show=False, id="edit.reload"),
+        Binding("ctrl+b", "toggle_files", "Toggle files", show=False, id="edit.toggle_files"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="edit-screen")
+        self.generation = 0
+        self.analysis: Analysis | None = None
+        self._debounce: Timer | None = None
+        self._loading = False
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="edit-main"):
+            yield FileList(id="files")
+            with Vertical(id="edit-right"):
+                yield ContractEditor(id="editor")
+                yield FindingsPanel(id="findings")
+        yield Static("", id="status")
+        yield Footer(compact=True)
+
+    @property
+    def editor(self) -> ContractEditor:
+        return self.query_one(ContractEditor)
+
+    @property
+    def findings(self) -> FindingsPanel:
+        return self.query_one(FindingsPanel)
+
+    def on_mount(self) -> None:
+        self.findings.border_title = "Findings"
+        self.query_one(FileList).border_title = "Workspace"
+        self.refresh_files()
+        app = self.studio
+        if app.buffer is not None:
+            self.show_text(app.buffer.saved_text)
+        else:
+            self.editor.disabled = True
+            self.update_status()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100, "narrow")
+
+    @property
+    def studio(self):  # noqa: ANN201 - the StudioApp (typed loosely to avoid an import cycle)
+        return self.app
+
+    # Loading and analysis -----------------------------------------------------------
+
+    def show_text(self, text: str) -> None:
+        """Put a file's text in the editor (no undo history across files) and analyze it now."""
+        self._loading = True
+        self.editor.disabled = False
+        self.editor.load_text(text)
+        self.editor.move_cursor((0, 0))
+        self.editor.scroll_home(animate=False)
+        self.generation += 1
+        self.analysis = None
+        self.editor.set_findings([])
+        self.findings.show([])
+        self.start_analysis()
+        self.update_status()
+        self.editor.focus()
+
+    @on(ContractEditor.Changed)
+    def _edited(self, event: ContractEditor.Changed) -> None:
+        if self._loading:  # load_text posts Changed too; it is not an edit
+            self._loading = False
+            return
+        self.generation += 1
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(DEBOUNCE_S, self.start_analysis)
+        self.update_status(pending=True)
+
+    def start_analysis(self) -> None:
+        """Analyze the current text in a thread; a newer edit makes this result stale."""
+        self._debounce = None
+        buffer = self.studio.buffer
+        text = self.editor.text
+        generation = self.generation
+        path = buffer.path if buffer else None
+        ctx = Context(trusted=self.studio.trusted, root=path.parent if path else None)
+        name = str(path) if path else "<text>"
+
+        def analyze() -> None:
+            report = check_text(text, name, ctx)
+            self.post_message(AnalysisDone(Analysis(path, text, report, generation)))
+
+        self.run_worker(analyze, name="analysis", group="analysis", thread=True, exclusive=True, exit_on_error=False)
+
+    @on(AnalysisDone)
+    def _analysis_done(self, message: AnalysisDone) -> None:
+        analysis = message.analysis
+        if analysis.generation != self.generation:
+            return  # the text changed since: a newer analysis is on its way
+        self.analysis = analysis
+        self.editor.set_findings(analysis.diagnostics)
+        self.findings.show(analysis.diagnostics)
+        self.studio.analysis_finished(analysis)
+        self.update_status()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.group == "analysis":
+            self.studio.worker_failed("Analysis failed", event.worker.error)
+
+    # Status --------------------------------------------------------------------------
+
+    def update_status(self, pending: bool = False) -> None:
+        status = self.query_one("#status", Static)
+        buffer = self.studio.buffer
+        if buffer is None:
+            status.update(" No file open: choose one in the workspace list (Ctrl+O).")
+            return
+        name = self.studio.workspace.display(buffer.path)
+        kind = None
+        counts = Counts()
+        if self.analysis is not None:
+            kinds = [d.kind for d in self.analysis.report.documents if d.kind]
+            kind = ", ".join(dict.fromkeys(kinds)) or None
+            counts = Counts.of(self.analysis.diagnostics)
+        kind = kind or kind_of_text(buffer.saved_text) or "unknown kind"
+        dirty = " [b]modified[/b]" if self.is_dirty() else ""
+        row, col = self.editor.cursor_location
+        state = " [dim]checking…[/dim]" if pending else ""
+        errors = f"[b red]{counts.error} errors[/]" if counts.error else "0 errors"
+        warnings = f"[b yellow]{counts.warning} warnings[/]" if counts.warning else "0 warnings"
+        status.update(f" {name}{dirty} · {kind} · {errors} · {warnings} · Ln {row + 1}, Col {col + 1}{state}")
+
+    @on(ContractEditor.SelectionChanged)
+    def _moved(self) -> None:
+        self.update_status(pending=self._debounce is not None)
+
+    def is_dirty(self) -> bool:
+        buffer = self.studio.buffer
+        return buffer is not None and not self.editor.disabled and self.editor.text != buffer.saved_text
+
+    def refresh_files(self) -> None:
+        app = self.studio
+        dirty = {app.buffer.path} if app.buffer is not None and self.is_mounted and self.is_dirty() else set()
+        self.query_one(FileList).show(app.workspace, app.buffer.path if app.buffer else None, dirty, app.counts)
+
+    # Navigation ----------------------------------------------------------------------
+
+    @on(FileList.Open)
+    def _open(self, event: FileList.Open) -> None:
+        self.studio.open_file(event.path)
+
+    @on(FindingsPanel.Jump)
+    def _jump(self, event: FindingsPanel.Jump) -> None:
+        self.studio.go_to(event.place)
+
+    def go_to(self, place: Place) -> None:
+        """Move the cursor to a 1-based line and column and focus the editor."""
+        row = max(0, min(place.line - 1, self.editor.document.line_count - 1))
+        col = max(0, place.column - 1)
+        self.editor.move_cursor((row, col), center=True)
+        self.editor.focus()
+
+    def action_next_finding(self, step: int = 1) -> None:
+        diagnostics = self.analysis.diagnostics if self.analysis else []
+        if not diagnostics:
+            self.notify("No findings.", timeout=2)
+            return
+        here = self.editor.cursor_location
+        places = sorted({(d.line - 1, d.column - 1) for d in diagnostics})
+        if step > 0:
+            after = [p for p in places if p > here]
+            target = after[0] if after else places[0]
+        else:
+            before = [p for p in places if p < here]
+            target = before[-1] if before else places[-1]
+        self.go_to(Place("", target[0] + 1, target[1] + 1))
+
+    def action_previous_finding(self) -> None:
+        self.action_next_finding(-1)
+
+    def action_focus_files(self) -> None:
+        files = self.query_one(FileList)
+        files.display = True
+        files.focus()
+
+    def action_focus_findings(self) -> None:
+        self.findings.focus()
+
+    def action_focus_editor(self) -> None:
+        if not self.editor.disabled:
+            self.editor.focus()
+
+    def action_toggle_files(self) -> None:
+        files = self.query_one(FileList)
+        files.display = not files.display

@@ -1,0 +1,100 @@
+"""The diagnostics panel: code, severity, message and hint; Enter jumps to a finding or a related place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from contractstudio.analysis.diagnostics import Diagnostic
+
+SEVERITY_LABEL = {"error": "E", "warning": "W", "info": "I"}
+SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a jump lands (1-based)."""
+
+    file: str
+    line: int
+    column: int
+
+
+class FindingsPanel(OptionList):
+    """One entry per finding, followed by its related places (each navigable)."""
+
+    class Jump(Message):
+        """The user chose a place to go to."""
+
+        def __init__(self, place: Place, diagnostic: Diagnostic) -> None:
+            super().__init__()
+            self.place = place
+            self.diagnostic = diagnostic
+
+    class Chosen(Message):
+        """The highlighted finding changed (the graph highlights PIP201 paths from it)."""
+
+        def __init__(self, diagnostic: Diagnostic | None) -> None:
+            super().__init__()
+            self.diagnostic = diagnostic
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.diagnostics: list[Diagnostic] = []
+        self._targets: list[tuple[Place, Diagnostic]] = []
+
+    def show(self, diagnostics: list[Diagnostic]) -> None:
+        """Replace the list, keeping the highlighted row where possible."""
+        if diagnostics == self.diagnostics and self.option_count:
+            return
+        keep = self.highlighted
+        self.diagnostics = list(diagnostics)
+        self._targets = []
+        options: list[Option] = []
+        for d in diagnostics:
+            self._targets.append((Place(d.file, d.line, d.column), d))
+            options.append(Option(self._render_finding(d)))
+            for r in d.related:
+                self._targets.append((Place(r.file, r.line, r.column), d))
+                line = Text("   ↳ ", style="dim")
+                line.append(f"{r.line}:{r.column} ", style="bold")
+                line.append(r.message)
+                options.append(Option(line))
+        self.clear_options()
+        if not options:
+            self.add_option(Option(Text("No findings.", style="dim"), disabled=True))
+            return
+        self.add_options(options)
+        if keep is not None:
+            self.highlighted = min(keep, len(options) - 1)
+
+    @staticmethod
+    def _render_finding(d: Diagnostic) -> Text:
+        text = Text()
+        text.append(f"{SEVERITY_LABEL[d.severity]} ", style=SEVERITY_STYLE[d.severity])
+        text.append(f"{d.line}:{d.column} ", style="bold")
+        text.append(f"{d.code} ", style=SEVERITY_STYLE[d.severity])
+        text.append(d.message)
+        if d.hint:
+            text.append(f"\n   hint: {d.hint}", style="italic dim")
+        return text
+
+    def target(self, index: int | None) -> tuple[Place, Diagnostic] | None:
+        if index is None or not 0 <= index < len(self._targets):
+            return None
+        return self._targets[index]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        found = self.target(event.option_index)
+        if found:
+            self.post_message(self.Jump(*found))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        found = self.target(event.option_index)
+        self.post_message(self.Chosen(found[1] if found else None))

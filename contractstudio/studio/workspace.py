@@ -1,0 +1,202 @@
+"""The files the studio works on, and saving them without ever losing or clobbering work.
+
+No textual import here: this is plain file handling the app drives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contractstudio.analysis.check import discover
+
+KINDS = ("contract", "agent", "pipeline", "tools", "trace")
+_KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
+
+
+def kind_of_text(text: str) -> str | None:
+    """The first `kind:` of a YAML text (what the file list and status line show)."""
+    m = _KIND_LINE.search(text)
+    return m.group(1) if m else None
+
+
+def kind_of_path(path: Path) -> str | None:
+    """A file's kind: `trace` for JSON Lines, else its first `kind:` line."""
+    if path.suffix == ".jsonl":
+        return "trace"
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            return kind_of_text(f.read(65536))
+    except OSError:
+        return None
+
+
+def bundled_samples() -> Path:
+    """The samples folder next to the package (a source checkout) or inside it (an install)."""
+    here = Path(__file__).resolve().parents[1]
+    for candidate in (here.parent / "samples", here / "samples"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "samples"
+
+
+@dataclass(slots=True)
+class WorkspaceFile:
+    path: Path
+    kind: str | None
+
+    @property
+    def label(self) -> str:
+        return self.path.name
+
+
+@dataclass(slots=True)
+class Workspace:
+    """The folders and files given on the command line (or the samples)."""
+
+    roots: list[Path]
+    files: list[WorkspaceFile] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, paths: list[str | Path]) -> Workspace:
+        """Files and folders; no path: the current folder, else the bundled samples."""
+        if not paths:
+            here = Path.cwd()
+            ws = cls([here])
+            ws.scan()
+            if not any(f.kind in KINDS for f in ws.files):
+                ws = cls([bundled_samples()])
+                ws.scan()
+            return ws
+        ws = cls([Path(p) for p in paths])
+        ws.scan()
+        return ws
+
+    def scan(self) -> None:
+        """(Re)read the file list: YAML files with a kind, plus traces (*.jsonl)."""
+        seen: dict[Path, WorkspaceFile] = {}
+        for path in discover(self.roots):
+            if path.is_file() or not path.exists():
+                seen[path.resolve()] = WorkspaceFile(path, kind_of_path(path))
+        for root in self.roots:
+            if root.is_dir():
+                for trace in sorted(root.rglob("*.jsonl")):
+                    if not any(part.startswith(".") for part in trace.relative_to(root).parts):
+                        seen[trace.resolve()] = WorkspaceFile(trace, "trace")
+        order = {k: i for i, k in enumerate(KINDS)}
+        self.files = sorted(seen.values(), key=lambda f: (order.get(f.kind or "", 99), str(f.path)))
+
+    def of_kind(self, *kinds: str) -> list[WorkspaceFile]:
+        return [f for f in self.files if f.kind in kinds]
+
+    def add(self, path: Path) -> None:
+        if all(f.path.resolve() != path.resolve() for f in self.files):
+            self.files.append(WorkspaceFile(path, kind_of_path(path)))
+
+    def display(self, path: Path) -> str:
+        """A short name for a path: relative to its root when inside one."""
+        for root in self.roots:
+            base = root if root.is_dir() else root.parent
+            try:
+                return str(path.resolve().relative_to(base.resolve()))
+            except ValueError:
+                continue
+        return str(path)
+
+
+@dataclass(frozen=True, slots=True)
+class DiskStamp:
+    """What a file looked like on disk when we last read or wrote it."""
+
+    mtime_ns: int
+    size: int
+    digest: str
+
+    @classmethod
+    def of(cls, path: Path) -> DiskStamp | None:
+        try:
+            st = path.stat()
+            data = path.read_bytes()
+        except OSError:
+            return None
+        return cls(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
+
+
+class ChangedOnDisk(Exception):
+    """The file changed on disk since it was opened; saving would clobber someone's work."""
+
+
+@dataclass(slots=True)
+class Buffer:
+    """An open file: the text last read or saved, and the disk stamp at that moment."""
+
+    path: Path
+    saved_text: str
+    stamp: DiskStamp | None
+
+    @classmethod
+    def load(cls, path: Path) -> Buffer:
+        """Read a file (UTF-8, BOM tolerated); unreadable bytes are replaced, never a crash."""
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig", errors="replace")
+        return cls(path, text, DiskStamp.of(path))
+
+    def changed_on_disk(self) -> bool:
+        """True when the file on disk is no longer what we read or wrote (content, not only mtime)."""
+        if self.stamp is None:
+            return self.path.exists()
+        try:
+            st = self.path.stat()
+        except OSError:
+            return True
+        if st.st_mtime_ns == self.stamp.mtime_ns and st.st_size == self.stamp.size:
+            return False
+        now = DiskStamp.of(self.path)
+        return now is None or now.digest != self.stamp.digest
+
+    def save(self, text: str, *, force: bool = False) -> None:
+        """Write atomically; refuses (ChangedOnDisk) when another program changed the file, unless forced."""
+        if not force and self.changed_on_disk():
+            raise ChangedOnDisk(str(self.path))
+        write_atomic(self.path, text)
+        self.saved_text = text
+        self.stamp = DiskStamp.of(self.path)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Temporary file in the same folder, fsync, then rename: the file is old or new, never a mix."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # the rename itself is durable only once the folder is synced
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
