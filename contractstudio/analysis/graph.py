@@ -1,0 +1,401 @@
+"""A pipeline as a step graph: reachability, all-paths state dataflow, one witness path, layout.
+
+The graph has a virtual START (before the entry step) and END (after every
+`end: true` step). Rules (analysis/pipeline.py), `graph`, `simulate` and the
+studio all build on `StepGraph`; rendering lives in analysis/graph_render.py.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from contractstudio.spec.actions import PREFIX_ROUTER, ActionSpec, action_catalog
+from contractstudio.spec.documents import Pipeline, Step
+
+# Angle brackets cannot start a step id that a user would write unquoted, and the
+# renderers never show these names raw.
+START = "<start>"
+END = "<end>"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One outgoing edge of a step as written: `next`, `on_<route>` or `end: true`."""
+
+    key: str  # 'next', 'on_bm25', 'end'
+    label: str  # 'next', the route's prefix ('[BM25:]'), 'other', 'end'
+    target: str  # a step id (maybe unknown) or END
+    src: tuple[Any, ...]  # document path of the value that names the target
+
+
+@dataclass(slots=True)
+class StepGraph:
+    """The steps of one pipeline and the edges between them."""
+
+    pipeline: Pipeline
+    catalog: dict[str, ActionSpec]
+    steps: dict[str, Step]  # first step of each id, in file order
+    routes: dict[str, list[Route]]
+    entry: str | None  # the entry step when it exists
+    succ: dict[str, list[str]] = field(default_factory=dict)  # START/END included, known targets only
+    pred: dict[str, list[str]] = field(default_factory=dict)
+    _nx: nx.DiGraph | None = None
+
+    @classmethod
+    def build(cls, pipeline: Pipeline) -> StepGraph:
+        """The graph of a (possibly partly broken) pipeline; unknown targets get no edge."""
+        steps: dict[str, Step] = {}
+        for step in pipeline.steps:
+            steps.setdefault(step.id, step)
+        entry = pipeline.entry_step_id if pipeline.entry_step_id in steps else None
+        sg = cls(pipeline, action_catalog(pipeline), steps, {s: routes_of(steps[s]) for s in steps}, entry)
+        succ: dict[str, list[str]] = {START: [entry] if entry else [], END: []}
+        pred: dict[str, list[str]] = {START: [], END: []}
+        for sid in steps:
+            succ[sid] = []
+            pred.setdefault(sid, [])
+        if entry:
+            pred[entry].append(START)
+        for sid, routes in sg.routes.items():
+            out = succ[sid]
+            for r in routes:
+                if (r.target in steps or r.target == END) and r.target not in out:
+                    out.append(r.target)
+                    pred[r.target].append(sid)
+        sg.succ, sg.pred = succ, pred
+        return sg
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The networkx view: nodes carry `step`, edges carry `labels` (one per route)."""
+        if self._nx is None:
+            g = nx.DiGraph(name=self.pipeline.name)
+            g.add_node(START, virtual=True)
+            g.add_node(END, virtual=True)
+            for sid, step in self.steps.items():
+                g.add_node(sid, step=step, action=step.action)
+            if self.entry:
+                g.add_edge(START, self.entry, labels=[])
+            for sid, routes in self.routes.items():
+                for r in routes:
+                    if r.target in self.steps or r.target == END:
+                        if g.has_edge(sid, r.target):
+                            g.edges[sid, r.target]["labels"].append(r.label)
+                        else:
+                            g.add_edge(sid, r.target, labels=[r.label])
+            self._nx = g
+        return self._nx
+
+    def action(self, sid: str) -> ActionSpec | None:
+        """The contract of a step's action (None for an unknown action)."""
+        return self.catalog.get(self.steps[sid].action)
+
+    def reachable(self) -> set[str]:
+        """Steps reachable from the entry (empty when there is no valid entry)."""
+        return _walk(START, self.succ) - {START, END}
+
+    def reaching_end(self) -> set[str]:
+        """Steps from which some `end: true` step is reachable; a cycle without an exit is not."""
+        return _walk(END, self.pred) - {START, END}
+
+
+def routes_of(step: Step) -> list[Route]:
+    """The outgoing edges a step writes: `next`, its `on_*` keys, `end: true`."""
+    out: list[Route] = []
+    if isinstance(step.next, str):
+        out.append(Route("next", "next", step.next, step.src + ("next",)))
+    raw = step.raw
+    for key, value in raw.items():
+        if key.startswith("on_") and isinstance(value, str):
+            route = key[3:]
+            prefix = raw.get(f"{route}_prefix")
+            label = prefix if isinstance(prefix, str) and step.action == PREFIX_ROUTER else route
+            out.append(Route(key, label, value, step.src + (key,)))
+    if step.end:
+        out.append(Route("end", "end", END, step.src + ("end",)))
+    return out
+
+
+def _walk(start: str, edges: dict[str, list[str]]) -> set[str]:
+    seen = {start}
+    stack = [start]
+    while stack:
+        for nxt in edges.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+def reverse_postorder(sg: StepGraph) -> list[str]:
+    """Reachable nodes (START first) in reverse postorder of an iterative DFS in file order."""
+    order: list[str] = []
+    seen = {START}
+    stack: list[tuple[str, int]] = [(START, 0)]
+    while stack:
+        node, i = stack[-1]
+        nexts = sg.succ[node]
+        if i < len(nexts):
+            stack[-1] = (node, i + 1)
+            child = nexts[i]
+            if child not in seen:
+                seen.add(child)
+                stack.append((child, 0))
+        else:
+            stack.pop()
+            order.append(node)
+    order.reverse()
+    return order
+
+
+# ----------------------------------------------------------------- dataflow
+
+
+@dataclass(slots=True)
+class StateFlow:
+    """Which state fields are set on EVERY path into each reachable step (a must-analysis).
+
+    Fields are bits of an int; each `requires_any_state` group gets a bit of its
+    own, set by any step that sets one of its fields, so "one of these on every
+    path" is decided exactly (not only "the same one on every path").
+    """
+
+    bits: dict[str, int]  # field or group key -> bit mask
+    gen: dict[str, int]  # step -> mask it sets
+    known: dict[str, int]  # reachable step -> mask set on every path into it
+    inputs: int
+
+    def mask(self, fields: Iterable[str]) -> int:
+        """The bit of one field, or the group bit of several."""
+        names = tuple(fields)
+        return self.bits.get(names[0] if len(names) == 1 else _group_key(names), 0)
+
+    def names(self, mask: int) -> list[str]:
+        """Field names (not groups) in a mask."""
+        return sorted(n for n, b in self.bits.items() if mask & b and not n.startswith("any:"))
+
+
+def _group_key(group: Iterable[str]) -> str:
+    return "any:" + "|".join(sorted(group))
+
+
+def state_flow(sg: StepGraph) -> StateFlow:
+    """Forward must-dataflow: intersection over predecessors, reverse postorder until stable."""
+    bits: dict[str, int] = {}
+
+    def bit(name: str) -> int:
+        b = bits.get(name)
+        if b is None:
+            b = bits[name] = 1 << len(bits)
+        return b
+
+    groups: list[tuple[str, ...]] = []
+    for sid in sg.steps:
+        spec = sg.action(sid)
+        if spec is None:
+            continue
+        for f in (*spec.requires_state, *spec.ensures_state):
+            bit(f)
+        for g in spec.requires_any_state:
+            if len(g) > 1 and _group_key(g) not in bits:
+                bit(_group_key(g))
+                groups.append(g)
+            for f in g:
+                bit(f)
+    for f in sg.pipeline.inputs:
+        bit(f)
+    group_masks = [(bits[_group_key(g)], sum(bits[f] for f in g)) for g in groups]
+    everything = (1 << len(bits)) - 1
+
+    def with_groups(mask: int) -> int:
+        for gbit, members in group_masks:
+            if mask & members:
+                mask |= gbit
+        return mask
+
+    gen: dict[str, int] = {}
+    for sid in sg.steps:
+        spec = sg.action(sid)
+        # An unknown action is reported once (PIP106); assuming it sets everything
+        # keeps that one mistake from cascading into PIP201s downstream.
+        gen[sid] = everything if spec is None else with_groups(sum(bits[f] for f in set(spec.ensures_state)))
+    inputs = with_groups(sum(bits[f] for f in set(sg.pipeline.inputs)))
+
+    order = [n for n in reverse_postorder(sg) if n not in (START, END)]
+    reach = set(order)
+    known = dict.fromkeys(order, everything)
+    out: dict[str, int] = {START: inputs}
+    out.update((n, everything) for n in order)
+    pred = sg.pred
+    changed = True
+    while changed:
+        changed = False
+        for n in order:
+            acc = everything
+            for p in pred[n]:
+                if p in out and (p == START or p in reach):
+                    acc &= out[p]
+            if acc != known[n]:
+                known[n] = acc
+                changed = True
+            out[n] = acc | gen[n]
+    return StateFlow(bits, gen, known, inputs)
+
+
+def path_without(sg: StepGraph, flow: StateFlow, target: str, mask: int) -> list[str]:
+    """One shortest path from the entry to `target` on which no step sets anything in `mask`."""
+    if sg.entry is None or flow.inputs & mask:
+        return []
+    if sg.entry == target:
+        return [target]
+    if flow.gen[sg.entry] & mask:
+        return []
+    parent: dict[str, str] = {sg.entry: ""}
+    queue = deque([sg.entry])
+    while queue:
+        node = queue.popleft()
+        for nxt in sg.succ[node]:
+            if nxt in parent or nxt == END:
+                continue
+            parent[nxt] = node
+            if nxt == target:
+                path = [nxt]
+                while parent[path[-1]]:
+                    path.append(parent[path[-1]])
+                return path[::-1]
+            if not flow.gen[nxt] & mask:
+                queue.append(nxt)
+    return []
+
+
+# ----------------------------------------------------------------- layout (data for every drawing)
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutNode:
+    """A node placed on a grid: `layer` is its row (START is 0), `order` its column in the row."""
+
+    id: str
+    label: str  # what to print: the step id, 'start' or 'end'
+    kind: str  # 'start' | 'end' | 'step' | 'router'
+    action: str | None
+    layer: int
+    order: int
+    entry: bool = False
+    ends: bool = False  # an `end: true` step
+    reachable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutEdge:
+    """An edge with its routing labels; `back` edges close a loop (drawn upward)."""
+
+    source: str
+    target: str
+    labels: tuple[str, ...]
+    back: bool = False
+
+    @property
+    def label(self) -> str:
+        return ", ".join(lb for lb in self.labels if lb not in ("next", "end"))
+
+
+@dataclass(slots=True)
+class GraphLayout:
+    """A layered layout of a step graph, plain data for the CLI renderers and the studio."""
+
+    name: str
+    nodes: list[LayoutNode]
+    edges: list[LayoutEdge]
+    layers: list[list[str]]  # node ids per layer, in column order
+
+    def node(self, node_id: str) -> LayoutNode:
+        return next(n for n in self.nodes if n.id == node_id)
+
+
+def _back_edges(sg: StepGraph) -> set[tuple[str, str]]:
+    """Edges that close a cycle in a DFS from START, then from each step never reached."""
+    back: set[tuple[str, str]] = set()
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    for root in (START, *sg.steps):
+        if root in state:
+            continue
+        state[root] = 1
+        stack: list[tuple[str, int]] = [(root, 0)]
+        while stack:
+            node, i = stack[-1]
+            nexts = sg.succ[node]
+            if i < len(nexts):
+                stack[-1] = (node, i + 1)
+                child = nexts[i]
+                mark = state.get(child)
+                if mark == 1:
+                    back.add((node, child))
+                elif mark is None:
+                    state[child] = 1
+                    stack.append((child, 0))
+            else:
+                state[node] = 2
+                stack.pop()
+    return back
+
+
+def layout(sg: StepGraph) -> GraphLayout:
+    """Longest-path layers over the forward edges; columns by the mean column of predecessors."""
+    back = _back_edges(sg)
+    nodes = [START, *sg.steps, END]
+    indeg = {n: 0 for n in nodes}
+    for n in nodes:
+        for m in sg.succ[n]:
+            if (n, m) not in back:
+                indeg[m] += 1
+    layer = {n: 0 for n in nodes}
+    queue = deque(n for n in nodes if indeg[n] == 0)
+    while queue:  # Kahn's order over the DAG of forward edges
+        n = queue.popleft()
+        for m in sg.succ[n]:
+            if (n, m) in back:
+                continue
+            layer[m] = max(layer[m], layer[n] + 1)
+            indeg[m] -= 1
+            if indeg[m] == 0:
+                queue.append(m)
+    for sid in sg.steps:  # a step nothing leads to sits right under START
+        layer[sid] = max(layer[sid], 1)
+    layer[END] = max([layer[s] for s in sg.steps] + [0]) + 1
+    rows: dict[int, list[str]] = {}
+    for n in nodes:
+        rows.setdefault(layer[n], []).append(n)
+    column: dict[str, float] = {}
+    position = {n: i for i, n in enumerate(nodes)}
+    for depth in sorted(rows):
+        row = rows[depth]
+
+        def weight(n: str) -> tuple[float, int]:
+            cols = [column[p] for p in sg.pred[n] if p in column and (p, n) not in back]
+            return (sum(cols) / len(cols) if cols else float(position[n]), position[n])
+
+        row.sort(key=weight)
+        for i, n in enumerate(row):
+            column[n] = float(i)
+    reach = sg.reachable()
+    placed: list[LayoutNode] = []
+    for depth in sorted(rows):
+        for i, n in enumerate(rows[depth]):
+            if n in (START, END):
+                placed.append(LayoutNode(n, n.strip("<>"), n.strip("<>"), None, depth, i))
+                continue
+            step = sg.steps[n]
+            kind = "router" if step.action == PREFIX_ROUTER else "step"
+            placed.append(LayoutNode(n, n, kind, step.action, depth, i, n == sg.entry, step.end, n in reach))
+    edges: list[LayoutEdge] = []
+    for n in nodes:
+        for m in sg.succ[n]:
+            labels = tuple(r.label for r in sg.routes.get(n, ()) if r.target == m)
+            edges.append(LayoutEdge(n, m, labels, (n, m) in back))
+    return GraphLayout(sg.pipeline.name, placed, edges, [rows[d] for d in sorted(rows)])
