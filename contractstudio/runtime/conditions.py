@@ -1,0 +1,125 @@
+"""Conditions at run time: compiled expressions or trusted Python hooks, giving pass/fail and a message."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from contractstudio.runtime.errors import ContractError, UntrustedHook
+from contractstudio.spec.documents import Condition
+from contractstudio.spec.expressions import ExpressionError, compile_expression, render_template
+
+
+def load_hook(spec: str, root: Path | None, trusted: bool, where: str) -> Callable[..., Any]:
+    """Import a `module:function` hook, only in a trusted workspace."""
+    if not trusted:
+        raise UntrustedHook(
+            f"{where} names the Python hook '{spec}'; Python hooks run only in a trusted workspace "
+            "(pass --trust on the command line, or trust=True to cs.load)"
+        )
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ContractError(f"{where}: a Python hook is written 'package.module:function', got '{spec}'")
+    if root is not None and str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # hooks live next to the contract file
+    try:
+        module = importlib.import_module(module_name)
+        fn = module
+        for part in attr.split("."):
+            fn = getattr(fn, part)
+    except Exception as err:  # noqa: BLE001 - any import failure is the author's to fix, with a clear message
+        raise ContractError(f"{where}: cannot import the Python hook '{spec}': {type(err).__name__}: {err}") from None
+    if not callable(fn):
+        raise ContractError(f"{where}: the Python hook '{spec}' is not callable")
+    return fn
+
+
+def hook_outcome(result: Any) -> tuple[bool, str | None]:
+    """A hook's return value as (passed, why): True/None pass, False or (False, why) fail."""
+    if result is None or result is True:
+        return True, None
+    if isinstance(result, tuple) and result:
+        ok = bool(result[0])
+        why = str(result[1]) if len(result) > 1 and result[1] not in (None, "") else None
+        return ok, why
+    return bool(result), None
+
+
+class Check:
+    """One compiled condition of a `pre`, `post`, or tool contract list."""
+
+    __slots__ = ("id", "label", "source", "when", "test", "hook", "message")
+
+    def __init__(self, cond: Condition, label: str, *, root: Path | None = None, trusted: bool = False, lazy_hooks: bool = True) -> None:
+        self.id = cond.id
+        self.label = f"{label} '{cond.id}'" if cond.id else label
+        self.source = cond.assert_ or f"python: {cond.python}"
+        self.message = cond.message
+        try:
+            self.when = compile_expression(cond.when) if cond.when else None
+            self.test = compile_expression(cond.assert_) if cond.assert_ else None
+        except ExpressionError as err:
+            raise ContractError(f"{self.label}: {err}") from None
+        self.hook: Callable[..., Any] | None = None
+        if cond.python:
+            self.hook = _DeferredHook(cond.python, root, trusted, self.label)
+
+    def evaluate(self, values: dict[str, Any], explain: bool = True) -> tuple[bool, bool, str | None]:
+        """(applies, passed, error text): `applies` is False when the `when` guard is false.
+
+        With `explain`, a failed assert's text ends with the condition itself, so the reader
+        (and the model, in a remedy) sees the constraint and not only the message.
+        """
+        try:
+            if self.when is not None and not self.when.evaluate(values):
+                return False, True, None
+        except ExpressionError as err:
+            return True, False, f"{self.label}: its `when` guard could not be evaluated: {err}"
+        why: str | None = None
+        if self.test is not None:
+            try:
+                passed = bool(self.test.evaluate(values))
+            except ExpressionError as err:
+                return True, False, f"{self.label}: `{self.source}` could not be evaluated: {err}"
+        else:
+            assert self.hook is not None
+            try:
+                passed, why = hook_outcome(self.hook(**values))
+            except UntrustedHook:
+                raise
+            except Exception as err:  # noqa: BLE001 - a raising hook is a failed condition (its message is the error)
+                passed, why = False, str(err) or type(err).__name__
+        if passed:
+            return True, True, None
+        return True, False, self.failure_text(values, why, explain)
+
+    def failure_text(self, values: dict[str, Any], why: str | None, explain: bool = True) -> str:
+        """The rendered message, with the condition that failed, so the reader sees the constraint."""
+        if self.message:
+            try:
+                text = render_template(self.message, values)
+            except ExpressionError:
+                text = self.message
+        else:
+            text = why or f"{self.label} failed"
+        if self.test is not None:
+            return f"{text} (condition: {self.source})" if explain or not self.message else text
+        return f"{text} ({why})" if why and self.message else text
+
+
+class _DeferredHook:
+    """A hook imported on first use, so loading an untrusted file works and only running it is refused."""
+
+    __slots__ = ("spec", "root", "trusted", "where", "fn")
+
+    def __init__(self, spec: str, root: Path | None, trusted: bool, where: str) -> None:
+        self.spec, self.root, self.trusted, self.where = spec, root, trusted, where
+        self.fn: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.fn is None:
+            self.fn = load_hook(self.spec, self.root, self.trusted, self.where)
+        return self.fn(*args, **kwargs)

@@ -1,0 +1,520 @@
+"""A contracted call as a sequence of events: input, pre, act, generate, post, forward, finalize.
+
+One implementation for every caller: `run_call` is a generator that yields
+each event as it happens and pauses there. `Session` drives it one event at a
+time (the studio's debugger, with breakpoints per stage, and the values it
+sends back: an edited reply or edited error texts); `Contract.call` simply
+drives a session to the end. All state lives in one `CallState` per call.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from contractstudio.runtime.compiled import CompiledContract
+from contractstudio.runtime.errors import ContractViolation, ModelError
+from contractstudio.runtime.messages import generate_messages, pre_remedy_messages, repair_messages
+from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
+from contractstudio.runtime.perf import PerfStats
+from contractstudio.runtime.trace import Event, Trace, redact
+from contractstudio.runtime.validation import extract_json
+from contractstudio.spec.expressions import ExpressionError
+
+STAGES = ("input", "pre", "act", "generate", "post", "forward", "finalize")
+Events = Generator[Event, Any, Any]
+
+
+@dataclass(slots=True)
+class TransportRetry:
+    """Backoff for transport faults (429, 5xx, timeouts, refused connections): separate from remedies."""
+
+    tries: int = 4
+    delay: float = 1.0
+    backoff: float = 2.0
+    max_delay: float = 30.0
+
+    def wait(self, retry: int, retry_after: float | None = None) -> float:
+        base = retry_after if retry_after is not None else self.delay * self.backoff ** (retry - 1)
+        return min(base, self.max_delay)
+
+
+@dataclass(slots=True)
+class CallOptions:
+    """How one call behaves beyond the contract: waits, transport retries, randomness, sleeping."""
+
+    wait: bool = True  # False: remedy and transport waits are computed and shown, not slept (tests, stepping)
+    transport: TransportRetry = field(default_factory=TransportRetry)
+    rng: random.Random | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+
+def remedy_wait(retry: Any, attempt: int, u: float) -> float:
+    """min(delay * backoff**(attempt-1) * (1+u), max_delay) seconds before remedy attempt `attempt` (1-based)."""
+    return min(retry.delay * retry.backoff ** (attempt - 1) * (1 + u), retry.max_delay)
+
+
+class Result:
+    """What a call returned: success, the output, every error, the attempts, the trace and perf stats."""
+
+    def __init__(self, state: CallState) -> None:
+        self.successful: bool = state.successful
+        self.output: Any = state.final
+        self.errors: list[str] = list(state.errors)
+        self.attempts: int = state.remedy_attempts
+        self.llm_calls: int = state.llm_calls
+        self.trace: Trace = state.trace
+        self.violation: ContractViolation | None = state.violation
+        self._call_perf = state.perf
+        self._perf_snapshot = state.accumulated.as_dict() if state.accumulated is not None else state.perf.as_dict()
+        self._output_shape = state.plan.output
+
+    @property
+    def output_data(self) -> Any:
+        """The output as plain JSON data."""
+        return None if self.output is None else self._output_shape.dump(self.output)
+
+    def perf_stats(self, cumulative: bool = True) -> dict[str, Any]:
+        """Perf stats of every call of this contract object so far (or of this call only)."""
+        return self._perf_snapshot if cumulative else self._call_perf.as_dict()
+
+    def __repr__(self) -> str:
+        return f"Result(successful={self.successful}, attempts={self.attempts}, llm_calls={self.llm_calls}, output={self.output_data!r:.200})"
+
+
+class CallState:
+    """Per-call state: nothing here outlives the call, nothing is shared between calls."""
+
+    def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions, accumulated: PerfStats | None) -> None:
+        self.plan = plan
+        self.raw_input = raw_input
+        self.model = model
+        self.options = options
+        self.rng = options.rng or random.Random()
+        self.trace = Trace()
+        self.perf = PerfStats()
+        self.accumulated = accumulated
+        self.started = time.perf_counter()
+        self.paused = 0.0  # time the caller held the session paused; excluded from every timing
+        self.stage_started = 0.0
+        self.in_stages = 0.0
+        self.errors: list[str] = []
+        self.failed = False
+        self.successful = False
+        self.final: Any = None
+        self.violation: ContractViolation | None = None
+        self.remedy_attempts = 0
+        self.llm_calls = 0
+        self.finished = False
+
+    def now(self) -> float:
+        return time.perf_counter() - self.started - self.paused
+
+    def emit(self, stage: str, type: str, **data: Any) -> Event:
+        event = Event(len(self.trace.events) + 1, self.now(), stage, type, data)
+        self.trace.events.append(event)
+        return event
+
+    def start(self, stage: str, **data: Any) -> Event:
+        self.stage_started = self.now()
+        return self.emit(stage, "stage_start", stage=stage, **data)
+
+    def end(self, stage: str, ok: bool) -> Event:
+        duration = self.now() - self.stage_started
+        self.perf.add_stage(stage, duration)
+        self.in_stages += duration
+        return self.emit(stage, "stage_end", stage=stage, ok=ok, duration_s=duration)
+
+    def fail(self, errors: list[str]) -> None:
+        self.failed = True
+        self.errors.extend(errors)
+
+
+def _edited(sent: Any, key: str) -> Any:
+    return sent.get(key) if isinstance(sent, dict) else None
+
+
+def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int) -> Events:
+    """One LLM call with transport retries; returns the reply, or None when the call failed for good."""
+    model = st.model
+    params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
+    retry = 0
+    while True:
+        sent = yield st.emit(stage, "llm_request", attempt=attempt, purpose=purpose, model=model.name,
+                             messages=messages, params=params, transport_retry=retry)
+        edited_messages = _edited(sent, "messages")
+        if edited_messages is not None:
+            messages = list(edited_messages)
+        edited_reply = _edited(sent, "reply")
+        if edited_reply is not None:
+            reply = LLMReply(text=str(edited_reply))
+            st.llm_calls += 1
+            yield st.emit(stage, "llm_response", attempt=attempt, text=reply.text, prompt_tokens=0, completion_tokens=0,
+                          cost_usd=0.0, latency_s=0.0, edited=True)
+            return reply
+        started = time.perf_counter()
+        try:
+            reply = model.complete(LLMRequest(messages, params, purpose, attempt))
+        except TransportFault as fault:
+            retry += 1
+            gives_up = not fault.retryable or retry > st.options.transport.tries
+            yield st.emit(stage, "transport_error", exception=fault.exc_class, kind=fault.kind, status=fault.status,
+                          message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up)
+            if gives_up:
+                why = "not retried" if not fault.retryable else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}"
+                st.fail([redact(f"transport: {fault.exc_class}" + (f" (HTTP {fault.status})" if fault.status else "")
+                                + f": {fault} ({why})")])
+                return None
+            st.perf.llm["transport_retries"] += 1
+            seconds = st.options.transport.wait(retry, fault.retry_after)
+            yield st.emit(stage, "retry_wait", kind="transport", retry=retry, seconds=seconds, waited=st.options.wait)
+            if st.options.wait and seconds > 0:
+                st.options.sleep(seconds)
+            continue
+        except ModelError as err:
+            yield st.emit(stage, "model_error", message=str(err))
+            st.fail([f"model: {err}"])
+            return None
+        latency = time.perf_counter() - started
+        st.llm_calls += 1
+        st.perf.add_llm(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
+        if reply.note:
+            yield st.emit(stage, "replay_divergence", message=reply.note)
+        yield st.emit(stage, "llm_response", attempt=attempt, text=reply.text, prompt_tokens=reply.prompt_tokens,
+                      completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd, latency_s=latency)
+        return reply
+
+
+def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, Any]) -> Events:
+    """Evaluate conditions, one event each; returns the error texts of those that failed."""
+    errors: list[str] = []
+    for index, check in enumerate(checks):
+        applies, passed, error = check.evaluate(values)
+        yield st.emit(stage, "condition", id=check.id, index=index, expression=check.source, applies=applies,
+                      passed=passed, message=error)
+        if error:
+            errors.append(error)
+    return errors
+
+
+def _rejected(st: CallState, stage: str, where: str, errors: list[str], attempt: int) -> Events:
+    """A validation_error event; the caller (the studio) may send back edited error texts."""
+    sent = yield st.emit(stage, "validation_error", where=where, errors=errors, attempt=attempt)
+    edited = _edited(sent, "errors")
+    return [str(e) for e in edited] if edited is not None else errors
+
+
+def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
+    retry = st.plan.remedy.retry
+    u = st.rng.uniform(-retry.jitter, retry.jitter) if retry.jitter else 0.0
+    seconds = remedy_wait(retry, attempt, u)
+    yield st.emit(stage, "retry_wait", kind="remedy", attempt=attempt, seconds=seconds, waited=st.options.wait)
+    if st.options.wait and seconds > 0:
+        st.options.sleep(seconds)
+        st.perf.llm["waited_s"] = st.perf.llm.get("waited_s", 0.0) + seconds
+
+
+def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:
+    graceful = st.plan.remedy.retry.graceful
+    yield st.emit(stage, "remedy_exhausted", loop=loop, attempts=attempts, graceful=graceful)
+    st.failed = True
+    if not graceful:
+        st.errors.append(f"remedy ({loop}) gave up after {attempts} attempt{'s' if attempts != 1 else ''}")
+
+
+def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
+    """Ask the model to correct an input that fails `pre`; returns the corrected input or None."""
+    plan = st.plan
+    tries = plan.remedy.retry.tries
+    history = [errors]
+    first: list[dict[str, str]] | None = None
+    previous = ""
+    for attempt in range(1, tries + 1):
+        st.remedy_attempts += 1
+        yield from _wait_before(st, "pre", attempt)
+        sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
+        if first is None:
+            first = pre_remedy_messages(plan.doc.prompt or "", plan.doc.input, plan.input.schema_text(), plan.input.dump(value), sending)
+            messages = first
+        else:
+            messages = repair_messages(first, previous, sending, "an input that does not satisfy the preconditions")
+        reply = yield from _ask(st, "pre", messages, "remedy_pre", attempt)
+        if reply is None:
+            return None
+        previous = reply.text
+        parsed, problem = extract_json(reply.text)
+        where = "type"
+        if problem:
+            errs = [problem]
+        else:
+            candidate, errs = plan.input.validate(parsed)
+            if not errs:
+                where = "pre"
+                errs = yield from _conditions(st, "pre", plan.pre, {"input": candidate})
+                if not errs:
+                    return candidate
+        errs = yield from _rejected(st, "pre", where, errs, attempt)
+        st.errors.extend(errs)
+        history.append(errs)
+    yield from _exhausted(st, "pre", "pre", tries)
+    return None
+
+
+def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) -> Events:
+    """Parse and validate a reply (in generate), then evaluate `post` (in post); returns (output, errors)."""
+    plan = st.plan
+    parsed, problem = extract_json(reply_text)
+    output, errors = (None, [problem]) if problem else plan.output.validate(parsed)
+    if errors:
+        errors = yield from _rejected(st, "generate", "type", errors, attempt)
+        yield st.end("generate", False)
+        return None, errors
+    yield st.emit("generate", "parsed", attempt=attempt, output=plan.output.dump(output))
+    yield st.end("generate", True)
+    yield st.start("post", attempt=attempt)
+    errors = yield from _conditions(st, "post", plan.post, {**scope, "output": output})
+    if errors:
+        errors = yield from _rejected(st, "post", "post", errors, attempt)
+    yield st.end("post", not errors)
+    return (None if errors else output), errors
+
+
+def _produce(st: CallState, value: Any, act_value: Any) -> Events:
+    """generate + post with the post-remedy loop (repairing the previous reply); returns the output or None."""
+    plan = st.plan
+    subject = act_value if plan.act_is_set else value
+    shape = plan.intermediate if plan.act_is_set and plan.intermediate is not None else plan.input
+    base = generate_messages(plan.system, plan.generate_type or "", shape.dump(subject))
+    scope: dict[str, Any] = {"input": value}
+    if plan.act_is_set:
+        scope["act"] = act_value
+    yield st.start("generate", attempt=0)
+    reply = yield from _ask(st, "generate", base, "generate", 0)
+    if reply is None:
+        yield st.end("generate", False)
+        return None
+    output, errors = yield from _judge(st, reply.text, scope, 0)
+    if not errors:
+        return output
+    history = [errors]
+    st.errors.extend(errors)
+    if not plan.remedy.post:
+        st.failed = True
+        return None
+    tries = plan.remedy.retry.tries
+    for attempt in range(1, tries + 1):
+        st.remedy_attempts += 1
+        yield st.start("generate", attempt=attempt)
+        yield from _wait_before(st, "generate", attempt)
+        sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
+        messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}")
+        reply = yield from _ask(st, "generate", messages, "remedy_post", attempt)
+        if reply is None:
+            yield st.end("generate", False)
+            return None
+        output, errors = yield from _judge(st, reply.text, scope, attempt)
+        if not errors:
+            return output
+        st.errors.extend(errors)
+        history.append(errors)
+    yield from _exhausted(st, "post", "post", tries)
+    return None
+
+
+def _act(st: CallState, value: Any) -> Events:
+    plan = st.plan
+    yield st.start("act")
+    try:
+        if plan.act_assign is not None:
+            raw: Any = {}
+            for name, expr in plan.act_assign.items():
+                try:
+                    raw[name] = expr.evaluate({"input": value})
+                except ExpressionError as err:
+                    raise _ActFailure(f"act.assign.{name}: {err}") from None
+        else:
+            assert plan.act_hook is not None
+            raw = plan.act_hook(value)
+    except _ActFailure as err:
+        errors = [str(err)]
+    except Exception as err:  # noqa: BLE001 - a failing act hook fails the contract with its message
+        if type(err).__name__ == "UntrustedHook":
+            raise
+        errors = [f"act: the Python hook raised {type(err).__name__}: {err}"]
+    else:
+        act_value, errors = plan.intermediate.validate(raw) if plan.intermediate is not None else (raw, [])
+        if not errors:
+            yield st.emit("act", "act_value", value=plan.intermediate.dump(act_value) if plan.intermediate else act_value)
+            yield st.end("act", True)
+            return act_value
+    yield st.emit("act", "validation_error", where="act", errors=errors, attempt=0)
+    st.fail(errors)
+    yield st.end("act", False)
+    return None
+
+
+class _ActFailure(Exception):
+    pass
+
+
+def run_call(st: CallState) -> Events:
+    """The stages of one call, as events; the generator the session drives."""
+    plan = st.plan
+    original: Any = st.raw_input
+    yield st.start("input")
+    value, errors = plan.input.validate(st.raw_input)
+    if errors:
+        yield st.emit("input", "validation_error", where="type", errors=errors, attempt=0)
+        st.fail(errors)
+    else:
+        original = value
+    yield st.end("input", not errors)
+
+    if not st.failed and plan.pre:
+        yield st.start("pre")
+        errors = yield from _conditions(st, "pre", plan.pre, {"input": value})
+        if errors:
+            errors = yield from _rejected(st, "pre", "pre", errors, 0)
+            st.errors.extend(errors)
+            if plan.remedy.pre:
+                value = yield from _remedy_pre(st, value, errors)
+                st.failed = value is None
+            else:
+                st.failed = True
+        yield st.end("pre", not st.failed)
+
+    act_value = None
+    if not st.failed and plan.act_is_set:
+        act_value = yield from _act(st, value)
+
+    output = None
+    if not st.failed:
+        output = yield from _produce(st, value, act_value)
+        st.failed = output is None
+
+    yield st.start("forward")
+    st.successful = not st.failed
+    final: Any = output
+    if st.failed:
+        if plan.doc.on_failure == "raise":
+            final = None
+        elif plan.fallback is not None:
+            final = {}
+            for name, expr in plan.fallback.items():
+                try:
+                    final[name] = expr.evaluate({"input": original})
+                except ExpressionError as err:
+                    st.errors.append(f"fallback.{name}: {err}")
+                    final = None
+                    break
+    yield st.emit("forward", "forward", successful=st.successful, used="output" if st.successful else
+                  ("raise" if plan.doc.on_failure == "raise" else "fallback"))
+    yield st.end("forward", True)
+
+    yield st.start("finalize")
+    ok = True
+    if final is not None:
+        checked, errors = plan.output.validate(final)
+        if errors:
+            ok = False
+            yield st.emit("finalize", "validation_error", where="finalize", errors=errors, attempt=0)
+            st.errors.extend(f"the returned value is not a valid {plan.doc.output}: {e}" for e in errors)
+            final = None
+        else:
+            final = checked
+    yield st.end("finalize", ok)
+    st.final = final
+    if st.failed and plan.doc.on_failure == "raise" or not ok:
+        st.violation = ContractViolation(f"contract '{plan.name}' failed", st.errors, st.trace)
+    yield st.emit("finalize", "result", successful=st.successful,
+                  output=plan.output.dump(final) if final is not None else None,
+                  llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),
+                  raised=st.violation is not None)
+    total = st.now()
+    st.perf.add_call(total, st.in_stages)
+    if st.accumulated is not None:
+        st.accumulated.merge(st.perf)
+    st.finished = True
+
+
+class Session:
+    """A call that the caller steps through: one event per `step()`, breakpoints per stage, edits before resuming."""
+
+    def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions | None = None,
+                 *, accumulated: PerfStats | None = None, breakpoints: set[str] | None = None) -> None:
+        plan.refuse_untrusted()
+        self.state = CallState(plan, raw_input, model, options or CallOptions(), accumulated)
+        self.breakpoints: set[str] = set(breakpoints or ())
+        self._events = run_call(self.state)
+        self._send: Any = None
+        self._held_since: float | None = None
+        self.last: Event | None = None
+        self.done = False
+        self._result: Result | None = None
+
+    @property
+    def trace(self) -> Trace:
+        return self.state.trace
+
+    def edit_reply(self, text: str) -> None:
+        """Use this text as the model's reply instead of calling the model (only at an llm_request)."""
+        if self.last is None or self.last.type != "llm_request":
+            raise RuntimeError("the reply can be edited only while paused at an llm_request event")
+        self._send = {**(self._send or {}), "reply": text}
+
+    def edit_messages(self, messages: list[dict[str, str]]) -> None:
+        """Send these messages instead (only at an llm_request)."""
+        if self.last is None or self.last.type != "llm_request":
+            raise RuntimeError("the messages can be edited only while paused at an llm_request event")
+        self._send = {**(self._send or {}), "messages": messages}
+
+    def edit_errors(self, errors: list[str]) -> None:
+        """Replace the error texts that the next remedy sends (only at a validation_error)."""
+        if self.last is None or self.last.type != "validation_error":
+            raise RuntimeError("the errors can be edited only while paused at a validation_error event")
+        self._send = {"errors": list(errors)}
+
+    def step(self) -> Event | None:
+        """Run to the next event and pause there; None once the call is over."""
+        if self.done:
+            return None
+        if self._held_since is not None:
+            self.state.paused += time.perf_counter() - self._held_since
+        sent, self._send = self._send, None
+        try:
+            event = self._events.send(sent) if self.last is not None else next(self._events)
+        except StopIteration:
+            self.done = True
+            self._held_since = None
+            return None
+        self.last = event
+        self._held_since = time.perf_counter()
+        return event
+
+    def continue_(self) -> Event | None:
+        """Run to the next breakpoint (the start of a stage in `breakpoints`), or to the end."""
+        while True:
+            event = self.step()
+            if event is None or (event.type == "stage_start" and event.stage in self.breakpoints):
+                return event
+
+    def run(self, raise_on_violation: bool = True) -> Result:
+        """Run to the end; raise ContractViolation when the contract says `on_failure: raise` and it failed."""
+        while self.step() is not None:
+            pass
+        result = self.result
+        assert result is not None
+        if result.violation is not None and raise_on_violation:
+            result.violation.result = result
+            raise result.violation
+        return result
+
+    @property
+    def result(self) -> Result | None:
+        """The result, once the call is over."""
+        if self._result is None and self.state.finished:
+            self._result = Result(self.state)
+        return self._result

@@ -1,0 +1,46 @@
+"""The exceptions of the public API: a file that cannot be run, and a contract that failed loudly."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from contractstudio.analysis.diagnostics import Diagnostic
+    from contractstudio.runtime.trace import Trace
+
+
+class ContractError(Exception):
+    """A contract file that cannot be loaded or run; carries the analyzer's diagnostics."""
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None, path: str | None = None) -> None:
+        self.diagnostics: list[Diagnostic] = list(diagnostics or [])
+        self.path = path
+        lines = [message]
+        for d in self.diagnostics[:20]:
+            lines.append(f"  {d.file}:{d.line}:{d.column}: {d.severity} {d.code} {d.message}")
+        if len(self.diagnostics) > 20:
+            lines.append(f"  ... and {len(self.diagnostics) - 20} more")
+        super().__init__("\n".join(lines))
+
+
+class UntrustedHook(ContractError):
+    """A `python:` hook reached in a workspace that is not trusted."""
+
+
+class ContractViolation(Exception):
+    """A contract with `on_failure: raise` that failed: every error and the whole trace go with it."""
+
+    def __init__(self, message: str, errors: list[str], trace: Trace | None = None, result: Any = None) -> None:
+        self.errors = list(errors)
+        self.trace = trace
+        self.result = result
+        body = "\n".join(f"  {i}. {e}" for i, e in enumerate(self.errors, 1))
+        super().__init__(f"{message}\n{body}" if body else message)
+
+
+class ModelError(Exception):
+    """The model could not give a reply: a scripted scenario ran out, a replay diverged, a live call failed for good."""
+
+
+class ReplayDivergence(ModelError):
+    """A request differs from the one recorded in the replayed trace."""

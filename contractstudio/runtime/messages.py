@@ -1,0 +1,61 @@
+"""The exact messages sent to the model: the task, the input, the schema, and in a remedy the rejected reply and why.
+
+A remedy repairs: it is the original request plus the model's previous reply
+(as the assistant turn) plus the errors, numbered oldest first when errors
+accumulate. Nothing carries over from one call to the next.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+REPLY_RULE = "Reply with one JSON object that matches the schema, and nothing else: no prose, no comments."
+
+
+def _json_block(value: Any) -> str:
+    return "```json\n" + json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n```"
+
+
+def system_message(prompt: str, schema_name: str, schema_text: str) -> dict[str, str]:
+    """The fixed task prompt and the output schema with descriptions and constraints."""
+    content = f"{prompt.strip()}\n\n## Output schema ({schema_name})\n{schema_text}\n\n{REPLY_RULE}"
+    return {"role": "system", "content": content}
+
+
+def input_message(type_name: str, value: Any) -> dict[str, str]:
+    """The per-call data as JSON."""
+    return {"role": "user", "content": f"## Input ({type_name})\n{_json_block(value)}"}
+
+
+def generate_messages(system: dict[str, str], type_name: str, value: Any) -> list[dict[str, str]]:
+    """The first request of a call."""
+    return [system, input_message(type_name, value)]
+
+
+def error_list(errors: list[str]) -> str:
+    return "\n".join(f"{i}. {e}" for i, e in enumerate(errors, 1))
+
+
+def repair_messages(base: list[dict[str, str]], previous_reply: str, errors: list[str], what: str) -> list[dict[str, str]]:
+    """A remedy request: the original messages, the rejected reply, the errors, and the ask for a corrected object."""
+    heading = "## Why it was rejected" if len(errors) == 1 else "## Why it was rejected (every error so far, oldest first)"
+    ask = (f"Your previous reply was rejected as {what}.\n\n{heading}\n{error_list(errors)}\n\n"
+           f"Return the corrected JSON object only, fixing every error above while keeping what was right.")
+    return [*base, {"role": "assistant", "content": previous_reply}, {"role": "user", "content": ask}]
+
+
+def pre_remedy_messages(prompt: str, schema_name: str, schema_text: str, value: Any, errors: list[str]) -> list[dict[str, str]]:
+    """A request to correct an input that fails `pre`: the task, the input schema, the input and why it fails."""
+    system = {
+        "role": "system",
+        "content": (f"{prompt.strip()}\n\nBefore this task can run, its input must satisfy the preconditions below.\n\n"
+                    f"## Input schema ({schema_name})\n{schema_text}\n\n{REPLY_RULE}"),
+    }
+    heading = "## Why it was rejected" if len(errors) == 1 else "## Why it was rejected (every error so far, oldest first)"
+    user = {
+        "role": "user",
+        "content": (f"## Input ({schema_name})\n{_json_block(value)}\n\n{heading}\n{error_list(errors)}\n\n"
+                    "Return a corrected input as one JSON object that satisfies every precondition."),
+    }
+    return [system, user]

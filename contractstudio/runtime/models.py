@@ -1,0 +1,277 @@
+"""Where replies come from: a live model (litellm), a scenario's scripted replies, or a recorded trace.
+
+The only module that imports litellm, and only inside `LiveModel.complete`,
+so loading, checking and offline runs never pay for it. litellm's own retries
+and the OpenAI client's hidden ones are turned off: transport retries belong
+to the engine, which counts them and puts each one in the trace.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from contractstudio.runtime.errors import ModelError, ReplayDivergence
+from contractstudio.runtime.trace import Trace, redact, register_secret
+
+# Request parameters our settings own; anything else in `llm:` goes to litellm as is.
+_OWN_KEYS = {"model", "timeout_s", "api_base", "api_key_env"}
+
+
+@dataclass(slots=True)
+class LLMRequest:
+    """One request: the exact messages and the parameters sent (never the key)."""
+
+    messages: list[dict[str, str]]
+    params: dict[str, Any]
+    purpose: str = "generate"
+    attempt: int = 0
+
+
+@dataclass(slots=True)
+class LLMReply:
+    """One reply: the raw text and what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    note: str | None = None  # e.g. why a replayed request differs from the recording
+
+
+class TransportFault(Exception):
+    """The request did not get a reply: rate limit, timeout, connection, 5xx, authentication, ..."""
+
+    def __init__(self, message: str, *, kind: str, retryable: bool, status: int | None = None,
+                 exc_class: str = "", retry_after: float | None = None) -> None:
+        super().__init__(redact(message))
+        self.kind = kind
+        self.retryable = retryable
+        self.status = status
+        self.exc_class = exc_class or type(self).__name__
+        self.retry_after = retry_after
+
+
+class Model(Protocol):
+    """Anything that turns a request into a reply."""
+
+    name: str
+
+    def complete(self, request: LLMRequest) -> LLMReply: ...
+
+
+class ScriptedModel:
+    """A scenario's replies, one per LLM call, offline. A TransportFault in the list is raised instead."""
+
+    def __init__(self, replies: list[str | TransportFault], name: str = "scripted") -> None:
+        self.replies = list(replies)
+        self.name = name
+        self.used = 0
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        if self.used >= len(self.replies):
+            raise ModelError(
+                f"the scripted model has {len(self.replies)} repl{'y' if len(self.replies) == 1 else 'ies'} "
+                f"but the contract made LLM call {self.used + 1} ({request.purpose})"
+            )
+        reply = self.replies[self.used]
+        self.used += 1
+        if isinstance(reply, TransportFault):
+            raise reply
+        return LLMReply(text=reply)
+
+
+def _first_difference(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def _excerpt(text: str, at: int) -> str:
+    start = max(at - 30, 0)
+    piece = text[start:at + 30].replace("\n", "\\n")
+    return ("..." if start else "") + piece + ("..." if at + 30 < len(text) else "")
+
+
+def explain_difference(recorded: list[dict[str, Any]], sent: list[dict[str, Any]]) -> str | None:
+    """Which message of a request differs from the recorded one, and where; None when they are equal."""
+    for i, (old, new) in enumerate(zip(recorded, sent), 1):
+        if old.get("role") != new.get("role"):
+            return f"message {i} changed role: recorded {old.get('role')!r}, now {new.get('role')!r}"
+        a, b = str(old.get("content", "")), str(new.get("content", ""))
+        if a != b:
+            at = _first_difference(a, b)
+            line = a.count("\n", 0, at) + 1
+            return (f"message {i} ({new.get('role')}) changed at line {line}, character {at + 1}: "
+                    f"recorded {_excerpt(a, at)!r}, now {_excerpt(b, at)!r}")
+    if len(recorded) != len(sent):
+        return f"the request has {len(sent)} messages, the recording {len(recorded)}"
+    return None
+
+
+class ReplayModel:
+    """The replies recorded in a trace, in order; a request that differs from the recording is explained."""
+
+    def __init__(self, trace: Trace | str | Path, *, strict: bool = False) -> None:
+        self.source = str(trace) if not isinstance(trace, Trace) else "trace"
+        if not isinstance(trace, Trace):
+            trace = Trace.read(trace)
+        self.name = f"replay:{Path(self.source).name}"
+        self.strict = strict
+        self.pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        pending: dict[str, Any] | None = None
+        for ev in trace:
+            if ev.type == "llm_request":
+                pending = ev.data
+            elif ev.type == "llm_response" and pending is not None:
+                self.pairs.append((pending, ev.data))
+                pending = None
+        self.used = 0
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        if self.used >= len(self.pairs):
+            raise ModelError(f"the recorded trace has {len(self.pairs)} replies but the contract made LLM call {self.used + 1}")
+        recorded, response = self.pairs[self.used]
+        self.used += 1
+        diff = explain_difference(list(recorded.get("messages") or []), request.messages)
+        note = f"request {self.used} differs from the recording: {diff}" if diff else None
+        if note and self.strict:
+            raise ReplayDivergence(note)
+        return LLMReply(
+            text=str(response.get("text", "")),
+            prompt_tokens=int(response.get("prompt_tokens") or 0),
+            completion_tokens=int(response.get("completion_tokens") or 0),
+            cost_usd=float(response.get("cost_usd") or 0.0),
+            note=note,
+        )
+
+
+def _litellm() -> Any:
+    # Local cost map: never fetch prices from the network.
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.num_retries = 0
+    return litellm
+
+
+def _retry_after(err: Exception) -> float | None:
+    response = getattr(err, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        return float(headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None
+
+
+def classify(err: Exception, litellm: Any) -> TransportFault:
+    """A litellm exception as a transport fault: what kind, and whether retrying can help."""
+    status = getattr(err, "status_code", None)
+    status = status if isinstance(status, int) else None
+    name = type(err).__name__
+    text = str(err).strip() or name
+    table: list[tuple[str, str, bool]] = [
+        ("AuthenticationError", "authentication", False),
+        ("PermissionDeniedError", "authentication", False),
+        ("RateLimitError", "rate_limit", True),
+        ("Timeout", "timeout", True),
+        ("APIConnectionError", "connection", True),
+        ("InternalServerError", "server", True),
+        ("ServiceUnavailableError", "server", True),
+        ("BadGatewayError", "server", True),
+    ]
+    for cls_name, kind, retryable in table:
+        cls = getattr(litellm, cls_name, None)
+        if cls is not None and isinstance(err, cls):
+            if kind == "server" and "connection error" in text.lower():
+                kind = "connection"  # litellm reports a refused connection as a 500
+            return TransportFault(text, kind=kind, retryable=retryable, status=status, exc_class=name, retry_after=_retry_after(err))
+    if status is not None and (status >= 500 or status == 429):
+        return TransportFault(text, kind="server" if status >= 500 else "rate_limit", retryable=True, status=status, exc_class=name)
+    return TransportFault(text, kind="request", retryable=False, status=status, exc_class=name)
+
+
+@dataclass(slots=True)
+class LiveModel:
+    """Any litellm model: a hosted provider, or an OpenAI-compatible server at `api_base`."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout_s: float = 30.0
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        register_secret(self.api_key)
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    def request_params(self) -> dict[str, Any]:
+        """The parameters recorded in the trace (no key, ever)."""
+        out: dict[str, Any] = {"model": self.model, "timeout_s": self.timeout_s, **self.params}
+        if self.api_base:
+            out["api_base"] = self.api_base
+        return out
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        litellm = _litellm()
+        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages, "timeout": self.timeout_s,
+                                  "num_retries": 0, "max_retries": 0, **self.params}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        elif self.api_base:
+            kwargs["api_key"] = "no-key"  # OpenAI-compatible local servers need none, the client insists on one
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(**kwargs)
+        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
+            raise classify(err, litellm) from None
+        latency = time.perf_counter() - started
+        try:
+            text = response.choices[0].message.content or ""
+        except (AttributeError, IndexError, TypeError):
+            text = ""
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        try:
+            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:  # noqa: BLE001 - a model missing from the offline price map costs "unknown", shown as 0
+            cost = 0.0
+        return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost, latency_s=latency)
+
+
+def live_model(settings: Any, model: str | None = None, api_base: str | None = None, api_key: str | None = None) -> LiveModel:
+    """A live model from a contract's `llm:` block, with command-line overrides."""
+    name = model or getattr(settings, "model", None)
+    if not name:
+        raise ModelError("no model: the file's llm: block has no model; pass --model (or model=...)")
+    key = api_key
+    env = getattr(settings, "api_key_env", None)
+    if key is None and env:
+        key = os.environ.get(env)
+        if not key:
+            raise ModelError(f"llm.api_key_env names {env}, but that environment variable is not set")
+    params: dict[str, Any] = {}
+    for k in ("temperature", "max_tokens"):
+        v = getattr(settings, k, None)
+        if v is not None:
+            params[k] = v
+    for k, v in (getattr(settings, "model_extra", None) or {}).items():
+        if k not in _OWN_KEYS and k not in ("api_key",):
+            params[k] = v
+    return LiveModel(model=name, api_base=api_base or getattr(settings, "api_base", None), api_key=key,
+                     timeout_s=float(getattr(settings, "timeout_s", 30) or 30), params=params)

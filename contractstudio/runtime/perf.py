@@ -1,0 +1,94 @@
+"""Perf stats of contracted calls, with SymbolicAI's keys, accumulated per contract object.
+
+Every stage run is timed from its `stage_start` to its `stage_end`; the LLM's
+latency belongs to the stage that called it (generate, or pre for a pre
+remedy), never to `overhead`, which is only the call time outside any stage.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+STAGE_ORDER = ("input", "pre", "act", "generate", "post", "forward", "finalize")
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    n = len(values)
+    total = sum(values)
+    mean = total / n if n else 0.0
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return {"count": n, "total": total, "mean": mean, "std": std, "min": min(values) if n else 0.0, "max": max(values) if n else 0.0}
+
+
+class PerfStats:
+    """Stage timings, call totals and LLM usage over any number of calls."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, list[float]] = {}
+        self.calls: list[float] = []
+        self.overheads: list[float] = []
+        self.llm = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "transport_retries": 0}
+
+    def add_stage(self, stage: str, seconds: float) -> None:
+        self.stages.setdefault(stage, []).append(seconds)
+
+    def add_llm(self, prompt_tokens: int, completion_tokens: int, cost_usd: float, latency_s: float) -> None:
+        llm = self.llm
+        llm["calls"] += 1
+        llm["prompt_tokens"] += prompt_tokens
+        llm["completion_tokens"] += completion_tokens
+        llm["cost_usd"] += cost_usd
+        llm["latency_s"] += latency_s
+
+    def add_call(self, seconds: float, in_stages: float) -> None:
+        self.calls.append(seconds)
+        self.overheads.append(max(seconds - in_stages, 0.0))
+
+    def merge(self, other: PerfStats) -> None:
+        """Add another call's (or contract's) stats to these."""
+        for stage, values in other.stages.items():
+            self.stages.setdefault(stage, []).extend(values)
+        self.calls.extend(other.calls)
+        self.overheads.extend(other.overheads)
+        for k, v in other.llm.items():
+            self.llm[k] += v
+
+    def as_dict(self) -> dict[str, Any]:
+        """{stage: {count,total,mean,std,min,max,percentage}, overhead: {...}, total_execution: {...}, llm: {...}}."""
+        whole = sum(self.calls)
+        out: dict[str, Any] = {}
+        order = [s for s in STAGE_ORDER if s in self.stages] + sorted(s for s in self.stages if s not in STAGE_ORDER)
+        for stage in order:
+            entry = _summary(self.stages[stage])
+            entry["percentage"] = 100.0 * entry["total"] / whole if whole else 0.0
+            out[stage] = entry
+        overhead = _summary(self.overheads)
+        overhead["percentage"] = 100.0 * overhead["total"] / whole if whole else 0.0
+        out["overhead"] = overhead
+        total = _summary(self.calls)
+        total["percentage"] = 100.0 if whole else 0.0
+        out["total_execution"] = total
+        out["llm"] = dict(self.llm)
+        return out
+
+
+def format_table(stats: dict[str, Any]) -> str:
+    """The perf stats as a fixed-width table, as printed by `run` and shown in the studio."""
+    head = f"{'stage':<16}{'count':>6}{'total s':>11}{'mean s':>11}{'std s':>10}{'min s':>10}{'max s':>10}{'%':>8}"
+    lines = [head, "-" * len(head)]
+    for name, e in stats.items():
+        if name == "llm":
+            continue
+        if name == "total_execution":
+            lines.append("-" * len(head))
+        lines.append(
+            f"{name:<16}{e['count']:>6}{e['total']:>11.4f}{e['mean']:>11.4f}{e['std']:>10.4f}{e['min']:>10.4f}{e['max']:>10.4f}{e['percentage']:>7.1f}%"
+        )
+    llm = stats.get("llm") or {}
+    if llm:
+        lines.append(
+            f"llm: {llm['calls']} call(s), {llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion tokens, "
+            f"${llm['cost_usd']:.6f}, {llm['latency_s']:.3f} s waiting for the model, {llm['transport_retries']} transport retr{'y' if llm['transport_retries'] == 1 else 'ies'}"
+        )
+    return "\n".join(lines)

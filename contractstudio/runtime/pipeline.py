@@ -1,0 +1,320 @@
+"""Running a pipeline with runtime assertions, and simulating the path of a router reply.
+
+`PipelineRunner(pipeline).run(state, handlers={action: callable})` checks each
+action's contract (spec/actions.py) before and after its step and fails fast
+with `PipelineAssertionError` naming the step, the action and the field.
+`prefix_router` is built in. `simulate(pipeline, reply)` walks the same graph
+symbolically: the path a reply takes and the state fields known at each step.
+
+A handler is called as `handler(state, step)`: `state` is the pipeline state
+(a dict it may update in place), `step` the step's configuration (`id`,
+`action` and every other key of the step). It returns None, a dict of state
+updates, or a route name (a string) for a step with `on_<route>` targets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contractstudio.spec.actions import CALL_MODEL, PREFIX_ROUTER, ActionSpec, action_catalog
+from contractstudio.spec.documents import Pipeline, Step
+
+Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
+EventSink = Callable[[dict[str, Any]], None]
+MAX_STEPS = 1000  # a router loop that never exits stops here instead of hanging
+
+
+class PipelineError(Exception):
+    """A pipeline that cannot go on: no handler, no route for a reply, a loop past the step limit."""
+
+    def __init__(self, message: str, step: str | None = None, action: str | None = None) -> None:
+        super().__init__(message)
+        self.step = step
+        self.action = action
+
+
+class PipelineAssertionError(PipelineError):
+    """An action's contract does not hold at run time (seed 002: fail fast, say which and why)."""
+
+    def __init__(self, message: str, step: str, action: str, field: str, phase: str) -> None:
+        super().__init__(message, step, action)
+        self.field = field
+        self.phase = phase  # 'requires_state' | 'requires_step' | 'ensures_state'
+
+
+def is_set(value: Any) -> bool:
+    """A required field must exist and be non-empty: None and blank strings are unset (lists may be empty)."""
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def parse_prefix(reply: str, prefixes: list[tuple[str, str]]) -> tuple[str, str]:
+    """(route, payload): trim leading whitespace, first matching prefix wins, the rest trimmed; else 'other'."""
+    text = reply.lstrip()
+    for route, prefix in prefixes:
+        if text.startswith(prefix):
+            return route, text[len(prefix):].strip()
+    return "other", text.strip()
+
+
+def step_prefixes(step: Step) -> list[tuple[str, str]]:
+    """A prefix_router's (route, prefix) pairs in declaration order."""
+    return [(k[: -len("_prefix")], v) for k, v in step.raw.items() if k.endswith("_prefix") and isinstance(v, str)]
+
+
+@dataclass(slots=True)
+class PipelineRun:
+    """What a run did: the final state, the step ids in order, and the events."""
+
+    state: dict[str, Any]
+    path: list[str]
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SimulatedStep:
+    """One step of a simulated path and what is known there."""
+
+    step: str
+    action: str
+    known: list[str]  # state fields set on arrival
+    sets: list[str]  # fields the action ensures
+    missing: list[str]  # requirements not known on arrival (a run would fail here)
+    route: str | None  # the key taken: 'next', 'on_bm25', 'end' (None when stuck)
+    label: str | None  # the prefix matched, 'next', 'other' or 'end'
+    target: str | None  # the next step id ('end' at the end)
+    values: dict[str, str] = field(default_factory=dict)  # concrete values the reply determines
+
+
+@dataclass(slots=True)
+class Simulation:
+    """The path one router reply takes through a pipeline."""
+
+    pipeline: str
+    reply: str
+    steps: list[SimulatedStep]
+    outcome: str  # 'end' | 'loop' | 'dead_end' | 'unknown_target' | 'no_entry' | 'step_limit'
+    message: str
+
+    @property
+    def path(self) -> list[str]:
+        return [s.step for s in self.steps]
+
+    @property
+    def ok(self) -> bool:
+        """The reply reaches an end step and every requirement on the way is known."""
+        return self.outcome == "end" and not any(s.missing for s in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pipeline": self.pipeline, "reply": self.reply, "outcome": self.outcome, "message": self.message,
+                "ok": self.ok, "path": self.path, "steps": [asdict(s) for s in self.steps]}
+
+
+class PipelineRunner:
+    """A loaded pipeline that can run with handlers and be simulated; what `cs.load` returns for pipelines."""
+
+    def __init__(self, pipeline: Pipeline, *, path: str | None = None, max_steps: int = MAX_STEPS) -> None:
+        self.pipeline = pipeline
+        self.path = path
+        self.max_steps = max_steps
+        self.catalog: dict[str, ActionSpec] = action_catalog(pipeline)
+        self.steps: dict[str, Step] = {}
+        for step in pipeline.steps:
+            self.steps.setdefault(step.id, step)
+
+    @classmethod
+    def from_file(cls, path: str | Path, **kwargs: Any) -> PipelineRunner:
+        """Analyze a pipeline file and build its runner; a file with errors raises ContractError."""
+        from contractstudio.analysis.check import check_file
+        from contractstudio.runtime.errors import ContractError
+
+        report = check_file(Path(path))
+        errors = [d for d in report.diagnostics if d.severity == "error"]
+        pipelines = [d.model for d in report.documents if isinstance(d.model, Pipeline)]
+        if errors or not pipelines:
+            first = f": {errors[0].line}:{errors[0].column}: {errors[0].code} {errors[0].message}" if errors else ""
+            why = f"{len(errors)} error(s){first}" if errors else "it holds no kind: pipeline document"
+            raise ContractError(f"cannot run {path}: {why}", errors, str(path))
+        return cls(pipelines[0], path=str(path), **kwargs)
+
+    # ------------------------------------------------------------- running
+
+    def run(self, state: Mapping[str, Any] | None = None, handlers: Mapping[str, Handler] | None = None, *,
+            on_event: EventSink | None = None, max_steps: int | None = None) -> PipelineRun:
+        """Execute from the entry step until an `end: true` step, asserting every action's contract."""
+        state = dict(state or {})
+        handlers = dict(handlers or {})
+        limit = max_steps or self.max_steps
+        run = PipelineRun(state, [])
+        started = time.perf_counter()
+
+        def emit(kind: str, **data: Any) -> None:
+            event = {"seq": len(run.events), "t": round(time.perf_counter() - started, 6), "stage": "pipeline", "type": kind, **data}
+            run.events.append(event)
+            if on_event is not None:
+                on_event(event)
+
+        current = self.pipeline.entry_step_id
+        if current not in self.steps:
+            raise PipelineError(f"entry_step_id '{current}' is not a step of pipeline '{self.pipeline.name}'")
+        while True:
+            if len(run.path) >= limit:
+                raise PipelineError(f"pipeline '{self.pipeline.name}' ran {limit} steps without reaching an end "
+                                    f"(last step '{current}'): a loop that never exits?", current)
+            step = self.steps[current]
+            run.path.append(step.id)
+            emit("step_start", step=step.id, action=step.action)
+            t0 = time.perf_counter()
+            try:
+                target, route = self._execute(step, state, handlers)
+            except Exception as err:
+                emit("step_end", step=step.id, action=step.action, ok=False, error=str(err),
+                     duration_s=round(time.perf_counter() - t0, 6))
+                raise
+            emit("step_end", step=step.id, action=step.action, ok=True, route=route, next=target,
+                 duration_s=round(time.perf_counter() - t0, 6))
+            if target is None:
+                emit("result", successful=True, steps=len(run.path))
+                return run
+            current = target
+
+    def _execute(self, step: Step, state: dict[str, Any], handlers: Mapping[str, Handler]) -> tuple[str | None, str]:
+        """Run one step with its assertions; return (next step id or None at the end, route key)."""
+        spec = self.catalog.get(step.action)
+        if spec is None:
+            raise PipelineError(f"step '{step.id}': unknown action '{step.action}'", step.id, step.action)
+        config = {"id": step.id, "action": step.action, **step.raw}
+        self._assert_requires(step, spec, state, config)
+        chosen: str | None = None
+        if step.action == PREFIX_ROUTER and step.action not in handlers:
+            chosen = self._prefix_router(step, state)
+        else:
+            handler = handlers.get(step.action)
+            if handler is None:
+                raise PipelineError(f"step '{step.id}': no handler for action '{step.action}' (pass handlers={{'{step.action}': ...}})",
+                                    step.id, step.action)
+            result = handler(state, config)
+            if isinstance(result, Mapping):
+                state.update(result)
+            elif isinstance(result, str):
+                chosen = result
+        for f in spec.ensures_state:
+            if state.get(f) is None:
+                raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') must set state field '{f}', "
+                                             f"but it is missing after the step", step.id, step.action, f, "ensures_state")
+        return self._next(step, chosen)
+
+    def _assert_requires(self, step: Step, spec: ActionSpec, state: dict[str, Any], config: dict[str, Any]) -> None:
+        for key in spec.requires_step:
+            if key not in config:
+                raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires the key '{key}' on the step",
+                                             step.id, step.action, key, "requires_step")
+        for f in spec.requires_state:
+            if not is_set(state.get(f)):
+                why = "missing" if state.get(f) is None else "empty"
+                raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires state field '{f}', "
+                                             f"but it is {why}", step.id, step.action, f, "requires_state")
+        for group in spec.requires_any_state:
+            if not any(is_set(state.get(f)) for f in group):
+                raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires one of the state fields "
+                                             f"{', '.join(group)}, but none is set", step.id, step.action, " | ".join(group), "requires_state")
+
+    def _prefix_router(self, step: Step, state: dict[str, Any]) -> str:
+        reply = state.get("last_model_response")
+        route, payload = parse_prefix(reply if isinstance(reply, str) else str(reply), step_prefixes(step))
+        state["retrieval_mode"] = route
+        state["followup_query"] = payload
+        return route
+
+    def _next(self, step: Step, chosen: str | None) -> tuple[str | None, str]:
+        if chosen is not None:
+            key = f"on_{chosen}"
+            target = step.raw.get(key)
+            if not isinstance(target, str) and chosen != "other":
+                key, target = "on_other", step.raw.get("on_other")
+            if not isinstance(target, str):
+                raise PipelineError(f"step '{step.id}': the reply routes to '{chosen}', but the step has no on_{chosen} and no on_other",
+                                    step.id, step.action)
+        elif step.next is not None:
+            key, target = "next", step.next
+        elif step.end:
+            return None, "end"
+        else:
+            raise PipelineError(f"step '{step.id}' has no next, on_* target or end: true", step.id, step.action)
+        if target not in self.steps:
+            raise PipelineError(f"step '{step.id}': {key} names '{target}', which is not a step", step.id, step.action)
+        return target, key
+
+    # ------------------------------------------------------------- simulating
+
+    def simulate(self, reply: str) -> Simulation:
+        """The path `reply` takes when every model call answers it, and what is known at each step."""
+        return simulate(self.pipeline, reply, max_steps=self.max_steps)
+
+
+def simulate(pipeline: Pipeline, reply: str, *, max_steps: int = MAX_STEPS) -> Simulation:
+    """Walk a pipeline symbolically: each call_model answers `reply`, each prefix_router parses it."""
+    runner = PipelineRunner(pipeline)
+    known: set[str] = set(pipeline.inputs)
+    values: dict[str, str] = {}
+    steps: list[SimulatedStep] = []
+    seen: set[tuple[str, frozenset[str], tuple[tuple[str, str], ...]]] = set()
+    current = pipeline.entry_step_id
+    name = pipeline.name
+
+    def done(outcome: str, message: str) -> Simulation:
+        return Simulation(name, reply, steps, outcome, message)
+
+    if current not in runner.steps:
+        return done("no_entry", f"entry_step_id '{current}' is not a step")
+    while True:
+        state_key = (current, frozenset(known), tuple(sorted(values.items())))
+        if state_key in seen:
+            return done("loop", f"the reply leads back to '{current}' with nothing new known: it loops forever "
+                                "(at run time a different model reply must leave the loop)")
+        if len(steps) >= max_steps:
+            return done("step_limit", f"stopped after {max_steps} steps")
+        seen.add(state_key)
+        step = runner.steps[current]
+        spec = runner.catalog.get(step.action)
+        arrived = sorted(known)
+        missing = []
+        if spec is not None:
+            missing = [f for f in spec.requires_state if f not in known]
+            missing += [" | ".join(g) for g in spec.requires_any_state if not known.intersection(g)]
+            known.update(spec.ensures_state)
+        here: dict[str, str] = {}
+        chosen: str | None = None
+        if step.action == CALL_MODEL:
+            here["last_model_response"] = reply
+        elif step.action == PREFIX_ROUTER:
+            chosen, payload = parse_prefix(values.get("last_model_response", reply), step_prefixes(step))
+            here.update(retrieval_mode=chosen, followup_query=payload)
+        else:
+            ons = [k[3:] for k, v in step.raw.items() if k.startswith("on_") and isinstance(v, str)]
+            if ons and step.next is None:  # a custom router: its choice is unknown, take its first route
+                chosen = ons[0]
+        values.update(here)
+        sim = SimulatedStep(step.id, step.action, arrived, list(spec.ensures_state) if spec else [], missing, None, None, None, here)
+        steps.append(sim)
+        try:
+            target, key = runner._next(step, chosen)
+        except PipelineError as err:
+            outcome = "unknown_target" if "not a step" in str(err) else "dead_end"
+            return done(outcome, str(err))
+        sim.route = key
+        sim.label = _label(step, key)
+        sim.target = "end" if target is None else target
+        if target is None:
+            return done("end", f"reached the end step '{step.id}'")
+        current = target
+
+
+def _label(step: Step, key: str) -> str:
+    if key.startswith("on_"):
+        prefix = step.raw.get(f"{key[3:]}_prefix")
+        return prefix if isinstance(prefix, str) else key[3:]
+    return key

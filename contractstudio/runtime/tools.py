@@ -1,0 +1,143 @@
+"""Tools with contracts (seed 003): `cs.toolify` for Python functions, and `kind: tools` files.
+
+Every precondition and postcondition runs before the tool (postconditions
+too: they validate the operation the call would make). The tool runs only
+when all pass; otherwise the call returns the failure text for the LLM:
+
+    Contract validation failed:
+    Preconditions:
+      - Title cannot be empty
+    Postconditions:
+      - Invalid markdown: Missing closing bracket on line 5
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from contractstudio.runtime.conditions import hook_outcome, load_hook
+
+ContractFn = Callable[..., Any]
+
+
+def contract_failure(contract: ContractFn, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Run one contract; its failure text, or None when it passes. Raising counts as failing."""
+    try:
+        ok, why = hook_outcome(contract(*args, **kwargs))
+    except Exception as err:  # noqa: BLE001 - a raising contract is a failed contract, reported as text
+        return f"{type(err).__name__}: {err}" if not str(err) else str(err)
+    if ok:
+        return None
+    return why or f"{getattr(contract, '__name__', 'contract')} failed"
+
+
+def failure_message(pre: Sequence[str], post: Sequence[str]) -> str | None:
+    """The text returned instead of running the tool; None when nothing failed."""
+    if not pre and not post:
+        return None
+    lines = ["Contract validation failed:"]
+    if pre:
+        lines.append("Preconditions:")
+        lines.extend(f"  - {m}" for m in pre)
+    if post:
+        lines.append("Postconditions:")
+        lines.extend(f"  - {m}" for m in post)
+    return "\n".join(lines)
+
+
+def toolify(description: str | Callable[..., Any] | None = None, preconditions: Sequence[ContractFn] | None = None,
+            postconditions: Sequence[ContractFn] | None = None) -> Any:
+    """Turn a function into a tool whose contracts are checked before it runs.
+
+    `@toolify()`, `@toolify("description")` and `@toolify` keep working exactly as before:
+    without contracts the function behaves as the plain function.
+    """
+    if callable(description) and preconditions is None and postconditions is None:
+        return toolify()(description)  # bare @toolify
+    pre = list(preconditions or [])
+    post = list(postconditions or [])
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def tool(*args: Any, **kwargs: Any) -> Any:
+            if pre or post:
+                failed_pre = [m for m in (contract_failure(c, args, kwargs) for c in pre) if m is not None]
+                failed_post = [m for m in (contract_failure(c, args, kwargs) for c in post) if m is not None]
+                message = failure_message(failed_pre, failed_post)
+                if message is not None:
+                    return message
+            return fn(*args, **kwargs)
+
+        if isinstance(description, str):
+            tool.__doc__ = description
+        tool.description = description if isinstance(description, str) else inspect.getdoc(fn) or ""  # type: ignore[attr-defined]
+        tool.preconditions = tuple(pre)  # type: ignore[attr-defined]
+        tool.postconditions = tuple(post)  # type: ignore[attr-defined]
+        return tool
+
+    return decorate
+
+
+class Tool:
+    """One tool of a `kind: tools` file: its conditions (expressions or trusted hooks) and optional handler."""
+
+    def __init__(self, decl: Any, root: Path | None, trusted: bool) -> None:
+        from contractstudio.runtime.conditions import Check
+
+        self.name: str = decl.name
+        self.description: str = decl.description or ""
+        self.params = dict(decl.params)
+        self.pre = [Check(c, f"{decl.name}.preconditions[{i}]", root=root, trusted=trusted) for i, c in enumerate(decl.preconditions)]
+        self.post = [Check(c, f"{decl.name}.postconditions[{i}]", root=root, trusted=trusted) for i, c in enumerate(decl.postconditions)]
+        self.handler_spec: str | None = decl.handler
+        self._root, self._trusted = root, trusted
+        self._handler: Callable[..., Any] | None = None
+
+    def check(self, **params: Any) -> str | None:
+        """The failure text of the contracts for these parameters, or None when every one passes."""
+        failed = ([e for e in (self._failure(c, params) for c in self.pre) if e],
+                  [e for e in (self._failure(c, params) for c in self.post) if e])
+        return failure_message(*failed)
+
+    @staticmethod
+    def _failure(check: Any, params: dict[str, Any]) -> str | None:
+        _applies, passed, error = check.evaluate(params, explain=False)
+        return None if passed else error or check.label
+
+    def __call__(self, **params: Any) -> Any:
+        """Check the contracts; run the handler only when all pass (no handler: None)."""
+        message = self.check(**params)
+        if message is not None:
+            return message
+        if self.handler_spec is None:
+            return None
+        if self._handler is None:
+            self._handler = load_hook(self.handler_spec, self._root, self._trusted, f"tool '{self.name}' handler")
+        return self._handler(**params)
+
+
+class ToolSet:
+    """A loaded `kind: tools` file: its tools by name."""
+
+    def __init__(self, doc: Any, *, path: str | None = None, trusted: bool = False) -> None:
+        root = Path(path).resolve().parent if path else None
+        self.name: str = doc.name
+        self.doc = doc
+        self.path = path
+        self.tools: dict[str, Tool] = {t.name: Tool(t, root, trusted) for t in doc.tools}
+
+    def __getitem__(self, name: str) -> Tool:
+        return self.tools[name]
+
+    def __iter__(self) -> Any:
+        return iter(self.tools.values())
+
+    def call(self, name: str, **params: Any) -> Any:
+        """Call a tool by name (contracts first)."""
+        if name not in self.tools:
+            raise KeyError(f"no tool named '{name}' in '{self.name}' (tools: {', '.join(self.tools) or 'none'})")
+        return self.tools[name](**params)

@@ -1,0 +1,155 @@
+"""The events of a call, kept in order, written and read as JSON Lines, with secrets redacted.
+
+The engine produces events; the CLI prints them, the studio draws them, this
+module stores them. Pipelines use the same `Trace` so both kinds of run can be
+saved, reopened and replayed the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+REDACTED = "***"
+# Secret-looking values that may hide in exception texts or headers, whatever key holds them.
+_SECRET_TEXT = re.compile(
+    r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}"
+    r"|\b(sk|pk|rk)-[A-Za-z0-9_-]{6,}"
+    r"|((?:api[_-]?key|authorization|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"
+)
+_SECRET_KEYS = {"api_key", "apikey", "authorization", "x-api-key", "api-key", "proxy-authorization", "password", "secret", "token"}
+_known_secrets: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a secret value (an API key in use) so it is redacted wherever it appears."""
+    if value and len(value) >= 4:
+        _known_secrets.add(value)
+
+
+def _redact_text(text: str) -> str:
+    for secret in _known_secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(1) + REDACTED
+        if m.group(3):
+            return m.group(3) + REDACTED
+        return REDACTED
+
+    return _SECRET_TEXT.sub(sub, text)
+
+
+def redact(value: Any) -> Any:
+    """A copy of a JSON-like value with API keys and Authorization values replaced by ***."""
+    if isinstance(value, str):
+        return _redact_text(value)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, str) and k.lower() in _SECRET_KEYS and v not in (None, ""):
+                out[k] = REDACTED
+            else:
+                out[k] = redact(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    return value
+
+
+class Event:
+    """One thing that happened during a call: `seq`, `t` (seconds since the call started), `stage`, `type`, data."""
+
+    __slots__ = ("seq", "t", "stage", "type", "data")
+
+    def __init__(self, seq: int, t: float, stage: str, type: str, data: dict[str, Any]) -> None:
+        self.seq = seq
+        self.t = t
+        self.stage = stage
+        self.type = type
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as one JSON-ready mapping (secrets redacted)."""
+        return {"seq": self.seq, "t": round(self.t, 6), "stage": self.stage, "type": self.type, **redact(_jsonable(self.data))}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Event:
+        data = {k: v for k, v in d.items() if k not in ("seq", "t", "stage", "type")}
+        return cls(int(d.get("seq", 0)), float(d.get("t", 0.0)), str(d.get("stage", "")), str(d.get("type", "")), data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def __repr__(self) -> str:
+        return f"Event({self.seq}, {self.stage}/{self.type}, {self.data!r:.120})"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json")
+    return str(value)
+
+
+class Trace:
+    """The ordered events of one call (or one pipeline run)."""
+
+    def __init__(self, events: Iterable[Event] = ()) -> None:
+        self.events: list[Event] = list(events)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __getitem__(self, i: int) -> Event:
+        return self.events[i]
+
+    def of_type(self, *types: str) -> list[Event]:
+        """The events of the given types, in order."""
+        return [e for e in self.events if e.type in types]
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [e.to_dict() for e in self.events]
+
+    def to_jsonl(self) -> str:
+        """The trace as JSON Lines, one event per line, secrets redacted."""
+        return "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.to_dicts())
+
+    def write(self, path: str | Path, *, append: bool = False) -> None:
+        """Write (or append) the trace as JSON Lines."""
+        with open(path, "a" if append else "w", encoding="utf-8") as f:
+            f.write(self.to_jsonl())
+
+    @classmethod
+    def read(cls, path: str | Path) -> Trace:
+        """Read a JSONL trace; a bad line is reported with its line number."""
+        events = []
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    d = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}:{n}: not a JSON line: {err.msg}") from None
+                if not isinstance(d, dict):
+                    raise ValueError(f"{path}:{n}: an event must be a JSON object")
+                events.append(Event.from_dict(d))
+        return cls(events)

@@ -1,0 +1,129 @@
+"""From a raw reply to a validated value: JSON extraction (fenced blocks count) and readable type errors.
+
+Error texts name the field path, the bad value and the constraint, because
+they are sent back to the model in a remedy and shown to the user.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from contractstudio.spec.types import TypeSystem, parse_type
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_error(err: json.JSONDecodeError, text: str) -> str:
+    cut = err.pos >= len(text.rstrip()) - 1
+    where = f"line {err.lineno}, column {err.colno}"
+    hint = "; the JSON ends early (was the reply cut off, e.g. by max_tokens?)" if cut else ""
+    return f"the reply is not valid JSON: {err.msg} at {where}{hint}"
+
+
+def extract_json(text: str) -> tuple[Any, str | None]:
+    """The JSON value in a reply (bare, in a ```json fence, or the outermost {...}); or an error text."""
+    stripped = text.strip()
+    if not stripped:
+        return None, "the reply is empty: expected one JSON object"
+    try:
+        return json.loads(stripped), None
+    except json.JSONDecodeError as err:
+        first_error = _json_error(err, stripped)
+    fences = _FENCE.findall(stripped)
+    fences.sort(key=lambda f: f[0].lower() != "json")  # a ```json block first, then any other fence
+    for _lang, body in fences:
+        body = body.strip()
+        try:
+            return json.loads(body), None
+        except json.JSONDecodeError as err:
+            first_error = _json_error(err, body)
+            break
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if not fences and 0 <= start < end:
+        try:
+            return json.loads(stripped[start:end + 1]), None
+        except json.JSONDecodeError:
+            pass
+    return None, first_error
+
+
+def _path(root: str, loc: tuple[Any, ...]) -> str:
+    out = root
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def format_errors(err: ValidationError, root: str) -> list[str]:
+    """One line per pydantic error: path, the bad value, what was expected, the constraint."""
+    lines = []
+    for e in err.errors(include_url=False):
+        path = _path(root, tuple(e.get("loc") or ()))
+        kind = e.get("type", "")
+        msg = e.get("msg", "invalid")
+        if kind == "missing":
+            lines.append(f"{path}: required field is missing")
+            continue
+        ctx = {k: v for k, v in (e.get("ctx") or {}).items() if k not in ("error", "class_name")}
+        text = f"{path} = {_short(e.get('input'))}: {msg}"
+        if ctx:
+            text += " (constraint: " + ", ".join(f"{k}={_short(v, 40)}" for k, v in ctx.items()) + ")"
+        lines.append(text)
+    return lines
+
+
+class Shape:
+    """A type of the contract (input, intermediate, output) as something values are validated against."""
+
+    __slots__ = ("types", "type_name", "root", "model", "adapter")
+
+    def __init__(self, types: TypeSystem, type_name: str, root: str) -> None:
+        self.types = types
+        self.type_name = type_name
+        self.root = root
+        self.model: type[BaseModel] | None = None
+        self.adapter: TypeAdapter[Any] | None = None
+        if types.declared(type_name):
+            self.model = types.model(type_name)
+        else:
+            self.adapter = TypeAdapter(types.annotation(parse_type(type_name)))
+
+    def validate(self, value: Any) -> tuple[Any, list[str]]:
+        """The validated value, or None and the error texts."""
+        try:
+            if self.model is not None:
+                if isinstance(value, self.model):
+                    return value, []
+                if isinstance(value, BaseModel):
+                    value = value.model_dump(by_alias=True)
+                return self.model.model_validate(value), []
+            assert self.adapter is not None
+            return self.adapter.validate_python(value), []
+        except ValidationError as err:
+            return None, format_errors(err, self.root)
+
+    def dump(self, value: Any) -> Any:
+        """A validated value as plain JSON data."""
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json", by_alias=True)
+        if self.adapter is not None:
+            return self.adapter.dump_python(value, mode="json")
+        return value
+
+    def schema_text(self) -> str:
+        """The type described for a prompt: fields, types, descriptions and constraints."""
+        if self.model is not None:
+            return self.types.schema_text(self.type_name)
+        return f"a JSON value of type {self.type_name}"

@@ -1,0 +1,161 @@
+"""A small OpenAI-compatible chat server on 127.0.0.1 for tests: scripted replies, recorded requests.
+
+    with OpenAIServer([Reply('{"a": 1}'), Reply(status=429), Reply(delay=2.0)]) as server:
+        litellm.completion(model="openai/test", api_base=server.base_url, api_key="sk-test-...", ...)
+        server.requests  # every request received: path, headers, JSON body
+
+Each request takes the next scripted reply; when they run out the last one is
+repeated. A reply can be a normal completion, an HTTP error status, a delay
+(for timeouts), an empty content, or a raw body (malformed JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer of the server."""
+
+    content: str | None = ""
+    status: int = 200
+    delay: float = 0.0
+    body: bytes | None = None  # sent as is instead of a completion (malformed bodies)
+    headers: dict[str, str] = field(default_factory=dict)
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+
+
+@dataclass
+class Received:
+    """One request as the server saw it."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    raw: bytes
+
+
+def _completion(reply: Reply, model: str) -> bytes:
+    return json.dumps({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply.content}}],
+        "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                  "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+    }).encode()
+
+
+class OpenAIServer:
+    """A threaded HTTP server answering /v1/chat/completions with scripted replies."""
+
+    def __init__(self, replies: list[Reply | str] | None = None) -> None:
+        self.replies: list[Reply] = [r if isinstance(r, Reply) else Reply(r) for r in (replies or [])]
+        self.requests: list[Received] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def script(self, *replies: Reply | str) -> None:
+        """Replace the scripted replies (and forget the requests received)."""
+        with self._lock:
+            self.replies = [r if isinstance(r, Reply) else Reply(r) for r in replies]
+            self.requests = []
+
+    def _next(self, received: Received) -> Reply:
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(received)
+            if not self.replies:
+                return Reply(status=500, content="no scripted reply")
+            return self.replies[min(index, len(self.replies) - 1)]
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> OpenAIServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                self._send(200, json.dumps({"object": "list", "data": [{"id": "test-model", "object": "model"}]}).encode())
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except json.JSONDecodeError:
+                    body = None
+                received = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
+                reply = owner._next(received)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.body is not None:
+                    self._send(reply.status, reply.body, reply.headers)
+                elif reply.status != 200:
+                    err = {"error": {"message": reply.content or f"scripted status {reply.status}", "type": "scripted", "code": reply.status}}
+                    self._send(reply.status, json.dumps(err).encode(), reply.headers)
+                else:
+                    self._send(200, _completion(reply, (body or {}).get("model", "test-model")), reply.headers)
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+                    pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def refused_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
