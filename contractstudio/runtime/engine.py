@@ -120,13 +120,13 @@ class CallState:
 
     def start(self, stage: str, **data: Any) -> Event:
         self.stage_started = self.now()
-        return self.emit(stage, "stage_start", stage=stage, **data)
+        return self.emit(stage, "stage_start", **data)
 
     def end(self, stage: str, ok: bool) -> Event:
         duration = self.now() - self.stage_started
         self.perf.add_stage(stage, duration)
         self.in_stages += duration
-        return self.emit(stage, "stage_end", stage=stage, ok=ok, duration_s=duration)
+        return self.emit(stage, "stage_end", ok=ok, duration_s=duration)
 
     def fail(self, errors: list[str]) -> None:
         self.failed = True

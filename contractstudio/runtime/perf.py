@@ -75,7 +75,7 @@ class PerfStats:
 
 def format_table(stats: dict[str, Any]) -> str:
     """The perf stats as a fixed-width table, as printed by `run` and shown in the studio."""
-    head = f"{'stage':<16}{'count':>6}{'total s':>11}{'mean s':>11}{'std s':>10}{'min s':>10}{'max s':>10}{'%':>8}"
+    head = f"{'stage':<16}{'count':>6}{'total ms':>11}{'mean ms':>10}{'std ms':>10}{'min ms':>10}{'max ms':>10}{'%':>8}"
     lines = [head, "-" * len(head)]
     for name, e in stats.items():
         if name == "llm":
@@ -83,7 +83,8 @@ def format_table(stats: dict[str, Any]) -> str:
         if name == "total_execution":
             lines.append("-" * len(head))
         lines.append(
-            f"{name:<16}{e['count']:>6}{e['total']:>11.4f}{e['mean']:>11.4f}{e['std']:>10.4f}{e['min']:>10.4f}{e['max']:>10.4f}{e['percentage']:>7.1f}%"
+            f"{name:<16}{e['count']:>6}{e['total'] * 1e3:>11.3f}{e['mean'] * 1e3:>10.3f}{e['std'] * 1e3:>10.3f}"
+            f"{e['min'] * 1e3:>10.3f}{e['max'] * 1e3:>10.3f}{e['percentage']:>7.1f}%"
         )
     llm = stats.get("llm") or {}
     if llm:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from contractstudio.runtime.conditions import hook_outcome, load_hook
+from contractstudio.runtime.hooks import hook_outcome, load_hook
 
 ContractFn = Callable[..., Any]
 

@@ -1,0 +1,138 @@
+"""`contractstudio run CONTRACT --input FILE|-`: one contracted call, with readable progress or --json."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
+
+
+def read_input(spec: str) -> Any:
+    """The input value from a YAML or JSON file, or stdin for '-'."""
+    import yaml
+
+    text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{spec}:{mark.line + 1}:{mark.column + 1}: " if mark else f"{spec}: "
+        raise ValueError(f"{where}the input is not valid YAML or JSON: {getattr(err, 'problem', err)}") from None
+
+
+def describe(event: Any) -> list[str]:
+    """The progress lines of one event (most events print nothing)."""
+    d, t = event.data, event.type
+    if t == "stage_start" and event.stage == "generate" and d.get("attempt"):
+        return [f"remedy #{d['attempt']}"]
+    if t == "stage_end":
+        return [f"  {event.stage:<9} {'ok' if d['ok'] else 'FAILED':<7} {d['duration_s'] * 1000:8.1f} ms"]
+    if t == "condition" and d.get("applies") and not d.get("passed"):
+        return [f"    x {d.get('message')}"]
+    if t == "llm_request":
+        retry = f", transport retry {d['transport_retry']}" if d.get("transport_retry") else ""
+        return [f"    -> {d['model']} ({d['purpose']}, {len(d['messages'])} messages{retry})"]
+    if t == "llm_response":
+        text = d["text"].replace("\n", " ")
+        return [f"    <- {len(d['text'])} chars, {d['prompt_tokens']}+{d['completion_tokens']} tokens, "
+                f"{d['latency_s']:.2f} s: {text[:70]}{'...' if len(text) > 70 else ''}"]
+    if t == "validation_error" and d["where"] != "pre":
+        return [f"    x {d['where']}: {e}" for e in d["errors"]]
+    if t == "transport_error":
+        status = f" HTTP {d['status']}" if d.get("status") else ""
+        return [f"    ! {d['exception']}{status} ({d['kind']}){' - giving up' if d.get('gave_up') else ''}: {d['message'][:120]}"]
+    if t == "retry_wait":
+        note = "" if d["waited"] else " (not waited: --no-wait)"
+        return [f"    ... {d['kind']} wait {d['seconds']:.2f} s{note}"]
+    if t in ("replay_divergence", "model_error"):
+        return [f"    ! {d['message']}"]
+    if t == "remedy_exhausted":
+        return [f"    x remedy ({d['loop']}) exhausted after {d['attempts']} attempt(s)"]
+    return []
+
+
+def run(args: Any) -> int:
+    from contractstudio.runtime.api import Contract, load_all
+    from contractstudio.runtime.engine import CallOptions, Session
+    from contractstudio.runtime.errors import ContractError, ModelError
+    from contractstudio.runtime.models import ReplayModel, ScriptedModel
+    from contractstudio.runtime.perf import format_table
+
+    path = Path(args.contract)
+    if not path.is_file():
+        return usage_error(f"no such file: {args.contract}")
+    try:
+        contracts = [o for o in load_all(path, trust=args.trust) if isinstance(o, Contract)]
+    except ContractError as err:
+        print(f"contractstudio: {err}", file=sys.stderr)
+        return EXIT_PROBLEM
+    if not contracts:
+        return usage_error(f"{path}: the file holds no kind: contract document")
+    contract = contracts[0]
+    scenario = None
+    if args.scenario:
+        try:
+            scenario = contract.scenario(args.scenario)
+        except KeyError as err:
+            return usage_error(str(err.args[0]))
+    if args.input:
+        try:
+            value = read_input(args.input)
+        except OSError as err:
+            return usage_error(f"cannot read the input: {err.strerror or err}: {args.input}")
+        except ValueError as err:
+            return usage_error(str(err))
+    elif scenario is not None:
+        value = scenario.input
+    else:
+        return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin) or --scenario NAME")
+    try:
+        if args.replay:
+            if not Path(args.replay).is_file():
+                return usage_error(f"no such trace: {args.replay}")
+            model: Any = ReplayModel(args.replay)
+        elif scenario is not None:
+            model = ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}")
+        else:
+            model = contract.model_for(args.model, api_base=args.api_base)
+        session = Session(contract.plan, value, model, CallOptions(wait=not args.no_wait), accumulated=contract.perf)
+    except ModelError as err:
+        return usage_error(str(err))
+    except ValueError as err:
+        return usage_error(str(err))
+    except ContractError as err:
+        print(f"contractstudio: {err}", file=sys.stderr)
+        return EXIT_PROBLEM
+
+    if not args.json:
+        print(f"{contract.name}: {model.name}")
+    while (event := session.step()) is not None:
+        if not args.json:
+            for line in describe(event):
+                print(line, flush=True)
+    result = session.result
+    assert result is not None
+    if args.trace:
+        session.trace.write(args.trace)
+    raised = result.violation is not None
+    if args.json:
+        print(json.dumps({"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
+                          "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised,
+                          "perf": result.perf_stats(cumulative=False), "trace": args.trace}, indent=2, default=str))
+    else:
+        verdict = "successful" if result.successful else ("FAILED (raised ContractViolation)" if raised else "FAILED (fallback returned)")
+        print(f"\n{verdict}: {result.llm_calls} LLM call(s), {result.attempts} remedy attempt(s)")
+        if result.errors and not result.successful:
+            print("errors:")
+            for i, e in enumerate(result.errors, 1):
+                print(f"  {i}. {e}")
+        print("output:")
+        print(json.dumps(result.output_data, indent=2, ensure_ascii=False, default=str))
+        print()
+        print(format_table(result.perf_stats(cumulative=False)))
+        if args.trace:
+            print(f"trace written to {args.trace}")
+    return EXIT_OK if result.successful and not raised else EXIT_PROBLEM

@@ -1,0 +1,138 @@
+"""cs.toolify (seed 003): contracts run before the tool, the exact failure text, backward compatibility."""
+
+from __future__ import annotations
+
+import pytest
+
+import contractstudio as cs
+
+CALLS: list[str] = []
+
+
+def title_not_empty(title: str, content: str) -> tuple[bool, str]:
+    if not title.strip():
+        return False, "Title cannot be empty"
+    return True, ""
+
+
+def content_is_valid_markdown(title: str, content: str) -> tuple[bool, str]:
+    if content.count("[") != content.count("]"):
+        return False, "Invalid markdown: Missing closing bracket on line 5"
+    return True, ""
+
+
+def raises(title: str, content: str) -> tuple[bool, str]:
+    raise ValueError("vault is locked")
+
+
+@cs.toolify(description="Create a new note with the given title and content.",
+            preconditions=[title_not_empty], postconditions=[content_is_valid_markdown])
+def create_note(title: str, content: str) -> str:
+    """Create a new note."""
+    CALLS.append(title)
+    return f"Created note: {title}"
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    CALLS.clear()
+
+
+def test_tool_runs_when_every_contract_passes() -> None:
+    assert create_note("Ideas", "some [link]") == "Created note: Ideas"
+    assert CALLS == ["Ideas"]
+
+
+def test_both_sections_exact_format_and_tool_not_run() -> None:
+    out = create_note("  ", "broken [link")
+    assert out == (
+        "Contract validation failed:\n"
+        "Preconditions:\n"
+        "  - Title cannot be empty\n"
+        "Postconditions:\n"
+        "  - Invalid markdown: Missing closing bracket on line 5"
+    )
+    assert CALLS == []
+
+
+def test_a_section_without_failures_is_left_out() -> None:
+    assert create_note("", "fine") == "Contract validation failed:\nPreconditions:\n  - Title cannot be empty"
+    assert create_note("T", "[") == "Contract validation failed:\nPostconditions:\n  - Invalid markdown: Missing closing bracket on line 5"
+    assert CALLS == []
+
+
+def test_postconditions_run_before_the_tool_even_when_preconditions_fail() -> None:
+    seen: list[str] = []
+
+    def pre(x: int) -> tuple[bool, str]:
+        seen.append("pre")
+        return False, "pre failed"
+
+    def post(x: int) -> tuple[bool, str]:
+        seen.append("post")
+        return True, ""
+
+    @cs.toolify(preconditions=[pre], postconditions=[post])
+    def tool(x: int) -> int:
+        seen.append("tool")
+        return x
+
+    assert "pre failed" in tool(1)
+    assert seen == ["pre", "post"]
+
+
+def test_raising_contract_is_a_failure_with_its_message() -> None:
+    @cs.toolify(preconditions=[raises, title_not_empty])
+    def tool(title: str, content: str) -> str:
+        return "ran"
+
+    assert tool("", "x") == "Contract validation failed:\nPreconditions:\n  - vault is locked\n  - Title cannot be empty"
+
+
+def test_contracts_get_keyword_and_positional_arguments() -> None:
+    assert create_note(title="", content="x").startswith("Contract validation failed:")
+    assert create_note("A", content="b") == "Created note: A"
+
+
+def test_exception_without_message_names_its_class() -> None:
+    def bad(x: int) -> tuple[bool, str]:
+        raise KeyError()
+
+    @cs.toolify(preconditions=[bad])
+    def tool(x: int) -> int:
+        return x
+
+    assert tool(1) == "Contract validation failed:\nPreconditions:\n  - KeyError: "
+
+
+def test_false_without_text_and_bare_bool_results() -> None:
+    def no(x: int) -> bool:
+        return False
+
+    def yes(x: int) -> tuple[bool, str]:
+        return True, ""
+
+    @cs.toolify(preconditions=[yes, no])
+    def tool(x: int) -> int:
+        return x
+
+    assert tool(1) == "Contract validation failed:\nPreconditions:\n  - no failed"
+
+
+def test_backward_compatible_forms_behave_as_plain_tools() -> None:
+    def plain(a: int, b: int = 2) -> int:
+        """Add."""
+        if a < 0:
+            raise ValueError("negative")
+        return a + b
+
+    for decorated in (cs.toolify()(plain), cs.toolify("Adds two numbers.")(plain), cs.toolify(plain),
+                      cs.toolify(None, [], [])(plain)):
+        assert decorated(1) == 3
+        assert decorated(a=1, b=5) == 6
+        with pytest.raises(ValueError, match="negative"):
+            decorated(-1)
+        assert decorated.__name__ == "plain"
+    assert cs.toolify("Adds two numbers.")(plain).__doc__ == "Adds two numbers."
+    assert cs.toolify()(plain).description == "Add."
+    assert create_note.description == "Create a new note with the given title and content."
