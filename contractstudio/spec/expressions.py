@@ -1,0 +1,416 @@
+"""The safe expression language of FORMAT.md: check, compile, evaluate; message templates.
+
+    check(src, scope, types)          -> (type, [ExprIssue])   static: allowlist, names, fields, types
+    compile_expression(src)           -> Expression            refuses anything outside the allowlist
+    Expression.evaluate(values)       -> value                 a bounded tree walk, never eval/exec
+    check_template(msg, scope, types) -> [ExprIssue]           `{expr}` / `{expr:fmt}` placeholders
+    render_template(msg, values)      -> str
+
+Evaluation only ever walks a tree that passed the allowlist; attribute access
+reads declared fields of records and keys of mappings, never Python attributes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from contractstudio.spec import sandbox
+from contractstudio.spec.checker import Checker, ExprIssue, Parsed, parse
+from contractstudio.spec.sandbox import ExpressionError
+from contractstudio.spec.types import TypeExpr, TypeSystem
+
+__all__ = [
+    "ExprIssue", "ExpressionError", "Expression", "check", "compile_expression", "check_template",
+    "render_template", "template_fields",
+]
+
+MAX_TEMPLATE = 20_000  # characters of a rendered message
+
+
+def check(src: str, scope: dict[str, TypeExpr], types: TypeSystem | None = None) -> tuple[TypeExpr | None, list[ExprIssue]]:
+    """Type-check an expression against the names in scope; returns its type (None if unknown) and issues."""
+    parsed = parse(src)
+    if isinstance(parsed, ExprIssue):
+        return None, [parsed]
+    checker = Checker(parsed, scope, types)
+    try:
+        result = checker.run()
+    except RecursionError:
+        return None, [ExprIssue("EXP401", "the expression nests too deeply", 0, len(src))]
+    return result, _unique(checker.issues)
+
+
+def _unique(issues: list[ExprIssue]) -> list[ExprIssue]:
+    seen: set[tuple[str, int, int, str]] = set()
+    out = []
+    for i in issues:
+        key = (i.code, i.start, i.end, i.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(i)
+    return sorted(out, key=lambda i: (i.start, i.code))
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A compiled expression: evaluate it with `evaluate(values)`."""
+
+    src: str
+    tree: ast.expr
+    parsed: Parsed
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The free names the expression reads (e.g. {'input', 'output'})."""
+        bound = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return frozenset(n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id not in bound)
+
+    def evaluate(self, values: dict[str, Any]) -> Any:
+        """Evaluate with the given names; raises ExpressionError on any failure."""
+        evaluator = _Evaluator(self.parsed)
+        try:
+            return evaluator.eval(self.tree, dict(values))
+        except ExpressionError:
+            raise
+        except RecursionError:
+            raise ExpressionError("the expression nests too deeply") from None
+        except MemoryError:
+            raise ExpressionError("the expression ran out of memory") from None
+        except Exception as err:  # any Python error of an allowlisted operation becomes a clear message
+            raise ExpressionError(_describe(err)) from None
+
+
+def _describe(err: Exception) -> str:
+    text = str(err) or type(err).__name__
+    if isinstance(err, ZeroDivisionError):
+        return "division by zero"
+    if isinstance(err, OverflowError):
+        return f"number too large: {text}"
+    return text
+
+
+@lru_cache(maxsize=2048)
+def compile_expression(src: str) -> Expression:
+    """Parse and allowlist-check an expression; raises ExpressionError when it is refused."""
+    parsed = parse(src)
+    if isinstance(parsed, ExprIssue):
+        raise ExpressionError(parsed.message, parsed.start, parsed.end)
+    checker = Checker(parsed, None, None)
+    try:
+        checker.run()
+    except RecursionError:
+        raise ExpressionError("the expression nests too deeply") from None
+    errors = [i for i in checker.issues if i.code in ("EXP101", "EXP401")]
+    if errors:
+        first = min(errors, key=lambda i: i.start)
+        raise ExpressionError(first.message, first.start, first.end)
+    return Expression(src, parsed.tree.body, parsed)
+
+
+class _Evaluator:
+    """Walks an allowlisted tree. Every node costs a step; every built value is measured."""
+
+    def __init__(self, parsed: Parsed) -> None:
+        self.parsed = parsed
+        self.meter = sandbox.Meter()
+
+    def eval(self, node: ast.AST, env: dict[str, Any]) -> Any:
+        self.meter.step()
+        method = getattr(self, "e_" + type(node).__name__, None)
+        if method is None:  # unreachable for a checked tree; kept as a second fence
+            raise ExpressionError(f"'{type(node).__name__}' is not allowed in an expression")
+        return method(node, env)
+
+    def e_Constant(self, node: ast.Constant, env: dict[str, Any]) -> Any:
+        if node.value is None or isinstance(node.value, (bool, int, float, str)):
+            return node.value
+        raise ExpressionError(f"{type(node.value).__name__} literals are not allowed")
+
+    def e_Name(self, node: ast.Name, env: dict[str, Any]) -> Any:
+        if node.id.startswith("_"):
+            raise ExpressionError(f"names starting with '_' are not allowed: '{node.id}'")
+        if node.id in env:
+            return env[node.id]
+        raise ExpressionError(f"name '{node.id}' is not defined")
+
+    def e_Attribute(self, node: ast.Attribute, env: dict[str, Any]) -> Any:
+        return sandbox.get_field(self.eval(node.value, env), node.attr)
+
+    def e_Subscript(self, node: ast.Subscript, env: dict[str, Any]) -> Any:
+        obj = self.eval(node.value, env)
+        if isinstance(node.slice, ast.Slice):
+            parts = [None if p is None else self.eval(p, env) for p in (node.slice.lower, node.slice.upper, node.slice.step)]
+            if not all(p is None or (isinstance(p, int)) for p in parts):
+                raise ExpressionError("slice bounds must be ints")
+            if parts[2] == 0:
+                raise ExpressionError("slice step cannot be zero")
+            return sandbox.subscript(obj, slice(*parts))
+        return sandbox.subscript(obj, self.eval(node.slice, env))
+
+    def e_List(self, node: ast.List | ast.Tuple, env: dict[str, Any]) -> Any:
+        return self.meter.bounded([self.eval(e, env) for e in node.elts])
+
+    e_Tuple = e_List
+
+    def e_Set(self, node: ast.Set, env: dict[str, Any]) -> Any:
+        return self.meter.bounded({self.eval(e, env) for e in node.elts})
+
+    def e_Dict(self, node: ast.Dict, env: dict[str, Any]) -> Any:
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:
+                raise ExpressionError("'**' unpacking is not allowed")
+            out[self.eval(k, env)] = self.eval(v, env)
+        return self.meter.bounded(out)
+
+    def e_BinOp(self, node: ast.BinOp, env: dict[str, Any]) -> Any:
+        return sandbox.binary(type(node.op), self.eval(node.left, env), self.eval(node.right, env), self.meter)
+
+    def e_UnaryOp(self, node: ast.UnaryOp, env: dict[str, Any]) -> Any:
+        value = self.eval(node.operand, env)
+        if isinstance(node.op, ast.Not):
+            return not sandbox.truth(value)
+        if not isinstance(value, (int, float)) or not isinstance(node.op, (ast.USub, ast.UAdd)):
+            raise ExpressionError(f"unary operator on a {sandbox.type_name(value)} value")
+        return -value if isinstance(node.op, ast.USub) else +value
+
+    def e_BoolOp(self, node: ast.BoolOp, env: dict[str, Any]) -> Any:
+        is_and = isinstance(node.op, ast.And)
+        value: Any = None
+        for part in node.values:
+            value = self.eval(part, env)
+            if sandbox.truth(value) != is_and:
+                return value
+        return value
+
+    def e_IfExp(self, node: ast.IfExp, env: dict[str, Any]) -> Any:
+        return self.eval(node.body if sandbox.truth(self.eval(node.test, env)) else node.orelse, env)
+
+    def e_Compare(self, node: ast.Compare, env: dict[str, Any]) -> Any:
+        left = self.eval(node.left, env)
+        for op, comp in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(comp, env)
+            if not _compare(op, left, right):
+                return False
+            left = right
+        return True
+
+    def e_ListComp(self, node: ast.ListComp | ast.GeneratorExp, env: dict[str, Any]) -> Any:
+        # Generator expressions are computed eagerly: no generator object (and no gi_frame) ever exists.
+        return self.meter.bounded([self.eval(node.elt, inner) for inner in self.loops(node.generators, 0, env)])
+
+    e_GeneratorExp = e_ListComp
+
+    def e_SetComp(self, node: ast.SetComp, env: dict[str, Any]) -> Any:
+        return self.meter.bounded({self.eval(node.elt, inner) for inner in self.loops(node.generators, 0, env)})
+
+    def e_DictComp(self, node: ast.DictComp, env: dict[str, Any]) -> Any:
+        return self.meter.bounded({self.eval(node.key, i): self.eval(node.value, i) for i in self.loops(node.generators, 0, env)})
+
+    def loops(self, gens: list[ast.comprehension], index: int, env: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        if index == len(gens):
+            yield env
+            return
+        gen = gens[index]
+        for item in sandbox.iterate(self.eval(gen.iter, env)):
+            self.meter.iterate()
+            inner = dict(env)
+            _bind(gen.target, item, inner)
+            if all(sandbox.truth(self.eval(c, inner)) for c in gen.ifs):
+                yield from self.loops(gens, index + 1, inner)
+
+    def e_Call(self, node: ast.Call, env: dict[str, Any]) -> Any:
+        func = node.func
+        args = [self.eval(a, env) for a in node.args]
+        if isinstance(func, ast.Name) and func.id in sandbox.FUNCTIONS and func.id not in env:
+            kwargs = {}
+            for kw in node.keywords:
+                if kw.arg is None or kw.arg not in sandbox.FUNCTION_KEYWORDS.get(func.id, set()):
+                    raise ExpressionError(f"{func.id}() takes no such keyword argument")
+                kwargs[kw.arg] = self.eval(kw.value, env)
+            try:
+                return self.meter.bounded(sandbox.FUNCTIONS[func.id](self.meter, *args, **kwargs))
+            except TypeError as err:
+                raise ExpressionError(f"{func.id}(): {err}") from None
+        if isinstance(func, ast.Attribute) and not node.keywords and func.attr in sandbox.METHOD_NAMES:
+            receiver = self.eval(func.value, env)
+            try:
+                return sandbox.call_method(receiver, func.attr, args, self.meter)
+            except TypeError as err:
+                raise ExpressionError(f"{func.attr}(): {err}") from None
+        raise ExpressionError("only allowlisted functions and methods can be called")
+
+
+def _bind(target: ast.AST, value: Any, env: dict[str, Any]) -> None:
+    if isinstance(target, ast.Name):
+        if target.id.startswith("_"):
+            raise ExpressionError("names starting with '_' are not allowed")
+        env[target.id] = value
+        return
+    if isinstance(target, (ast.Tuple, ast.List)):
+        items = list(sandbox.iterate(value))
+        if len(items) != len(target.elts):
+            raise ExpressionError(f"cannot unpack {len(items)} values into {len(target.elts)} names")
+        for t, v in zip(target.elts, items, strict=True):
+            _bind(t, v, env)
+        return
+    raise ExpressionError("a comprehension variable must be a plain name")
+
+
+def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+    if isinstance(op, ast.Eq):
+        return bool(a == b)
+    if isinstance(op, ast.NotEq):
+        return bool(a != b)
+    if isinstance(op, ast.Is):
+        return a is b
+    if isinstance(op, ast.IsNot):
+        return a is not b
+    if isinstance(op, (ast.In, ast.NotIn)):
+        if isinstance(b, str) and not isinstance(a, str):
+            raise ExpressionError(f"'in <str>' needs a str on the left, not {sandbox.type_name(a)}")
+        if not isinstance(b, (str, list, tuple, set, frozenset, dict)):
+            raise ExpressionError(f"'in' needs a str, list or mapping on the right, not {sandbox.type_name(b)}")
+        found = a in b
+        return found if isinstance(op, ast.In) else not found
+    ordered = {ast.Lt: lambda x, y: x < y, ast.LtE: lambda x, y: x <= y, ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y}
+    fn = ordered.get(type(op))
+    if fn is None:
+        raise ExpressionError("unsupported comparison")
+    try:
+        return bool(fn(a, b))
+    except TypeError:
+        raise ExpressionError(f"cannot order {sandbox.type_name(a)} and {sandbox.type_name(b)}") from None
+
+
+# ----------------------------------------------------------------- message templates
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateField:
+    """One `{expr:spec}` placeholder: the expression text, its offset in the message, and the spec."""
+
+    expr: str
+    start: int
+    spec: str
+
+
+def template_fields(msg: str) -> tuple[list[str | TemplateField], ExprIssue | None]:
+    """Split a template into literal text and fields ({{ and }} are braces); an EXP501 issue if it does not parse."""
+    parts: list[str | TemplateField] = []
+    text: list[str] = []
+    i, n = 0, len(msg)
+    while i < n:
+        ch = msg[i]
+        if ch == "}":
+            if msg.startswith("}}", i):
+                text.append("}")
+                i += 2
+                continue
+            return parts, ExprIssue("EXP501", "single '}' in the message: write '}}' for a brace", i, i + 1)
+        if ch != "{":
+            text.append(ch)
+            i += 1
+            continue
+        if msg.startswith("{{", i):
+            text.append("{")
+            i += 2
+            continue
+        end, split, problem = _field_end(msg, i + 1)
+        if problem:
+            return parts, ExprIssue("EXP501", problem, i, max(i + 1, end))
+        if text:
+            parts.append("".join(text))
+            text = []
+        body_end = split if split is not None else end
+        expr, spec = msg[i + 1 : body_end], (msg[split + 1 : end] if split is not None else "")
+        if "{" in spec or "}" in spec:
+            return parts, ExprIssue("EXP501", "nested fields in a format spec ('{x:{y}}') are not supported", i, end + 1)
+        bang = _conversion(expr)
+        if bang is not None:
+            return parts, ExprIssue("EXP501", "conversions like '!r' are not supported in message templates", i + 1 + bang, body_end)
+        if not expr.strip():
+            return parts, ExprIssue("EXP501", "empty placeholder '{}': write an expression inside the braces", i, end + 1)
+        parts.append(TemplateField(expr, i + 1, spec))
+        i = end + 1
+    if text:
+        parts.append("".join(text))
+    return parts, None
+
+
+def _field_end(msg: str, i: int) -> tuple[int, int | None, str | None]:
+    """Scan a placeholder body from i: (index of its closing '}', index of its top-level ':', problem)."""
+    depth, quote, split = 0, "", None
+    while i < len(msg):
+        ch = msg[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0 and ch == "}":
+                return i, split, None
+            depth = max(0, depth - 1)
+        elif ch == ":" and depth == 0 and split is None:
+            split = i
+        i += 1
+    return i, split, "unclosed '{' in the message: write '{{' for a literal brace"
+
+
+def _conversion(expr: str) -> int | None:
+    """The offset of a trailing `!r`/`!s`/`!a` conversion, or None."""
+    stripped = expr.rstrip()
+    if len(stripped) >= 2 and stripped[-2] == "!" and stripped[-1] in "rsa" and not stripped.endswith("!=" ):
+        return len(stripped) - 2
+    return None
+
+
+def check_template(msg: str, scope: dict[str, TypeExpr], types: TypeSystem | None = None) -> list[ExprIssue]:
+    """Check a message template; field problems are EXP501 (EXP401/EXP301 keep their codes)."""
+    if not isinstance(msg, str):
+        return []
+    parts, problem = template_fields(msg)
+    issues = [problem] if problem else []
+    for part in parts:
+        if not isinstance(part, TemplateField):
+            continue
+        spec_problem = sandbox.spec_problem(part.spec) if part.spec else None
+        if spec_problem:
+            at = part.start + len(part.expr) + 1
+            issues.append(ExprIssue("EXP501", spec_problem, at, at + len(part.spec)))
+        _, found = check(part.expr, scope, types)
+        for i in found:
+            code = i.code if i.code in ("EXP401", "EXP301") else "EXP501"
+            message = i.message if code != "EXP501" else f"in the message placeholder: {i.message}"
+            issues.append(ExprIssue(code, message, part.start + i.start, part.start + i.end, i.hint))
+    return issues
+
+
+def render_template(msg: str, values: dict[str, Any]) -> str:
+    """Render a message template with the given names; raises ExpressionError when it cannot."""
+    parts, problem = template_fields(msg)
+    if problem:
+        raise ExpressionError(problem.message, problem.start, problem.end)
+    out: list[str] = []
+    size = 0
+    for part in parts:
+        if isinstance(part, TemplateField):
+            value = compile_expression(part.expr).evaluate(values)
+            piece = sandbox.format_value(value, part.spec)
+        else:
+            piece = part
+        size += len(piece)
+        if size > MAX_TEMPLATE:
+            raise ExpressionError(f"the message is longer than {MAX_TEMPLATE:,} characters")
+        out.append(piece)
+    return "".join(out)
