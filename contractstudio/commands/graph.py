@@ -1,0 +1,44 @@
+"""`contractstudio graph PIPELINE [--format text|mermaid|dot]`: the step graph with routing prefixes on its edges."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from contractstudio.analysis.check import FileReport, check_file
+from contractstudio.analysis.diagnostics import Counts
+from contractstudio.analysis.graph import StepGraph
+from contractstudio.analysis.graph_render import render
+from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.spec.documents import Pipeline
+
+
+def pipelines_of(path: str) -> tuple[FileReport | None, list[Pipeline], int | None]:
+    """Analyze a file for graph/simulate; (report, pipeline models, exit code when it cannot go on)."""
+    if not Path(path).is_file():
+        return None, [], usage_error(f"no such file: {path}")
+    report = check_file(Path(path))
+    kinds = [d.kind for d in report.documents]
+    models = [d.model for d in report.documents if isinstance(d.model, Pipeline)]
+    if "pipeline" not in kinds:
+        shown = ", ".join(str(k) for k in kinds if k) or "no kind"
+        return report, [], usage_error(f"{path} is not a pipeline file (kind: {shown}); graph and simulate take a kind: pipeline file")
+    errors = Counts.of(report.diagnostics)
+    if errors.error or errors.warning:
+        print(f"{path}: {errors.error} error(s), {errors.warning} warning(s); run 'contractstudio check {path}' to see them",
+              file=sys.stderr)
+    if not models:
+        print(f"{path}: the pipeline is too broken to draw", file=sys.stderr)
+        return report, [], EXIT_PROBLEM
+    return report, models, None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Draw every pipeline of the file; a file with errors is still drawn as far as it goes (exit 1)."""
+    report, models, stop = pipelines_of(args.pipeline)
+    if stop is not None:
+        return stop
+    print("\n\n".join(render(StepGraph.build(m), args.format) for m in models))
+    assert report is not None
+    return EXIT_PROBLEM if Counts.of(report.diagnostics).error else EXIT_OK

@@ -1,0 +1,43 @@
+"""`contractstudio simulate PIPELINE --reply TEXT [--json]`: the path a router reply takes, and the state at each step."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from contractstudio.cli import EXIT_OK, EXIT_PROBLEM
+from contractstudio.commands.graph import pipelines_of
+from contractstudio.runtime.pipeline import Simulation, simulate
+
+
+def render(sim: Simulation) -> str:
+    """The simulated path as numbered steps: what is known on arrival, what the step sets, where it goes."""
+    lines = [f"pipeline {sim.pipeline}, reply {sim.reply!r}", ""]
+    width = max((len(s.step) for s in sim.steps), default=0)
+    for i, s in enumerate(sim.steps, 1):
+        lines.append(f"{i:>2}. {s.step:<{width}}  [{s.action}]")
+        lines.append(f"      known: {', '.join(s.known) or '(nothing)'}")
+        if s.missing:
+            lines.append(f"      MISSING: {', '.join(s.missing)} (a run fails here)")
+        if s.values:
+            lines.append("      " + ", ".join(f"{k} = {v!r}" for k, v in s.values.items()))
+        elif s.sets:
+            lines.append(f"      sets: {', '.join(s.sets)}")
+        if s.route is not None:
+            lines.append(f"      {s.label} ──▶ {s.target}")
+    lines += ["", f"{sim.outcome}: {sim.message}"]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate each pipeline of the file; exit 1 when the reply does not reach an end with all it needs."""
+    _report, models, stop = pipelines_of(args.pipeline)
+    if stop is not None:
+        return stop
+    sims = [simulate(m, args.reply) for m in models]
+    if args.json:
+        out = [s.to_dict() for s in sims]
+        print(json.dumps(out[0] if len(out) == 1 else out, indent=2, ensure_ascii=False))
+    else:
+        print("\n\n".join(render(s) for s in sims))
+    return EXIT_OK if all(s.ok for s in sims) else EXIT_PROBLEM

@@ -1,0 +1,160 @@
+"""The pipeline runner: runtime assertions that name step, action and field; prefix routing; the step limit."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contractstudio.runtime.errors import ContractError
+from contractstudio.runtime.pipeline import (
+    PipelineAssertionError,
+    PipelineError,
+    PipelineRunner,
+    parse_prefix,
+)
+
+from conftest import FIXTURES, SAMPLES
+
+RAG = SAMPLES / "rag_router.pipeline.yaml"
+
+
+def rag_handlers(router_reply: str, calls: list[str] | None = None) -> dict[str, Any]:
+    calls = calls if calls is not None else []
+
+    def call_model(state: dict[str, Any], step: dict[str, Any]) -> dict[str, Any]:
+        calls.append(step["prompt"])
+        return {"last_model_response": router_reply if step["prompt"] == "router_v1" else "The answer."}
+
+    def search_nodes(state: dict[str, Any], step: dict[str, Any]) -> dict[str, Any]:
+        return {"context_blocks": [f"hit for {state['followup_query']}"], "seed_nodes": ["n1"]}
+
+    return {
+        "call_model": call_model,
+        "search_nodes": search_nodes,
+        "expand_dependency_tree": lambda state, step: {"seed_nodes": state["seed_nodes"] + ["n2"]},
+        "fetch_node_texts": lambda state, step: {"context_blocks": state["context_blocks"] + ["text of n2"]},
+        "rerank": lambda state, step: {"context_blocks": sorted(state["context_blocks"])[: step["top_k"]]},
+        "persist_turn": lambda state, step: None,
+    }
+
+
+def test_run_follows_the_router_prefix_and_keeps_the_payload() -> None:
+    runner = PipelineRunner.from_file(RAG)
+    calls: list[str] = []
+    run = runner.run({"user_query": "why was I charged twice?"}, rag_handlers("  [BM25:]  double charge ", calls))
+    assert run.path == ["route", "dispatch", "search", "expand", "fetch", "rerank", "answer", "persist"]
+    assert run.state["retrieval_mode"] == "bm25" and run.state["followup_query"] == "double charge"
+    assert run.state["last_model_response"] == "The answer."
+    assert calls == ["router_v1", "answer_v1"]
+
+
+def test_unrecognised_reply_goes_to_on_other() -> None:
+    run = PipelineRunner.from_file(RAG).run({"user_query": "hi"}, rag_handlers("Hello there"))
+    assert run.path == ["route", "dispatch", "answer", "persist"]
+    assert run.state["retrieval_mode"] == "other"
+
+
+def test_first_matching_prefix_wins_in_declaration_order() -> None:
+    prefixes = [("semantic", "[SEMANTIC"), ("rerank", "[SEMANTIC_RERANK:]")]
+    assert parse_prefix("\n [SEMANTIC_RERANK:] q ", prefixes) == ("semantic", "_RERANK:] q")
+    assert parse_prefix("[DIRECT:]", prefixes) == ("other", "[DIRECT:]")
+
+
+def test_requires_fails_fast_naming_step_action_and_field() -> None:
+    runner = PipelineRunner.from_file(RAG)
+    handlers = rag_handlers("[SEMANTIC:]   ")  # an empty query payload
+    with pytest.raises(PipelineAssertionError) as info:
+        runner.run({"user_query": "q"}, handlers)
+    err = info.value
+    assert (err.step, err.action, err.field, err.phase) == ("search", "search_nodes", "followup_query | retrieval_query", "requires_state")
+    assert str(err) == "step 'search' (action 'search_nodes') requires one of the state fields followup_query, retrieval_query, but none is set"
+
+
+def test_ensures_is_checked_after_the_step() -> None:
+    handlers = rag_handlers("[SEMANTIC:] q")
+    handlers["search_nodes"] = lambda state, step: {"context_blocks": []}  # forgets seed_nodes
+    with pytest.raises(PipelineAssertionError) as info:
+        PipelineRunner.from_file(RAG).run({"user_query": "q"}, handlers)
+    assert (info.value.step, info.value.field, info.value.phase) == ("search", "seed_nodes", "ensures_state")
+    assert "must set state field 'seed_nodes'" in str(info.value)
+
+
+def test_missing_handler_is_a_clear_error() -> None:
+    with pytest.raises(PipelineError, match=r"step 'route': no handler for action 'call_model'"):
+        PipelineRunner.from_file(RAG).run({"user_query": "q"}, {})
+
+
+def test_events_go_to_the_sink_in_order() -> None:
+    seen: list[dict[str, Any]] = []
+    run = PipelineRunner.from_file(RAG).run({"user_query": "q"}, rag_handlers("[DIRECT:] hi"), on_event=seen.append)
+    assert seen == run.events
+    assert [(e["type"], e.get("step")) for e in seen[:4]] == [("step_start", "route"), ("step_end", "route"),
+                                                              ("step_start", "dispatch"), ("step_end", "dispatch")]
+    assert seen[3]["route"] == "on_direct" and seen[3]["next"] == "answer" and seen[3]["ok"] is True
+    assert seen[-1]["type"] == "result" and seen[-1]["successful"] is True
+    assert [e["seq"] for e in seen] == list(range(len(seen)))
+    assert all(e["stage"] == "pipeline" for e in seen)
+
+
+def test_failing_step_emits_its_end_event_before_raising() -> None:
+    seen: list[dict[str, Any]] = []
+    with pytest.raises(PipelineAssertionError):
+        PipelineRunner.from_file(RAG).run({"user_query": "q"}, rag_handlers("[SEMANTIC:]"), on_event=seen.append)
+    assert seen[-1]["type"] == "step_end" and seen[-1]["ok"] is False and seen[-1]["step"] == "search"
+
+
+def test_step_limit_stops_a_loop_the_replies_never_leave() -> None:
+    runner = PipelineRunner.from_file(FIXTURES / "ok/pip_router_loop_with_exit.yaml")
+    handlers = {
+        "search_nodes": lambda s, c: {"context_blocks": [], "seed_nodes": []},
+        "expand_dependency_tree": lambda s, c: None,
+        "call_model": lambda s, c: {"last_model_response": "[MORE:] again"},
+        "fetch_node_texts": lambda s, c: {"context_blocks": []},
+        "persist_turn": lambda s, c: None,
+    }
+    with pytest.raises(PipelineError, match=r"ran 50 steps without reaching an end"):
+        runner.run({"retrieval_mode": "semantic", "retrieval_query": "q"}, handlers, max_steps=50)
+    replies = iter(["[MORE:]", "[MORE:]", "[ENOUGH:]", "done"])
+    handlers["call_model"] = lambda s, c: {"last_model_response": next(replies)}
+    run = runner.run({"retrieval_mode": "semantic", "retrieval_query": "q"}, handlers)
+    assert run.path.count("expand") == 3 and run.path[-1] == "persist"
+
+
+def test_a_custom_action_routes_by_returning_a_route_name(tmp_path: Path) -> None:
+    path = tmp_path / "p.pipeline.yaml"
+    path.write_text(textwrap.dedent("""\
+        kind: pipeline
+        name: custom
+        entry_step_id: pick
+        actions:
+          pick_source: {ensures_state: [source]}
+        steps:
+          - id: pick
+            action: pick_source
+            on_web: answer
+            on_other: answer
+          - id: answer
+            action: call_model
+            prompt: p
+            end: true
+        """))
+    handlers = {"pick_source": lambda s, c: (s.update(source="web"), "web")[1],
+                "call_model": lambda s, c: {"last_model_response": "ok"}}
+    run = PipelineRunner.from_file(path).run({}, handlers)
+    assert run.path == ["pick", "answer"] and run.events[1]["route"] == "on_web"
+
+
+def test_from_file_refuses_a_file_with_errors() -> None:
+    with pytest.raises(ContractError, match=r"cannot run .*dead_end.yaml: 1 error\(s\): 9:9: PIP105"):
+        PipelineRunner.from_file(FIXTURES / "err/PIP/dead_end.yaml")
+
+
+def test_simulate_from_the_runner_matches_the_run_path() -> None:
+    runner = PipelineRunner.from_file(RAG)
+    sim = runner.simulate("[HYBRID:] refund policy")
+    run = runner.run({"user_query": "q"}, rag_handlers("[HYBRID:] refund policy"))
+    assert sim.path == run.path and sim.ok
+    assert sim.steps[2].known == ["followup_query", "last_model_response", "retrieval_mode", "user_query"]
