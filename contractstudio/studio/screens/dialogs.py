@@ -37,7 +37,7 @@ class Choice(ModalScreen[str]):
         self.dismiss((event.button.id or "").removeprefix("choice-"))
 
     def action_cancel(self) -> None:
-        self.dismiss(self.choices[-1][0])
+        self.dismiss("cancel")
 
 
 def unsaved_changes(name: str, doing: str) -> Choice:

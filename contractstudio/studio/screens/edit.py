@@ -52,7 +52,7 @@ class EditScreen(Screen[None]):
 
     BINDINGS = [
         Binding("ctrl+s", "app.save", "Save", id="edit.save"),
-        Binding("f6", "app.export", "Export", show=False, id="edit.export"),
+        Binding("f6", "app.export", "Export", show=False, priority=True, id="edit.export"),
         Binding("f8", "next_finding", "Next", id="edit.next_finding"),
         Binding("shift+f8", "previous_finding", "Prev finding", show=False, id="edit.previous_finding"),
         Binding("ctrl+o", "focus_files", "Files", show=False, id="edit.files"),

@@ -1,0 +1,63 @@
+"""Studio test set-up: a copied workspace, an empty user config, no cursor blink (stable snapshots)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.widgets import TextArea
+
+from contractstudio.studio.app import StudioApp
+from contractstudio.studio.config import load_config
+
+HERE = Path(__file__).parent
+WORKSPACE = HERE / "workspace"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run `async def` tests on a fresh event loop (no asyncio plugin is a dependency)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    asyncio.run(pyfuncitem.obj(**args))
+    return True
+
+
+@pytest.fixture(autouse=True)
+def _quiet_editor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A blinking cursor makes snapshots flaky; the user's own config must never leak into a test.
+    monkeypatch.setattr(TextArea, "cursor_blink", False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A private copy of the test workspace (tests save files)."""
+    target = tmp_path / "ws"
+    shutil.copytree(WORKSPACE, target)
+    return target
+
+
+@pytest.fixture
+def make_app(workspace: Path) -> Callable[..., StudioApp]:
+    """Build the app on the workspace copy, optionally opening one file first."""
+
+    def factory(*names: str, trusted: bool = False) -> StudioApp:
+        paths: list[str | Path] = [workspace / n for n in names] if names else [workspace]
+        if names:
+            paths.append(workspace)
+        return StudioApp(paths, trusted=trusted, config=load_config())
+
+    return factory
+
+
+async def settle(pilot) -> None:  # noqa: ANN001
+    """Wait for the debounce, the analysis worker and the redraw."""
+    await pilot.pause(0.3)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

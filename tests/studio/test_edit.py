@@ -1,0 +1,238 @@
+"""Edit mode as a user sees it: findings follow typing, Enter jumps, nothing is lost."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from contractstudio.studio.screens.dialogs import Choice
+from contractstudio.studio.widgets.findings import FindingsPanel
+
+from .conftest import settle
+
+CONTRACT = "multidoc_qa.contract.yaml"
+
+
+def codes(app) -> list[str]:  # noqa: ANN001
+    return [d.code for d in app.screen.findings.diagnostics]
+
+
+async def test_typing_an_error_shows_a_finding_and_fixing_it_clears_it(make_app) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert codes(app) == []
+        editor = app.screen.editor
+        editor.move_cursor((1, 0))
+        await pilot.press(*"oops: [")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert codes(app) == ["YML001"]
+        d = app.screen.findings.diagnostics[0]
+        assert editor.markers == {d.line - 1: "error"}  # the line with the finding is marked
+        status = str(app.screen.query_one("#status").render())
+        assert "1 errors" in status and "modified" in status
+        for _ in range(8):
+            await pilot.press("backspace")
+        await settle(pilot)
+        assert codes(app) == []
+        assert editor.markers == {}
+        assert "0 errors" in str(app.screen.query_one("#status").render())
+
+
+async def test_only_the_newest_edit_is_shown(make_app) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = app.screen.editor
+        editor.move_cursor((1, 0))
+        await pilot.press(*"x: [")  # broken, then fixed before the debounce ends
+        await pilot.press("backspace", "backspace", "backspace", "backspace")
+        await settle(pilot)
+        assert codes(app) == []
+
+
+async def test_enter_on_a_finding_jumps_to_it_and_to_its_related_place(make_app) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = app.screen.editor
+        editor.move_cursor((20, 0))
+        await pilot.press(*"  bad: [1, ")
+        await settle(pilot)
+        diagnostic = app.screen.findings.diagnostics[0]
+        assert diagnostic.code == "YML001" and diagnostic.related
+        editor.move_cursor((0, 0))
+        await pilot.press("ctrl+g")
+        panel = app.screen.query_one(FindingsPanel)
+        assert panel.has_focus
+        panel.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.has_focus
+        assert editor.cursor_location == (diagnostic.line - 1, diagnostic.column - 1)
+        await pilot.press("ctrl+g")
+        panel.highlighted = 1  # the related place, listed under its finding
+        await pilot.press("enter")
+        await pilot.pause()
+        related = diagnostic.related[0]
+        assert editor.cursor_location == (related.line - 1, related.column - 1)
+
+
+async def test_f8_moves_to_the_next_finding(make_app) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = app.screen.editor
+        editor.move_cursor((1, 0))
+        await pilot.press(*"kind2: [")
+        await settle(pilot)
+        editor.move_cursor((0, 0))
+        await pilot.press("f8")
+        d = app.screen.findings.diagnostics[0]
+        assert editor.cursor_location == (d.line - 1, d.column - 1)
+
+
+async def test_quit_with_unsaved_changes_asks_and_cancel_keeps_the_text(make_app, workspace: Path) -> None:
+    app = make_app(CONTRACT)
+    before = (workspace / CONTRACT).read_text()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# note")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, Choice)
+        assert "unsaved changes" in str(app.screen.query_one("#dialog-body").render())
+        await pilot.press("escape")  # cancel
+        await pilot.pause()
+        assert app.is_running
+        assert app.screen.editor.text.startswith("# note")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.click("#choice-discard")
+        await pilot.pause()
+    assert not app.is_running
+    assert (workspace / CONTRACT).read_text() == before
+
+
+async def test_quit_without_changes_is_immediate_and_writes_nothing(make_app, workspace: Path) -> None:
+    app = make_app(CONTRACT)
+    stamps = {p: p.stat().st_mtime_ns for p in workspace.iterdir()}
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert not app.is_running
+    assert {p: p.stat().st_mtime_ns for p in workspace.iterdir()} == stamps
+
+
+async def test_opening_another_file_with_unsaved_changes_asks_first(make_app, workspace: Path) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# draft")
+        app.open_file(workspace / "rag_router.pipeline.yaml")
+        await pilot.pause()
+        assert isinstance(app.screen, Choice)
+        await pilot.click("#choice-save")
+        await pilot.pause()
+        await settle(pilot)
+        assert app.buffer.path.name == "rag_router.pipeline.yaml"
+        assert (workspace / CONTRACT).read_text().startswith("# draft")
+
+
+async def test_save_is_atomic_and_keeps_permissions(make_app, workspace: Path) -> None:
+    target = workspace / CONTRACT
+    os.chmod(target, 0o640)
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# saved")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert target.read_text().startswith("# saved")
+        assert stat.S_IMODE(target.stat().st_mode) == 0o640
+        assert not [p for p in workspace.iterdir() if p.name.endswith(".tmp")]
+        assert "modified" not in str(app.screen.query_one("#status").render())
+
+
+async def test_a_failed_save_leaves_the_old_file_whole(make_app, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = workspace / CONTRACT
+    before = target.read_text()
+    app = make_app(CONTRACT)
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# lost?")
+        monkeypatch.setattr(os, "replace", broken_replace)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        monkeypatch.undo()
+        assert target.read_text() == before
+        assert not [p for p in workspace.iterdir() if p.name.endswith(".tmp")]
+        assert any("Could not save" in n.message for n in app._notifications)
+        assert app.screen.editor.text.startswith("# lost?")
+
+
+async def test_a_file_changed_on_disk_is_never_silently_overwritten(make_app, workspace: Path) -> None:
+    target = workspace / CONTRACT
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# mine")
+        target.write_text("kind: contract\nname: theirs\n")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, Choice)
+        assert "changed on disk" in str(app.screen.query_one("#dialog-body").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert target.read_text() == "kind: contract\nname: theirs\n"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.click("#choice-overwrite")
+        await pilot.pause()
+        assert target.read_text().startswith("# mine")
+
+
+async def test_a_clean_buffer_reloads_when_the_file_changes_on_disk(make_app, workspace: Path) -> None:
+    target = workspace / CONTRACT
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        target.write_text(target.read_text() + "# appended elsewhere\n")
+        app.check_disk()
+        await settle(pilot)
+        assert app.screen.editor.text.endswith("# appended elsewhere\n")
+
+
+async def test_export_is_refused_while_the_file_has_errors(make_app, workspace: Path) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.editor.move_cursor((1, 0))
+        await pilot.press(*"x: [")
+        await settle(pilot)
+        app._export_to(str(workspace / "out.yaml"))
+        await pilot.pause()
+        assert not (workspace / "out.yaml").exists()
+        messages = [n.message for n in app._notifications]
+        assert any("Export refused" in m and "YML001" in m for m in messages)
+
+
+async def test_export_writes_validated_yaml(make_app, workspace: Path) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f6")
+        await pilot.pause()
+        await pilot.press("enter")  # accept the proposed path
+        await pilot.pause()
+    out = workspace / "multidoc_qa.contract.export.yaml"
+    assert out.read_text() == (workspace / CONTRACT).read_text()
