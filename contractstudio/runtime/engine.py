@@ -173,6 +173,7 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
             yield st.emit(stage, "retry_wait", kind="transport", retry=retry, seconds=seconds, waited=st.options.wait)
             if st.options.wait and seconds > 0:
                 st.options.sleep(seconds)
+                st.perf.llm["waited_s"] += seconds
             continue
         except ModelError as err:
             yield st.emit(stage, "model_error", message=str(err))
@@ -214,7 +215,7 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
     yield st.emit(stage, "retry_wait", kind="remedy", attempt=attempt, seconds=seconds, waited=st.options.wait)
     if st.options.wait and seconds > 0:
         st.options.sleep(seconds)
-        st.perf.llm["waited_s"] = st.perf.llm.get("waited_s", 0.0) + seconds
+        st.perf.llm["waited_s"] += seconds
 
 
 def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:

@@ -28,7 +28,7 @@ class PerfStats:
         self.stages: dict[str, list[float]] = {}
         self.calls: list[float] = []
         self.overheads: list[float] = []
-        self.llm = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "transport_retries": 0}
+        self.llm = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "waited_s": 0.0, "transport_retries": 0}
 
     def add_stage(self, stage: str, seconds: float) -> None:
         self.stages.setdefault(stage, []).append(seconds)
@@ -52,7 +52,7 @@ class PerfStats:
         self.calls.extend(other.calls)
         self.overheads.extend(other.overheads)
         for k, v in other.llm.items():
-            self.llm[k] += v
+            self.llm[k] = self.llm.get(k, 0) + v
 
     def as_dict(self) -> dict[str, Any]:
         """{stage: {count,total,mean,std,min,max,percentage}, overhead: {...}, total_execution: {...}, llm: {...}}."""

@@ -1,0 +1,302 @@
+"""The engine with the scripted model: stages, remedies that repair, waits, fallback/raise, stepping, perf."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+import contractstudio as cs
+from contractstudio.runtime.engine import CallOptions, TransportRetry, remedy_wait
+from contractstudio.runtime.models import ScriptedModel, TransportFault
+
+HERE = Path(__file__).parent / "runtime_contracts"
+QA = HERE / "qa.contract.yaml"
+INPUT = {"query": "Why vectors?", "documents": [{"id": "A1", "content": "Vector databases store embeddings."}]}
+GOOD = '{"answer": "They store embeddings.", "evidence": [{"doc_id": "A1", "snippet": "store embeddings"}], "coverage_score": 0.9}'
+LOW = '{"answer": "x", "evidence": [], "coverage_score": 0.2}'
+NO_WAIT = CallOptions(wait=False)
+
+
+def qa(**kw: object) -> cs.Contract:  # type: ignore[name-defined]
+    return cs.load(QA, **kw)
+
+
+def requests(result) -> list[list[dict[str, str]]]:
+    return [e["messages"] for e in result.trace.of_type("llm_request")]
+
+
+def stage_starts(result) -> list[str]:
+    return [e.stage for e in result.trace.of_type("stage_start")]
+
+
+def test_success_first_time_runs_every_stage_in_order() -> None:
+    result = qa().call(INPUT, [GOOD], options=NO_WAIT)
+    assert result.successful and result.attempts == 0 and result.llm_calls == 1
+    assert result.output.answer == "They store embeddings."
+    assert stage_starts(result) == ["input", "pre", "act", "generate", "post", "forward", "finalize"]
+    messages = requests(result)[0]
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "coverage_score (float, required, >= 0.0, <= 1.0): Coverage." in messages[0]["content"]
+    assert '"selected_sentences"' in messages[1]["content"]  # the act value is what the model sees
+    last = result.trace[-1]
+    assert last.type == "result" and last["successful"] is True and last["llm_calls"] == 1
+
+
+def test_unparseable_reply_is_repaired_with_the_reply_and_the_error() -> None:
+    result = qa().call(INPUT, ["Sure! Here is the answer: {oops", GOOD], options=NO_WAIT)
+    assert result.successful and result.attempts == 1 and result.llm_calls == 2
+    first, repair = requests(result)
+    assert repair[:2] == first  # the same task and input ...
+    assert repair[2] == {"role": "assistant", "content": "Sure! Here is the answer: {oops"}  # ... the rejected reply ...
+    assert "the reply is not valid JSON" in repair[3]["content"]  # ... and why
+    purposes = [e["purpose"] for e in result.trace.of_type("llm_request")]
+    assert purposes == ["generate", "remedy_post"]
+
+
+def test_post_violation_is_repaired_and_names_the_constraint() -> None:
+    result = qa().call(INPUT, [LOW, GOOD], options=NO_WAIT)
+    assert result.successful and result.attempts == 1
+    repair = requests(result)[1]
+    assert repair[2]["content"] == LOW
+    assert "1. Coverage score 0.20 is below the minimum 0.55. (condition: output.coverage_score >= 0.55)" in repair[3]["content"]
+
+
+def test_type_errors_name_the_path_the_value_and_the_constraint() -> None:
+    bad = '{"answer": "x", "evidence": [{"doc_id": 5}], "coverage_score": 1.7, "extra": true}'
+    result = qa().call(INPUT, [bad, GOOD], options=NO_WAIT)
+    errors = result.trace.of_type("validation_error")[0]["errors"]
+    assert "output.coverage_score = 1.7: Input should be less than or equal to 1 (constraint: le=1.0)" in errors
+    assert "output.evidence[0].doc_id = 5: Input should be a valid string" in errors
+    assert "output.evidence[0].snippet: required field is missing" in errors
+    assert "output.extra = true: Extra inputs are not permitted" in errors
+
+
+def test_fenced_json_is_read() -> None:
+    result = qa().call(INPUT, ["Here you go:\n```json\n" + GOOD + "\n```\nAnything else?"], options=NO_WAIT)
+    assert result.successful and result.llm_calls == 1
+
+
+def _accumulating(tmp_path: Path, accumulate: bool) -> cs.Contract:  # type: ignore[name-defined]
+    text = QA.read_text().replace("retry: {tries: 2,", f"accumulate_errors: {str(accumulate).lower()}\n  retry: {{tries: 3,")
+    path = tmp_path / "qa.contract.yaml"
+    path.write_text(text)
+    return cs.load(path)
+
+
+def test_accumulated_errors_are_numbered_oldest_first(tmp_path: Path) -> None:
+    result = _accumulating(tmp_path, True).call(INPUT, ["not json", LOW, GOOD], options=NO_WAIT)
+    assert result.successful and result.attempts == 2
+    last = requests(result)[2][-1]["content"]
+    assert "every error so far, oldest first" in last
+    assert last.index("1. the reply is not valid JSON") < last.index("2. Coverage score 0.20")
+    assert requests(result)[2][-2]["content"] == LOW  # the latest rejected reply is the one repaired
+
+
+def test_without_accumulation_only_the_last_error_is_sent(tmp_path: Path) -> None:
+    result = _accumulating(tmp_path, False).call(INPUT, ["not json", LOW, GOOD], options=NO_WAIT)
+    last = requests(result)[2][-1]["content"]
+    assert "Coverage score 0.20" in last and "not valid JSON" not in last
+
+
+def test_exhausted_then_fallback_uses_the_original_input() -> None:
+    result = qa().call(INPUT, [LOW, LOW, LOW], options=NO_WAIT)
+    assert not result.successful and result.attempts == 2 and result.llm_calls == 3
+    assert result.output.answer == "not confident: Why vectors?"
+    assert result.output.coverage_score == 0.0
+    assert "remedy (post) gave up after 2 attempts" in result.errors
+    assert result.trace.of_type("remedy_exhausted")[0]["graceful"] is False
+
+
+def test_graceful_exhaustion_fails_without_the_give_up_error(tmp_path: Path) -> None:
+    path = tmp_path / "g.contract.yaml"
+    path.write_text(QA.read_text().replace("max_delay: 0.05}", "max_delay: 0.05, graceful: true}"))
+    result = cs.load(path).call(INPUT, [LOW, LOW, LOW], options=NO_WAIT)
+    assert not result.successful and not any("gave up" in e for e in result.errors)
+
+
+def test_exhausted_then_raise_carries_every_error_and_the_trace(tmp_path: Path) -> None:
+    path = tmp_path / "r.contract.yaml"
+    path.write_text(QA.read_text().replace("on_failure: fallback", "on_failure: raise"))
+    with pytest.raises(cs.ContractViolation) as info:
+        cs.load(path).call(INPUT, ["nope", LOW, LOW], options=NO_WAIT)
+    err = info.value
+    assert err.errors[0].startswith("the reply is not valid JSON")
+    assert sum("Coverage score 0.20" in e for e in err.errors) == 2
+    assert err.trace is not None and err.trace[-1].type == "result" and err.trace[-1]["raised"] is True
+    assert "1. the reply is not valid JSON" in str(err)
+
+
+def test_remedy_waits_follow_the_formula_and_are_shown_when_skipped() -> None:
+    class R:
+        delay, backoff, max_delay, jitter = 0.5, 2.0, 15.0, 0.1
+
+    assert remedy_wait(R, 1, 0.0) == 0.5
+    assert remedy_wait(R, 3, 0.1) == pytest.approx(0.5 * 4 * 1.1)
+    assert remedy_wait(R, 10, 0.0) == 15.0
+    slept: list[float] = []
+    rng = random.Random(7)
+    expected = random.Random(7)
+    opts = CallOptions(wait=True, rng=rng, sleep=slept.append)
+    result = qa().call(INPUT, [LOW, LOW, GOOD], options=opts)
+    waits = result.trace.of_type("retry_wait")
+    assert [w["attempt"] for w in waits] == [1, 2]
+    for i, w in enumerate(waits, 1):
+        u = expected.uniform(-0.1, 0.1)
+        assert w["seconds"] == pytest.approx(min(0.01 * 2 ** (i - 1) * (1 + u), 0.05))
+    assert slept == [w["seconds"] for w in waits]
+    skipped = qa().call(INPUT, [LOW, GOOD], options=CallOptions(wait=False, sleep=slept.append))
+    assert skipped.trace.of_type("retry_wait")[0]["waited"] is False and len(slept) == 2
+
+
+def test_calls_share_nothing() -> None:
+    contract = qa()
+    first = contract.call(INPUT, ["nope", GOOD], options=NO_WAIT)
+    second = contract.call(INPUT, [GOOD], options=NO_WAIT)
+    assert requests(second) == [requests(first)[0]]  # no remedy context leaks into the next call
+    assert second.attempts == 0 and second.errors == []
+
+
+def test_invalid_input_fails_without_calling_the_model() -> None:
+    result = qa().call({"query": 3}, [], options=NO_WAIT)
+    assert not result.successful and result.llm_calls == 0
+    assert "input.query = 3: Input should be a valid string" in result.errors
+    assert "input.documents: required field is missing" in result.errors
+
+
+def test_pre_remedy_corrects_the_input_and_forward_gets_the_original_on_failure() -> None:
+    contract = cs.load(HERE / "pre_remedy.contract.yaml")
+    ok = contract.call({"name": " "}, ['{"name": "Ann"}', '{"text": "Hi Ann!"}'], options=NO_WAIT)
+    assert ok.successful and ok.output.text == "Hi Ann!"
+    remedy = ok.trace.of_type("llm_request")[0]
+    assert remedy["purpose"] == "remedy_pre" and remedy.stage == "pre"
+    assert "1. The name must not be empty." in remedy["messages"][1]["content"]
+    failed = contract.call({"name": " "}, ['{"name": "Ann"}', '{"text": "Hi!"}', '{"text": "Hey!"}', '{"text": "Yo"}'], options=NO_WAIT)
+    assert not failed.successful
+    assert failed.output.text == "Hello,  "  # the fallback saw the original input, not the corrected one
+
+
+def test_call_order_pre_act_post_forward_with_trusted_hooks() -> None:
+    sys.path.insert(0, str(HERE))
+    import order_hooks
+
+    order_hooks.CALLS.clear()
+    contract = cs.load(HERE / "hooks.contract.yaml", trust=True)
+    result = contract.call({"text": " hello "}, ['{"summary": "bad"}', '{"summary": "bad"}'], options=NO_WAIT)
+    assert order_hooks.CALLS == ["pre", "act", "post", "post"]
+    assert stage_starts(result)[-2:] == ["forward", "finalize"]
+    assert result.output.summary == "fallback for  hello "  # forward got the original input
+    assert "the summary says bad" in result.errors
+
+
+def test_untrusted_hooks_are_refused_with_a_clear_message() -> None:
+    contract = cs.load(HERE / "hooks.contract.yaml")
+    with pytest.raises(cs.ContractError, match=r"uses Python hooks .*order_hooks:pre_check.*--trust"):
+        contract.call({"text": "x"}, ['{"summary": "ok"}'], options=NO_WAIT)
+
+
+def test_perf_stats_accumulate_and_add_up() -> None:
+    contract = qa()
+    result = None
+    for replies in ([GOOD], [LOW, GOOD], ["x", LOW, GOOD]):
+        result = contract.call(INPUT, replies, options=NO_WAIT)
+    stats = result.perf_stats()
+    assert stats == contract.perf_stats()
+    assert stats["generate"]["count"] == 1 + 2 + 3 and stats["input"]["count"] == 3
+    for name in ("input", "pre", "act", "generate", "post", "forward", "finalize"):
+        e = stats[name]
+        assert set(e) >= {"count", "total", "mean", "std", "min", "max", "percentage"}
+        assert e["min"] <= e["mean"] <= e["max"]
+    share = sum(stats[s]["percentage"] for s in stats if s not in ("llm", "total_execution"))
+    assert share == pytest.approx(100.0, abs=1.0)
+    assert stats["llm"]["calls"] == 6
+    assert result.perf_stats(cumulative=False)["generate"]["count"] == 3
+    assert "overhead" in contract.perf_table() and "total_execution" in contract.perf_table()
+
+
+def test_transport_faults_are_retried_without_consuming_remedies() -> None:
+    fault = TransportFault("rate limited", kind="rate_limit", retryable=True, status=429, exc_class="RateLimitError")
+    model = ScriptedModel([fault, fault, LOW, GOOD])
+    opts = CallOptions(wait=False, transport=TransportRetry(tries=3, delay=0.001))
+    result = qa().call(INPUT, model, options=opts)
+    assert result.successful and result.attempts == 1 and result.llm_calls == 2
+    errors = result.trace.of_type("transport_error")
+    assert [(e["status"], e["retry"], e["gave_up"]) for e in errors] == [(429, 1, False), (429, 2, False)]
+    assert result.perf_stats(cumulative=False)["llm"]["transport_retries"] == 2
+
+
+def test_authentication_errors_are_not_retried() -> None:
+    auth = TransportFault("bad key sk-live-abcdefgh123", kind="authentication", retryable=False, status=401, exc_class="AuthenticationError")
+    result = qa().call(INPUT, ScriptedModel([auth, GOOD]), options=NO_WAIT)
+    assert not result.successful and result.llm_calls == 0
+    assert len(result.trace.of_type("transport_error")) == 1
+    assert "not retried" in result.errors[0] and "sk-live" not in result.errors[0]
+
+
+def test_scripted_model_running_out_is_a_clear_failure() -> None:
+    result = qa().call(INPUT, [LOW], options=NO_WAIT)
+    assert not result.successful
+    assert any("the scripted model has 1 reply but the contract made LLM call 2" in e for e in result.errors)
+
+
+def test_trace_jsonl_roundtrip_and_replay(tmp_path: Path) -> None:
+    contract = qa()
+    out = tmp_path / "t.jsonl"
+    first = contract.call(INPUT, [LOW, GOOD], options=NO_WAIT, trace=out)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [d["seq"] for d in lines] == list(range(1, len(first.trace) + 1))
+    assert {"seq", "t", "stage", "type"} <= set(lines[0])
+    replayed = contract.replay(INPUT, out, options=NO_WAIT)
+    assert replayed.successful and replayed.output == first.output
+    assert not replayed.trace.of_type("replay_divergence")
+    changed = contract.replay({**INPUT, "query": "Why graphs?"}, out, options=NO_WAIT)
+    note = changed.trace.of_type("replay_divergence")[0]["message"]
+    assert note.startswith("request 1 differs from the recording: message 2 (user) changed at line")
+    assert "Why vectors?" in note and "Why graphs?" in note
+
+
+def test_stepping_is_the_same_run_paused(tmp_path: Path) -> None:
+    contract = qa()
+    whole = contract.call(INPUT, [LOW, GOOD], options=NO_WAIT)
+    session = contract.session(INPUT, [LOW, GOOD])
+    stepped = []
+    while (event := session.step()) is not None:
+        stepped.append((event.stage, event.type))
+    assert stepped == [(e.stage, e.type) for e in whole.trace]
+    assert session.result.successful and session.result.output == whole.output
+
+
+def test_breakpoints_pause_at_stage_starts() -> None:
+    session = qa().session(INPUT, [LOW, GOOD], breakpoints={"post"})
+    first = session.continue_()
+    assert (first.stage, first.type, first["attempt"]) == ("post", "stage_start", 0)
+    second = session.continue_()
+    assert (second.stage, second["attempt"]) == ("post", 1)
+    assert session.continue_() is None and session.result.successful
+
+
+def test_the_studio_can_edit_the_reply_and_the_error_text() -> None:
+    session = qa().session(INPUT, [LOW, "unused"])
+    while (event := session.step()) is not None:
+        if event.type == "validation_error":
+            session.edit_errors(["Please cite the document A1."])
+        elif event.type == "llm_request" and event["purpose"] == "remedy_post":
+            assert event["messages"][-1]["content"].count("Please cite the document A1.") == 1
+            session.edit_reply(GOOD)
+    result = session.result
+    assert result.successful and result.output.coverage_score == 0.9
+    assert result.trace.of_type("llm_response")[-1]["edited"] is True
+    with pytest.raises(RuntimeError):
+        session.edit_reply("x")
+
+
+def test_load_refuses_a_file_with_errors(tmp_path: Path) -> None:
+    path = tmp_path / "bad.contract.yaml"
+    path.write_text(QA.read_text().replace("output: Answer\n", ""))
+    with pytest.raises(cs.ContractError) as info:
+        cs.load(path)
+    assert info.value.diagnostics and any(d.code == "SCH101" for d in info.value.diagnostics)
+    assert "SCH101 missing required key 'output'" in str(info.value)
