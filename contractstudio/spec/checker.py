@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from pydantic import BaseModel
+
 from contractstudio.spec import sandbox
 from contractstudio.spec.sandbox import ExpressionError
 from contractstudio.spec.types import ANY, NONE, DictOf, ListOf, LiteralOf, Prim, Ref, TypeExpr, TypeSystem, Union, union_of, without_none
@@ -36,13 +38,15 @@ _FORBIDDEN = {
     ast.Yield: "'yield' is not allowed",
     ast.YieldFrom: "'yield from' is not allowed",
 }
-# Python's introspection attributes: refused on anything that is not a declared record field or a mapping key.
-_INTROSPECTION = re.compile(r"(gi|cr|ag|f|tb|co|func|im)_[a-z_]+\Z")
+# Python's introspection attributes: refused on anything that is not a declared record field.
+_INTROSPECTION = sandbox.INTROSPECTION
 _DENIED_ATTRS = frozenset(
     "mro format format_map globals builtins subclasses bases base class dict code frame self encode decode "
     "maketrans translate expandtabs center ljust rjust zfill throw send with_traceback register system popen "
     "modules load_module exec_module loader getattr setattr eval exec compile".split()
 )
+# pydantic's own attributes: never reachable through a record, whatever its fields are called.
+_MODEL_ATTRS = frozenset(n for n in dir(BaseModel) if not n.startswith("_"))
 # function name -> (min args, max args or None)
 ARITY: dict[str, tuple[int, int | None]] = {
     "len": (1, 1), "min": (1, None), "max": (1, None), "sum": (1, 2), "abs": (1, 1), "all": (1, 1), "any": (1, 1),
@@ -299,16 +303,19 @@ class Checker:
             if found:
                 return union_of(found)
             fields = [f for o in options for f in (self.types.field_types(o) or {})]
-            if _INTROSPECTION.match(name) or name in _DENIED_ATTRS:
+            if name in _INTROSPECTION or name in _DENIED_ATTRS or name in _MODEL_ATTRS:
                 self.issue("EXP401", f"'{name}' is a Python attribute, not a field; it is refused", where)
                 return ANY
             near = _close(name, fields)
             self.issue("EXP201", f"'{name}' is not a field of {base} (fields: {', '.join(fields) or 'none'})", where,
                        hint=f"did you mean '{near}'?" if near else None)
             return ANY
+        if name in _INTROSPECTION:  # never a sensible key, even of a mapping
+            self.issue("EXP401", f"'{name}' is a Python attribute, not a field; it is refused", where)
+            return ANY
         if kind == "dict":
             return base.value if isinstance(base, DictOf) else ANY
-        if _INTROSPECTION.match(name) or name in _DENIED_ATTRS:
+        if name in _DENIED_ATTRS:
             self.issue("EXP401", f"'{name}' is a Python attribute, not a field; it is refused", where)
             return ANY
         if kind == "any":

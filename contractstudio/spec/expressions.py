@@ -66,8 +66,10 @@ class Expression:
     @property
     def names(self) -> frozenset[str]:
         """The free names the expression reads (e.g. {'input', 'output'})."""
-        bound = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        return frozenset(n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id not in bound)
+        nodes = list(ast.walk(self.tree))
+        bound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in sandbox.FUNCTIONS}
+        return frozenset(n.id for n in nodes if isinstance(n, ast.Name) and n.id not in bound and id(n) not in called)
 
     def evaluate(self, values: dict[str, Any]) -> Any:
         """Evaluate with the given names; raises ExpressionError on any failure."""

@@ -34,6 +34,15 @@ _ITERABLE = (str,) + _CONTAINERS
 _NUMBER = (int, float)  # bool is an int
 
 
+# Frame, code and function attributes of Python objects: refused even as mapping keys.
+INTROSPECTION = frozenset(
+    "gi_frame gi_code gi_running gi_yieldfrom gi_suspended cr_frame cr_code cr_await cr_running cr_origin "
+    "ag_frame ag_code ag_await ag_running f_globals f_locals f_back f_builtins f_code f_lasti f_lineno f_trace "
+    "tb_frame tb_next tb_lasti tb_lineno co_code co_consts co_names func_globals func_code func_closure "
+    "func_defaults im_func im_self im_class".split()
+)
+
+
 class ExpressionError(Exception):
     """An expression was refused or failed while evaluating; `str(err)` says why."""
 
@@ -195,6 +204,8 @@ def get_field(obj: Any, name: str) -> Any:
             return extra[name]
         raise ExpressionError(f"'{name}' is not a field of {type(obj).__name__}")
     if isinstance(obj, dict):
+        if name in INTROSPECTION:
+            raise ExpressionError(f"'{name}' is a Python attribute, not a field; it is refused")
         if name in obj:
             return obj[name]
         raise ExpressionError(f"the mapping has no key '{name}'")
