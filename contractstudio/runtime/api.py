@@ -95,14 +95,13 @@ def _runtime_object(doc: Any, path: str, trusted: bool) -> Any:
             from contractstudio.runtime import pipeline as pipeline_runtime
         except ImportError:
             raise ContractError(f"{path}: running pipelines is not available in this build") from None
-        for factory in ("from_document", "PipelineRunner", "Pipeline", "Runner"):
-            make = getattr(pipeline_runtime, factory, None)
-            if make is not None:
-                try:
-                    return make(doc, path=path, trusted=trusted)
-                except TypeError:
-                    return make(doc)
-        raise ContractError(f"{path}: running pipelines is not available in this build")
+        runner = getattr(pipeline_runtime, "PipelineRunner", None)
+        if runner is None:
+            raise ContractError(f"{path}: running pipelines is not available in this build")
+        try:
+            return runner(doc, path=path)
+        except TypeError:
+            return runner(doc)
     return doc  # an agent contract is analyzed, not run
 
 

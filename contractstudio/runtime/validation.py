@@ -26,10 +26,13 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 def _json_error(err: json.JSONDecodeError, text: str) -> str:
-    cut = err.pos >= len(text.rstrip()) - 1
+    body = text.rstrip()
+    cut = (err.pos >= len(body) - 1 or err.msg.startswith("Unterminated string")
+           or body.count("{") > body.count("}") or body.count("[") > body.count("]"))
     where = f"line {err.lineno}, column {err.colno}"
+    joined = f"{err.msg} {where}" if err.msg.endswith(" at") else f"{err.msg} at {where}"
     hint = "; the JSON ends early (was the reply cut off, e.g. by max_tokens?)" if cut else ""
-    return f"the reply is not valid JSON: {err.msg} at {where}{hint}"
+    return f"the reply is not valid JSON: {joined}{hint}"
 
 
 def extract_json(text: str) -> tuple[Any, str | None]:
