@@ -1,1 +1,242 @@
-"""Rules of kind: agent documents (filled in by its family's work)."""
+"""Rules of kind: agent documents: the consistency relation of seed 001 (AgentAnvil).
+
+C ⊨ cons_policy ∧ cons_oracle ∧ cons_budget ∧ cons_cross, one function per clause:
+policy contradictions (AGT101/102), oracle realisability (AGT201-203),
+budget feasibility (AGT301/302), cross-level references (AGT401); code-level
+success criteria are type-checked against the agent's output schema (EXP*).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Iterator
+
+from contractstudio.analysis import budget
+from contractstudio.analysis.check import Context, Loaded, analyzer
+from contractstudio.analysis.diagnostics import Diagnostic, Related, make
+from contractstudio.spec.documents import Agent, Condition, Policy, Task
+from contractstudio.spec.source import inner_span
+
+NEAR_LIMIT = 0.8  # a typical estimate at 80% of a limit leaves little room for a slow day
+
+
+@analyzer("agent")
+def agent_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
+    """Every agent rule, clause by clause."""
+    agent = loaded.model
+    if not isinstance(agent, Agent):
+        return
+    yield from policy_contradictions(loaded, agent)
+    yield from oracle_availability(loaded, agent)
+    yield from constraint_feasibility(loaded, agent)
+    yield from cross_level_references(loaded, agent)
+    yield from success_criteria_expressions(loaded, agent)
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def _overlap(a: Policy, b: Policy) -> bool:
+    """Scopes overlap when either is omitted (every task) or they share a task id."""
+    return a.scope is None or b.scope is None or bool(set(a.scope) & set(b.scope))
+
+
+def _related(loaded: Loaded, where: tuple[object, ...], message: str) -> Related:
+    span = loaded.span(where)
+    return Related(loaded.file, span.line, span.column, message)
+
+
+def _pattern(loaded: Loaded, policy: Policy, part: str) -> tuple[re.Pattern[str] | None, Diagnostic | None]:
+    ref = getattr(policy, part)
+    try:
+        return re.compile(ref.tool_pattern), None
+    except re.error as err:
+        return None, loaded.diag("SCH103", f"policy '{policy.id}': tool_pattern is not a valid regular expression ({err})",
+                                 policy, part, "tool_pattern")
+
+
+# ----------------------------------------------------------------- cons_policy
+
+
+def policy_contradictions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
+    """AGT101: require X and forbid X, or a conflicts_with pair, on overlapping scope. AGT102: a forbid pattern hits a required tool."""
+    policies = agent.policies
+    by_id = {p.id: p for p in policies}
+    declared = [t.name for t in agent.tools]
+    patterns: dict[tuple[str, str], re.Pattern[str] | None] = {}
+    for p in policies:
+        for part in ("require", "forbid"):
+            ref = getattr(p, part)
+            if ref is not None and ref.tool_pattern is not None:
+                compiled, problem = _pattern(loaded, p, part)
+                patterns[(p.id, part)] = compiled
+                if problem:
+                    yield problem
+    reported: set[frozenset[str]] = set()
+    for p in policies:
+        for i, other_id in enumerate(p.conflicts_with):
+            other = by_id.get(other_id)
+            pair = frozenset((p.id, other_id))
+            if other is None or other is p or pair in reported or not _overlap(p, other):
+                continue
+            reported.add(pair)
+            yield loaded.diag("AGT101", f"policies '{p.id}' and '{other_id}' are declared contradictory (conflicts_with) and "
+                              "apply to the same tasks", p, "conflicts_with", i,
+                              hint="give them disjoint scopes, or remove one of them",
+                              related=[_related(loaded, other.src + ("id",), f"policy '{other_id}' is here")])
+    requires = [p for p in policies if p.require is not None]
+    for f in policies:
+        if f.forbid is None:
+            continue
+        for r in requires:
+            if r is f or not _overlap(r, f) or frozenset((r.id, f.id)) in reported:
+                continue
+            assert r.require is not None
+            rel = [_related(loaded, r.src + ("require",), f"policy '{r.id}' requires it")]
+            if r.require.tool is not None and f.forbid.tool == r.require.tool:
+                yield loaded.diag("AGT101", f"policy '{f.id}' forbids tool '{f.forbid.tool}', which policy '{r.id}' requires "
+                                  "on overlapping scope", f, "forbid", "tool",
+                                  hint="narrow one policy's scope, or drop one of them", related=rel)
+            elif f.forbid.tool_pattern is not None and (pat := patterns.get((f.id, "forbid"))) is not None:
+                if r.require.tool is not None and pat.fullmatch(r.require.tool):
+                    yield loaded.diag("AGT102", f"policy '{f.id}' forbids tool_pattern {f.forbid.tool_pattern!r}, which matches "
+                                      f"tool '{r.require.tool}' that policy '{r.id}' requires", f, "forbid", "tool_pattern",
+                                      hint="tighten the pattern so it excludes the required tool", related=rel)
+                elif r.require.tool_pattern is not None and (rpat := patterns.get((r.id, "require"))) is not None:
+                    wanted = [t for t in declared if rpat.fullmatch(t)]
+                    if wanted and all(pat.fullmatch(t) for t in wanted):
+                        yield loaded.diag("AGT102", f"policy '{f.id}' forbids tool_pattern {f.forbid.tool_pattern!r}, which matches "
+                                          f"every tool policy '{r.id}' may use ({', '.join(wanted)})", f, "forbid", "tool_pattern",
+                                          hint="tighten the pattern so some required tool stays allowed", related=rel)
+
+
+# ----------------------------------------------------------------- cons_oracle
+
+
+def _code_level(criterion: str | Condition) -> bool:
+    return isinstance(criterion, Condition) and (criterion.assert_ is not None or criterion.python is not None)
+
+
+def oracle_availability(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
+    """AGT201-203: the declared oracle can be realised with the corpus and ensemble configured."""
+    for task in agent.tasks:
+        if task.oracle == "human" and agent.corpus.annotators.get("human", 0) < 1:
+            yield loaded.diag("AGT201", f"task '{task.id}' uses oracle: human, but the corpus has no human annotator", task, "oracle",
+                              hint="add 'corpus: {annotators: {human: 1}}' or choose another oracle")
+        elif task.oracle == "functional" and not any(_code_level(c) for c in task.success_criteria):
+            yield loaded.diag("AGT202", f"task '{task.id}' uses oracle: functional, but none of its success criteria is a "
+                              "code-level assert", task, "oracle",
+                              hint="add a criterion such as '- assert: output.status == ...', or use oracle: llm_judge or human")
+        elif task.oracle == "llm_judge" and not agent.ensemble.judges:
+            yield loaded.diag("AGT203", f"task '{task.id}' uses oracle: llm_judge, but the ensemble has no judge", task, "oracle",
+                              hint="add 'ensemble: {judges: [<model>]}'")
+
+
+# ----------------------------------------------------------------- cons_budget
+
+
+def constraint_feasibility(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
+    """AGT301 when a task certainly exceeds a constraint, AGT302 when its typical estimate reaches 80% of it."""
+    backend, limits = agent.backend, agent.constraints
+    if backend is None:  # seed 001: without a backend the budget is not estimated
+        return
+    for task in agent.tasks:
+        calls = task.llm_calls
+        checks: list[tuple[str, float | None, budget.Estimate | None, str, str]] = [
+            ("max_llm_calls", limits.max_llm_calls, budget.Estimate(calls, calls), "{:g} LLM calls", "calls"),
+            ("max_latency_ms", limits.max_latency_ms, budget.latency_ms(backend, calls), "{:g} ms", "latency"),
+            ("max_cost_usd", limits.max_cost_usd, budget.cost_usd(backend, calls), "${:.6g}", "cost"),
+        ]
+        for key, limit, est, unit, what in checks:
+            if limit is None or est is None:
+                continue
+            rel = [_related(loaded, ("constraints", key), f"constraints.{key}: {limit:g}")]
+            if est.minimum > limit:
+                yield _budget(loaded, task, "AGT301", f"task '{task.id}' certainly exceeds constraints.{key} {unit.format(limit)}: "
+                              f"{_how(what, calls, backend)} {unit.format(est.minimum)}", rel)
+            elif est.typical >= NEAR_LIMIT * limit:
+                share = est.typical / limit
+                tail = "above the limit on a typical run" if share > 1 else "little room left"
+                yield _budget(loaded, task, "AGT302", f"task '{task.id}' typically needs {unit.format(est.typical)} of "
+                              f"constraints.{key} {unit.format(limit)} ({share:.0%}): {tail}", rel)
+
+
+def _how(what: str, calls: int, backend: object) -> str:
+    if what == "calls":
+        return "it makes"
+    if what == "latency":
+        return f"{calls} sequential call(s) take at least"
+    return f"{calls} call(s) of {getattr(backend, 'model', '?')} cost at least"
+
+
+def _budget(loaded: Loaded, task: Task, code: str, message: str, related: list[Related]) -> Diagnostic:
+    where = ("llm_calls",) if "llm_calls" in task.model_fields_set else ("id",)
+    return loaded.diag(code, message, task, *where, related=related,
+                       hint="raise the constraint, use fewer sequential calls, or a faster / cheaper backend")
+
+
+# ----------------------------------------------------------------- cons_cross
+
+
+def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
+    """AGT401: every L2/L3 reference (trajectory, policy, scope, conflicts_with) names a declared L1 entity."""
+    tools = [t.name for t in agent.tools]
+    fields = list(agent.output_schema.fields)
+    tasks = [t.id for t in agent.tasks]
+    policies = [p.id for p in agent.policies]
+    for p in agent.policies:
+        for part in ("require", "forbid"):
+            ref = getattr(p, part)
+            if ref is not None and ref.tool is not None and ref.tool not in tools:
+                yield loaded.diag("AGT401", f"policy '{p.id}' names tool '{ref.tool}', which is not declared under tools",
+                                  p, part, "tool", hint=_did_you_mean(ref.tool, tools))
+        for i, task_id in enumerate(p.scope or []):
+            if task_id not in tasks:
+                yield loaded.diag("AGT401", f"policy '{p.id}' is scoped to task '{task_id}', which is not declared",
+                                  p, "scope", i, hint=_did_you_mean(task_id, tasks))
+        for i, other in enumerate(p.conflicts_with):
+            if other not in policies:
+                yield loaded.diag("AGT401", f"policy '{p.id}' conflicts_with '{other}', which is not a policy",
+                                  p, "conflicts_with", i, hint=_did_you_mean(other, policies))
+    for task in agent.tasks:
+        for i, step in enumerate(task.trajectory):
+            if step.expect_tool is not None and step.expect_tool not in tools:
+                yield loaded.diag("AGT401", f"task '{task.id}': trajectory expects tool '{step.expect_tool}', which is not declared",
+                                  task, "trajectory", i, "expect_tool", hint=_did_you_mean(step.expect_tool, tools))
+            if step.expect_field is not None and step.expect_field not in fields:
+                yield loaded.diag("AGT401", f"task '{task.id}': trajectory expects field '{step.expect_field}', which is not in the schema",
+                                  task, "trajectory", i, "expect_field", hint=_did_you_mean(step.expect_field, fields))
+
+
+# ----------------------------------------------------------------- success criteria
+
+
+def success_criteria_expressions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
+    """EXP*: code-level success criteria type-check against the schema (scope: output)."""
+    conditions = [(c, i, t) for t in agent.tasks for i, c in enumerate(t.success_criteria) if isinstance(c, Condition)]
+    if not conditions:
+        return
+    from contractstudio.spec.documents import TypeDecl
+    from contractstudio.spec.expressions import check, check_template
+    from contractstudio.spec.types import Ref, TypeSystem
+
+    output_type = "AgentOutput"
+    types = TypeSystem.from_decls({output_type: TypeDecl(fields=agent.output_schema.fields)})
+    scope = {"output": Ref(output_type)}
+    for cond, _i, _task in conditions:
+        for key, src in (("when", cond.when), ("assert", cond.assert_)):
+            if src is not None:
+                _type, issues = check(src, scope, types)
+                yield from _at(loaded, cond.src + (key,), issues)
+        if cond.message is not None:
+            yield from _at(loaded, cond.src + ("message",), check_template(cond.message, scope, types))
+
+
+def _at(loaded: Loaded, path: tuple[object, ...], issues: Iterable[object]) -> Iterator[Diagnostic]:
+    node = loaded.node(path)
+    for issue in issues:
+        span = inner_span(node, issue.start, issue.end, loaded.text) if node is not None else loaded.span(path)  # type: ignore[attr-defined]
+        yield make(issue.code, issue.message, loaded.file, span, hint=issue.hint)  # type: ignore[attr-defined]
