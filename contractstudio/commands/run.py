@@ -39,7 +39,7 @@ def describe(event: Any) -> list[str]:
         text = d["text"].replace("\n", " ")
         return [f"    <- {len(d['text'])} chars, {d['prompt_tokens']}+{d['completion_tokens']} tokens, "
                 f"{d['latency_s']:.2f} s: {text[:70]}{'...' if len(text) > 70 else ''}"]
-    if t == "validation_error" and d["where"] != "pre":
+    if t == "validation_error" and d["where"] not in ("pre", "post"):  # failed conditions were printed already
         return [f"    x {d['where']}: {e}" for e in d["errors"]]
     if t == "transport_error":
         status = f" HTTP {d['status']}" if d.get("status") else ""

@@ -212,6 +212,9 @@ class LiveModel:
 
     def __post_init__(self) -> None:
         register_secret(self.api_key)
+        for name, value in os.environ.items():  # keys litellm may pick up itself are redacted too
+            if name.endswith(("_API_KEY", "_TOKEN")):
+                register_secret(value)
 
     @property
     def name(self) -> str:
@@ -232,7 +235,7 @@ class LiveModel:
             kwargs["api_base"] = self.api_base
         if self.api_key:
             kwargs["api_key"] = self.api_key
-        elif self.api_base:
+        elif self.api_base and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
             kwargs["api_key"] = "no-key"  # OpenAI-compatible local servers need none, the client insists on one
         started = time.perf_counter()
         try:
