@@ -69,7 +69,7 @@ class Result:
         self.trace: Trace = state.trace
         self.violation: ContractViolation | None = state.violation
         self._call_perf = state.perf
-        self._perf_snapshot = state.accumulated.as_dict() if state.accumulated is not None else state.perf.as_dict()
+        self._accumulated = state.accumulated
         self._output_shape = state.plan.output
 
     @property
@@ -79,7 +79,9 @@ class Result:
 
     def perf_stats(self, cumulative: bool = True) -> dict[str, Any]:
         """Perf stats of every call of this contract object so far (or of this call only)."""
-        return self._perf_snapshot if cumulative else self._call_perf.as_dict()
+        if cumulative and self._accumulated is not None:
+            return self._accumulated.as_dict()
+        return self._call_perf.as_dict()
 
     def __repr__(self) -> str:
         return f"Result(successful={self.successful}, attempts={self.attempts}, llm_calls={self.llm_calls}, output={self.output_data!r:.200})"

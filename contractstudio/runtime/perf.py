@@ -13,25 +13,57 @@ from typing import Any
 STAGE_ORDER = ("input", "pre", "act", "generate", "post", "forward", "finalize")
 
 
-def _summary(values: list[float]) -> dict[str, float]:
-    n = len(values)
-    total = sum(values)
-    mean = total / n if n else 0.0
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
-    return {"count": n, "total": total, "mean": mean, "std": std, "min": min(values) if n else 0.0, "max": max(values) if n else 0.0}
+class Series:
+    """Running count, total, sum of squares, min and max: O(1) per sample, however many calls."""
+
+    __slots__ = ("n", "total", "sumsq", "min", "max")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.total = 0.0
+        self.sumsq = 0.0
+        self.min = math.inf
+        self.max = -math.inf
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+        self.sumsq += value * value
+        if value < self.min:
+            self.min = value
+        if value > self.max:
+            self.max = value
+
+    def merge(self, other: Series) -> None:
+        self.n += other.n
+        self.total += other.total
+        self.sumsq += other.sumsq
+        self.min = min(self.min, other.min)
+        self.max = max(self.max, other.max)
+
+    def summary(self) -> dict[str, float]:
+        n = self.n
+        mean = self.total / n if n else 0.0
+        var = (self.sumsq - n * mean * mean) / (n - 1) if n > 1 else 0.0
+        return {"count": n, "total": self.total, "mean": mean, "std": math.sqrt(max(var, 0.0)),
+                "min": self.min if n else 0.0, "max": self.max if n else 0.0}
 
 
 class PerfStats:
     """Stage timings, call totals and LLM usage over any number of calls."""
 
     def __init__(self) -> None:
-        self.stages: dict[str, list[float]] = {}
-        self.calls: list[float] = []
-        self.overheads: list[float] = []
-        self.llm = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "waited_s": 0.0, "transport_retries": 0}
+        self.stages: dict[str, Series] = {}
+        self.calls = Series()
+        self.overheads = Series()
+        self.llm = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
+                    "waited_s": 0.0, "transport_retries": 0}
 
     def add_stage(self, stage: str, seconds: float) -> None:
-        self.stages.setdefault(stage, []).append(seconds)
+        series = self.stages.get(stage)
+        if series is None:
+            series = self.stages[stage] = Series()
+        series.add(seconds)
 
     def add_llm(self, prompt_tokens: int, completion_tokens: int, cost_usd: float, latency_s: float) -> None:
         llm = self.llm
@@ -42,31 +74,31 @@ class PerfStats:
         llm["latency_s"] += latency_s
 
     def add_call(self, seconds: float, in_stages: float) -> None:
-        self.calls.append(seconds)
-        self.overheads.append(max(seconds - in_stages, 0.0))
+        self.calls.add(seconds)
+        self.overheads.add(max(seconds - in_stages, 0.0))
 
     def merge(self, other: PerfStats) -> None:
         """Add another call's (or contract's) stats to these."""
-        for stage, values in other.stages.items():
-            self.stages.setdefault(stage, []).extend(values)
-        self.calls.extend(other.calls)
-        self.overheads.extend(other.overheads)
+        for stage, series in other.stages.items():
+            self.stages.setdefault(stage, Series()).merge(series)
+        self.calls.merge(other.calls)
+        self.overheads.merge(other.overheads)
         for k, v in other.llm.items():
             self.llm[k] = self.llm.get(k, 0) + v
 
     def as_dict(self) -> dict[str, Any]:
         """{stage: {count,total,mean,std,min,max,percentage}, overhead: {...}, total_execution: {...}, llm: {...}}."""
-        whole = sum(self.calls)
+        whole = self.calls.total
         out: dict[str, Any] = {}
         order = [s for s in STAGE_ORDER if s in self.stages] + sorted(s for s in self.stages if s not in STAGE_ORDER)
         for stage in order:
-            entry = _summary(self.stages[stage])
+            entry = self.stages[stage].summary()
             entry["percentage"] = 100.0 * entry["total"] / whole if whole else 0.0
             out[stage] = entry
-        overhead = _summary(self.overheads)
+        overhead = self.overheads.summary()
         overhead["percentage"] = 100.0 * overhead["total"] / whole if whole else 0.0
         out["overhead"] = overhead
-        total = _summary(self.calls)
+        total = self.calls.summary()
         total["percentage"] = 100.0 if whole else 0.0
         out["total_execution"] = total
         out["llm"] = dict(self.llm)
