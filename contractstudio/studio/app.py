@@ -13,7 +13,7 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.theme import Theme
+from textual.worker import Worker, WorkerState
 
 from contractstudio.analysis.diagnostics import Counts
 from contractstudio.studio.commands import StudioCommands
@@ -117,6 +117,10 @@ class StudioApp(App[None]):
             c = Counts.of(report.diagnostics)
             counts[f.path] = (c.error, c.warning)
         self.call_from_thread(self._counted, counts)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.group == "workspace":
+            self.notify(f"Could not check every workspace file: {event.worker.error}", severity="warning", timeout=6)
 
     def _counted(self, counts: dict[Path, tuple[int, int]]) -> None:
         for path, value in counts.items():

@@ -136,3 +136,48 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class TextPrompt(ModalScreen[str | None]):
+    """Multi-line text (typed YAML input, an edited reply or error texts); Ctrl+S or Use accepts."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
+        Binding("ctrl+s", "accept", "Use", priority=True, id="dialog.accept"),
+    ]
+
+    def __init__(self, title: str, text: str, language: str | None = "yaml", help_text: str = "") -> None:
+        super().__init__(classes="dialog")
+        self.title_text = title
+        self.text = text
+        self.language = language
+        self.help_text = help_text
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import TextArea
+
+        with Vertical(id="prompt-box"):
+            yield Label(self.title_text, id="dialog-title")
+            yield TextArea(self.text, language=self.language, id="prompt-text", soft_wrap=True, show_line_numbers=False)
+            yield Static(self.help_text or "Ctrl+S uses this text, Escape cancels.", id="dialog-body")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Use", variant="primary", id="use")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt-text").focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "use":
+            self.action_accept()
+        else:
+            self.dismiss(None)
+
+    def action_accept(self) -> None:
+        from textual.widgets import TextArea
+
+        self.dismiss(self.query_one("#prompt-text", TextArea).text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -68,6 +68,7 @@ class EditScreen(Screen[None]):
         self.analysis: Analysis | None = None
         self._debounce: Timer | None = None
         self._loading = False
+        self._last_failure = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="edit-main"):
@@ -161,7 +162,12 @@ class EditScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "analysis":
-            self.studio.worker_failed("Analysis failed", event.worker.error)
+            error = event.worker.error
+            reason = f"{type(error).__name__}: {error}"
+            self.query_one("#status", Static).update(f" [b red]analysis failed[/]: {reason}")
+            if reason != self._last_failure:  # one modal per distinct failure, not one per keystroke
+                self._last_failure = reason
+                self.studio.worker_failed("Analysis failed", error)
 
     # Status --------------------------------------------------------------------------
 

@@ -30,17 +30,27 @@ class FindingsPanel(OptionList):
     class Jump(Message):
         """The user chose a place to go to."""
 
-        def __init__(self, place: Place, diagnostic: Diagnostic) -> None:
+        def __init__(self, panel: FindingsPanel, place: Place, diagnostic: Diagnostic) -> None:
             super().__init__()
+            self.panel = panel
             self.place = place
             self.diagnostic = diagnostic
+
+        @property
+        def control(self) -> FindingsPanel:
+            return self.panel
 
     class Chosen(Message):
         """The highlighted finding changed (the graph highlights PIP201 paths from it)."""
 
-        def __init__(self, diagnostic: Diagnostic | None) -> None:
+        def __init__(self, panel: FindingsPanel, diagnostic: Diagnostic | None) -> None:
             super().__init__()
+            self.panel = panel
             self.diagnostic = diagnostic
+
+        @property
+        def control(self) -> FindingsPanel:
+            return self.panel
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -92,9 +102,9 @@ class FindingsPanel(OptionList):
         event.stop()
         found = self.target(event.option_index)
         if found:
-            self.post_message(self.Jump(*found))
+            self.post_message(self.Jump(self, *found))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         found = self.target(event.option_index)
-        self.post_message(self.Chosen(found[1] if found else None))
+        self.post_message(self.Chosen(self, found[1] if found else None))

@@ -1,0 +1,296 @@
+"""Graph mode: a pipeline's step graph (routes, findings, PIP201 paths, simulate) or an agent's references."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, OptionList, Static, Tree
+from textual.widgets.option_list import Option
+
+from contractstudio.analysis.check import Context, FileReport, Loaded, check_text
+from contractstudio.analysis.diagnostics import Diagnostic
+from contractstudio.analysis.graph import END, StepGraph, state_flow
+from contractstudio.studio.screens.agent_tree import fill_agent_tree
+from contractstudio.studio.screens.dialogs import PathPrompt
+from contractstudio.studio.widgets.findings import FindingsPanel, Place
+from contractstudio.studio.widgets.stepgraph import Highlight, StepGraphView, step_at_line, worst_by_step
+from contractstudio.studio.workspace import kind_of_text
+
+
+class GraphScreen(Screen[None]):
+    """The graph screen (mode `graph`)."""
+
+    BINDINGS = [
+        Binding("j", "jump", "Jump to YAML", id="graph.jump"),
+        Binding("slash", "simulate", "Simulate", id="graph.simulate"),
+        Binding("m", "export('mermaid')", "Mermaid", id="graph.export_mermaid"),
+        Binding("d", "export('dot')", "DOT", id="graph.export_dot"),
+        Binding("escape", "clear", "Clear path", show=False, id="graph.clear"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="graph-screen")
+        self.path: Path | None = None
+        self.report: FileReport | None = None
+        self.loaded: Loaded | None = None
+        self.graph: StepGraph | None = None
+        self.spans: dict[str, tuple[int, int]] = {}
+        self._choices: list[Path] = []
+        self.banner: Text | None = None  # the simulated path or chosen finding, shown above the step
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="graph-main"):
+            with Vertical(id="graph-side"):
+                yield OptionList(id="graph-files")
+                yield FindingsPanel(id="graph-findings")
+            with Vertical():
+                yield StepGraphView(id="graph-view")
+                yield Tree("agent", id="agent-tree")
+                yield Static("", id="graph-details")
+                yield Input(placeholder="/ simulate a router reply, e.g. [BM25:] how do I reset?", id="simulate", compact=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#graph-files").border_title = "Pipelines & agents"
+        self.query_one("#graph-findings").border_title = "Findings"
+        self.query_one("#graph-details").border_title = "Step"
+        self.query_one("#agent-tree").display = False
+
+    def on_screen_resume(self) -> None:
+        app = self.app
+        files = app.workspace.of_kind("pipeline", "agent")  # type: ignore[attr-defined]
+        current = app.buffer.path if app.buffer is not None else None  # type: ignore[attr-defined]
+        self._choices = [f.path for f in files]
+        if current is not None and kind_of_text(app.current_text()) in ("pipeline", "agent") and current not in self._choices:  # type: ignore[attr-defined]
+            self._choices.insert(0, current)
+        target = current if current in self._choices else (self.path if self.path in self._choices else None)
+        if target is None and self._choices:
+            target = self._choices[0]
+        chooser = self.query_one("#graph-files", OptionList)
+        chooser.clear_options()
+        for p in self._choices:
+            chooser.add_option(Option(Text(app.workspace.display(p), no_wrap=True, overflow="ellipsis")))  # type: ignore[attr-defined]
+        if not self._choices:
+            chooser.add_option(Option(Text("No pipeline or agent in the workspace.", style="dim"), disabled=True))
+        self.on_resize()
+        self.load(target)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100, "narrow")
+
+    @on(OptionList.OptionSelected, "#graph-files")
+    def _choose(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.load(self._choices[event.option_index])
+
+    # Loading ---------------------------------------------------------------------------
+
+    def _text_of(self, path: Path) -> str:
+        app = self.app
+        if app.buffer is not None and app.buffer.path == path:  # type: ignore[attr-defined]
+            return app.current_text()  # type: ignore[attr-defined]
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def load(self, path: Path | None) -> None:
+        """Analyze a file (unsaved edits included) and draw it."""
+        self.path = path
+        view = self.query_one(StepGraphView)
+        tree = self.query_one("#agent-tree", Tree)
+        details = self.query_one("#graph-details", Static)
+        self.graph, self.loaded, self.spans = None, None, {}
+        if path is None:
+            view.show(None)
+            details.update("Open a pipeline or an agent to see its graph.")
+            return
+        app = self.app
+        analysis = app.analysis  # type: ignore[attr-defined]
+        text = self._text_of(path)
+        if analysis is not None and analysis.path == path and analysis.text == text:
+            self.report = analysis.report
+        else:
+            try:
+                self.report = check_text(text, str(path), Context(trusted=app.trusted, root=path.parent))  # type: ignore[attr-defined]
+            except Exception as err:  # noqa: BLE001 - an analyzer bug is a message here, never a crash
+                view.show(None)
+                details.update(Text(f"Analysis of {path.name} failed: {type(err).__name__}: {err}", style="red"))
+                return
+        self.query_one("#graph-files", OptionList).highlighted = self._choices.index(path) if path in self._choices else None
+        findings = self.query_one("#graph-findings", FindingsPanel)
+        findings.show(self.report.diagnostics)
+        loaded = next((d for d in self.report.documents if d.kind in ("pipeline", "agent") and d.model is not None), None)
+        self.loaded = loaded
+        is_agent = loaded is not None and loaded.kind == "agent"
+        view.display = not is_agent
+        tree.display = is_agent
+        self.query_one("#simulate").display = not is_agent
+        if loaded is None:
+            view.show(None)
+            details.update(Text(f"{path.name}: no pipeline or agent could be read; see the findings.", style="yellow"))
+            return
+        if is_agent:
+            view.border_title = tree.border_title = f"agent {loaded.model.name}"  # type: ignore[union-attr]
+            fill_agent_tree(tree, loaded.model, self.report.diagnostics)  # type: ignore[arg-type]
+            details.border_title = "Agent"
+            details.update("Tools, policies and tasks with their references. Enter on an item jumps to its YAML.")
+            tree.focus()
+            return
+        self.graph = StepGraph.build(loaded.model)  # type: ignore[arg-type]
+        for sid, step in self.graph.steps.items():
+            span = loaded.span(step)
+            self.spans[sid] = (span.line, span.end_line)
+        view.border_title = f"pipeline {self.graph.pipeline.name}"
+        view.show(self.graph, worst_by_step(self.spans, self.report.diagnostics))
+        details.border_title = "Step"
+        view.focus()
+        if self.graph.entry:
+            view.select_step(self.graph.entry)
+
+    # Selection -------------------------------------------------------------------------
+
+    @on(StepGraphView.StepSelected)
+    def _step(self, event: StepGraphView.StepSelected) -> None:
+        self.describe(event.step)
+
+    def describe(self, sid: str | None) -> None:
+        """Show a step's action contract, the state known on arrival, and its findings."""
+        details = self.query_one("#graph-details", Static)
+        if self.graph is None or sid is None or sid not in self.graph.steps:
+            return
+        step = self.graph.steps[sid]
+        spec = self.graph.action(sid)
+        t = Text()
+        if self.banner is not None:
+            t.append_text(self.banner)
+            t.append("\n")
+        t.append(sid, style="bold")
+        t.append(f"  action {step.action}", style="italic")
+        if spec is None:
+            t.append("  (unknown action: no contract)", style="red")
+        else:
+            for label, values in (("requires", spec.requires_state), ("requires one of", [" | ".join(g) for g in spec.requires_any_state]),
+                                  ("step keys", spec.requires_step), ("ensures", spec.ensures_state)):
+                if values:
+                    t.append(f"\n{label}: ", style="bold")
+                    t.append(", ".join(values))
+        flow = state_flow(self.graph)
+        if sid in flow.known:
+            t.append("\nknown here on every path: ", style="bold")
+            t.append(", ".join(flow.names(flow.known[sid])) or "nothing")
+        else:
+            t.append("\nunreachable from the entry", style="red")
+        for d in self._findings_of(sid):
+            t.append(f"\n{d.code} ", style="red" if d.severity == "error" else "yellow")
+            t.append(d.message)
+        details.update(t)
+
+    def _findings_of(self, sid: str) -> list[Diagnostic]:
+        if self.report is None:
+            return []
+        return [d for d in self.report.diagnostics if step_at_line(self.spans, d.line) == sid]
+
+    @on(FindingsPanel.Chosen, "#graph-findings")
+    def _finding_chosen(self, event: FindingsPanel.Chosen) -> None:
+        """A finding with related places (PIP201's path) highlights those steps."""
+        d = event.diagnostic
+        if d is None or self.graph is None:
+            return
+        steps: list[str] = []
+        for line in [r.line for r in d.related] + [d.line]:
+            sid = step_at_line(self.spans, line)
+            if sid is not None and sid not in steps:
+                steps.append(sid)
+        view = self.query_one(StepGraphView)
+        view.show(self.graph, view.severity, Highlight.of_path(steps, f"{d.code} path"))
+        self.banner = Text(f"{d.code} path: {' → '.join(steps)}", style="bold magenta") if len(steps) > 1 else None
+        if steps:
+            view.select_step(steps[-1])
+            self.describe(steps[-1])
+
+    @on(FindingsPanel.Jump, "#graph-findings")
+    def _finding_jump(self, event: FindingsPanel.Jump) -> None:
+        self.app.go_to(event.place)  # type: ignore[attr-defined]
+
+    @on(Tree.NodeSelected, "#agent-tree")
+    def _agent_jump(self, event: Tree.NodeSelected) -> None:
+        data = event.node.data
+        if self.loaded is not None and data is not None and self.path is not None:
+            span = self.loaded.span(data)
+            self.app.go_to(Place(str(self.path), span.line, span.column))  # type: ignore[attr-defined]
+
+    # Actions ---------------------------------------------------------------------------
+
+    def action_jump(self) -> None:
+        """Open the selected step's YAML in the editor."""
+        sid = self.query_one(StepGraphView).selected_step
+        if self.graph is None or self.loaded is None or sid is None or self.path is None:
+            return
+        span = self.loaded.span(self.graph.steps[sid])
+        self.app.go_to(Place(str(self.path), span.line, span.column))  # type: ignore[attr-defined]
+
+    def action_simulate(self) -> None:
+        self.query_one("#simulate", Input).focus()
+
+    def action_clear(self) -> None:
+        self.banner = None
+        view = self.query_one(StepGraphView)
+        if self.graph is not None:
+            view.show(self.graph, view.severity)
+        view.focus()
+
+    @on(Input.Submitted, "#simulate")
+    def _simulate(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.graph is None:
+            return
+        from contractstudio.runtime.pipeline import simulate  # runtime only when asked
+
+        sim = simulate(self.graph.pipeline, event.value)
+        view = self.query_one(StepGraphView)
+        view.show(self.graph, view.severity, Highlight.of_path(sim.path, "simulated", end=sim.outcome == "end"))
+        t = Text()
+        t.append("simulated ", style="bold magenta")
+        t.append(f"{' → '.join(sim.path + (['end'] if sim.outcome == 'end' else []))}", style="bold")
+        t.append(f"  ({sim.message})", style="green" if sim.ok else "yellow")
+        for s in sim.steps:
+            if s.missing:
+                t.append(f"\n{s.step}: missing {', '.join(s.missing)}", style="red")
+            if s.values and s.action == "prefix_router":
+                t.append(f"\n{s.step}: " + ", ".join(f"{k} = {v!r}" for k, v in s.values.items()), style="dim")
+        t.append("  · Esc clears", style="dim")
+        self.banner = t
+        view.focus()
+        self.describe(view.selected_step)
+
+    def action_export(self, fmt: str) -> None:
+        """Write the graph as Mermaid or DOT to a file."""
+        if self.graph is None or self.path is None:
+            self.notify("No pipeline graph to export.", severity="warning")
+            return
+        ext = {"mermaid": ".mmd", "dot": ".dot"}[fmt]
+        default = str(self.path.with_name(self.path.name.split(".")[0] + ext))
+        self.app.push_screen(PathPrompt(f"Export the graph as {fmt} to:", default), lambda target: self._export(fmt, target))
+
+    def _export(self, fmt: str, target: str | None) -> None:
+        if not target or self.graph is None:
+            return
+        from contractstudio.analysis.graph_render import render
+        from contractstudio.studio.workspace import write_atomic
+
+        try:
+            write_atomic(Path(target), render(self.graph, fmt) + "\n")
+        except OSError as err:
+            self.notify(f"Could not write {target}: {err.strerror or err}", severity="error")
+            return
+        self.notify(f"Wrote {fmt} graph to {target}", timeout=4)
+
+
+__all__ = ["GraphScreen", "END"]

@@ -1,0 +1,146 @@
+"""How the debugger draws a call's events: a one-line timeline entry, and a full view with diffs.
+
+Events are the runtime's `Event` objects (live, scripted or read back from a trace file):
+this module only reads `seq`, `stage`, `type` and `data`, so recorded traces draw the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.text import Text
+
+ICONS = {
+    "stage_start": "▸", "stage_end": "◂", "condition": "?", "llm_request": "→", "llm_response": "←",
+    "validation_error": "✗", "retry_wait": "…", "transport_error": "⚡", "result": "■", "parsed": "{}",
+}
+
+
+def event_line(event: Any, breakpoints: set[str]) -> Text:
+    """One timeline row: seq, stage, type, and the detail that matters most."""
+    d = event.data
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(f"{event.seq:>3} ", style="dim")
+    if event.type == "stage_start":
+        mark = "● " if event.stage in breakpoints else "  "
+        t.append(mark, style="bold red")
+        attempt = d.get("attempt")
+        t.append(f"{event.stage}" + (f" #{attempt}" if attempt else ""), style="bold")
+        return t
+    t.append("    ")
+    t.append(ICONS.get(event.type, "·") + " ", style="dim")
+    if event.type == "condition":
+        ok = d.get("passed")
+        applies = d.get("applies", True)
+        t.append("skip " if not applies else ("pass " if ok else "FAIL "), style="dim" if not applies else ("green" if ok else "bold red"))
+        t.append(str(d.get("expression", "")))
+    elif event.type == "llm_request":
+        t.append(f"request #{d.get('attempt', 0)} {d.get('purpose', '')}", style="cyan")
+    elif event.type == "llm_response":
+        t.append(f"reply #{d.get('attempt', 0)}" + (" (edited)" if d.get("edited") else ""), style="cyan")
+    elif event.type == "validation_error":
+        t.append(f"{d.get('where', '')} errors: {len(d.get('errors') or [])}", style="bold red")
+    elif event.type == "stage_end":
+        t.append("ok" if d.get("ok") else "failed", style="green" if d.get("ok") else "red")
+    elif event.type == "retry_wait":
+        t.append(f"wait {float(d.get('seconds', 0)):.2f}s" + ("" if d.get("waited") else " (skipped)"), style="yellow")
+    elif event.type == "transport_error":
+        t.append(f"{d.get('exception', '')} {d.get('status') or ''}", style="bold yellow")
+    elif event.type == "result":
+        t.append("success" if d.get("successful") else "failed", style="bold green" if d.get("successful") else "bold red")
+    else:
+        t.append(event.type)
+    return t
+
+
+def _messages(messages: list[dict[str, Any]]) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    for m in messages:
+        out.append(Rule(Text(str(m.get("role", "?")), style="bold"), align="left", style="dim"))
+        out.append(Text(str(m.get("content", ""))))
+    return out
+
+
+def _json(value: Any) -> RenderableType:
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return Syntax(text, "json", word_wrap=True, background_color="default")
+
+
+def _diff(old: str, new: str, old_name: str, new_name: str) -> RenderableType:
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm="", n=1))
+    if not lines:
+        return Text("(no difference)", style="dim")
+    t = Text()
+    for line in lines:
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "dim"
+        t.append(line + "\n", style=style)
+    return t
+
+
+def _flatten(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(f"[{m.get('role')}]\n{m.get('content', '')}" for m in messages)
+
+
+def previous(events: list[Any], event: Any, type_: str) -> Any | None:
+    """The last event of a type before this one (the previous attempt)."""
+    earlier = [e for e in events if e.type == type_ and e.seq < event.seq and e.stage == event.stage]
+    return earlier[-1] if earlier else None
+
+
+def event_view(event: Any, events: list[Any]) -> RenderableType:
+    """Everything about one event; requests and replies are diffed against the previous attempt."""
+    d = event.data
+    title = Text(f"#{event.seq}  {event.stage} / {event.type}", style="bold")
+    title.append(f"   t = {event.t:.4f}s", style="dim")
+    parts: list[RenderableType] = [title]
+    if event.type == "llm_request":
+        parts.append(Text(f"attempt {d.get('attempt')} · purpose {d.get('purpose')} · model {d.get('model')}", style="cyan"))
+        messages = list(d.get("messages") or [])
+        parts += _messages(messages)
+        before = previous(events, event, "llm_request")
+        if before is not None:
+            parts.append(Rule(f"diff of the messages vs request #{before.get('attempt')}", style="magenta"))
+            parts.append(_diff(_flatten(before.get("messages") or []), _flatten(messages), f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
+    elif event.type == "llm_response":
+        usage = f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f} · {float(d.get('latency_s') or 0) * 1000:.1f} ms"
+        parts.append(Text(usage, style="cyan"))
+        parts.append(Rule("raw reply", align="left", style="dim"))
+        parts.append(Text(str(d.get("text", ""))))
+        parsed = next((e for e in events if e.type == "parsed" and e.seq > event.seq and e.get("attempt") == d.get("attempt")), None)
+        if parsed is not None:
+            parts.append(Rule("parsed JSON", align="left", style="dim"))
+            parts.append(_json(parsed.get("output")))
+        before = previous(events, event, "llm_response")
+        if before is not None:
+            parts.append(Rule(f"diff of the output vs reply #{before.get('attempt')}", style="magenta"))
+            parts.append(_diff(_pretty(before.get("text", "")), _pretty(d.get("text", "")), f"reply #{before.get('attempt')}", f"reply #{d.get('attempt')}"))
+    elif event.type == "validation_error":
+        parts.append(Text(f"where: {d.get('where')} · attempt {d.get('attempt')}", style="red"))
+        for i, err in enumerate(d.get("errors") or [], 1):
+            parts.append(Text(f"{i}. {err}", style="red"))
+        parts.append(Text("\nE edits these texts before the remedy sends them to the model.", style="dim"))
+    elif event.type == "condition":
+        ok = d.get("passed")
+        parts.append(Text(str(d.get("expression", "")), style="bold"))
+        parts.append(Text("passed" if ok else "failed", style="green" if ok else "red"))
+        if d.get("message"):
+            parts.append(Text(str(d.get("message"))))
+    else:
+        parts.append(_json(dict(d)))
+    return Group(*parts)
+
+
+def _pretty(text: str) -> str:
+    """A reply as indented JSON when it is JSON, so that a diff shows fields, not one long line."""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(text)

@@ -1,0 +1,166 @@
+"""A pipeline's step graph for the terminal: layer by layer, routes as labelled arrows, a selectable step per row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from contractstudio.analysis.diagnostics import SEVERITY_RANK, Diagnostic
+from contractstudio.analysis.graph import END, START, StepGraph, layout
+
+SEVERITY_COLOR = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+@dataclass(slots=True)
+class Highlight:
+    """Steps and edges drawn emphasised (a simulated path or a PIP201 path)."""
+
+    steps: list[str] = field(default_factory=list)
+    edges: set[tuple[str, str]] = field(default_factory=set)
+    title: str = ""
+
+    @classmethod
+    def of_path(cls, steps: list[str], title: str, end: bool = False) -> Highlight:
+        edges = set(zip(steps, steps[1:]))
+        if end and steps:
+            edges.add((steps[-1], END))
+        return cls(steps, edges, title)
+
+
+class StepGraphView(OptionList):
+    """One option per step: its action, marks (entry, end, unreachable), findings, and labelled routes."""
+
+    class StepSelected(Message):
+        def __init__(self, step: str | None) -> None:
+            super().__init__()
+            self.step = step
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.graph: StepGraph | None = None
+        self.severity: dict[str, str] = {}
+        self.highlight = Highlight()
+        self._ids: list[str | None] = []
+
+    def show(self, graph: StepGraph | None, severity: dict[str, str] | None = None, highlight: Highlight | None = None) -> None:
+        """Redraw for a graph, the worst finding of each step, and a highlighted path."""
+        self.graph = graph
+        self.severity = severity or {}
+        self.highlight = highlight or Highlight()
+        keep = self.highlighted
+        self.clear_options()
+        self._ids = []
+        if graph is None:
+            self.add_option(Option(Text("No pipeline to draw.", style="dim"), disabled=True))
+            return
+        lay = layout(graph)
+        back = {(e.source, e.target) for e in lay.edges if e.back}
+        reach = graph.reachable()
+        on_path = set(self.highlight.steps)
+        options: list[Option] = []
+        for depth, row in enumerate(lay.layers):
+            for node in row:
+                if node == START:
+                    t = Text(f"{depth:>2} ", style="dim")
+                    t.append("● start", style="bold")
+                    t.append(f" ──▶ {graph.entry or '?'}", style="bold" if graph.entry in on_path else "")
+                    options.append(Option(t, disabled=True))
+                    self._ids.append(None)
+                    continue
+                if node == END:
+                    t = Text(f"{depth:>2} ", style="dim")
+                    t.append("■ end", style="bold")
+                    options.append(Option(t, disabled=True))
+                    self._ids.append(None)
+                    continue
+                options.append(Option(self._step_text(graph, node, depth, back, reach, on_path), id=f"s{len(self._ids)}"))
+                self._ids.append(node)
+        self.add_options(options)
+        if keep is not None:
+            self.highlighted = min(keep, len(options) - 1)
+
+    def _step_text(self, graph: StepGraph, node: str, depth: int, back: set[tuple[str, str]],
+                   reach: set[str], on_path: set[str]) -> Text:
+        step = graph.steps[node]
+        sev = self.severity.get(node)
+        t = Text(f"{depth:>2} ", style="dim")
+        name_style = f"bold {SEVERITY_COLOR[sev]}" if sev else "bold"
+        if node in on_path:
+            name_style += " reverse"
+        t.append(f" {node} ", style=name_style)
+        t.append(f" {step.action}", style="italic")
+        prompt = step.raw.get("prompt")
+        if isinstance(prompt, str):
+            t.append(f" prompt {prompt}", style="dim")
+        marks = []
+        if node == graph.entry:
+            marks.append(("▶ entry", "bold green"))
+        if step.end:
+            marks.append(("■ end", "bold green"))
+        if graph.entry is not None and node not in reach:
+            marks.append(("unreachable", "bold red"))
+        if sev:
+            marks.append(({"error": "● error", "warning": "▲ warning", "info": "• info"}[sev], SEVERITY_COLOR[sev]))
+        for label, style in marks:
+            t.append("  ")
+            t.append(label, style=style)
+        routes = graph.routes.get(node, [])
+        if not routes:
+            t.append("\n     (no next, on_* or end: a dead end)", style="red")
+        width = max((len(r.label) for r in routes), default=0)
+        for r in routes:
+            taken = (node, r.target) in self.highlight.edges
+            target = "end" if r.target == END else r.target
+            line_style = "bold reverse" if taken else ""
+            t.append("\n     ")
+            t.append(r.label, style=("bold magenta" if r.label.startswith("[") else "") + (" reverse" if taken else ""))
+            t.append(" " + "─" * (width - len(r.label) + 2) + "▶ ", style=line_style or "dim")
+            t.append(target, style=line_style or "")
+            if r.target != END and r.target not in graph.steps:
+                t.append("  (no such step)", style="bold red")
+            elif (node, r.target) in back:
+                t.append("  ↺ loop", style="dim")
+        return t
+
+    def select_step(self, step: str) -> None:
+        if step in self._ids:
+            self.highlighted = self._ids.index(step)
+
+    @property
+    def selected_step(self) -> str | None:
+        i = self.highlighted
+        return self._ids[i] if i is not None and 0 <= i < len(self._ids) else None
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self.post_message(self.StepSelected(self.selected_step))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.StepSelected(self.selected_step))
+
+
+def worst_by_step(spans: dict[str, tuple[int, int]], diagnostics: list[Diagnostic]) -> dict[str, str]:
+    """The worst severity of the findings inside each step's lines."""
+    out: dict[str, str] = {}
+    for d in diagnostics:
+        step = step_at_line(spans, d.line)
+        if step is None:
+            continue
+        old = out.get(step)
+        if old is None or SEVERITY_RANK[d.severity] > SEVERITY_RANK[old]:
+            out[step] = d.severity
+    return out
+
+
+def step_at_line(spans: dict[str, tuple[int, int]], line: int) -> str | None:
+    """The step whose YAML holds a line (the innermost, i.e. the latest starting)."""
+    best: tuple[int, str] | None = None
+    for step, (start, end) in spans.items():
+        if start <= line <= end and (best is None or start > best[0]):
+            best = (start, step)
+    return best[1] if best else None
