@@ -1,0 +1,160 @@
+"""CON108: scenarios whose `expect` cannot hold, or whose responses cannot be parsed as needed.
+
+Sound by construction: a scenario is reported only when the engine's own
+rules make the expectation impossible (counts it can never reach, a reply
+that must be accepted but cannot be, an input that fails before any call).
+The engine's JSON extraction is reused so analysis and runtime agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from contractstudio.analysis.check import Loaded
+from contractstudio.analysis.diagnostics import Diagnostic
+from contractstudio.spec.documents import Contract, Scenario
+from contractstudio.spec.expressions import ExpressionError, compile_expression
+from contractstudio.spec.types import TypeSystem
+
+
+def _extract_json(text: str) -> tuple[Any, str | None]:
+    from contractstudio.runtime.validation import extract_json  # the runtime's own parser: pure, no I/O
+
+    return extract_json(text)
+
+
+def _validator(types: TypeSystem, name: str) -> Any:
+    try:
+        return types.model(name) if types.declared(name) else None
+    except Exception:  # noqa: BLE001 - a type pydantic cannot build is reported elsewhere
+        return None
+
+
+def _valid(model: Any, value: Any) -> bool:
+    from pydantic import ValidationError
+
+    try:
+        model.model_validate(value)
+        return True
+    except ValidationError:
+        return False
+
+
+def scenario_rules(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator[Diagnostic]:
+    """CON108 for every scenario of the contract."""
+    if not doc.scenarios:
+        return
+    out_model = _validator(types, doc.output) if doc.output else None
+    in_model = _validator(types, doc.input) if doc.input else None
+    loops = (1 if doc.remedy.post else 0) + (1 if doc.remedy.pre and doc.pre else 0)
+    max_calls = 1 + loops * doc.remedy.retry.tries
+    for sc in doc.scenarios:
+        yield from _one(loaded, doc, sc, out_model, in_model, loops, max_calls)
+
+
+def _one(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: Any, loops: int, max_calls: int) -> Iterator[Diagnostic]:
+    ex = sc.expect
+    name = f"scenario '{sc.name}'"
+    n = len(sc.responses)
+    calls = ex.llm_calls
+    if calls is not None:
+        if calls > n:
+            yield loaded.diag("CON108", f"{name} expects {calls} LLM calls but scripts only {n} response{'s' if n != 1 else ''}",
+                              sc, "expect", "llm_calls", hint="add responses or lower expect.llm_calls")
+        elif calls > max_calls:
+            yield loaded.diag("CON108", f"{name} expects {calls} LLM calls but this contract makes at most {max_calls} "
+                              f"(1 + {loops} remedy loop{'s' if loops != 1 else ''} x {doc.remedy.retry.tries} tries)",
+                              sc, "expect", "llm_calls")
+    if ex.remedy_attempts is not None:
+        most = loops * doc.remedy.retry.tries
+        if ex.remedy_attempts > most:
+            yield loaded.diag("CON108", f"{name} expects {ex.remedy_attempts} remedy attempts but at most {most} can happen",
+                              sc, "expect", "remedy_attempts")
+        elif calls is not None and abs(calls - ex.remedy_attempts) > 1:
+            yield loaded.diag("CON108", f"{name}: {calls} LLM calls and {ex.remedy_attempts} remedy attempts cannot both hold "
+                              "(each remedy attempt is one LLM call after the first)", sc, "expect", "remedy_attempts")
+    if ex.successful is True and ex.raises is True:
+        yield loaded.diag("CON108", f"{name} expects success and a raised ContractViolation: a successful call never raises",
+                          sc, "expect", "raises")
+    if ex.raises is True and doc.on_failure == "fallback" and doc.fallback is None:
+        yield loaded.diag("CON108", f"{name} expects a raise, but on_failure is 'fallback': a failed call returns instead",
+                          sc, "expect", "raises", hint="set on_failure: raise")
+    if ex.successful is not True:
+        return
+    if calls == 0:
+        yield loaded.diag("CON108", f"{name} expects success with 0 LLM calls: a call succeeds only on an accepted reply",
+                          sc, "expect", "llm_calls")
+        return
+    if ex.output is not None and out_model is not None:
+        declared = {info.alias or key for key, info in out_model.model_fields.items()}
+        for key in ex.output:
+            if key not in declared:
+                yield loaded.diag("CON108", f"{name} expects output field '{key}', which {doc.output} does not have",
+                                  sc, "expect", "output", key, key=True)
+    value = _input_value(loaded, sc, in_model)
+    if value is _INVALID:
+        yield loaded.diag("CON108", f"{name} expects success but its input is not a valid {doc.input}: the call fails before any LLM call",
+                          sc, "input")
+        return
+    failing = _failing_pre(doc, value)
+    if failing is not None and not doc.remedy.pre:
+        yield loaded.diag("CON108", f"{name} expects success but its input fails pre condition {failing} (and remedy.pre is false)",
+                          sc, "input")
+        return
+    if out_model is None or not sc.responses:
+        return
+    if calls is not None and 0 < calls <= len(sc.responses) and not (doc.remedy.pre and doc.pre):
+        accepted = sc.responses[calls - 1]
+        problem = _reply_problem(accepted, out_model, doc.output)
+        if problem:
+            yield loaded.diag("CON108", f"{name}: the call must accept response {calls} to succeed with {calls} LLM calls, "
+                              f"but it {problem}", sc, "responses", calls - 1)
+        return
+    problems = [_reply_problem(r, out_model, doc.output) for r in sc.responses]
+    if all(problems):
+        yield loaded.diag("CON108", f"{name} expects success but no response is a valid {doc.output} "
+                          f"(response 1 {problems[0]})", sc, "responses", key=True)
+
+
+_INVALID = object()
+
+
+def _input_value(loaded: Loaded, sc: Scenario, in_model: Any) -> Any:
+    if in_model is None:
+        return None
+    from pydantic import ValidationError
+
+    try:
+        return in_model.model_validate(sc.input)
+    except ValidationError:
+        return _INVALID
+
+
+def _failing_pre(doc: Contract, value: Any) -> str | None:
+    """The label of the first pre condition that certainly fails on the input (expressions only), or None."""
+    if value is None:
+        return None
+    for i, cond in enumerate(doc.pre):
+        if cond.python is not None or cond.assert_ is None:
+            return None  # a hook decides; nothing is certain after it
+        try:
+            if cond.when is not None and not compile_expression(cond.when).evaluate({"input": value}):
+                continue
+            if not compile_expression(cond.assert_).evaluate({"input": value}):
+                return f"'{cond.id}'" if cond.id else f"{i + 1} ({cond.assert_})"
+        except ExpressionError:
+            return None  # an evaluation error is the expression's own finding
+    return None
+
+
+def _reply_problem(text: str, model: Any, type_name: str) -> str | None:
+    """Why a reply can never be accepted as the output (not JSON, not a valid object), or None."""
+    value, problem = _extract_json(text)
+    if problem:
+        return f"is not JSON ({problem})"
+    if not isinstance(value, dict):
+        return f"is JSON but not an object, and {type_name} is one"
+    if not _valid(model, value):
+        return f"is not a valid {type_name}"
+    return None
