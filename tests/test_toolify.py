@@ -136,3 +136,71 @@ def test_backward_compatible_forms_behave_as_plain_tools() -> None:
     assert cs.toolify("Adds two numbers.")(plain).__doc__ == "Adds two numbers."
     assert cs.toolify()(plain).description == "Add."
     assert create_note.description == "Create a new note with the given title and content."
+
+
+TOOLS_YAML = """\
+kind: tools
+name: notes
+tools:
+  - name: create_note
+    description: Create a new note with the given title and content.
+    params:
+      title: {type: str, description: Note title.}
+      content: {type: str, description: Markdown body.}
+    preconditions:
+      - assert: title.strip() != ""
+        message: Title cannot be empty
+    postconditions:
+      - python: "notes_hooks_for_test:content_is_valid_markdown"
+    handler: "notes_hooks_for_test:create_note"
+  - name: check_only
+    params:
+      n: {type: int, description: A number.}
+    preconditions:
+      - assert: n > 0
+        message: "n must be positive, got {n}"
+"""
+
+HOOKS_PY = """\
+CREATED = []
+
+def content_is_valid_markdown(title, content):
+    if content.count("[") != content.count("]"):
+        return False, "Invalid markdown: Missing closing bracket on line 5"
+    return True, ""
+
+def create_note(title, content):
+    CREATED.append(title)
+    return f"Created note: {title}"
+"""
+
+
+@pytest.fixture
+def tools_file(tmp_path):
+    (tmp_path / "notes.tools.yaml").write_text(TOOLS_YAML)
+    (tmp_path / "notes_hooks_for_test.py").write_text(HOOKS_PY)
+    return tmp_path / "notes.tools.yaml"
+
+
+def test_tools_file_gives_the_same_contracts(tools_file) -> None:
+    tools = cs.load(tools_file, trust=True)
+    assert tools.call("create_note", title=" ", content="[x") == (
+        "Contract validation failed:\nPreconditions:\n  - Title cannot be empty\n"
+        "Postconditions:\n  - Invalid markdown: Missing closing bracket on line 5"
+    )
+    import notes_hooks_for_test
+
+    assert notes_hooks_for_test.CREATED == []
+    assert tools["create_note"](title="Plan", content="ok") == "Created note: Plan"
+    assert notes_hooks_for_test.CREATED == ["Plan"]
+    assert tools.call("check_only", n=-2) == "Contract validation failed:\nPreconditions:\n  - n must be positive, got -2"
+    assert tools.call("check_only", n=2) is None  # no handler: the contracts passed, nothing ran
+    with pytest.raises(KeyError, match="no tool named 'nope'"):
+        tools.call("nope")
+
+
+def test_tools_file_hooks_refused_when_untrusted(tools_file) -> None:
+    tools = cs.load(tools_file)
+    assert tools.call("check_only", n=1) is None  # expressions need no trust
+    with pytest.raises(cs.ContractError, match="runs? only in a trusted workspace"):
+        tools.call("create_note", title="A", content="b")

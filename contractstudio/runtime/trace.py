@@ -18,7 +18,7 @@ REDACTED = "***"
 _SECRET_TEXT = re.compile(
     r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}"
     r"|\b(sk|pk|rk)-[A-Za-z0-9_-]{6,}"
-    r"|((?:api[_-]?key|authorization|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"
+    r"|((?:api[_-]?key|authorization|x-api-key)[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+)?[^\s\"',}]+"
 )
 _SECRET_KEYS = {"api_key", "apikey", "authorization", "x-api-key", "api-key", "proxy-authorization", "password", "secret", "token"}
 _known_secrets: set[str] = set()
