@@ -300,3 +300,19 @@ def test_load_refuses_a_file_with_errors(tmp_path: Path) -> None:
         cs.load(path)
     assert info.value.diagnostics and any(d.code == "SCH101" for d in info.value.diagnostics)
     assert "SCH101 missing required key 'output'" in str(info.value)
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+@pytest.mark.parametrize("trace", sorted((SAMPLES / "traces").glob("*.jsonl")), ids=lambda p: p.name)
+def test_sample_traces_replay_without_divergence(trace: Path) -> None:
+    from contractstudio.runtime.trace import Trace
+
+    recorded = Trace.read(trace)
+    start = recorded[0]
+    assert start.type == "stage_start" and start.stage == "input"
+    contract = cs.load(SAMPLES / f"{start['contract']}.contract.yaml")
+    result = contract.replay(start["value"], trace, strict=True, options=NO_WAIT)
+    assert result.trace[-1]["output"] == recorded[-1]["output"]
+    assert result.llm_calls == recorded[-1]["llm_calls"]

@@ -23,6 +23,20 @@ def read_input(spec: str) -> Any:
         raise ValueError(f"{where}the input is not valid YAML or JSON: {getattr(err, 'problem', err)}") from None
 
 
+def recorded_input(trace_path: str) -> Any:
+    """The input recorded at the start of a trace (the `input` stage_start event), or None."""
+    from contractstudio.runtime.trace import Trace
+
+    try:
+        trace = Trace.read(trace_path)
+    except (OSError, ValueError):
+        return None
+    for event in trace:
+        if event.type == "stage_start" and event.stage == "input" and "value" in event.data:
+            return event.data["value"]
+    return None
+
+
 def describe(event: Any) -> list[str]:
     """The progress lines of one event (most events print nothing)."""
     d, t = event.data, event.type
@@ -87,8 +101,12 @@ def run(args: Any) -> int:
             return usage_error(str(err))
     elif scenario is not None:
         value = scenario.input
+    elif args.replay and Path(args.replay).is_file():
+        value = recorded_input(args.replay)
+        if value is None:
+            return usage_error(f"{args.replay} records no input; pass --input FILE")
     else:
-        return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin) or --scenario NAME")
+        return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin), --scenario NAME, or --replay TRACE")
     try:
         if args.replay:
             if not Path(args.replay).is_file():

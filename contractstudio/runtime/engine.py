@@ -367,7 +367,7 @@ def run_call(st: CallState) -> Events:
     """The stages of one call, as events; the generator the session drives."""
     plan = st.plan
     original: Any = st.raw_input
-    yield st.start("input")
+    yield st.start("input", contract=plan.name, model=st.model.name, value=st.raw_input)
     value, errors = plan.input.validate(st.raw_input)
     if errors:
         yield st.emit("input", "validation_error", where="type", errors=errors, attempt=0)
