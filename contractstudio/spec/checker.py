@@ -551,8 +551,8 @@ class Checker:
                 self.issue("EXP401", "methods take positional arguments only", node.keywords[0].value)
             return self.method(func, recv, args), _NO_VALUE
         what = f"'{func.id}'" if isinstance(func, ast.Name) else "this"
-        if isinstance(func, ast.Name) and func.id.startswith("_"):
-            self.visit(func, scope)
+        if isinstance(func, ast.Lambda) or (isinstance(func, ast.Name) and func.id.startswith("_")):
+            self.visit(func, scope)  # reports the lambda or the '_' name itself
         else:
             self.issue("EXP401", f"calling {what} is not allowed: only allowlisted functions and methods can be called", func,
                        hint="allowed functions: " + ", ".join(sandbox.FUNCTIONS))
