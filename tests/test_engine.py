@@ -316,3 +316,17 @@ def test_sample_traces_replay_without_divergence(trace: Path) -> None:
     result = contract.replay(start["value"], trace, strict=True, options=NO_WAIT)
     assert result.trace[-1]["output"] == recorded[-1]["output"]
     assert result.llm_calls == recorded[-1]["llm_calls"]
+
+
+def test_offline_runs_never_import_litellm() -> None:
+    import subprocess
+
+    code = (
+        "import sys, contractstudio as cs\n"
+        f"c = cs.load({str(QA)!r})\n"
+        f"r = c.call({INPUT!r}, [{GOOD!r}], wait=False)\n"
+        "assert r.successful\n"
+        "print(sorted(m for m in ('litellm', 'openai', 'textual') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -178,3 +178,23 @@ def test_written_trace_never_holds_the_key(server: OpenAIServer, tmp_path: Path)
     assert KEY not in text
     request = json.loads(next(line for line in text.splitlines() if '"llm_request"' in line))
     assert request["params"]["api_base"] == server.base_url and "api_key" not in request["params"]
+
+
+def test_retry_after_from_the_server_sets_the_transport_wait(server: OpenAIServer) -> None:
+    result = call(server, Reply(status=429, headers={"retry-after": "0.002"}), GOOD)
+    assert result.successful
+    assert result.trace.of_type("retry_wait")[0]["seconds"] == pytest.approx(0.002)
+
+
+def test_the_sample_runs_against_the_server_from_the_command_line(server: OpenAIServer, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from contractstudio.cli import main
+
+    sample = Path(__file__).resolve().parent.parent / "samples" / "multidoc_qa.contract.yaml"
+    inp = tmp_path / "in.yaml"
+    inp.write_text("query: Why vectors?\ndocuments:\n  - {id: A1, content: Vector databases store embeddings.}\n")
+    server.script(GOOD)
+    code = main(["run", str(sample), "--input", str(inp), "--model", "openai/local-model", "--api-base", server.base_url])
+    out = capsys.readouterr().out
+    assert code == 0 and "multidoc_qa: openai/local-model" in out and "successful: 1 LLM call(s)" in out
+    assert server.requests[0].body["model"] == "local-model"

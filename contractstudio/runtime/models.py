@@ -163,14 +163,16 @@ def _litellm() -> Any:
 
 
 def _retry_after(err: Exception) -> float | None:
+    """The server's Retry-After, in seconds, when it sent one (litellm keeps the headers in several places)."""
     response = getattr(err, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    try:
-        return float(headers.get("retry-after"))
-    except (TypeError, ValueError):
-        return None
+    for headers in (getattr(err, "litellm_response_headers", None), getattr(err, "headers", None), getattr(response, "headers", None)):
+        try:
+            value = headers.get("retry-after") if headers else None
+            if value is not None:
+                return max(float(value), 0.0)
+        except (AttributeError, TypeError, ValueError):
+            continue
+    return None
 
 
 def classify(err: Exception, litellm: Any) -> TransportFault:
