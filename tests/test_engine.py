@@ -313,7 +313,10 @@ def test_sample_traces_replay_without_divergence(trace: Path) -> None:
     start = recorded[0]
     assert start.type == "stage_start" and start.stage == "input"
     contract = cs.load(SAMPLES / f"{start['contract']}.contract.yaml")
-    result = contract.replay(start["value"], trace, strict=True, options=NO_WAIT)
+    from contractstudio.runtime.models import ReplayModel
+
+    result = contract.session(start["value"], ReplayModel(trace, strict=True)).run(raise_on_violation=False)
+    assert result.trace[-1]["raised"] == recorded[-1]["raised"]
     assert result.trace[-1]["output"] == recorded[-1]["output"]
     assert result.llm_calls == recorded[-1]["llm_calls"]
 
