@@ -27,6 +27,7 @@ types:
 post:
   - assert: len(output.summary) > 0
     message: The summary is empty.
+on_failure: raise
 """
 
 

@@ -1,0 +1,233 @@
+"""Contract and tools rules as a user sees them: messages, hints, positions inside values, and silence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contractstudio.analysis.check import Context, check_file, check_text
+
+from conftest import SAMPLES
+
+BASE = """kind: contract
+name: t
+description: A test contract.
+prompt: Answer the question.
+types:
+  Q:
+    description: A question.
+    fields:
+      text: {type: str, description: The question.}
+      docs: {type: "list[str]", default: [], description: Sources.}
+  A:
+    description: An answer.
+    fields:
+      answer: {type: str, description: The answer.}
+      score: {type: float, ge: 0, le: 1, description: Confidence.}
+input: Q
+output: A
+"""
+POST = """post:
+  - assert: output.answer != ""
+"""
+FALLBACK = """fallback:
+  answer: "'unknown'"
+  score: "0.0"
+"""
+
+
+def found(text: str, trusted: bool = False) -> list[tuple[str, int, int]]:
+    return [(d.code, d.line, d.column) for d in check_text(text, "t.contract.yaml", Context(trusted=trusted)).diagnostics]
+
+
+def diags(text: str):  # type: ignore[no-untyped-def]
+    return check_text(text, "t.contract.yaml", Context()).diagnostics
+
+
+def test_a_complete_contract_is_silent() -> None:
+    assert found(BASE + POST + FALLBACK) == []
+
+
+@pytest.mark.parametrize("name", ["multidoc_qa.contract.yaml", "grant_agent_turn.contract.yaml", "notes.tools.yaml"])
+@pytest.mark.parametrize("trusted", [False, True])
+def test_samples_print_no_diagnostic_at_all(name: str, trusted: bool) -> None:
+    path = SAMPLES / name
+    report = check_file(path, Context(trusted=trusted, root=path.parent))
+    assert [(d.code, d.line, d.message) for d in report.diagnostics] == []
+
+
+def test_broken_demos_show_many_families() -> None:
+    report = check_file(SAMPLES / "broken" / "multidoc_qa_typos.contract.yaml", Context())
+    codes = {d.code for d in report.diagnostics}
+    assert {"REF201", "REF202", "EXP101", "EXP201", "EXP202", "EXP301", "EXP401", "EXP501",
+            "CON102", "CON103", "CON104", "CON105", "CON106", "CON108", "SCH103"} <= codes
+    tools = check_file(SAMPLES / "broken" / "notes_broken.tools.yaml", Context())
+    assert {"TOL101", "TOL102", "TOL103", "REF202", "EXP401"} <= {d.code for d in tools.diagnostics}
+
+
+def test_expression_errors_point_inside_a_folded_block_scalar() -> None:
+    text = BASE + """post:
+  - assert: >-
+      output.answer != "" and
+      output.scroe > 0.5
+""" + FALLBACK
+    (d,) = diags(text)
+    assert (d.code, d.line, d.column, d.end_column) == ("EXP201", 21, 14, 19)
+    assert d.hint == "did you mean 'score'?"
+
+
+def test_undeclared_type_points_at_the_name_inside_the_type_string_with_a_hint() -> None:
+    text = BASE.replace('{type: "list[str]", default: []', '{type: "list[Sorce] | None", default: []') + POST + FALLBACK
+    text = text.replace("  A:\n", "  Source:\n    description: A source.\n    fields:\n      url: {type: str, description: Where.}\n  A:\n")
+    (d,) = diags(text)
+    assert (d.code, d.line, d.column) == ("REF201", 10, 26)
+    assert d.hint == "did you mean 'Source'?"
+
+
+def test_malformed_type_string_is_a_shape_error_at_the_problem() -> None:
+    text = BASE.replace('"list[str]"', '"list[str"') + POST + FALLBACK
+    (d,) = diags(text)
+    assert (d.code, d.line, d.column) == ("SCH103", 10, 29)  # at the end, where "]" is missing
+
+
+def test_act_is_in_scope_of_post_only_when_there_is_an_act() -> None:
+    with_act = BASE + """intermediate: Q
+act:
+  assign:
+    text: input.text.strip()
+    docs: "[d for d in input.docs if d]"
+post:
+  - assert: len(output.answer) < 10 * len(act.text) + 100
+""" + FALLBACK
+    assert found(with_act) == []
+    without = BASE + "post:\n  - assert: len(output.answer) < len(act.text)\n" + FALLBACK
+    ((code, line, col),) = found(without)
+    assert (code, line, col) == ("EXP202", 19, 38)
+
+
+def test_fallback_values_are_evaluated_and_validated_against_the_output() -> None:
+    text = BASE + POST + """fallback:
+  answer: input.text
+  score: "2 * 0.75"
+"""
+    (d,) = diags(text)
+    assert d.code == "CON103" and (d.line, d.column) == (22, 10)
+    assert "less than or equal to 1" in d.message and "1.5" in d.message
+
+
+def test_on_failure_raise_needs_no_fallback() -> None:
+    assert found(BASE + POST + "on_failure: raise\n") == []
+
+
+def test_a_prompt_may_show_json_examples_without_placeholder_warnings() -> None:
+    text = BASE.replace("prompt: Answer the question.", 'prompt: \'Answer as JSON like {"answer": "...", "score": 0.5}.\'') + POST + FALLBACK
+    assert found(text) == []
+
+
+def test_suppression_comment_silences_a_contract_rule() -> None:
+    text = BASE.replace("output: A\n", "# contractstudio: ignore[CON107]\noutput: A\n") + FALLBACK
+    assert found(text) == []
+    assert [c for c, _, _ in found(BASE + FALLBACK)] == ["CON107"]
+
+
+SCENARIO = BASE + POST + FALLBACK + """remedy:
+  retry: {tries: 2}
+scenarios:
+  - name: s
+    input: {text: q}
+    responses:
+%s
+    expect: %s
+"""
+GOOD = """      - '{"answer": "a", "score": 0.5}'"""
+BAD = """      - 'no json here'"""
+
+
+@pytest.mark.parametrize(
+    ("responses", "expect"),
+    [
+        ([BAD, GOOD], "{successful: true, llm_calls: 2, remedy_attempts: 1}"),  # a deliberately broken first reply
+        ([GOOD, GOOD], "{successful: true}"),
+        ([BAD, BAD, BAD], "{successful: false, llm_calls: 3}"),
+        ([BAD], "{successful: false, llm_calls: 1}"),
+        ([GOOD], "{successful: true, output: {answer: a}}"),
+        ([BAD, BAD, GOOD], "{successful: true, llm_calls: 3}"),
+    ],
+)
+def test_scenarios_that_can_hold_are_not_reported(responses: list[str], expect: str) -> None:
+    assert found(SCENARIO % ("\n".join(responses), expect)) == []
+
+
+@pytest.mark.parametrize(
+    ("responses", "expect", "words"),
+    [
+        ([GOOD], "{llm_calls: 2}", "scripts only 1 response"),
+        ([BAD, BAD, BAD, BAD], "{llm_calls: 4}", "at most 3"),
+        ([GOOD, BAD], "{successful: true, llm_calls: 2}", "must accept response 2"),
+        ([BAD, BAD], "{successful: true}", "no response is a valid A"),
+        ([GOOD], "{successful: true, raises: true}", "never raises"),
+        ([GOOD], "{remedy_attempts: 3}", "at most 2"),
+        ([GOOD], "{successful: true, llm_calls: 0}", "0 LLM calls"),
+    ],
+)
+def test_scenarios_that_cannot_hold_are_reported(responses: list[str], expect: str, words: str) -> None:
+    found_diags = diags(SCENARIO % ("\n".join(responses), expect))
+    assert [d.code for d in found_diags] == ["CON108"]
+    assert words in found_diags[0].message
+
+
+def test_a_scenario_whose_input_certainly_fails_pre_cannot_succeed() -> None:
+    text = (SCENARIO % (GOOD, "{successful: true}")).replace("input: {text: q}", "input: {text: '  '}")
+    text = text.replace("output: A\n", 'output: A\npre:\n  - id: nonempty\n    assert: input.text.strip() != ""\n')
+    (d,) = diags(text)
+    assert d.code == "CON108" and "fails pre condition 'nonempty'" in d.message
+
+
+def test_tools_conditions_see_only_their_parameters() -> None:
+    text = """kind: tools
+name: notes
+tools:
+  - name: create
+    description: Create.
+    params:
+      title: {type: str, description: Title.}
+    preconditions:
+      - assert: titl != "" and input.x
+"""
+    report = check_text(text, "n.tools.yaml", Context())
+    assert [(d.code, d.column, d.hint) for d in report.diagnostics] == [
+        ("TOL101", 17, "did you mean 'title'?"),
+        ("TOL101", 32, None),
+    ]
+
+
+def test_hooks_need_trust_once_per_document_and_are_imported_when_trusted(tmp_path: Path) -> None:
+    (tmp_path / "cr_hooks_for_test.py").write_text("def ok(**kw):\n    return True\nVALUE = 1\n")
+    text = """kind: tools
+name: notes
+tools:
+  - name: a
+    description: A.
+    preconditions:
+      - python: "cr_hooks_for_test:ok"
+    handler: "cr_hooks_for_test:VALUE"
+  - name: b
+    description: B.
+    handler: "cr_hooks_for_test:missing"
+"""
+    path = tmp_path / "n.tools.yaml"
+    path.write_text(text)
+    untrusted = check_file(path, Context(trusted=False, root=tmp_path)).diagnostics
+    assert [(d.code, d.line) for d in untrusted] == [("TOL103", 7)]
+    trusted = check_file(path, Context(trusted=True, root=tmp_path)).diagnostics
+    assert [(d.code, d.line) for d in trusted] == [("TOL102", 8), ("TOL102", 11)]
+    assert "not callable" in trusted[0].message and "no attribute 'missing'" in trusted[1].message
+
+
+def test_contract_hooks_are_checked_like_tool_hooks(tmp_path: Path) -> None:
+    text = BASE + POST + FALLBACK + "pre:\n  - python: \"nowhere_module_for_test:check\"\n"
+    path = tmp_path / "c.contract.yaml"
+    path.write_text(text)
+    assert [d.code for d in check_file(path, Context(trusted=False, root=tmp_path)).diagnostics] == ["TOL103"]
+    assert [d.code for d in check_file(path, Context(trusted=True, root=tmp_path)).diagnostics] == ["TOL102"]
