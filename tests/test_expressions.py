@@ -202,3 +202,31 @@ def test_template_problems_point_inside_the_message(msg: str, code: str, at: str
 def test_check_type_of_list_comprehension_over_any_is_list_of_any() -> None:
     t, found = check("[x for x in output.data]", SCOPE, TYPES)
     assert found == [] and t == ListOf(Prim("str"))
+
+
+# ----------------------------------------------------------------- robustness
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(
+    ["input", "output", ".", "query", "score", "answer", "data", "(", ")", "[", "]", "{", "}", ":", ",", " ", "'a'", '"b"',
+     "1", "0", "-", "+", "*", "**", "/", "%", "==", "<", "not ", " and ", " or ", " if ", " else ", " for ", " in ", "x",
+     "len", "sorted", "matches", "__class__", "lambda", ":=", "!r", "\n", "9", "e5", "'(a+)+'", "[1]*", "get", "strip()"]
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, max_size=14).map("".join) | st.text(max_size=40))
+def test_any_text_is_checked_and_evaluated_without_an_internal_error(src: str) -> None:
+    t, found = check(src, SCOPE, TYPES)
+    assert all(i.code.startswith("EXP") and 0 <= i.start <= i.end for i in found)
+    check_template(src, SCOPE, TYPES)
+    try:
+        compile_expression(src).evaluate(model_values())
+    except ExpressionError:
+        pass
+    try:
+        render_template(src, model_values())
+    except ExpressionError:
+        pass

@@ -18,6 +18,7 @@ from contractstudio.analysis.conditions import (
 from contractstudio.analysis.diagnostics import Diagnostic, make
 from contractstudio.analysis.scenarios import scenario_rules
 from contractstudio.spec.documents import Contract
+from contractstudio.spec.checker import cannot_become
 from contractstudio.spec.expressions import ExpressionError, compile_expression
 from contractstudio.spec.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 
@@ -49,6 +50,7 @@ def contract_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
         found.append(loaded.diag("CON107", f"contract '{doc.name}' has no post conditions: only the shape of the output is checked",
                                  ("output",), hint="add `post:` conditions on the substance of the output"))
     found.extend(scenario_rules(loaded, doc, types))
+    found.extend(example_inputs(loaded, doc, types))
     yield from one_trust_note(found)
 
 
@@ -115,8 +117,12 @@ def expressions(loaded: Loaded, ctx: Context, doc: Contract, types: TypeSystem, 
     yield from condition_list(loaded, ctx, ("pre",), doc.pre, before, types, "pre")
     yield from condition_list(loaded, ctx, ("post",), doc.post, after, types, "post")
     if doc.act is not None:
+        target = types.field_types(doc.intermediate) if doc.intermediate else None
         for name, src in (doc.act.assign or {}).items():
-            yield from check_expression(loaded, ("act", "assign", name), src, before, types)[1]
+            t, diags = check_expression(loaded, ("act", "assign", name), src, before, types)
+            yield from diags
+            if not diags and target and name in target:
+                yield from _type_agreement(loaded, ("act", "assign", name), t, target[name], types, f"{doc.intermediate}.{name}")
         if doc.act.python is not None:
             yield from hook_diagnostics(loaded, ctx, ("act", "python"), doc.act.python)
 
@@ -164,7 +170,7 @@ def fallback_output(loaded: Loaded, doc: Contract, types: TypeSystem, roles: dic
                               hint=did_you_mean(name, fields) or f"fields: {', '.join(fields)}")
             continue
         src = raw if isinstance(raw, str) else str(raw)
-        _t, diags = check_expression(loaded, path, src, before, types)
+        expr_type, diags = check_expression(loaded, path, src, before, types)
         if diags:
             if isinstance(raw, str) and _plain_text(raw) and any(d.code in ("EXP101", "EXP202") for d in diags):
                 yield loaded.diag("CON103", f"fallback.{name} is an expression, and this plain text is not one", path,
@@ -181,6 +187,8 @@ def fallback_output(loaded: Loaded, doc: Contract, types: TypeSystem, roles: dic
                 literal[name] = expr.evaluate({})
             except ExpressionError as err:
                 yield loaded.diag("CON103", f"fallback.{name} cannot be evaluated: {err}", path)
+        elif out and expr_type is not None and (field_t := types.field_type(out, name)) is not None:
+            yield from _type_agreement(loaded, path, expr_type, field_t, types, f"{out}.{name}")
     if fields is None or out is None:
         return
     missing = [f for f, spec in fields.items() if spec.required and f not in doc.fallback]
@@ -188,6 +196,35 @@ def fallback_output(loaded: Loaded, doc: Contract, types: TypeSystem, roles: dic
         yield loaded.diag("CON103", f"fallback misses required field{'s' if len(missing) > 1 else ''} of {out}: {', '.join(missing)}",
                           ("fallback",), key=True, hint="give every required output field a value")
     yield from _validate_literals(loaded, types, out, literal, doc.fallback)
+
+
+def example_inputs(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator[Diagnostic]:
+    """CON109: every example input must validate against the input type (the studio runs them)."""
+    if not doc.examples or not doc.input or not types.declared(doc.input):
+        return
+    from pydantic import ValidationError
+
+    try:
+        model = types.model(doc.input)
+    except Exception:  # noqa: BLE001 - a type pydantic cannot build is reported elsewhere
+        return
+    for i, example in enumerate(doc.examples):
+        try:
+            model.model_validate(example.input)
+        except ValidationError as err:
+            for e in err.errors()[:3]:
+                loc = tuple(e.get("loc") or ())
+                where = ".".join(str(p) for p in loc) or "input"
+                path = ("examples", i, "input") + (loc[:-1] if e.get("type") == "missing" else loc)
+                yield loaded.diag("CON109", f"example '{example.name}': {where}: {e.get('msg', 'invalid')}", path,
+                                  key=e.get("type") == "extra_forbidden")
+
+
+def _type_agreement(loaded: Loaded, path: tuple[Any, ...], value: TypeExpr | None, field: TypeExpr, types: TypeSystem,
+                    label: str) -> Iterator[Diagnostic]:
+    """EXP301 when an expression's type can never validate as the field it fills."""
+    if value is not None and cannot_become(value, field, types):
+        yield loaded.diag("EXP301", f"{label} is {field}, but this expression gives {value}", path)
 
 
 def _plain_text(raw: str) -> bool:

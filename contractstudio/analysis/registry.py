@@ -37,6 +37,7 @@ rule("CON105", "prompt-not-fixed", "warning", "A prompt with `{...}` placeholder
 rule("CON106", "act-intermediate-mismatch", "error", "`act` and `intermediate` disagree (one without the other, or assign misses or invents fields).")
 rule("CON107", "no-post-conditions", "info", "No `post` conditions: only the shape of the output is checked, not its substance.")
 rule("CON108", "scenario-cannot-hold", "error", "A scenario whose `expect` cannot hold, or whose responses cannot be parsed as needed.")
+rule("CON109", "invalid-example", "error", "An `examples:` input that is not a valid `input`: the studio cannot step through it.")
 # AGT: agent
 rule("AGT101", "policy-contradiction", "error", "A policy requires a tool another policy forbids on overlapping scope (or a conflicts_with pair).")
 rule("AGT102", "forbid-pattern-hits-required-tool", "error", "A forbid `tool_pattern` matches a tool that a policy requires.")

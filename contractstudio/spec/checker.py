@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -118,7 +119,7 @@ def parse(src: str) -> Parsed | ExprIssue:
     wrapped = "(" + src + "\n)"
     lines, starts = _line_starts(wrapped)
     try:
-        tree = ast.parse(wrapped, mode="eval")
+        tree = _quiet_parse(wrapped)
     except SyntaxError as err:
         return _syntax_issue(src, err, starts)
     except (ValueError, MemoryError, RecursionError) as err:
@@ -127,6 +128,13 @@ def parse(src: str) -> Parsed | ExprIssue:
     if depth > MAX_DEPTH:
         return ExprIssue("EXP401", f"the expression nests deeper than {MAX_DEPTH} levels", 0, len(src))
     return Parsed(src, tree, lines, starts)
+
+
+def _quiet_parse(text: str) -> ast.Expression:
+    # Python's SyntaxWarnings ("'str' object is not callable") would reach the user's terminal; our issues say it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, mode="eval")
 
 
 def _syntax_issue(src: str, err: SyntaxError, starts: list[int]) -> ExprIssue:
@@ -148,7 +156,7 @@ def _syntax_issue(src: str, err: SyntaxError, starts: list[int]) -> ExprIssue:
 
 def _raw_position(src: str) -> tuple[int | None, str | None]:
     try:
-        ast.parse(src, mode="eval")
+        _quiet_parse(src)
     except SyntaxError as raw:
         if not isinstance(raw, IndentationError) and raw.offset and raw.offset >= 1:
             raw_starts = _line_starts(src)[1]
@@ -194,6 +202,27 @@ def _kind(t: TypeExpr, types: TypeSystem | None) -> str:
         kinds = {_kind(o, types) for o in t.options if o != NONE}
         return kinds.pop() if len(kinds) == 1 else "any"
     return "any"
+
+
+def kind_of(t: TypeExpr, types: TypeSystem | None) -> str:
+    """A coarse kind of a type: str num bool list dict record none any."""
+    return _kind(t, types)
+
+
+_CANNOT_BECOME = {  # (value kind, field kind) pairs that pydantic validation always refuses
+    ("list", "str"), ("list", "num"), ("list", "bool"), ("list", "record"), ("list", "dict"),
+    ("str", "list"), ("num", "list"), ("bool", "list"), ("str", "dict"), ("num", "dict"), ("bool", "dict"),
+    ("str", "record"), ("num", "record"), ("bool", "record"), ("num", "str"), ("bool", "str"),
+    ("dict", "str"), ("dict", "num"), ("dict", "bool"), ("dict", "list"), ("record", "str"), ("record", "num"),
+    ("record", "list"), ("record", "bool"),
+}
+
+
+def cannot_become(value: TypeExpr, field: TypeExpr, types: TypeSystem | None) -> bool:
+    """True when a value of type `value` can never validate as `field` (checked on the non-None parts)."""
+    if value == NONE or field == ANY or value == ANY:
+        return False
+    return (_kind(value, types), _kind(field, types)) in _CANNOT_BECOME
 
 
 def _element(t: TypeExpr, types: TypeSystem | None) -> TypeExpr:

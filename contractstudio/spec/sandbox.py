@@ -326,6 +326,8 @@ def regex_problem(pattern: str) -> str | None:
         return f"invalid regular expression: {err}"
     except RecursionError:
         return "the regular expression nests too deeply"
+    except Exception as err:  # noqa: BLE001 - sre's parser has other failure modes (e.g. OverflowError)
+        return f"invalid regular expression: {err}"
     return _nested_repeat(parsed, inside=False)
 
 
