@@ -51,6 +51,7 @@ class DebugScreen(Screen[None]):
         self.typed_input: Any = None
         self.trace_file: Path | None = None
         self._problem = ""
+        self._last_setup: tuple[Any, Any, Any] = (None, None, None)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="debug-setup"):
@@ -84,7 +85,7 @@ class DebugScreen(Screen[None]):
         files = [f.path for f in app.workspace.of_kind("contract")]  # type: ignore[attr-defined]
         if app.buffer is not None and app.buffer.path not in files and "kind: contract" in app.current_text():  # type: ignore[attr-defined]
             files.insert(0, app.buffer.path)  # type: ignore[attr-defined]
-        self.contracts = []
+        contracts: list[tuple[Path, Any]] = []
         self._problem = ""
         for path in files:
             text = app.current_text() if app.buffer is not None and app.buffer.path == path else _read(path)  # type: ignore[attr-defined]
@@ -99,7 +100,13 @@ class DebugScreen(Screen[None]):
                     if errors:
                         self._problem = f"{path.name} has {len(errors)} error(s); fix them in edit mode (F2) to run it"
                         continue
-                    self.contracts.append((path, item.model))
+                    contracts.append((path, item.model))
+        signature = [(p, d.name, [sc.name for sc in d.scenarios], [e.name for e in d.examples]) for p, d in contracts]
+        unchanged = signature == [(p, d.name, [sc.name for sc in d.scenarios], [e.name for e in d.examples]) for p, d in self.contracts]
+        self.contracts = contracts  # fresh documents for the next session, even when the choices stay the same
+        if unchanged and self.query_one("#contract-select", Select).value != Select.NULL:
+            self._status()
+            return  # coming back from a dialog or another mode keeps the session where it was
         select = self.query_one("#contract-select", Select)
         current = select.value
         options = [(doc.name, i) for i, (path, doc) in enumerate(self.contracts)]
@@ -117,10 +124,18 @@ class DebugScreen(Screen[None]):
         value = self.query_one("#contract-select", Select).value
         return self.contracts[value] if isinstance(value, int) and value < len(self.contracts) else None
 
+    def _setup_key(self) -> tuple[Any, Any, Any]:
+        return tuple(self.query_one(f"#{name}-select", Select).value for name in ("contract", "input", "model"))  # type: ignore[return-value]
+
+    def _setup_changed(self) -> bool:
+        # Select.Changed arrives after the fact (also for values set by code): only a real change resets the call.
+        return self._setup_key() != self._last_setup
+
     @on(Select.Changed, "#contract-select")
     def _contract_changed(self) -> None:
-        self._fill_choices()
-        self._reset()
+        if self._setup_changed():
+            self._fill_choices()
+            self._reset()
 
     def _fill_choices(self) -> None:
         chosen = self.contract_doc
@@ -145,6 +160,8 @@ class DebugScreen(Screen[None]):
 
     @on(Select.Changed, "#input-select")
     def _input_changed(self, event: Select.Changed) -> None:
+        if not self._setup_changed():
+            return
         if event.value == "typed":
             self.app.push_screen(TextPrompt("Input for the call (YAML or JSON)", yaml.safe_dump(self.typed_input or {}, sort_keys=False)),
                                  self._typed)
@@ -162,7 +179,8 @@ class DebugScreen(Screen[None]):
 
     @on(Select.Changed, "#model-select")
     def _model_changed(self) -> None:
-        self._reset()
+        if self._setup_changed():
+            self._reset()
 
     def _input_value(self) -> Any:
         chosen = self.contract_doc
@@ -190,6 +208,7 @@ class DebugScreen(Screen[None]):
     # Running --------------------------------------------------------------------------------
 
     def _reset(self) -> None:
+        self._last_setup = self._setup_key()
         self.session = None
         self.events = []
         self.trace_file = None
@@ -214,6 +233,7 @@ class DebugScreen(Screen[None]):
             return False
         self.events = []
         self.trace_file = None
+        self._last_setup = self._setup_key()
         self.query_one("#timeline", OptionList).clear_options()
         return True
 

@@ -1,0 +1,147 @@
+"""Debug mode fed by a scenario's scripted replies (the Memray pattern: recorded input, no live model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import OptionList
+
+from contractstudio.studio.screens.dialogs import TextPrompt
+
+from .test_graph import plain
+from .conftest import settle
+
+COVERAGE_ERROR = "Coverage score 0.20 is below the minimum 0.55."
+
+
+async def open_debugger(app, pilot) -> None:  # noqa: ANN001
+    await settle(pilot)
+    await pilot.press("f4")
+    await pilot.pause()
+    app.screen.query_one("#timeline").focus()
+
+
+async def press_and_wait(pilot, *keys: str) -> None:  # noqa: ANN001
+    for key in keys:
+        await pilot.press(key)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def status(app) -> str:  # noqa: ANN001
+    return str(app.screen.query_one("#debug-status").render())
+
+
+def body(app) -> str:  # noqa: ANN001
+    return plain(app.screen.query_one("#event-body").content)
+
+
+async def test_stepping_through_a_scripted_remedy_loop_shows_the_error_sent_to_the_model(make_app) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        assert "remedied-after-low-coverage" in str(app.screen.query_one("#model-select").value) or \
+            app.screen.query_one("#model-select").value == "scripted:0"
+        await press_and_wait(pilot, "c")  # runs to the breakpoint on `post`
+        assert "paused at" in status(app) and "post/stage_start" in status(app)
+        await press_and_wait(pilot, "c")  # the first post fails; the remedy asks again; paused at post #1
+        events = app.screen.events
+        failed = [e for e in events if e.type == "validation_error"]
+        assert failed and COVERAGE_ERROR in failed[0]["errors"][0]
+        remedy = next(e for e in events if e.type == "llm_request" and e["purpose"] == "remedy_post")
+        timeline = app.screen.query_one("#timeline", OptionList)
+        timeline.highlighted = events.index(remedy)
+        await pilot.pause()
+        shown = body(app)
+        assert "remedy_post" in shown
+        assert COVERAGE_ERROR in shown  # the exact error text that went to the model
+        assert "diff of the messages vs request #0" in shown
+        await press_and_wait(pilot, "g")
+        assert "success" in status(app) and "2 LLM call(s), 1 remedy attempt(s)" in status(app)
+        assert "LLM calls 2" in plain(app.screen.query_one("#perf").content)
+
+
+async def test_single_steps_advance_one_event_at_a_time(make_app) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_debugger(app, pilot)
+        await press_and_wait(pilot, "s")
+        assert len(app.screen.events) == 1 and "#1 input/stage_start" in status(app)
+        await press_and_wait(pilot, "s", "s")
+        assert len(app.screen.events) == 3
+
+
+async def test_editing_the_error_text_changes_what_the_remedy_sends(make_app) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        await press_and_wait(pilot, "c")
+        while app.screen.session.last.type != "validation_error":
+            await press_and_wait(pilot, "s")
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, TextPrompt)
+        area = app.screen.query_one("#prompt-text")
+        area.text = "Please cite at least one snippet."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await press_and_wait(pilot, "g")
+        remedy = next(e for e in app.screen.events if e.type == "llm_request" and e["purpose"] == "remedy_post")
+        sent = "\n".join(m["content"] for m in remedy["messages"])
+        assert "Please cite at least one snippet." in sent
+        assert COVERAGE_ERROR not in sent
+
+
+async def test_breakpoints_toggle_per_stage(make_app) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        timeline = app.screen.query_one("#timeline", OptionList)
+        timeline.highlighted = 4  # post
+        await pilot.press("b")  # off
+        timeline.highlighted = 3  # generate
+        await pilot.press("b")  # on
+        assert app.screen.breakpoints == {"generate"}
+        assert "breakpoints: generate" in status(app)
+        await press_and_wait(pilot, "c")
+        assert "generate/stage_start" in status(app)
+
+
+async def test_a_saved_trace_reopens_with_the_same_events(make_app, workspace: Path) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    target = workspace / "call.trace.jsonl"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        await press_and_wait(pilot, "g")
+        count = len(app.screen.events)
+        app.screen._save_trace(str(target))
+        assert target.is_file()
+        app.screen._reset()
+        app.screen.open_trace(target)
+        await pilot.pause()
+        assert len(app.screen.events) == count
+        assert "call.trace.jsonl" in status(app)
+        assert app.screen.query_one("#timeline", OptionList).option_count == count
+
+
+async def test_the_debugger_never_imports_litellm_for_scripted_calls(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys\n"
+        "from contractstudio.studio.app import StudioApp\n"
+        "async def main():\n"
+        f"    app = StudioApp([{str(Path(__file__).parent / 'workspace')!r}])\n"
+        "    async with app.run_test(size=(80, 24)) as pilot:\n"
+        "        await pilot.pause(0.3)\n"
+        "        print('first screen', 'litellm' in sys.modules)\n"
+        "        await pilot.press('f4'); await pilot.pause(0.2)\n"
+        "        app.screen.query_one('#timeline').focus()\n"
+        "        await pilot.press('g'); await app.workers.wait_for_complete(); await pilot.pause()\n"
+        "        print('scripted call', 'litellm' in sys.modules)\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert "first screen False" in out.stdout, out.stderr
+    assert "scripted call False" in out.stdout, out.stderr

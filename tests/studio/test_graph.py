@@ -1,0 +1,133 @@
+"""Graph mode as a user sees it: routes with their prefixes, PIP201 paths, simulate, jump, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from contractstudio.studio.widgets.findings import FindingsPanel
+from contractstudio.studio.widgets.stepgraph import StepGraphView
+
+from .conftest import settle
+
+
+def plain(renderable) -> str:  # noqa: ANN001
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_text()
+
+
+def graph_text(view: StepGraphView) -> str:
+    return "\n".join(plain(view.get_option_at_index(i).prompt) for i in range(view.option_count))
+
+
+async def test_graph_shows_routing_prefixes_entry_and_end(make_app) -> None:
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        text = graph_text(app.screen.query_one(StepGraphView))
+        for prefix in ("[SEMANTIC:]", "[BM25:]", "[HYBRID:]", "[DIRECT:]", "other"):
+            assert prefix in text
+        assert "route" in text and "▶ entry" in text
+        assert "persist" in text and "■ end" in text
+        assert "[BM25:] ──────▶ search" in text
+
+
+async def test_simulating_a_reply_highlights_its_path(make_app) -> None:
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.press("slash", *"[DIRECT:] hello", "enter")
+        await pilot.pause()
+        view = app.screen.query_one(StepGraphView)
+        assert view.highlight.steps == ["route", "dispatch", "answer", "persist"]
+        assert ("dispatch", "answer") in view.highlight.edges
+        details = plain(app.screen.query_one("#graph-details").content)
+        assert "route → dispatch → answer → persist → end" in details
+        await pilot.press("escape")
+        assert view.highlight.steps == []
+
+
+async def test_a_pip201_finding_highlights_the_path_where_the_field_is_unset(make_app) -> None:
+    app = make_app("maybe_unset.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        view = app.screen.query_one(StepGraphView)
+        assert "● error" in graph_text(view)  # the step with the finding is marked
+        panel = app.screen.query_one("#graph-findings", FindingsPanel)
+        assert [d.code for d in panel.diagnostics] == ["PIP201"]
+        panel.focus()
+        panel.highlighted = 0
+        await pilot.pause()
+        assert view.highlight.steps == ["route", "dispatch", "expand"]
+        assert "PIP201 path: route → dispatch → expand" in plain(app.screen.query_one("#graph-details").content)
+
+
+async def test_selecting_a_step_shows_its_contract_and_j_jumps_to_its_yaml(make_app) -> None:
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        view = app.screen.query_one(StepGraphView)
+        view.select_step("search")
+        await pilot.pause()
+        details = plain(app.screen.query_one("#graph-details").content)
+        assert "requires: retrieval_mode" in details
+        assert "ensures: context_blocks, seed_nodes" in details
+        assert "known here on every path:" in details and "last_model_response" in details
+        await pilot.press("j")
+        await pilot.pause()
+        assert app.current_mode == "edit"
+        row, _ = app.screen.editor.cursor_location
+        assert app.screen.editor.document.get_line(row).strip().startswith("- id: search")
+
+
+async def test_the_graph_exports_as_mermaid_and_dot(make_app, workspace: Path) -> None:
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.press("m")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+    mermaid = (workspace / "rag_router.mmd").read_text()
+    dot = (workspace / "rag_router.dot").read_text()
+    assert "BM25" in mermaid and "BM25" in dot
+    assert "digraph" in dot
+
+
+async def test_an_agent_shows_tools_policies_and_tasks(make_app) -> None:
+    app = make_app("billing_support.agent.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        tree = app.screen.query_one("#agent-tree")
+        assert tree.display
+        labels = []
+
+        def walk(node) -> None:  # noqa: ANN001
+            labels.append(str(node.label))
+            for child in node.children:
+                walk(child)
+
+        walk(tree.root)
+        text = "\n".join(labels)
+        assert "search_kb(query)" in text
+        assert "must-search" in text and "require tool search_kb" in text
+        assert "forbid pattern issue_.* → issue_refund" in text
+        assert "answer_billing" in text and "expects tool search_kb" in text
