@@ -95,7 +95,7 @@ class CallState:
         self.raw_input = raw_input
         self.model = model
         self.options = options
-        self.rng = options.rng or random.Random()
+        self._rng = options.rng
         self.trace = Trace()
         self.perf = PerfStats()
         self.accumulated = accumulated
@@ -110,7 +110,15 @@ class CallState:
         self.violation: ContractViolation | None = None
         self.remedy_attempts = 0
         self.llm_calls = 0
+        self.act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
         self.finished = False
+
+    @property
+    def rng(self) -> random.Random:
+        """This call's randomness (jitter), made only when a remedy waits: seeding costs time."""
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
 
     def now(self) -> float:
         return time.perf_counter() - self.started - self.paused
@@ -275,7 +283,7 @@ def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) 
         errors = yield from _rejected(st, "generate", "type", errors, attempt)
         yield st.end("generate", False)
         return None, errors
-    yield st.emit("generate", "parsed", attempt=attempt, output=plan.output.dump(output))
+    yield st.emit("generate", "parsed", attempt=attempt, output=parsed)
     yield st.end("generate", True)
     yield st.start("post", attempt=attempt)
     errors = yield from _conditions(st, "post", plan.post, {**scope, "output": output})
@@ -290,7 +298,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     plan = st.plan
     subject = act_value if plan.act_is_set else value
     shape = plan.intermediate if plan.act_is_set and plan.intermediate is not None else plan.input
-    base = generate_messages(plan.system, plan.generate_type or "", shape.dump(subject))
+    base = generate_messages(plan.system, plan.generate_type or "", st.act_data if plan.act_is_set else shape.dump(subject))
     scope: dict[str, Any] = {"input": value}
     if plan.act_is_set:
         scope["act"] = act_value
@@ -350,7 +358,8 @@ def _act(st: CallState, value: Any) -> Events:
     else:
         act_value, errors = plan.intermediate.validate(raw) if plan.intermediate is not None else (raw, [])
         if not errors:
-            yield st.emit("act", "act_value", value=plan.intermediate.dump(act_value) if plan.intermediate else act_value)
+            st.act_data = plan.intermediate.dump(act_value) if plan.intermediate else act_value
+            yield st.emit("act", "act_value", value=st.act_data)
             yield st.end("act", True)
             return act_value
     yield st.emit("act", "validation_error", where="act", errors=errors, attempt=0)
@@ -506,8 +515,16 @@ class Session:
 
     def run(self, raise_on_violation: bool = True) -> Result:
         """Run to the end; raise ContractViolation when the contract says `on_failure: raise` and it failed."""
-        while self.step() is not None:
-            pass
+        if self._send is not None or self.last is None:
+            self.step()  # deliver a pending edit (or start the call) through the stepping path
+        if not self.done:
+            # nobody pauses from here on: drive the generator directly, without pause bookkeeping
+            if self._held_since is not None:
+                self.state.paused += time.perf_counter() - self._held_since
+                self._held_since = None
+            for event in self._events:
+                self.last = event
+            self.done = True
         result = self.result
         assert result is not None
         if result.violation is not None and raise_on_violation:
