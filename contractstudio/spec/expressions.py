@@ -19,7 +19,8 @@ from functools import lru_cache
 from typing import Any
 
 from contractstudio.spec import sandbox
-from contractstudio.spec.checker import Checker, ExprIssue, Parsed, parse
+from contractstudio.spec.checker import Checker
+from contractstudio.spec.syntax import ExprIssue, Parsed, parse
 from contractstudio.spec.sandbox import ExpressionError
 from contractstudio.spec.types import TypeExpr, TypeSystem
 
