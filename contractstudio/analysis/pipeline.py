@@ -8,11 +8,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator
 
-import networkx as nx
 
 from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.diagnostics import Diagnostic, Related
-from contractstudio.analysis.graph import END, StateFlow, StepGraph, path_without, routes_of, state_flow
+from contractstudio.analysis.graph import END, StateFlow, StepGraph, config, path_without, routes_of, state_flow
 from contractstudio.spec.actions import CALL_MODEL, PREFIX_ROUTER
 from contractstudio.spec.documents import Pipeline, Step
 
@@ -62,12 +61,13 @@ def bad_entry_step(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
 def unknown_target(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
     """PIP102: `next` or `on_*` names a step that does not exist."""
     for step in sg.pipeline.steps:
-        for r in routes_of(step):
+        routes = sg.routes[step.id] if sg.steps[step.id] is step else routes_of(step)
+        for r in routes:
             if r.target != END and r.target not in sg.steps:
                 yield loaded.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
                                   hint=_did_you_mean(r.target, sg.steps))
-        for key, value in step.raw.items():
-            if key.startswith("on_") and not isinstance(value, str):
+        for key, value in config(step).items():
+            if key[:3] == "on_" and not isinstance(value, str):
                 yield loaded.diag("PIP102", f"step '{step.id}': {key} must name a step", step.src + (key,))
 
 
@@ -119,6 +119,8 @@ def no_way_to_end(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
         return
     # Report causes, not consequences: each dead end, and each cycle without an exit;
     # a step that merely leads into one of them is fixed with it.
+    import networkx as nx  # only a broken pipeline pays for the import
+
     traps = nx.DiGraph()
     traps.add_nodes_from(stuck)
     traps.add_edges_from((s, t) for s in stuck for t in sg.succ[s] if t in traps)
@@ -150,7 +152,7 @@ def missing_step_key(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
         spec = sg.catalog.get(step.action)
         if spec is None:
             continue
-        raw = step.raw
+        raw = config(step)
         for key in spec.requires_step:
             if key not in raw and getattr(step, key, None) is None:
                 yield loaded.diag("PIP203", f"step '{step.id}': action '{step.action}' requires the key '{key}' on the step",
@@ -168,21 +170,27 @@ def state_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow) -> Iterator[Diag
     for sid in reversed(ids):
         after.append(after[-1] | flow.gen[sid])
     after.reverse()
+    needs_of: dict[str, list[tuple[tuple[str, ...], int, str]]] = {}
     for i, (sid, step) in enumerate(sg.steps.items()):
-        ever = before[i] | after[i + 1]
-        spec = sg.action(sid)
-        if spec is None:
+        needs = needs_of.get(step.action)
+        if needs is None:
+            spec = sg.catalog.get(step.action)
+            groups = [] if spec is None else [(f,) for f in spec.requires_state] + list(spec.requires_any_state)
+            needs = needs_of[step.action] = [(g, flow.mask(g), _what(g)) for g in groups]
+        if not needs:
             continue
-        needs = [(f,) for f in spec.requires_state] + [g for g in spec.requires_any_state]
+        ever = before[i] | after[i + 1]
         known = flow.known.get(sid)
-        for group in needs:
-            mask = flow.mask(group)
-            what = f"'{group[0]}'" if len(group) == 1 else "one of " + ", ".join(f"'{f}'" for f in group)
+        for group, mask, what in needs:
             if not ever & mask:
                 yield loaded.diag("PIP202", f"step '{sid}' (action {step.action}) requires {what}, which no other step and no input ever sets",
                                   step, "action", hint="add it to 'inputs:' or run an action that ensures it first")
             elif known is not None and not known & mask:
                 yield _maybe_unset(loaded, sg, flow, step, group, what, mask)
+
+
+def _what(group: tuple[str, ...]) -> str:
+    return f"'{group[0]}'" if len(group) == 1 else "one of " + ", ".join(f"'{f}'" for f in group)
 
 
 def _maybe_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow, step: Step, group: tuple[str, ...], what: str, mask: int) -> Diagnostic:
@@ -206,12 +214,12 @@ def _maybe_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow, step: Step, gro
 
 def _prefixes(step: Step) -> list[tuple[str, str]]:
     """(route, prefix) in declaration order: the order first-match-wins tries them."""
-    return [(k[: -len("_prefix")], v) for k, v in step.raw.items() if k.endswith("_prefix") and isinstance(v, str)]
+    return [(k[: -len("_prefix")], v) for k, v in config(step).items() if k.endswith("_prefix") and isinstance(v, str)]
 
 
 def prefix_pairs(loaded: Loaded, step: Step) -> Iterator[Diagnostic]:
     """RTE301 (prefix without on_<route>), RTE302 (on_<route> without prefix), RTE305 (no on_other)."""
-    raw = step.raw
+    raw = config(step)
     for route, _ in _prefixes(step):
         if f"on_{route}" not in raw:
             yield loaded.diag("RTE301", f"step '{step.id}': {route}_prefix has no on_{route} target", step, f"{route}_prefix",
@@ -264,7 +272,7 @@ def router_handler_mismatch(loaded: Loaded, sg: StepGraph, step: Step) -> Iterat
     """RTE303: the router prompt before a prefix_router and the prefixes it handles disagree."""
     routers = sg.pipeline.routers
     feeding = _feeding_model_calls(sg, step.id)
-    known = [(s, s.raw.get("prompt")) for s in feeding if s.action == CALL_MODEL and s.raw.get("prompt") in routers]
+    known = [(s, config(s).get("prompt")) for s in feeding if s.action == CALL_MODEL and config(s).get("prompt") in routers]
     if not known:
         return
     handled = _prefixes(step)
