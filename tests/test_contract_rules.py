@@ -231,3 +231,17 @@ def test_contract_hooks_are_checked_like_tool_hooks(tmp_path: Path) -> None:
     path.write_text(text)
     assert [d.code for d in check_file(path, Context(trusted=False, root=tmp_path)).diagnostics] == ["TOL103"]
     assert [d.code for d in check_file(path, Context(trusted=True, root=tmp_path)).diagnostics] == ["TOL102"]
+
+
+def test_a_fixed_hook_file_is_seen_on_the_next_check(tmp_path: Path) -> None:
+    import os
+
+    hooks = tmp_path / "cr_reload_hooks_for_test.py"
+    hooks.write_text("def other(**kw):\n    return True\n")
+    path = tmp_path / "n.tools.yaml"
+    path.write_text('kind: tools\nname: notes\ntools:\n  - name: a\n    description: A.\n    handler: "cr_reload_hooks_for_test:run"\n')
+    assert [d.code for d in check_file(path, Context(trusted=True, root=tmp_path)).diagnostics] == ["TOL102"]
+    hooks.write_text("def run(**kw):\n    return 'ran'\n")
+    stat = hooks.stat()
+    os.utime(hooks, (stat.st_atime, stat.st_mtime + 5))
+    assert check_file(path, Context(trusted=True, root=tmp_path)).diagnostics == []

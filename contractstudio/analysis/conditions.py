@@ -121,7 +121,7 @@ def hook_problem(spec: str, root: Path | None) -> str | None:
         added = True
     try:
         try:
-            module = importlib.import_module(module_name)
+            module = _fresh(importlib.import_module(module_name))
         except Exception as err:  # noqa: BLE001 - any failure to import is the author's to fix
             return f"cannot import module '{module_name}': {type(err).__name__}: {err}"
         target: Any = module
@@ -140,6 +140,25 @@ def hook_problem(spec: str, root: Path | None) -> str | None:
                 sys.path.remove(str(root))
             except ValueError:
                 pass
+
+
+_LOADED_AT: dict[str, float] = {}  # module file -> mtime when imported
+
+
+def _fresh(module: Any) -> Any:
+    """The module, re-imported when its file changed since (the studio re-checks while hooks are edited)."""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return module
+    try:
+        mtime = Path(path).stat().st_mtime
+    except OSError:
+        return module
+    seen = _LOADED_AT.setdefault(path, mtime)
+    if seen != mtime:
+        _LOADED_AT[path] = mtime
+        return importlib.reload(module)
+    return module
 
 
 def hook_syntax_problem(spec: Any) -> str | None:
