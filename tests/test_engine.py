@@ -62,7 +62,8 @@ def test_post_violation_is_repaired_and_names_the_constraint() -> None:
     assert result.successful and result.attempts == 1
     repair = requests(result)[1]
     assert repair[2]["content"] == LOW
-    assert "1. Coverage score 0.20 is below the minimum 0.55. (condition: output.coverage_score >= 0.55)" in repair[3]["content"]
+    assert ("1. Coverage score 0.20 is below the minimum 0.55. "
+            "(condition: output.coverage_score >= 0.55; output.coverage_score = 0.2)") in repair[3]["content"]
 
 
 def test_type_errors_name_the_path_the_value_and_the_constraint() -> None:
@@ -315,6 +316,7 @@ def test_sample_traces_replay_without_divergence(trace: Path) -> None:
     contract = cs.load(SAMPLES / f"{start['contract']}.contract.yaml")
     from contractstudio.runtime.models import ReplayModel
 
+    # a divergence means the engine's messages changed: regenerate (samples/traces/README.md)
     result = contract.session(start["value"], ReplayModel(trace, strict=True)).run(raise_on_violation=False)
     assert result.trace[-1]["raised"] == recorded[-1]["raised"]
     assert result.trace[-1]["output"] == recorded[-1]["output"]

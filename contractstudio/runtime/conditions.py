@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from contractstudio.runtime.errors import ContractError, UntrustedHook
 from contractstudio.runtime.hooks import hook_outcome, load_hook
@@ -15,7 +19,7 @@ from contractstudio.spec.expressions import ExpressionError, compile_expression,
 class Check:
     """One compiled condition of a `pre`, `post`, or tool contract list."""
 
-    __slots__ = ("id", "label", "source", "when", "test", "hook", "message")
+    __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "_shown")
 
     def __init__(self, cond: Condition, label: str, *, root: Path | None = None, trusted: bool = False, lazy_hooks: bool = True) -> None:
         self.id = cond.id
@@ -27,6 +31,7 @@ class Check:
             self.test = compile_expression(cond.assert_) if cond.assert_ else None
         except ExpressionError as err:
             raise ContractError(f"{self.label}: {err}") from None
+        self._shown: list[tuple[str, Any]] | None = None
         self.hook: Callable[..., Any] | None = None
         if cond.python:
             self.hook = _DeferredHook(cond.python, root, trusted, self.label)
@@ -70,8 +75,74 @@ class Check:
         else:
             text = why or f"{self.label} failed"
         if self.test is not None:
-            return f"{text} (condition: {self.source})" if explain or not self.message else text
+            if not explain and self.message:
+                return text
+            values_text = self.values_text(values)
+            return f"{text} (condition: {self.source}{'; ' + values_text if values_text else ''})"
         return f"{text} ({why})" if why and self.message else text
+
+    def values_text(self, values: dict[str, Any]) -> str:
+        """The values of the fields the condition reads, e.g. `output.coverage_score = 0.2` (only on failure)."""
+        if self._shown is None:
+            self._shown = []
+            for chain in field_chains(self.source):
+                try:
+                    self._shown.append((chain, compile_expression(chain)))
+                except ExpressionError:
+                    continue
+        parts = []
+        for chain, expr in self._shown:
+            try:
+                parts.append(f"{chain} = {_short(expr.evaluate(values))}")
+            except ExpressionError:
+                continue
+        return ", ".join(parts)
+
+
+ROOTS = ("input", "output", "act")
+
+
+def field_chains(src: str, limit: int = 3) -> list[str]:
+    """The attribute chains rooted at input/output/act that an expression reads (read from its syntax, never run)."""
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError:
+        return []
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue  # a method, not a field
+        if isinstance(parent, ast.Attribute):
+            grand = parents.get(id(parent))
+            if not (isinstance(grand, ast.Call) and grand.func is parent):
+                continue  # only the longest chain is shown
+        root: ast.AST = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in ROOTS:
+            text = ast.unparse(node)
+            if text not in found:
+                found.append(text)
+    return found[:limit]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    elif isinstance(value, list):
+        value = [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _DeferredHook:
