@@ -154,3 +154,13 @@ def test_price_table_is_read_without_importing_litellm() -> None:
             "print(p.prompt > 0 and p.completion > 0, budget.price_of('no-such/model-xyz'), 'litellm' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["True", "None", "False"]
+
+
+def test_schema_and_tool_parameter_types_are_checked() -> None:
+    diags = check_text((AGT / "l1_types.yaml").read_text(), "l.yaml").diagnostics
+    assert [(d.code, d.message) for d in diags] == [
+        ("REF201", "type of parameter 'invoice' of tool 'lookup': 'Invoice' is not a type an agent can use"),
+        ("SCH103", "type of parameter 'limit' of tool 'lookup': a type name is missing"),
+        ("SCH103", diags[2].message),
+    ]
+    assert diags[2].message.startswith("type of schema field 'status':")

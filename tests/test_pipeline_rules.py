@@ -179,3 +179,18 @@ steps:
     end: true
 """
     assert codes(text) == []
+
+
+def test_docs_actions_table_matches_the_builtin_catalog() -> None:
+    from contractstudio.spec.actions import BUILTIN_ACTIONS
+
+    from conftest import ROOT
+
+    rows = {ln.split("|")[1].strip().strip("`"): ln for ln in (ROOT / "docs" / "actions.md").read_text().splitlines()
+            if ln.startswith("| `")}
+    for name, spec in BUILTIN_ACTIONS.items():
+        cells = [c.strip() for c in rows[name].split("|")[2:6]]
+        assert cells[0] == ", ".join(f"`{f}`" for f in spec.requires_state)
+        assert cells[1] == ", ".join("`[" + ", ".join(g) + "]`" for g in spec.requires_any_state)
+        assert cells[2] == ", ".join(f"`{f}`" for f in spec.requires_step)
+        assert cells[3] == ", ".join(f"`{f}`" for f in spec.ensures_state)

@@ -12,13 +12,18 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator
 
+from typing import Any
+
 from contractstudio.analysis import budget
 from contractstudio.analysis.check import Context, Loaded, analyzer
+from contractstudio.analysis.conditions import expression_diagnostics, value_span
 from contractstudio.analysis.diagnostics import Diagnostic, Related, make
-from contractstudio.spec.documents import Agent, Condition, Policy, Task
-from contractstudio.spec.source import inner_span
+from contractstudio.spec.documents import Agent, Condition, FieldSpec, Policy, Task, TypeDecl
+from contractstudio.spec.expressions import check, check_template
+from contractstudio.spec.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 
 NEAR_LIMIT = 0.8  # a typical estimate at 80% of a limit leaves little room for a slow day
+OUTPUT_TYPE = "AgentOutput"  # the name the schema's fields go by in expression messages
 
 
 @analyzer("agent")
@@ -211,32 +216,53 @@ def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
                                   task, "trajectory", i, "expect_field", hint=_did_you_mean(step.expect_field, fields))
 
 
-# ----------------------------------------------------------------- success criteria
+# ----------------------------------------------------------------- L1 types and success criteria
+
+
+def _field_type(loaded: Loaded, path: tuple[Any, ...], text: str, what: str) -> tuple[TypeExpr, list[Diagnostic]]:
+    """A schema field or tool parameter type: SCH103 when it does not parse, REF201 for a type name (agents declare none)."""
+    try:
+        t = parse_type(text)
+    except TypeSyntaxError as err:
+        span = value_span(loaded, path, err.offset, err.offset + 1)
+        return ANY, [make("SCH103", f"type of {what}: {err.message}", loaded.file, span)]
+    found = [loaded.diag("REF201", f"type of {what}: '{ref}' is not a type an agent can use", path,
+                         hint="use str, int, float, bool, any, list[T], dict[str, T], T | None or Literal[...]")
+             for ref in dict.fromkeys(refs(t))]
+    return (ANY if found else t), found
+
+
+def l1_types(loaded: Loaded, agent: Agent) -> tuple[dict[str, TypeExpr], list[Diagnostic]]:
+    """The output schema's field types, and the diagnostics of every schema and tool parameter type."""
+    fields: dict[str, TypeExpr] = {}
+    found: list[Diagnostic] = []
+    for name, spec in agent.output_schema.fields.items():
+        fields[name], problems = _field_type(loaded, ("schema", "fields", name, "type"), spec.type, f"schema field '{name}'")
+        found += problems
+    for tool in agent.tools:
+        for name, param in tool.params.items():
+            text = param if isinstance(param, str) else param.type
+            path = tool.src + ("params", name) + (() if isinstance(param, str) else ("type",))
+            found += _field_type(loaded, path, text, f"parameter '{name}' of tool '{tool.name}'")[1]
+    return fields, found
 
 
 def success_criteria_expressions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
-    """EXP*: code-level success criteria type-check against the schema (scope: output)."""
-    conditions = [(c, i, t) for t in agent.tasks for i, c in enumerate(t.success_criteria) if isinstance(c, Condition)]
+    """SCH103/REF201 for L1 types; EXP* for code-level success criteria, type-checked with scope `output`."""
+    field_types, found = l1_types(loaded, agent)
+    yield from found
+    conditions = [c for t in agent.tasks for c in t.success_criteria if isinstance(c, Condition)]
     if not conditions:
         return
-    from contractstudio.spec.documents import TypeDecl
-    from contractstudio.spec.expressions import check, check_template
-    from contractstudio.spec.types import Ref, TypeSystem
-
-    output_type = "AgentOutput"
-    types = TypeSystem.from_decls({output_type: TypeDecl(fields=agent.output_schema.fields)})
-    scope = {"output": Ref(output_type)}
-    for cond, _i, _task in conditions:
+    # The schema as a declared type, so `output.<field>` resolves with did-you-mean hints;
+    # a field whose type is broken (reported above) is checked as `any`.
+    decl = TypeDecl(fields={n: FieldSpec(type="any" if field_types[n] is ANY else f.type, description=f.description)
+                            for n, f in agent.output_schema.fields.items()})
+    types = TypeSystem.from_decls({OUTPUT_TYPE: decl})
+    scope: dict[str, TypeExpr] = {"output": Ref(OUTPUT_TYPE)}
+    for cond in conditions:
         for key, src in (("when", cond.when), ("assert", cond.assert_)):
             if src is not None:
-                _type, issues = check(src, scope, types)
-                yield from _at(loaded, cond.src + (key,), issues)
+                yield from expression_diagnostics(loaded, cond.src + (key,), check(src, scope, types)[1])
         if cond.message is not None:
-            yield from _at(loaded, cond.src + ("message",), check_template(cond.message, scope, types))
-
-
-def _at(loaded: Loaded, path: tuple[object, ...], issues: Iterable[object]) -> Iterator[Diagnostic]:
-    node = loaded.node(path)
-    for issue in issues:
-        span = inner_span(node, issue.start, issue.end, loaded.text) if node is not None else loaded.span(path)  # type: ignore[attr-defined]
-        yield make(issue.code, issue.message, loaded.file, span, hint=issue.hint)  # type: ignore[attr-defined]
+            yield from expression_diagnostics(loaded, cond.src + ("message",), check_template(cond.message, scope, types))
