@@ -15,10 +15,11 @@ from typing import Any
 from contractstudio.spec.actions import PREFIX_ROUTER, ActionSpec, action_catalog
 from contractstudio.spec.documents import Pipeline, Step
 
-# Angle brackets cannot start a step id that a user would write unquoted, and the
-# renderers never show these names raw.
-START = "<start>"
-END = "<end>"
+# A NUL character cannot appear in a YAML plain or single-quoted scalar, so no step id
+# a user writes collides with these; renderers show them as "start" and "end".
+START = "\0start"
+END = "\0end"
+VIRTUAL_LABELS = {START: "start", END: "end"}
 
 
 @dataclass(slots=True)  # not frozen: frozen dataclasses build slower, and there is one per edge
@@ -413,7 +414,7 @@ def layout(sg: StepGraph) -> GraphLayout:
     for depth in sorted(rows):
         for i, n in enumerate(rows[depth]):
             if n in (START, END):
-                placed.append(LayoutNode(n, n.strip("<>"), n.strip("<>"), None, depth, i))
+                placed.append(LayoutNode(n, VIRTUAL_LABELS[n], VIRTUAL_LABELS[n], None, depth, i))
                 continue
             step = sg.steps[n]
             kind = "router" if step.action == PREFIX_ROUTER else "step"

@@ -88,13 +88,24 @@ def _dot(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid DOT quoted string
 
 
+def _dot_ids(sg: StepGraph) -> dict[str, str]:
+    """DOT node names: step ids as written; 'start'/'end' for the virtual nodes unless a step took them."""
+    ids = {sid: sid for sid in sg.steps}
+    for node, name in ((START, "start"), (END, "end")):
+        while name in sg.steps:
+            name = "_" + name
+        ids[node] = name
+    return ids
+
+
 def render_dot(sg: StepGraph) -> str:
     """A Graphviz digraph: routers as diamonds, prefixes as edge labels, loops dashed."""
     lay = layout(sg)
+    ids = _dot_ids(sg)
     lines = [f"digraph {_dot(sg.pipeline.name or 'pipeline')} {{", "  rankdir=TB;", "  node [shape=box, fontname=\"Helvetica\"];"]
     for n in lay.nodes:
         if n.kind in ("start", "end"):
-            lines.append(f"  {_dot(n.id)} [label={_dot(n.label)}, shape=circle];")
+            lines.append(f"  {_dot(ids[n.id])} [label={_dot(n.label)}, shape=circle];")
             continue
         attrs = [f"label={_dot(n.label + chr(10) + (n.action or ''))}"]
         if n.kind == "router":
@@ -103,7 +114,7 @@ def render_dot(sg: StepGraph) -> str:
             attrs.append("penwidth=3")
         if n.ends:
             attrs.append("peripheries=2")
-        lines.append(f"  {_dot(n.id)} [{', '.join(attrs)}];")
+        lines.append(f"  {_dot(ids[n.id])} [{', '.join(attrs)}];")
     for e in lay.edges:
         attrs = []
         if e.label:
@@ -111,7 +122,7 @@ def render_dot(sg: StepGraph) -> str:
         if e.back:
             attrs.append("style=dashed")
         tail = f" [{', '.join(attrs)}]" if attrs else ""
-        lines.append(f"  {_dot(e.source)} -> {_dot(e.target)}{tail};")
+        lines.append(f"  {_dot(ids[e.source])} -> {_dot(ids[e.target])}{tail};")
     lines.append("}")
     return "\n".join(lines)
 
