@@ -158,3 +158,14 @@ def test_simulate_from_the_runner_matches_the_run_path() -> None:
     run = runner.run({"user_query": "q"}, rag_handlers("[HYBRID:] refund policy"))
     assert sim.path == run.path and sim.ok
     assert sim.steps[2].known == ["followup_query", "last_model_response", "retrieval_mode", "user_query"]
+
+
+def test_cs_load_returns_the_runner_for_a_pipeline_file() -> None:
+    import contractstudio as cs
+
+    runner = cs.load(RAG)
+    assert isinstance(runner, PipelineRunner) and runner.name == "rag_router"
+    run = runner.run({"user_query": "q"}, rag_handlers("[SEMANTIC:] refunds"))
+    assert run.path[:3] == ["route", "dispatch", "search"]
+    with pytest.raises(ContractError):
+        cs.load(FIXTURES / "err/PIP/maybe_unset.yaml")

@@ -125,6 +125,13 @@ class PipelineRunner:
         for step in pipeline.steps:
             self.steps.setdefault(step.id, step)
 
+    @property
+    def name(self) -> str:
+        return self.pipeline.name
+
+    def __repr__(self) -> str:
+        return f"<PipelineRunner {self.name!r} from {self.path or '<text>'}>"
+
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> PipelineRunner:
         """Analyze a pipeline file and build its runner; a file with errors raises ContractError."""
