@@ -206,7 +206,7 @@ DATA_BOMBS = [
 
 
 @pytest.mark.timeout(10)
-@pytest.mark.parametrize(("src", "query"), DATA_BOMBS)
+@pytest.mark.parametrize(("src", "query"), DATA_BOMBS, ids=[src for src, _ in DATA_BOMBS])
 def test_data_dependent_bombs_are_bounded_at_evaluation(src: str, query: str) -> None:
     with pytest.raises(ExpressionError):
         compile_expression(src).evaluate(values(query))
@@ -219,3 +219,33 @@ def test_attribute_access_reads_data_never_python_attributes() -> None:
     assert compile_expression("input['items']").evaluate(data) == [1, 2]
     with pytest.raises(ExpressionError):
         compile_expression("input.values").evaluate(data)
+
+
+# Work done in C by one node (scan, compare, copy) is charged too: quadratic loops over big data stop.
+BIG = {"input": {"big": list(range(100_000)), "other": list(range(100_000)), "text": "ab" * 50_000}}
+QUADRATIC = [
+    "[x in input.big for x in input.big]",
+    "[max(input.big) for x in input.big]",
+    "[sorted(input.big) for x in input.big]",
+    "[input.big == input.other for x in input.big]",
+    "[input.text.count('a') for x in input.big]",
+    "[input.text[1:] for x in input.big]",
+    "[input.text * 10 for x in input.big]",
+    "[len(list(input.big)) for x in input.big]",
+    "[all(input.big) for x in input.big]",
+    "['a' in input.text for x in input.big for y in input.big]",
+    "[1 for a, b in [input.big, input.other]]",
+]
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("src", QUADRATIC)
+def test_quadratic_work_over_big_data_is_bounded(src: str) -> None:
+    with pytest.raises(ExpressionError):
+        compile_expression(src).evaluate(BIG)
+
+
+def test_realistic_work_over_big_data_is_allowed() -> None:
+    assert compile_expression("len([x for x in input.big if x % 2 == 0])").evaluate(BIG) == 50_000
+    assert compile_expression("max(input.big) + min(input.other)").evaluate(BIG) == 99_999
+    assert compile_expression("input.text.count('a')").evaluate(BIG) == 50_000

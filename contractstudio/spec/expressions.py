@@ -16,6 +16,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from contractstudio.spec import sandbox
@@ -151,7 +152,7 @@ class _Evaluator:
                 raise ExpressionError("slice bounds must be ints")
             if parts[2] == 0:
                 raise ExpressionError("slice step cannot be zero")
-            return sandbox.subscript(obj, slice(*parts))
+            return self.meter.bounded(sandbox.subscript(obj, slice(*parts)))  # a slice is a copy
         return sandbox.subscript(obj, self.eval(node.slice, env))
 
     def e_List(self, node: ast.List | ast.Tuple, env: dict[str, Any]) -> Any:
@@ -197,10 +198,21 @@ class _Evaluator:
         left = self.eval(node.left, env)
         for op, comp in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comp, env)
+            self.charge(op, left, right)
             if not _compare(op, left, right):
                 return False
             left = right
         return True
+
+    def charge(self, op: ast.cmpop, a: Any, b: Any) -> None:
+        """Charge what a comparison does in C: `in` scans its right side, `==` walks both sides."""
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if isinstance(b, (str, list, tuple)):
+                self.meter.scan(b)
+        elif not isinstance(op, (ast.Is, ast.IsNot)) and isinstance(a, (list, tuple, dict, set)) and isinstance(b, (list, tuple, dict, set)):
+            self.meter.work(min(self.meter.weight(a), self.meter.weight(b)))
+        elif isinstance(a, str) and isinstance(b, str):
+            self.meter.work(min(len(a), len(b)) // 8 + 1)
 
     def e_ListComp(self, node: ast.ListComp | ast.GeneratorExp, env: dict[str, Any]) -> Any:
         # Generator expressions are computed eagerly: no generator object (and no gi_frame) ever exists.
@@ -219,7 +231,7 @@ class _Evaluator:
             yield env
             return
         gen = gens[index]
-        for item in sandbox.iterate(self.eval(gen.iter, env)):
+        for item in sandbox.iterate(self.eval(gen.iter, env), self.meter):
             self.meter.iterate()
             inner = dict(env)
             _bind(gen.target, item, inner)
@@ -255,7 +267,7 @@ def _bind(target: ast.AST, value: Any, env: dict[str, Any]) -> None:
         env[target.id] = value
         return
     if isinstance(target, (ast.Tuple, ast.List)):
-        items = list(sandbox.iterate(value))
+        items = list(islice(sandbox.iterate(value), len(target.elts) + 1))  # never copy a big value to unpack it
         if len(items) != len(target.elts):
             raise ExpressionError(f"cannot unpack {len(items)} values into {len(target.elts)} names")
         for t, v in zip(target.elts, items, strict=True):

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 MAX_STEPS = 1_000_000  # tree nodes visited per evaluation
 MAX_ITERATIONS = 200_000  # comprehension iterations per evaluation
 MAX_SIZE = 1_000_000  # characters of a string, or expanded items of a container
+MAX_WORK = 10_000_000  # element operations done in C per evaluation: items built, scanned, compared
 MAX_INT_BITS = 33_300  # about 10,000 decimal digits
 MAX_REGEX = 500  # characters of a `matches` pattern
 MAX_MATCH_TEXT = 100_000  # characters `matches` searches
@@ -68,12 +69,30 @@ def type_name(value: Any) -> str:
 
 
 class Meter:
-    """Counts steps and iterations, and measures expanded sizes (memoized by identity)."""
+    """Counts steps, iterations and work, and measures expanded sizes (memoized by identity).
+
+    Steps count tree nodes; work counts what one node can do in C (build, scan
+    or compare n items), so `[x in input.big for x in input.big]` is bounded too.
+    """
 
     def __init__(self) -> None:
         self.steps = 0
         self.iterations = 0
+        self.done = 0
         self._weights: dict[int, tuple[Any, int]] = {}
+
+    def work(self, n: int) -> None:
+        self.done += n
+        if self.done > MAX_WORK:
+            raise ExpressionError(f"evaluation is too expensive (more than {MAX_WORK:,} element operations)")
+
+    def scan(self, value: Any) -> Any:
+        """Charge for one pass over a string or container, and return it."""
+        if isinstance(value, str):
+            self.work(len(value) // 8 + 1)
+        elif isinstance(value, _CONTAINERS):
+            self.work(len(value) + 1)
+        return value
 
     def step(self) -> None:
         self.steps += 1
@@ -115,8 +134,10 @@ class Meter:
                 raise ExpressionError("integer result is too large (more than about 10,000 digits)")
         elif isinstance(value, complex):
             raise ExpressionError("the result is a complex number")
-        elif self.weight(value) > MAX_SIZE:
-            raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
+        elif isinstance(value, (str,) + _CONTAINERS):
+            if self.weight(value) > MAX_SIZE:
+                raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
+            self.work(len(value) // (8 if isinstance(value, str) else 1) + 1)  # building it cost this much
         return value
 
 
@@ -184,9 +205,11 @@ def truth(value: Any) -> bool:
     return True
 
 
-def iterate(value: Any) -> Any:
-    """An iterator over a string or container; anything else is refused."""
+def iterate(value: Any, meter: Meter | None = None) -> Any:
+    """An iterator over a string or container (charged to the meter when given); anything else is refused."""
     if isinstance(value, _ITERABLE):
+        if meter is not None:
+            meter.work(len(value) + 1)
         return iter(value)
     raise ExpressionError(f"cannot iterate over a {type_name(value)} value")
 
@@ -406,8 +429,7 @@ def _sum(meter: Meter, items: Any, start: Any = 0) -> Any:
     total = start
     if not _num(total):
         raise ExpressionError("sum() adds numbers only")
-    for item in iterate(items):
-        meter.step()
+    for item in iterate(items, meter):
         if not _num(item):
             raise ExpressionError(f"sum() adds numbers only, not {type_name(item)}")
         total = meter.bounded(total + item)
@@ -430,7 +452,7 @@ def _len(meter: Meter, x: Any) -> int:
 
 def _minmax(fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(meter: Meter, *args: Any, **kw: Any) -> Any:
-        items = list(iterate(args[0])) if len(args) == 1 else list(args)
+        items = list(iterate(args[0], meter)) if len(args) == 1 else list(args)
         if not items and "default" in kw:
             return kw["default"]
         if not items:
@@ -463,7 +485,9 @@ def _float(meter: Meter, x: Any = 0.0) -> float:
 
 
 def _sorted(meter: Meter, x: Any, reverse: bool = False) -> list[Any]:
-    return meter.bounded(sorted(iterate(x), reverse=bool(reverse)))
+    items = list(iterate(x, meter))
+    meter.work(len(items) * max(1, len(items).bit_length()))  # n log n comparisons
+    return meter.bounded(sorted(items, reverse=bool(reverse)))
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -472,16 +496,16 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "max": _minmax(max),
     "sum": _sum,
     "abs": _abs,
-    "all": lambda m, x: all(truth(v) for v in iterate(x)),
-    "any": lambda m, x: any(truth(v) for v in iterate(x)),
+    "all": lambda m, x: all(truth(v) for v in iterate(x, m)),
+    "any": lambda m, x: any(truth(v) for v in iterate(x, m)),
     "round": _round,
     "sorted": _sorted,
     "str": lambda m, x="": to_text(x),
     "int": _int,
     "float": _float,
     "bool": lambda m, x=False: truth(x),
-    "list": lambda m, x=(): m.bounded(list(iterate(x))),
-    "set": lambda m, x=(): m.bounded(set(iterate(x))),
+    "list": lambda m, x=(): m.bounded(list(iterate(x, m))),
+    "set": lambda m, x=(): m.bounded(set(iterate(x, m))),
     "matches": lambda m, text, pattern: matches(text, pattern),
 }
 FUNCTION_KEYWORDS: dict[str, set[str]] = {"sorted": {"reverse"}, "min": {"default"}, "max": {"default"}}
@@ -538,5 +562,10 @@ def call_method(obj: Any, name: str, args: list[Any], meter: Meter) -> Any:
     fn = table.get(name)
     if fn is None:
         raise ExpressionError(f"method '{name}' of {type_name(obj)} is not allowed")
+    if name == "join" and args:
+        meter.scan(args[0])
+    if name == "get":
+        return fn(obj, *args)  # a reference to an existing value: nothing is built or scanned
+    meter.scan(obj)
     return meter.bounded(fn(obj, *args))
 
