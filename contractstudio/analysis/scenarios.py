@@ -31,14 +31,17 @@ def _validator(types: TypeSystem, name: str) -> Any:
         return None
 
 
-def _valid(model: Any, value: Any) -> bool:
+def _invalid(model: Any, value: Any) -> str | None:
+    """The first validation error of value against model, or None when it is valid."""
     from pydantic import ValidationError
 
     try:
         model.model_validate(value)
-        return True
-    except ValidationError:
-        return False
+        return None
+    except ValidationError as err:
+        first = err.errors()[0] if err.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "value"
+        return f"{where}: {first.get('msg', 'invalid')}"
 
 
 def scenario_rules(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator[Diagnostic]:
@@ -155,6 +158,7 @@ def _reply_problem(text: str, model: Any, type_name: str) -> str | None:
         return f"is not JSON ({problem})"
     if not isinstance(value, dict):
         return f"is JSON but not an object, and {type_name} is one"
-    if not _valid(model, value):
-        return f"is not a valid {type_name}"
+    problem = _invalid(model, value)
+    if problem:
+        return f"is not a valid {type_name} ({problem})"
     return None
