@@ -7,6 +7,7 @@ chains through them, and prompts describe them to the model (`schema_text`).
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 import typing
@@ -257,8 +258,23 @@ class TypeSystem:
 
     @classmethod
     def from_decls(cls, decls: dict[str, TypeDecl] | None) -> TypeSystem:
-        """Build from declarations; never raises (broken field types behave as `any`)."""
-        return cls(decls or {})
+        """Build from declarations; never raises (broken field types behave as `any`).
+
+        Identical declarations share one system, so live re-analysis on every
+        edit does not rebuild the same pydantic models again.
+        """
+        decls = decls or {}
+        try:
+            key = _decls_key(decls)
+        except Exception:  # noqa: BLE001 - an unusual default value: just do not share
+            return cls(decls)
+        system = _SHARED.get(key)
+        if system is None:
+            system = cls(decls)
+            _SHARED[key] = system
+            while len(_SHARED) > _SHARED_MAX:
+                _SHARED.pop(next(iter(_SHARED)))
+        return system
 
     # -- lookups
 
@@ -391,6 +407,19 @@ class TypeSystem:
                 line += f": {spec.description}"
             lines.append(line)
         return "\n".join(lines)
+
+
+_SHARED: dict[str, TypeSystem] = {}
+_SHARED_MAX = 64
+
+
+def _decls_key(decls: dict[str, TypeDecl]) -> str:
+    """A canonical text of declarations: what they declare, which defaults are set, and where they are."""
+    parts = []
+    for name, decl in decls.items():
+        fields = [(f, spec.model_dump(mode="json"), sorted(spec.model_fields_set), list(spec.src)) for f, spec in decl.fields.items()]
+        parts.append((name, decl.description, decl.extra, list(decl.src), fields))
+    return json.dumps(parts, sort_keys=True, default=repr)
 
 
 def _show(value: Any) -> str:
