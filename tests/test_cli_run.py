@@ -100,3 +100,24 @@ def test_test_command_runs_every_scenario(capsys: pytest.CaptureFixture[str], tm
     assert out.strip().splitlines()[-1] == "5 passed, 1 failed"
     code, out, _ = run(capsys, "test", str(QA), "-k", "falls")
     assert out.strip().splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_run_reads_the_input_from_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(INPUT)))
+    code, out, _ = run(capsys, "run", str(QA), "--input", "-", "--replay",
+                       str(Path(__file__).resolve().parent.parent / "samples" / "traces" / "multidoc_qa.answered-first-time.jsonl"),
+                       "--json", "--no-wait")
+    data = json.loads(out)
+    assert code == 0 and data["llm_calls"] == 1  # the input came from stdin, the reply from the recording
+    assert data["output"]["evidence"][0]["doc_id"] == "B2"
+
+
+def test_pipeline_events_share_the_trace_format(tmp_path: Path) -> None:
+    from contractstudio.runtime.trace import Trace
+
+    events = [{"seq": 0, "t": 0.0, "stage": "pipeline", "type": "step_start", "step": "route"}]
+    path = tmp_path / "p.jsonl"
+    Trace.from_dicts(events).write(path)
+    assert Trace.read(path)[0]["step"] == "route"

@@ -138,6 +138,11 @@ class Trace:
             f.write(self.to_jsonl())
 
     @classmethod
+    def from_dicts(cls, events: Iterable[dict[str, Any]]) -> Trace:
+        """A trace from event mappings (`seq`, `t`, `stage`, `type`, data), e.g. a pipeline run's events."""
+        return cls(Event.from_dict(d) for d in events)
+
+    @classmethod
     def read(cls, path: str | Path) -> Trace:
         """Read a JSONL trace; a bad line is reported with its line number."""
         events = []
