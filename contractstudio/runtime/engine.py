@@ -124,8 +124,9 @@ class CallState:
         return time.perf_counter() - self.started - self.paused
 
     def emit(self, stage: str, type: str, **data: Any) -> Event:
-        event = Event(len(self.trace.events) + 1, self.now(), stage, type, data)
-        self.trace.events.append(event)
+        events = self.trace.events
+        event = Event(len(events) + 1, time.perf_counter() - self.started - self.paused, stage, type, data)
+        events.append(event)
         return event
 
     def start(self, stage: str, **data: Any) -> Event:

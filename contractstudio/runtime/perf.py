@@ -80,7 +80,10 @@ class PerfStats:
     def merge(self, other: PerfStats) -> None:
         """Add another call's (or contract's) stats to these."""
         for stage, series in other.stages.items():
-            self.stages.setdefault(stage, Series()).merge(series)
+            mine = self.stages.get(stage)
+            if mine is None:
+                mine = self.stages[stage] = Series()
+            mine.merge(series)
         self.calls.merge(other.calls)
         self.overheads.merge(other.overheads)
         for k, v in other.llm.items():
