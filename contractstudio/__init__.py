@@ -9,13 +9,23 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["load", "toolify", "ContractError", "ContractViolation", "__version__"]
+__all__ = [
+    "load", "load_all", "toolify", "ContractError", "ContractViolation", "ScriptedModel", "ReplayModel", "LiveModel",
+    "CallOptions", "TransportRetry", "Trace", "__version__",
+]
 
 _LAZY = {
     "load": "contractstudio.runtime.api",
+    "load_all": "contractstudio.runtime.api",
     "toolify": "contractstudio.runtime.tools",
     "ContractError": "contractstudio.runtime.errors",
     "ContractViolation": "contractstudio.runtime.errors",
+    "ScriptedModel": "contractstudio.runtime.models",
+    "ReplayModel": "contractstudio.runtime.models",
+    "LiveModel": "contractstudio.runtime.models",
+    "CallOptions": "contractstudio.runtime.engine",
+    "TransportRetry": "contractstudio.runtime.engine",
+    "Trace": "contractstudio.runtime.trace",
 }
 
 
