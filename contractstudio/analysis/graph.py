@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from contractstudio.spec.actions import PREFIX_ROUTER, ActionSpec, action_catalog
 from contractstudio.spec.documents import Pipeline, Step
@@ -22,14 +22,13 @@ END = "\0end"
 VIRTUAL_LABELS = {START: "start", END: "end"}
 
 
-@dataclass(slots=True)  # not frozen: frozen dataclasses build slower, and there is one per edge
-class Route:
+class Route(NamedTuple):
     """One outgoing edge of a step as written: `next`, `on_<route>` or `end: true`."""
 
     key: str  # 'next', 'on_bm25', 'end'
     label: str  # 'next', the route's prefix ('[BM25:]'), 'other', 'end'
     target: str  # a step id (maybe unknown) or END
-    step: Step
+    step: Step  # a tuple, not a dataclass: one per edge, and tuples are the cheapest to build
 
     @property
     def src(self) -> tuple[Any, ...]:
