@@ -124,10 +124,10 @@ class _Evaluator:
 
     def eval(self, node: ast.AST, env: dict[str, Any]) -> Any:
         self.meter.step()
-        method = getattr(self, "e_" + type(node).__name__, None)
+        method = _DISPATCH.get(type(node))
         if method is None:  # unreachable for a checked tree; kept as a second fence
             raise ExpressionError(f"'{type(node).__name__}' is not allowed in an expression")
-        return method(node, env)
+        return method(self, node, env)
 
     def e_Constant(self, node: ast.Constant, env: dict[str, Any]) -> Any:
         if node.value is None or isinstance(node.value, (bool, int, float, str)):
@@ -258,6 +258,9 @@ class _Evaluator:
             except TypeError as err:
                 raise ExpressionError(f"{func.attr}(): {err}") from None
         raise ExpressionError("only allowlisted functions and methods can be called")
+
+
+_DISPATCH = {getattr(ast, name[2:]): fn for name, fn in vars(_Evaluator).items() if name.startswith("e_")}
 
 
 def _bind(target: ast.AST, value: Any, env: dict[str, Any]) -> None:

@@ -214,14 +214,30 @@ def iterate(value: Any, meter: Meter | None = None) -> Any:
     raise ExpressionError(f"cannot iterate over a {type_name(value)} value")
 
 
+_FIELD_NAMES: dict[type, dict[str, str]] = {}
+
+
+def _field_names(cls: type[BaseModel]) -> dict[str, str]:
+    """Declared field name (its alias, or its Python name) -> Python attribute name, per model class."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = {}
+        for py_name, info in cls.model_fields.items():
+            names[py_name] = py_name
+            if info.alias:
+                names[info.alias] = py_name
+        _FIELD_NAMES[cls] = names
+    return names
+
+
 def get_field(obj: Any, name: str) -> Any:
     """`obj.name`: a declared field of a record, or a key of a mapping. Never a Python attribute."""
     if name.startswith("_"):
         raise ExpressionError(f"names starting with '_' are not allowed: '{name}'")
     if isinstance(obj, BaseModel):
-        for py_name, info in type(obj).model_fields.items():
-            if name == py_name or name == info.alias:
-                return getattr(obj, py_name)
+        py_name = _field_names(type(obj)).get(name)
+        if py_name is not None:
+            return getattr(obj, py_name)
         extra = obj.model_extra or {}
         if name in extra:
             return extra[name]
