@@ -245,3 +245,23 @@ def test_a_fixed_hook_file_is_seen_on_the_next_check(tmp_path: Path) -> None:
     stat = hooks.stat()
     os.utime(hooks, (stat.st_atime, stat.st_mtime + 5))
     assert check_file(path, Context(trusted=True, root=tmp_path)).diagnostics == []
+
+
+@pytest.mark.parametrize(
+    ("expect", "words"),
+    [
+        ("{successful: false}", "expects failure"),
+        ("{llm_calls: 2}", "expects 2"),
+        ("{remedy_attempts: 1}", "1 remedy attempts"),
+        ("{raises: true}", "never raises"),
+    ],
+)
+def test_a_first_reply_that_is_certainly_accepted_decides_the_scenario(expect: str, words: str) -> None:
+    found_diags = diags(SCENARIO % ("\n".join([GOOD, GOOD]), expect))
+    assert [d.code for d in found_diags] == ["CON108"]
+    assert "response 1 is a valid A that passes every condition" in found_diags[0].message and words in found_diags[0].message
+
+
+def test_a_first_reply_that_a_post_condition_rejects_is_not_assumed_accepted() -> None:
+    rejected = """      - '{"answer": "", "score": 0.5}'"""
+    assert found(SCENARIO % ("\n".join([rejected, GOOD]), "{successful: true, llm_calls: 2, remedy_attempts: 1}")) == []

@@ -53,7 +53,26 @@ def scenario_rules(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator
     loops = (1 if doc.remedy.post else 0) + (1 if doc.remedy.pre and doc.pre else 0)
     max_calls = 1 + loops * doc.remedy.retry.tries
     for sc in doc.scenarios:
-        yield from _one(loaded, doc, sc, out_model, in_model, loops, max_calls)
+        found = list(_one(loaded, doc, sc, out_model, in_model, loops, max_calls))
+        if not found:  # one finding per scenario is enough; this one needs the rest to hold
+            found = list(_first_reply_claims(loaded, doc, sc, out_model, in_model))
+        yield from found
+
+
+def _first_reply_claims(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: Any) -> Iterator[Diagnostic]:
+    """CON108 when response 1 is certainly accepted but the scenario expects otherwise."""
+    ex, calls, name = sc.expect, sc.expect.llm_calls, f"scenario '{sc.name}'"
+    if sc.responses and out_model is not None and _accepted_first(doc, sc, in_model, out_model):
+        claim = f"{name}: response 1 is a valid {doc.output} that passes every condition, so the call succeeds with 1 LLM call"
+        if ex.successful is False:
+            yield loaded.diag("CON108", f"{claim}, but the scenario expects failure", sc, "expect", "successful")
+        elif calls is not None and calls != 1:
+            yield loaded.diag("CON108", f"{claim}, but the scenario expects {calls}", sc, "expect", "llm_calls")
+        elif ex.remedy_attempts:
+            yield loaded.diag("CON108", f"{claim} and no remedy, but the scenario expects {ex.remedy_attempts} remedy attempts",
+                              sc, "expect", "remedy_attempts")
+        elif ex.raises is True and ex.successful is None:
+            yield loaded.diag("CON108", f"{claim}, and a successful call never raises", sc, "expect", "raises")
 
 
 def _one(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: Any, loops: int, max_calls: int) -> Iterator[Diagnostic]:
@@ -149,6 +168,40 @@ def _failing_pre(doc: Contract, value: Any) -> str | None:
         except ExpressionError:
             return None  # an evaluation error is the expression's own finding
     return None
+
+
+def _holds(cond: Any, values: dict[str, Any]) -> bool | None:
+    """Whether an expression condition passes, as the runtime decides it; None when it is not certain."""
+    if cond.python is not None or cond.assert_ is None:
+        return None
+    try:
+        if cond.when is not None and not compile_expression(cond.when).evaluate(values):
+            return True
+        return bool(compile_expression(cond.assert_).evaluate(values))
+    except ExpressionError:
+        return None
+
+
+def _accepted_first(doc: Contract, sc: Scenario, in_model: Any, out_model: Any) -> bool:
+    """True only when the engine certainly accepts response 1: valid input, pre passing, no act,
+    and a reply that parses, validates and passes every post condition (all plain expressions)."""
+    if doc.act is not None or in_model is None:
+        return False
+    value = _input_value(None, sc, in_model)  # type: ignore[arg-type]
+    if value is _INVALID or value is None:
+        return False
+    if not all(_holds(c, {"input": value}) is True for c in doc.pre):
+        return False
+    parsed, problem = _extract_json(sc.responses[0])
+    if problem or not isinstance(parsed, dict):
+        return False
+    from pydantic import ValidationError
+
+    try:
+        output = out_model.model_validate(parsed)
+    except ValidationError:
+        return False
+    return all(_holds(c, {"input": value, "output": output}) is True for c in doc.post)
 
 
 def _reply_problem(text: str, model: Any, type_name: str) -> str | None:
