@@ -34,10 +34,10 @@ class DebugScreen(Screen[None]):
     BINDINGS = [
         Binding("s,f10", "step", "Step", id="debug.step"),
         Binding("c,f5", "continue_run", "Continue", id="debug.continue"),
-        Binding("g", "run_to_end", "Run to end", id="debug.run"),
+        Binding("g", "run_to_end", "Run", id="debug.run"),
         Binding("R", "restart", "Restart", id="debug.restart"),
         Binding("b,f9", "toggle_breakpoint", "Breakpoint", id="debug.breakpoint"),
-        Binding("e", "edit_pending", "Edit reply/error", id="debug.edit"),
+        Binding("e", "edit_pending", "Edit", id="debug.edit"),
         Binding("w", "save_trace", "Save trace", show=False, id="debug.save_trace"),
         Binding("o", "open_trace_prompt", "Open trace", show=False, id="debug.open_trace"),
     ]
@@ -298,8 +298,8 @@ class DebugScreen(Screen[None]):
         stats = self.session.state.perf.as_dict()
         llm = stats.get("llm") or {}
         t = Text(no_wrap=True)
-        t.append(f"LLM calls {llm.get('calls', 0)} · tokens {llm.get('prompt_tokens', 0)} prompt + {llm.get('completion_tokens', 0)} "
-                 f"completion · cost ${float(llm.get('cost_usd', 0)):.6f} · transport retries {llm.get('transport_retries', 0)}\n", style="bold")
+        t.append(f"LLM calls {llm.get('calls', 0)} · tokens {llm.get('prompt_tokens', 0)}+{llm.get('completion_tokens', 0)} · "
+                 f"${float(llm.get('cost_usd', 0)):.6f} · transport retries {llm.get('transport_retries', 0)}\n", style="bold")
         table = [line for line in format_table(stats).splitlines() if not line.startswith("llm:")]
         t.append("\n".join(table))
         self.query_one("#perf", Static).update(t)

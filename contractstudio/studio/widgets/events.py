@@ -104,11 +104,12 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
     if event.type == "llm_request":
         parts.append(Text(f"attempt {d.get('attempt')} · purpose {d.get('purpose')} · model {d.get('model')}", style="cyan"))
         messages = list(d.get("messages") or [])
-        parts += _messages(messages)
         before = previous(events, event, "llm_request")
-        if before is not None:
+        if before is not None:  # first: what this attempt adds (the rejected output and the errors)
             parts.append(Rule(f"diff of the messages vs request #{before.get('attempt')}", style="magenta"))
             parts.append(_diff(_flatten(before.get("messages") or []), _flatten(messages), f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
+            parts.append(Rule("the exact messages sent", style="magenta"))
+        parts += _messages(messages)
     elif event.type == "llm_response":
         usage = f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f} · {float(d.get('latency_s') or 0) * 1000:.1f} ms"
         parts.append(Text(usage, style="cyan"))

@@ -1,0 +1,111 @@
+"""Snapshot tests (SVG) of each mode at 80x24 and 120x40, one class per feature, built from the app factory.
+
+Update with `pytest tests/studio --snapshot-update` and look at the SVGs in __snapshots__/ before committing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types
+
+import pytest
+
+from .conftest import settle
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+
+
+@pytest.fixture
+def steady_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's clock ticks 1 ms per reading, so timings and perf tables are the same on every run."""
+    import random
+    import time
+
+    from contractstudio.runtime import engine
+
+    ticks = itertools.count()
+    monkeypatch.setattr(engine, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks) / 1000, sleep=time.sleep))
+    seeded = types.SimpleNamespace(Random=lambda *a: random.Random(7))  # remedy jitter, shown in the timeline
+    monkeypatch.setattr(engine, "random", seeded)
+
+
+class TestEditMode:
+    @pytest.mark.parametrize("size", SIZES)
+    def test_clean_contract(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+
+        assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=size, run_before=run_before)
+
+    @pytest.mark.parametrize("size", SIZES)
+    def test_pipeline_with_a_finding(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            await pilot.press("f8")  # cursor on the finding
+            await settle(pilot)
+
+        assert snap_compare(make_app("maybe_unset.pipeline.yaml"), terminal_size=size, run_before=run_before)
+
+    def test_unsaved_changes_dialog(self, snap_compare, make_app) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            await pilot.press(*"# draft")
+            await settle(pilot)
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+        assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=(80, 24), run_before=run_before)
+
+    def test_help(self, snap_compare, make_app) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            await pilot.press("f1")
+            await pilot.pause()
+
+        assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=(80, 24), run_before=run_before)
+
+
+class TestGraphMode:
+    @pytest.mark.parametrize("size", SIZES)
+    def test_simulated_path(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            await pilot.press("slash", *"[BM25:] reset password", "enter")
+            await pilot.pause()
+
+        assert snap_compare(make_app("rag_router.pipeline.yaml"), terminal_size=size, run_before=run_before)
+
+    @pytest.mark.parametrize("size", SIZES)
+    def test_pip201_path(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            panel = pilot.app.screen.query_one("#graph-findings")
+            panel.focus()
+            panel.highlighted = 0
+            await pilot.pause()
+
+        assert snap_compare(make_app("maybe_unset.pipeline.yaml"), terminal_size=size, run_before=run_before)
+
+
+class TestDebugMode:
+    @pytest.mark.parametrize("size", SIZES)
+    def test_remedy_request(self, snap_compare, make_app, steady_clock, size) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            await pilot.press("f4")
+            await pilot.pause()
+            screen = pilot.app.screen
+            screen.query_one("#timeline").focus()
+            for _ in range(2):
+                await pilot.press("c")
+                await pilot.app.workers.wait_for_complete()
+                await pilot.pause()
+            remedy = next(i for i, e in enumerate(screen.events) if e.type == "llm_request" and e["purpose"] == "remedy_post")
+            screen.query_one("#timeline").highlighted = remedy
+            await pilot.pause()
+
+        assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=size, run_before=run_before)
