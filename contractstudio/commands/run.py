@@ -70,7 +70,8 @@ def describe(event: Any) -> list[str]:
 
 def run(args: Any) -> int:
     from contractstudio.runtime.api import Contract, load_all
-    from contractstudio.runtime.engine import CallOptions, Session
+    from contractstudio.runtime.engine import CallOptions
+    from contractstudio.runtime.session import Session
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.models import ReplayModel, ScriptedModel
     from contractstudio.runtime.perf import format_table

@@ -26,7 +26,8 @@ def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
 
 def run_scenario(contract: Any, scenario: Any) -> list[str]:
     """Run one scenario offline; the reasons it failed (empty when it passed)."""
-    from contractstudio.runtime.engine import CallOptions, Session
+    from contractstudio.runtime.engine import CallOptions
+    from contractstudio.runtime.session import Session
     from contractstudio.runtime.errors import ContractError
     from contractstudio.runtime.models import ScriptedModel
 

@@ -1,10 +1,10 @@
 """A contracted call as a sequence of events: input, pre, act, generate, post, forward, finalize.
 
 One implementation for every caller: `run_call` is a generator that yields
-each event as it happens and pauses there. `Session` drives it one event at a
-time (the studio's debugger, with breakpoints per stage, and the values it
-sends back: an edited reply or edited error texts); `Contract.call` simply
-drives a session to the end. All state lives in one `CallState` per call.
+each event as it happens and pauses there. `session.Session` drives it one
+event at a time (the studio's debugger, with breakpoints per stage, and the
+values it sends back: an edited reply or edited error texts); `Contract.call`
+simply drives a session to the end. All state lives in one `CallState` per call.
 """
 
 from __future__ import annotations
@@ -55,36 +55,6 @@ class CallOptions:
 def remedy_wait(retry: Any, attempt: int, u: float) -> float:
     """min(delay * backoff**(attempt-1) * (1+u), max_delay) seconds before remedy attempt `attempt` (1-based)."""
     return min(retry.delay * retry.backoff ** (attempt - 1) * (1 + u), retry.max_delay)
-
-
-class Result:
-    """What a call returned: success, the output, every error, the attempts, the trace and perf stats."""
-
-    def __init__(self, state: CallState) -> None:
-        self.successful: bool = state.successful
-        self.output: Any = state.final
-        self.errors: list[str] = list(state.errors)
-        self.attempts: int = state.remedy_attempts
-        self.llm_calls: int = state.llm_calls
-        self.trace: Trace = state.trace
-        self.violation: ContractViolation | None = state.violation
-        self._call_perf = state.perf
-        self._accumulated = state.accumulated
-        self._output_shape = state.plan.output
-
-    @property
-    def output_data(self) -> Any:
-        """The output as plain JSON data."""
-        return None if self.output is None else self._output_shape.dump(self.output)
-
-    def perf_stats(self, cumulative: bool = True) -> dict[str, Any]:
-        """Perf stats of every call of this contract object so far (or of this call only)."""
-        if cumulative and self._accumulated is not None:
-            return self._accumulated.as_dict()
-        return self._call_perf.as_dict()
-
-    def __repr__(self) -> str:
-        return f"Result(successful={self.successful}, attempts={self.attempts}, llm_calls={self.llm_calls}, output={self.output_data!r:.200})"
 
 
 class CallState:
@@ -451,91 +421,3 @@ def run_call(st: CallState) -> Events:
     if st.accumulated is not None:
         st.accumulated.merge(st.perf)
     st.finished = True
-
-
-class Session:
-    """A call that the caller steps through: one event per `step()`, breakpoints per stage, edits before resuming."""
-
-    def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions | None = None,
-                 *, accumulated: PerfStats | None = None, breakpoints: set[str] | None = None) -> None:
-        plan.refuse_untrusted()
-        self.state = CallState(plan, raw_input, model, options or CallOptions(), accumulated)
-        self.breakpoints: set[str] = set(breakpoints or ())
-        self._events = run_call(self.state)
-        self._send: Any = None
-        self._held_since: float | None = None
-        self.last: Event | None = None
-        self.done = False
-        self._result: Result | None = None
-
-    @property
-    def trace(self) -> Trace:
-        return self.state.trace
-
-    def edit_reply(self, text: str) -> None:
-        """Use this text as the model's reply instead of calling the model (only at an llm_request)."""
-        if self.last is None or self.last.type != "llm_request":
-            raise RuntimeError("the reply can be edited only while paused at an llm_request event")
-        self._send = {**(self._send or {}), "reply": text}
-
-    def edit_messages(self, messages: list[dict[str, str]]) -> None:
-        """Send these messages instead (only at an llm_request)."""
-        if self.last is None or self.last.type != "llm_request":
-            raise RuntimeError("the messages can be edited only while paused at an llm_request event")
-        self._send = {**(self._send or {}), "messages": messages}
-
-    def edit_errors(self, errors: list[str]) -> None:
-        """Replace the error texts that the next remedy sends (only at a validation_error)."""
-        if self.last is None or self.last.type != "validation_error":
-            raise RuntimeError("the errors can be edited only while paused at a validation_error event")
-        self._send = {"errors": list(errors)}
-
-    def step(self) -> Event | None:
-        """Run to the next event and pause there; None once the call is over."""
-        if self.done:
-            return None
-        if self._held_since is not None:
-            self.state.paused += time.perf_counter() - self._held_since
-        sent, self._send = self._send, None
-        try:
-            event = self._events.send(sent) if self.last is not None else next(self._events)
-        except StopIteration:
-            self.done = True
-            self._held_since = None
-            return None
-        self.last = event
-        self._held_since = time.perf_counter()
-        return event
-
-    def continue_(self) -> Event | None:
-        """Run to the next breakpoint (the start of a stage in `breakpoints`), or to the end."""
-        while True:
-            event = self.step()
-            if event is None or (event.type == "stage_start" and event.stage in self.breakpoints):
-                return event
-
-    def run(self, raise_on_violation: bool = True) -> Result:
-        """Run to the end; raise ContractViolation when the contract says `on_failure: raise` and it failed."""
-        if self._send is not None or self.last is None:
-            self.step()  # deliver a pending edit (or start the call) through the stepping path
-        if not self.done:
-            # nobody pauses from here on: drive the generator directly, without pause bookkeeping
-            if self._held_since is not None:
-                self.state.paused += time.perf_counter() - self._held_since
-                self._held_since = None
-            for event in self._events:
-                self.last = event
-            self.done = True
-        result = self.result
-        assert result is not None
-        if result.violation is not None and raise_on_violation:
-            result.violation.result = result
-            raise result.violation
-        return result
-
-    @property
-    def result(self) -> Result | None:
-        """The result, once the call is over."""
-        if self._result is None and self.state.finished:
-            self._result = Result(self.state)
-        return self._result
