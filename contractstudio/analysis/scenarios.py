@@ -59,12 +59,20 @@ def scenario_rules(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator
         yield from found
 
 
+def wants_success(sc: Scenario) -> bool | None:
+    """What `contractstudio test` expects of `successful`: as written; else success unless `raises` is given."""
+    ex = sc.expect
+    if ex.successful is not None:
+        return ex.successful
+    return None if ex.raises is not None else True
+
+
 def _first_reply_claims(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: Any) -> Iterator[Diagnostic]:
     """CON108 when response 1 is certainly accepted but the scenario expects otherwise."""
     ex, calls, name = sc.expect, sc.expect.llm_calls, f"scenario '{sc.name}'"
     if sc.responses and out_model is not None and _accepted_first(doc, sc, in_model, out_model):
         claim = f"{name}: response 1 is a valid {doc.output} that passes every condition, so the call succeeds with 1 LLM call"
-        if ex.successful is False:
+        if wants_success(sc) is False:
             yield loaded.diag("CON108", f"{claim}, but the scenario expects failure", sc, "expect", "successful")
         elif calls is not None and calls != 1:
             yield loaded.diag("CON108", f"{claim}, but the scenario expects {calls}", sc, "expect", "llm_calls")
@@ -96,13 +104,14 @@ def _one(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: 
         elif calls is not None and abs(calls - ex.remedy_attempts) > 1:
             yield loaded.diag("CON108", f"{name}: {calls} LLM calls and {ex.remedy_attempts} remedy attempts cannot both hold "
                               "(each remedy attempt is one LLM call after the first)", sc, "expect", "remedy_attempts")
-    if ex.successful is True and ex.raises is True:
+    wants = wants_success(sc)
+    if wants is True and ex.raises is True:
         yield loaded.diag("CON108", f"{name} expects success and a raised ContractViolation: a successful call never raises",
                           sc, "expect", "raises")
     if ex.raises is True and doc.on_failure == "fallback" and doc.fallback is None:
         yield loaded.diag("CON108", f"{name} expects a raise, but on_failure is 'fallback': a failed call returns instead",
                           sc, "expect", "raises", hint="set on_failure: raise")
-    if ex.successful is not True:
+    if wants is not True:
         return
     if calls == 0:
         yield loaded.diag("CON108", f"{name} expects success with 0 LLM calls: a call succeeds only on an accepted reply",
