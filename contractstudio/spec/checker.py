@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from contractstudio.spec import sandbox
 from contractstudio.spec.sandbox import ExpressionError
-from contractstudio.spec.syntax import ExprIssue, Parsed, parse
+from contractstudio.spec.syntax import ExprIssue, Parsed
 from contractstudio.spec.types import ANY, NONE, DictOf, ListOf, LiteralOf, Prim, Ref, TypeExpr, TypeSystem, Union, union_of, without_none
 
 STR, INT, FLOAT, BOOL = Prim("str"), Prim("int"), Prim("float"), Prim("bool")
