@@ -444,8 +444,11 @@ class Checker:
             return self.function(node, func.id, args), _NO_VALUE
         if isinstance(func, ast.Attribute):
             if func.attr.startswith("_") or func.attr not in sandbox.METHOD_NAMES:
-                self.issue("EXP401", f"calling method '{func.attr}' is not allowed", self.attr_span(func),
-                           hint="allowed methods: " + ", ".join(sorted(sandbox.METHOD_NAMES)))
+                near = None if func.attr.startswith("_") else _close(func.attr, sorted(sandbox.METHOD_NAMES))
+                hint = f"did you mean '{near}'?" if near else "allowed methods: " + ", ".join(sorted(sandbox.METHOD_NAMES))
+                if func.attr in ("format", "format_map"):
+                    hint = "a `message` template formats values: \"{output.score:.2f}\""
+                self.issue("EXP401", f"calling method '{func.attr}' is not allowed", self.attr_span(func), hint=hint)
                 self.visit(func.value, scope)
                 for a in node.args:
                     self.visit(a, scope)
@@ -459,8 +462,9 @@ class Checker:
         if isinstance(func, ast.Lambda) or (isinstance(func, ast.Name) and func.id.startswith("_")):
             self.visit(func, scope)  # reports the lambda or the '_' name itself
         else:
+            near = _close(func.id, list(sandbox.FUNCTIONS)) if isinstance(func, ast.Name) else None
             self.issue("EXP401", f"calling {what} is not allowed: only allowlisted functions and methods can be called", func,
-                       hint="allowed functions: " + ", ".join(sandbox.FUNCTIONS))
+                       hint=f"did you mean '{near}'?" if near else "allowed functions: " + ", ".join(sandbox.FUNCTIONS))
         for a in node.args:
             self.visit(a, scope)
         return ANY, _NO_VALUE
