@@ -272,30 +272,42 @@ def state_flow(sg: StepGraph) -> StateFlow:
     return StateFlow(bits, gen, known, inputs)
 
 
-def path_without(sg: StepGraph, flow: StateFlow, target: str, mask: int) -> list[str]:
-    """One shortest path from the entry to `target` on which no step sets anything in `mask`."""
+def unset_paths(sg: StepGraph, flow: StateFlow, mask: int) -> dict[str, str]:
+    """Parents of a BFS from the entry through steps that set nothing in `mask`.
+
+    Following parents from any step it reached gives one shortest path from the
+    entry on which the field is never set. One BFS per field serves every step
+    that needs it, so a file with many PIP201s stays linear.
+    """
     if sg.entry is None or flow.inputs & mask:
-        return []
-    if sg.entry == target:
-        return [target]
-    if flow.gen[sg.entry] & mask:
-        return []
+        return {}
     parent: dict[str, str] = {sg.entry: ""}
     queue = deque([sg.entry])
+    gen = flow.gen
     while queue:
         node = queue.popleft()
+        if gen[node] & mask:
+            continue  # reached, but the field is set after it: no witness goes through it
         for nxt in sg.succ[node]:
-            if nxt in parent or nxt == END:
-                continue
-            parent[nxt] = node
-            if nxt == target:
-                path = [nxt]
-                while parent[path[-1]]:
-                    path.append(parent[path[-1]])
-                return path[::-1]
-            if not flow.gen[nxt] & mask:
+            if nxt not in parent and nxt != END:
+                parent[nxt] = node
                 queue.append(nxt)
-    return []
+    return parent
+
+
+def witness_path(parents: dict[str, str], target: str) -> list[str]:
+    """The path from the entry to `target` in an `unset_paths` tree ([] when it did not reach it)."""
+    if target not in parents:
+        return []
+    path = [target]
+    while parents[path[-1]]:
+        path.append(parents[path[-1]])
+    return path[::-1]
+
+
+def path_without(sg: StepGraph, flow: StateFlow, target: str, mask: int) -> list[str]:
+    """One shortest path from the entry to `target` on which no step before it sets anything in `mask`."""
+    return witness_path(unset_paths(sg, flow, mask), target)
 
 
 # ----------------------------------------------------------------- layout (data for every drawing)

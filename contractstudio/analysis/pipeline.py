@@ -11,9 +11,14 @@ from collections.abc import Iterable, Iterator
 
 from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.diagnostics import Diagnostic, Related
-from contractstudio.analysis.graph import END, StateFlow, StepGraph, config, path_without, routes_of, state_flow
+from contractstudio.analysis.graph import END, StateFlow, StepGraph, config, routes_of, state_flow, unset_paths, witness_path
 from contractstudio.spec.actions import CALL_MODEL, PREFIX_ROUTER
 from contractstudio.spec.documents import Pipeline, Step
+
+
+# One BFS per field finds witness paths for every step that needs it; past this many
+# fields with PIP201s a pathological file would make that quadratic.
+MAX_WITNESS_FIELDS = 64
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str | None:
@@ -171,6 +176,7 @@ def state_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow) -> Iterator[Diag
         after.append(after[-1] | flow.gen[sid])
     after.reverse()
     needs_of: dict[str, list[tuple[tuple[str, ...], int, str]]] = {}
+    witnesses: dict[int, tuple[dict[str, str], list[str]]] = {}  # per field: BFS parents and the steps that set it
     for i, (sid, step) in enumerate(sg.steps.items()):
         needs = needs_of.get(step.action)
         if needs is None:
@@ -186,25 +192,29 @@ def state_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow) -> Iterator[Diag
                 yield loaded.diag("PIP202", f"step '{sid}' (action {step.action}) requires {what}, which no other step and no input ever sets",
                                   step, "action", hint="add it to 'inputs:' or run an action that ensures it first")
             elif known is not None and not known & mask:
-                yield _maybe_unset(loaded, sg, flow, step, group, what, mask)
+                if mask not in witnesses and len(witnesses) >= MAX_WITNESS_FIELDS:
+                    witnesses[mask] = ({}, [])  # enough paths shown; the rest keep the message and position
+                if mask not in witnesses:
+                    setters = [s for s, g in flow.gen.items() if g & mask and sg.catalog.get(sg.steps[s].action) is not None]
+                    witnesses[mask] = (unset_paths(sg, flow, mask), setters)
+                yield _maybe_unset(loaded, sg, step, what, *witnesses[mask])
 
 
 def _what(group: tuple[str, ...]) -> str:
     return f"'{group[0]}'" if len(group) == 1 else "one of " + ", ".join(f"'{f}'" for f in group)
 
 
-def _maybe_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow, step: Step, group: tuple[str, ...], what: str, mask: int) -> Diagnostic:
-    path = path_without(sg, flow, step.id, mask)
+def _maybe_unset(loaded: Loaded, sg: StepGraph, step: Step, what: str, parents: dict[str, str], setters: list[str]) -> Diagnostic:
+    path = witness_path(parents, step.id)
     related = []
     for sid in path:
         where = loaded.span(sg.steps[sid], "id")
         note = f"requires {what} here" if sid == step.id else f"step '{sid}' ({sg.steps[sid].action}) does not set it"
         related.append(Related(loaded.file, where.line, where.column, note))
-    via = " -> ".join(path) if path else step.id
-    setters = [s for s, g in flow.gen.items() if g & mask and s != step.id and sg.catalog.get(sg.steps[s].action)]
-    hint = f"on the path {via} nothing sets it"
-    if setters:
-        hint += f"; steps that set it: {', '.join(setters[:3])}{', ...' if len(setters) > 3 else ''}"
+    others = [s for s in setters if s != step.id]
+    hint = f"on the path {' -> '.join(path)} nothing sets it" if path else "set it on every path to this step"
+    if others:
+        hint += f"; steps that set it: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''}"
     return loaded.diag("PIP201", f"step '{step.id}' (action {step.action}) requires {what}, which is unset on at least one path from the entry",
                        step, "action", hint=hint, related=related)
 
