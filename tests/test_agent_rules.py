@@ -164,3 +164,14 @@ def test_schema_and_tool_parameter_types_are_checked() -> None:
         ("SCH103", diags[2].message),
     ]
     assert diags[2].message.startswith("type of schema field 'status':")
+
+
+def test_empty_scope_applies_to_no_task_so_it_contradicts_nothing() -> None:
+    assert analyze("""\
+        kind: agent
+        name: a
+        tools: [{name: t}]
+        policies:
+          - {id: need-t, require: {tool: t}}
+          - {id: never-t, forbid: {tool: t}, scope: []}
+        """) == []

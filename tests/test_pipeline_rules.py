@@ -194,3 +194,16 @@ def test_docs_actions_table_matches_the_builtin_catalog() -> None:
         assert cells[1] == ", ".join("`[" + ", ".join(g) + "]`" for g in spec.requires_any_state)
         assert cells[2] == ", ".join(f"`{f}`" for f in spec.requires_step)
         assert cells[3] == ", ".join(f"`{f}`" for f in spec.ensures_state)
+
+
+def test_many_fields_unset_keep_every_finding_and_show_paths_for_the_first_ones() -> None:
+    from contractstudio.analysis.pipeline import MAX_WITNESS_FIELDS
+
+    n = MAX_WITNESS_FIELDS + 6
+    actions = "".join(f"  use{i}: {{requires_state: [f{i}]}}\n  set{i}: {{ensures_state: [f{i}]}}\n" for i in range(n))
+    steps = "".join(f"  - {{id: u{i}, action: use{i}, next: {'u' + str(i + 1) if i + 1 < n else 's0'}}}\n" for i in range(n))
+    steps += "".join(f"  - {{id: s{i}, action: set{i}, {'next: s' + str(i + 1) if i + 1 < n else 'end: true'}}}\n" for i in range(n))
+    found = diags(f"kind: pipeline\nname: t\nentry_step_id: u0\nactions:\n{actions}steps:\n{steps}")
+    assert [d.code for d in found] == ["PIP201"] * n
+    assert all(d.related for d in found[:MAX_WITNESS_FIELDS])
+    assert not found[-1].related and found[-1].hint == "set it on every path to this step"

@@ -45,7 +45,9 @@ def _did_you_mean(name: str, known: Iterable[str]) -> str | None:
 
 
 def _overlap(a: Policy, b: Policy) -> bool:
-    """Scopes overlap when either is omitted (every task) or they share a task id."""
+    """Scopes overlap when either is omitted (every task) or they share a task id; `scope: []` is no task."""
+    if a.scope == [] or b.scope == []:
+        return False
     return a.scope is None or b.scope is None or bool(set(a.scope) & set(b.scope))
 
 
