@@ -104,7 +104,11 @@ def condition_list(loaded: Loaded, ctx: Context, path: tuple[Any, ...], conditio
             if src is not None:
                 yield from check_expression(loaded, cond.src + (key,), src, scope, types, unknown_name=unknown_name)[1]
         if cond.message is not None:
-            yield from expression_diagnostics(loaded, cond.src + ("message",), check_template(cond.message, scope, types))
+            issues = check_template(cond.message, scope, types)
+            if unknown_name is not None:  # a placeholder naming an unknown name is the family's own finding too
+                issues = [unknown_name(cond.message[i.start:i.end], i) if i.code == "EXP501" and "not in scope" in i.message else i
+                          for i in issues]
+            yield from expression_diagnostics(loaded, cond.src + ("message",), issues)
         if cond.python is not None:
             yield from hook_diagnostics(loaded, ctx, cond.src + ("python",), cond.python)
 
