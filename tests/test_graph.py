@@ -176,3 +176,13 @@ def test_renderers_escape_quotes_in_names() -> None:
     sg = StepGraph.build(doc.model)
     assert '[label="[\\"Q\\"], other"]' in render(sg, "dot") and 'digraph "say \\"hi\\""' in render(sg, "dot")
     assert '-->|"[#quot;Q#quot;], other"|' in render(sg, "mermaid")
+
+
+def test_graph_falls_back_to_ascii_arrows_on_a_terminal_without_them() -> None:
+    import os
+
+    env = {**os.environ, "PYTHONIOENCODING": "cp1252"}
+    done = subprocess.run([sys.executable, "-m", "contractstudio", "graph", str(RAG)], capture_output=True, text=True,
+                          timeout=60, env=env, encoding="cp1252")
+    assert done.returncode == 0, done.stderr
+    assert "      [BM25:] ------> search" in done.stdout and "▶" not in done.stdout

@@ -127,6 +127,19 @@ def render_dot(sg: StepGraph) -> str:
     return "\n".join(lines)
 
 
+# For terminals whose encoding has no box-drawing characters (e.g. a cp1252 console).
+ASCII = str.maketrans({"─": "-", "▶": ">", "↺": "@"})
+
+
+def for_terminal(text: str, encoding: str | None) -> str:
+    """The text as is when the terminal can show it, else with ASCII arrows."""
+    try:
+        text.encode(encoding or "utf-8")
+        return text
+    except (UnicodeEncodeError, LookupError):
+        return text.translate(ASCII).encode(encoding or "ascii", "replace").decode(encoding or "ascii")
+
+
 RENDERERS = {"text": render_text, "mermaid": render_mermaid, "dot": render_dot}
 
 
@@ -135,4 +148,4 @@ def render(sg: StepGraph, fmt: str = "text") -> str:
     return RENDERERS[fmt](sg)
 
 
-__all__ = ["END", "START", "GraphLayout", "render", "render_dot", "render_mermaid", "render_text"]
+__all__ = ["END", "START", "GraphLayout", "for_terminal", "render", "render_dot", "render_mermaid", "render_text"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from contractstudio.analysis.check import FileReport, check_file
 from contractstudio.analysis.diagnostics import Counts
 from contractstudio.analysis.graph import StepGraph
-from contractstudio.analysis.graph_render import render
+from contractstudio.analysis.graph_render import for_terminal, render
 from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.spec.documents import Pipeline
 
@@ -39,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
     report, models, stop = pipelines_of(args.pipeline)
     if stop is not None:
         return stop
-    print("\n\n".join(render(StepGraph.build(m), args.format) for m in models))
+    print(for_terminal("\n\n".join(render(StepGraph.build(m), args.format) for m in models), sys.stdout.encoding))
     assert report is not None
     return EXIT_PROBLEM if Counts.of(report.diagnostics).error else EXIT_OK

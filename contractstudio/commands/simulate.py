@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
+from contractstudio.analysis.graph_render import for_terminal
 from contractstudio.cli import EXIT_OK, EXIT_PROBLEM
 from contractstudio.commands.graph import pipelines_of
 from contractstudio.runtime.pipeline import Simulation, simulate
@@ -39,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
         out = [s.to_dict() for s in sims]
         print(json.dumps(out[0] if len(out) == 1 else out, indent=2, ensure_ascii=False))
     else:
-        print("\n\n".join(render(s) for s in sims))
+        print(for_terminal("\n\n".join(render(s) for s in sims), sys.stdout.encoding))
     return EXIT_OK if all(s.ok for s in sims) else EXIT_PROBLEM
