@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
+import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -214,7 +215,8 @@ def iterate(value: Any, meter: Meter | None = None) -> Any:
     raise ExpressionError(f"cannot iterate over a {type_name(value)} value")
 
 
-_FIELD_NAMES: dict[type, dict[str, str]] = {}
+# Weak keys: the studio rebuilds models on edits, and an old model class must be free to go.
+_FIELD_NAMES: weakref.WeakKeyDictionary[type, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def _field_names(cls: type[BaseModel]) -> dict[str, str]:
