@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from contractstudio.spec import sandbox
+from contractstudio.spec import allowlist, sandbox
 from contractstudio.spec.sandbox import ExpressionError
 from contractstudio.spec.syntax import ExprIssue, Parsed
 from contractstudio.spec.types import ANY, NONE, DictOf, ListOf, LiteralOf, Prim, Ref, TypeExpr, TypeSystem, Union, union_of, without_none
@@ -177,7 +177,7 @@ class Checker:
             return ANY, _NO_VALUE
         if name in scope:
             return scope[name], _NO_VALUE
-        if name in sandbox.FUNCTIONS:
+        if name in allowlist.FUNCTIONS:
             self.issue("EXP401", f"'{name}' is a function: it can only be called, as {name}(...)", node)
             return ANY, _NO_VALUE
         names = sorted(n for n in scope if not n.startswith("_"))
@@ -225,7 +225,7 @@ class Checker:
             return ANY
         if kind == "any":
             return ANY
-        if name in sandbox.METHOD_NAMES:
+        if name in allowlist.METHOD_NAMES:
             self.issue("EXP301", f"'{name}' is a method: call it as .{name}(...)", where)
         else:
             self.issue("EXP201", f"a {base} value has no field '{name}'", where)
@@ -435,17 +435,17 @@ class Checker:
         for kw in node.keywords:
             if kw.arg is None:
                 self.issue("EXP401", "'**' unpacking is not allowed", kw.value)
-        if isinstance(func, ast.Name) and func.id in sandbox.FUNCTIONS and func.id not in scope:
+        if isinstance(func, ast.Name) and func.id in allowlist.FUNCTIONS and func.id not in scope:
             args = [self.visit(a, scope) for a in node.args]
             for kw in node.keywords:
-                if kw.arg is not None and kw.arg not in sandbox.FUNCTION_KEYWORDS.get(func.id, set()):
+                if kw.arg is not None and kw.arg not in allowlist.FUNCTION_KEYWORDS.get(func.id, set()):
                     self.issue("EXP401", f"{func.id}() takes no keyword argument '{kw.arg}'", kw.value)
                 self.visit(kw.value, scope)
             return self.function(node, func.id, args), _NO_VALUE
         if isinstance(func, ast.Attribute):
-            if func.attr.startswith("_") or func.attr not in sandbox.METHOD_NAMES:
-                near = None if func.attr.startswith("_") else _close(func.attr, sorted(sandbox.METHOD_NAMES))
-                hint = f"did you mean '{near}'?" if near else "allowed methods: " + ", ".join(sorted(sandbox.METHOD_NAMES))
+            if func.attr.startswith("_") or func.attr not in allowlist.METHOD_NAMES:
+                near = None if func.attr.startswith("_") else _close(func.attr, sorted(allowlist.METHOD_NAMES))
+                hint = f"did you mean '{near}'?" if near else "allowed methods: " + ", ".join(sorted(allowlist.METHOD_NAMES))
                 if func.attr in ("format", "format_map"):
                     hint = "a `message` template formats values: \"{output.score:.2f}\""
                 self.issue("EXP401", f"calling method '{func.attr}' is not allowed", self.attr_span(func), hint=hint)
@@ -462,9 +462,9 @@ class Checker:
         if isinstance(func, ast.Lambda) or (isinstance(func, ast.Name) and func.id.startswith("_")):
             self.visit(func, scope)  # reports the lambda or the '_' name itself
         else:
-            near = _close(func.id, list(sandbox.FUNCTIONS)) if isinstance(func, ast.Name) else None
+            near = _close(func.id, list(allowlist.FUNCTIONS)) if isinstance(func, ast.Name) else None
             self.issue("EXP401", f"calling {what} is not allowed: only allowlisted functions and methods can be called", func,
-                       hint=f"did you mean '{near}'?" if near else "allowed functions: " + ", ".join(sandbox.FUNCTIONS))
+                       hint=f"did you mean '{near}'?" if near else "allowed functions: " + ", ".join(allowlist.FUNCTIONS))
         for a in node.args:
             self.visit(a, scope)
         return ANY, _NO_VALUE
@@ -486,7 +486,7 @@ class Checker:
                 self.issue("EXP301", f"matches() searches text, not a {without_none(first)} value", node.args[0])
             pattern = args[1][1]
             if isinstance(pattern, str):
-                problem = sandbox.regex_problem(pattern)
+                problem = allowlist.regex_problem(pattern)
                 if problem:
                     self.issue("EXP401" if "time" in problem or "longer" in problem else "EXP101", problem, node.args[1])
             return BOOL
@@ -515,13 +515,13 @@ class Checker:
         where = self.attr_span(func)
         if kind == "any":
             return ANY
-        if kind == "str" and name in sandbox.STR_METHODS:
+        if kind == "str" and name in allowlist.STR_METHODS:
             if name == "join" and args and _kind(_element(args[0][0], self.types), self.types) == "num":
                 self.issue("EXP301", "join() needs a list of str, not numbers", func)
             return _STR_RESULT.get(name, BOOL)
-        if kind == "list" and name in sandbox.LIST_METHODS:
+        if kind == "list" and name in allowlist.LIST_METHODS:
             return INT
-        if kind == "dict" and name in sandbox.DICT_METHODS:
+        if kind == "dict" and name in allowlist.DICT_METHODS:
             value = without_none(recv).value  # type: ignore[union-attr]
             return {"keys": ListOf(STR), "values": ListOf(value), "items": ListOf(ANY), "get": union_of([value, NONE])}[name]
         self.issue("EXP301", f"a {without_none(recv)} value has no method '{name}'", where)

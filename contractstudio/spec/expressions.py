@@ -19,7 +19,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from contractstudio.spec import sandbox
+from contractstudio.spec import allowlist, sandbox
 from contractstudio.spec.checker import Checker
 from contractstudio.spec.syntax import ExprIssue, Parsed, parse
 from contractstudio.spec.sandbox import ExpressionError
@@ -70,7 +70,7 @@ class Expression:
         """The free names the expression reads (e.g. {'input', 'output'})."""
         nodes = list(ast.walk(self.tree))
         bound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in sandbox.FUNCTIONS}
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in allowlist.FUNCTIONS}
         return frozenset(n.id for n in nodes if isinstance(n, ast.Name) and n.id not in bound and id(n) not in called)
 
     def evaluate(self, values: dict[str, Any]) -> Any:
@@ -241,20 +241,20 @@ class _Evaluator:
     def e_Call(self, node: ast.Call, env: dict[str, Any]) -> Any:
         func = node.func
         args = [self.eval(a, env) for a in node.args]
-        if isinstance(func, ast.Name) and func.id in sandbox.FUNCTIONS and func.id not in env:
+        if isinstance(func, ast.Name) and func.id in allowlist.FUNCTIONS and func.id not in env:
             kwargs = {}
             for kw in node.keywords:
-                if kw.arg is None or kw.arg not in sandbox.FUNCTION_KEYWORDS.get(func.id, set()):
+                if kw.arg is None or kw.arg not in allowlist.FUNCTION_KEYWORDS.get(func.id, set()):
                     raise ExpressionError(f"{func.id}() takes no such keyword argument")
                 kwargs[kw.arg] = self.eval(kw.value, env)
             try:
-                return self.meter.bounded(sandbox.FUNCTIONS[func.id](self.meter, *args, **kwargs))
+                return self.meter.bounded(allowlist.FUNCTIONS[func.id](self.meter, *args, **kwargs))
             except TypeError as err:
                 raise ExpressionError(f"{func.id}(): {err}") from None
-        if isinstance(func, ast.Attribute) and not node.keywords and func.attr in sandbox.METHOD_NAMES:
+        if isinstance(func, ast.Attribute) and not node.keywords and func.attr in allowlist.METHOD_NAMES:
             receiver = self.eval(func.value, env)
             try:
-                return sandbox.call_method(receiver, func.attr, args, self.meter)
+                return allowlist.call_method(receiver, func.attr, args, self.meter)
             except TypeError as err:
                 raise ExpressionError(f"{func.attr}(): {err}") from None
         raise ExpressionError("only allowlisted functions and methods can be called")
@@ -402,7 +402,7 @@ def check_template(msg: str, scope: dict[str, TypeExpr], types: TypeSystem | Non
     for part in parts:
         if not isinstance(part, TemplateField):
             continue
-        spec_problem = sandbox.spec_problem(part.spec) if part.spec else None
+        spec_problem = allowlist.spec_problem(part.spec) if part.spec else None
         if spec_problem:
             at = part.start + len(part.expr) + 1
             issues.append(ExprIssue("EXP501", spec_problem, at, at + len(part.spec)))
@@ -424,7 +424,7 @@ def render_template(msg: str, values: dict[str, Any]) -> str:
     for part in parts:
         if isinstance(part, TemplateField):
             value = compile_expression(part.expr).evaluate(values)
-            piece = sandbox.format_value(value, part.spec)
+            piece = allowlist.format_value(value, part.spec)
         else:
             piece = part
         size += len(piece)

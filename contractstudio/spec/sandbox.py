@@ -1,4 +1,4 @@
-"""The evaluator of checked expressions: a tiny tree walker with hard resource bounds.
+"""Values of the expression language with hard resource bounds: measuring, operators, field access.
 
 Nothing here calls `eval`/`exec`, looks up Python attributes by name, or
 calls anything outside the allowlists below. Every value an expression
@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import ast
 import operator
-import re
 import weakref
-from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,15 +21,10 @@ MAX_ITERATIONS = 200_000  # comprehension iterations per evaluation
 MAX_SIZE = 1_000_000  # characters of a string, or expanded items of a container
 MAX_WORK = 10_000_000  # element operations done in C per evaluation: items built, scanned, compared
 MAX_INT_BITS = 33_300  # about 10,000 decimal digits
-MAX_REGEX = 500  # characters of a `matches` pattern
-MAX_MATCH_TEXT = 100_000  # characters `matches` searches
-MAX_NDIGITS = 100  # round(x, n)
-MAX_FORMAT_WIDTH = 1_000  # width and precision in a format spec
-REGEX_TIMEOUT_S = 1.0
 
-_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
-_CONTAINERS = (list, tuple, set, frozenset, dict) + _VIEWS
-_ITERABLE = (str,) + _CONTAINERS
+VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+CONTAINERS = (list, tuple, set, frozenset, dict) + VIEWS
+ITERABLE = (str,) + CONTAINERS
 _NUMBER = (int, float)  # bool is an int
 
 
@@ -61,7 +53,7 @@ def type_name(value: Any) -> str:
         return "None"
     if isinstance(value, BaseModel):
         return type(value).__name__
-    if isinstance(value, _VIEWS):
+    if isinstance(value, VIEWS):
         return "list"
     return type(value).__name__
 
@@ -91,7 +83,7 @@ class Meter:
         """Charge for one pass over a string or container, and return it."""
         if isinstance(value, str):
             self.work(len(value) // 8 + 1)
-        elif isinstance(value, _CONTAINERS):
+        elif isinstance(value, CONTAINERS):
             self.work(len(value) + 1)
         return value
 
@@ -109,7 +101,7 @@ class Meter:
         """Characters of a string, or items of a container counted with every nested item expanded."""
         if isinstance(value, str):
             return len(value)
-        if not isinstance(value, _CONTAINERS):
+        if not isinstance(value, CONTAINERS):
             return 1
         seen = self._weights.get(id(value))
         if seen is not None and seen[0] is value:
@@ -135,7 +127,7 @@ class Meter:
                 raise ExpressionError("integer result is too large (more than about 10,000 digits)")
         elif isinstance(value, complex):
             raise ExpressionError("the result is a complex number")
-        elif isinstance(value, (str,) + _CONTAINERS):
+        elif isinstance(value, (str,) + CONTAINERS):
             if self.weight(value) > MAX_SIZE:
                 raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
             self.work(len(value) // (8 if isinstance(value, str) else 1) + 1)  # building it cost this much
@@ -145,7 +137,8 @@ class Meter:
 # ----------------------------------------------------------------- operators with bounds
 
 
-def _num(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """int, float or bool."""
     return isinstance(value, _NUMBER)
 
 
@@ -156,7 +149,7 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
             if meter.weight(a) + meter.weight(b) > MAX_SIZE:
                 raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
             return meter.bounded(a + b)
-        if _num(a) and _num(b):
+        if is_number(a) and is_number(b):
             return meter.bounded(a + b)
         raise ExpressionError(f"cannot add {type_name(a)} and {type_name(b)}")
     if op is ast.Mult:
@@ -165,13 +158,13 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
             if n > 0 and meter.weight(seq) * n > MAX_SIZE:
                 raise ExpressionError(f"repetition result is too large (more than {MAX_SIZE:,} characters or items)")
             return meter.bounded(seq * n)
-        if _num(a) and _num(b):
+        if is_number(a) and is_number(b):
             if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
                 raise ExpressionError("integer result is too large (more than about 10,000 digits)")
             return meter.bounded(a * b)
         raise ExpressionError(f"cannot multiply {type_name(a)} and {type_name(b)}")
     if op is ast.Pow:
-        if not (_num(a) and _num(b)):
+        if not (is_number(a) and is_number(b)):
             raise ExpressionError(f"cannot raise {type_name(a)} to {type_name(b)}")
         if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1:
             if a.bit_length() * b > MAX_INT_BITS + 64:
@@ -180,7 +173,7 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
     if op is ast.Mod and isinstance(a, str):
         raise ExpressionError("'%' formatting of strings is not supported")
     if op in (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod):
-        if not (_num(a) and _num(b)):
+        if not (is_number(a) and is_number(b)):
             if op is ast.Sub and isinstance(a, (set, frozenset)) and isinstance(b, (set, frozenset)):
                 return a - b
             raise ExpressionError(f"unsupported operand types {type_name(a)} and {type_name(b)}")
@@ -201,14 +194,14 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
 
 def truth(value: Any) -> bool:
     """Truthiness without calling anything user-defined (records are always true)."""
-    if value is None or isinstance(value, (bool, int, float, str) + _CONTAINERS):
+    if value is None or isinstance(value, (bool, int, float, str) + CONTAINERS):
         return bool(value)
     return True
 
 
 def iterate(value: Any, meter: Meter | None = None) -> Any:
     """An iterator over a string or container (charged to the meter when given); anything else is refused."""
-    if isinstance(value, _ITERABLE):
+    if isinstance(value, ITERABLE):
         if meter is not None:
             meter.work(len(value) + 1)
         return iter(value)
@@ -269,321 +262,3 @@ def subscript(obj: Any, index: Any) -> Any:
                 raise ExpressionError(f"index {index} is out of range (length {len(obj)})") from None
         raise ExpressionError(f"an index must be an int, not {type_name(index)}")
     raise ExpressionError(f"a {type_name(obj)} value cannot be indexed")
-
-
-# ----------------------------------------------------------------- text
-
-
-def to_text(value: Any, limit: int = MAX_SIZE) -> str:
-    """`str(value)` for expression values, bounded, without calling user-defined code."""
-    parts: list[str] = []
-    size = 0
-
-    def put(s: str) -> None:
-        nonlocal size
-        size += len(s)
-        if size > limit:
-            raise ExpressionError(f"text is too long (more than {limit:,} characters)")
-        parts.append(s)
-
-    def walk(v: Any, top: bool, depth: int) -> None:
-        if depth > 100:
-            raise ExpressionError("value nests too deeply to convert to text")
-        if isinstance(v, str):
-            put(v if top else repr(v))
-        elif v is None or isinstance(v, (bool, int, float)):
-            put(repr(v) if isinstance(v, float) else str(v))
-        elif isinstance(v, BaseModel):
-            put(type(v).__name__ + "(")
-            for i, (k, item) in enumerate(v):
-                put((", " if i else "") + f"{k}=")
-                walk(item, False, depth + 1)
-            put(")")
-        elif isinstance(v, dict):
-            put("{")
-            for i, (k, item) in enumerate(v.items()):
-                put(", " if i else "")
-                walk(k, False, depth + 1)
-                put(": ")
-                walk(item, False, depth + 1)
-            put("}")
-        elif isinstance(v, (list, tuple, set, frozenset) + _VIEWS):
-            opener, closer = ("[", "]") if not isinstance(v, (set, frozenset)) else ("{", "}")
-            put(opener)
-            for i, item in enumerate(v):
-                put(", " if i else "")
-                walk(item, False, depth + 1)
-            put(closer)
-        else:
-            raise ExpressionError(f"cannot convert a {type_name(v)} value to text")
-
-    walk(value, True, 0)
-    return "".join(parts)
-
-
-_SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%])?\Z", re.S)
-
-
-def spec_problem(spec: str) -> str | None:
-    """Why a format spec is refused (not the format mini-language, or too wide), or None."""
-    m = _SPEC.match(spec)
-    if m is None:
-        return f"invalid format spec '{spec}'"
-    for part in ("width", "precision"):
-        if m.group(part) and int(m.group(part)) > MAX_FORMAT_WIDTH:
-            return f"format {part} {m.group(part)} is larger than {MAX_FORMAT_WIDTH}"
-    return None
-
-
-def format_value(value: Any, spec: str) -> str:
-    """`format(value, spec)` for numbers and strings, with width and precision bounded."""
-    if not spec:
-        return to_text(value)
-    problem = spec_problem(spec)
-    if problem:
-        raise ExpressionError(problem)
-    if not (value is None or isinstance(value, (str, int, float))):
-        raise ExpressionError(f"format spec ':{spec}' applies to numbers and strings, not {type_name(value)}")
-    try:
-        return format(to_text(value) if value is None else value, spec)
-    except (ValueError, TypeError) as err:
-        raise ExpressionError(f"cannot format {type_name(value)} with ':{spec}': {err}") from None
-
-
-# ----------------------------------------------------------------- regular expressions
-
-
-def regex_problem(pattern: str) -> str | None:
-    """Why a `matches` pattern is refused (too long, invalid, or exponential backtracking), or None."""
-    if len(pattern) > MAX_REGEX:
-        return f"the regular expression is longer than {MAX_REGEX} characters"
-    try:
-        import re._parser as sre  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse as sre  # type: ignore[no-redef]
-    try:
-        parsed = sre.parse(pattern)
-    except re.error as err:
-        return f"invalid regular expression: {err}"
-    except RecursionError:
-        return "the regular expression nests too deeply"
-    except Exception as err:  # noqa: BLE001 - sre's parser has other failure modes (e.g. OverflowError)
-        return f"invalid regular expression: {err}"
-    return _nested_repeat(parsed, inside=False)
-
-
-def _nested_repeat(items: Any, inside: bool) -> str | None:
-    for op, arg in items:
-        name = str(op)
-        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            low, high, sub = arg
-            unbounded = high is None or high > 1 or str(high) == "MAXREPEAT"
-            if unbounded and inside:
-                return "nested repetition (like '(a+)+') can take exponential time"
-            if unbounded and any(str(o) == "BRANCH" for o, _ in _flatten(sub)):
-                return "repeated alternation (like '(a|aa)+') can take exponential time"
-            found = _nested_repeat(sub, inside or unbounded)
-            if found:
-                return found
-        elif name == "SUBPATTERN":
-            found = _nested_repeat(arg[-1], inside)
-            if found:
-                return found
-        elif name == "BRANCH":
-            for alt in arg[1]:
-                found = _nested_repeat(alt, inside)
-                if found:
-                    return found
-        elif name in ("ASSERT", "ASSERT_NOT"):
-            found = _nested_repeat(arg[1], inside)
-            if found:
-                return found
-    return None
-
-
-def _flatten(items: Any) -> list[tuple[Any, Any]]:
-    out = []
-    for op, arg in items:
-        out.append((op, arg))
-        if str(op) == "SUBPATTERN":
-            out.extend(_flatten(arg[-1]))
-    return out
-
-
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> Any:
-    problem = regex_problem(pattern)
-    if problem:
-        raise ExpressionError(problem)
-    try:  # the `regex` package (a litellm dependency) can stop a slow match; `re` cannot
-        import regex
-
-        return regex.compile(pattern)
-    except ImportError:  # pragma: no cover
-        return re.compile(pattern)
-    except Exception as err:  # a pattern `re` accepts but `regex` does not
-        raise ExpressionError(f"invalid regular expression: {err}") from None
-
-
-def matches(text: Any, pattern: Any) -> bool:
-    """True when the regular expression matches somewhere in the text."""
-    if not isinstance(text, str) or not isinstance(pattern, str):
-        raise ExpressionError(f"matches(text, regex) needs two strings, got {type_name(text)} and {type_name(pattern)}")
-    if len(text) > MAX_MATCH_TEXT:
-        raise ExpressionError(f"matches() searches at most {MAX_MATCH_TEXT:,} characters")
-    compiled = _compiled(pattern)
-    try:
-        if isinstance(compiled, re.Pattern):
-            return compiled.search(text) is not None
-        return compiled.search(text, timeout=REGEX_TIMEOUT_S) is not None
-    except TimeoutError:
-        raise ExpressionError("the regular expression took too long") from None
-
-
-# ----------------------------------------------------------------- allowlisted functions and methods
-
-
-def _sum(meter: Meter, items: Any, start: Any = 0) -> Any:
-    total = start
-    if not _num(total):
-        raise ExpressionError("sum() adds numbers only")
-    for item in iterate(items, meter):
-        if not _num(item):
-            raise ExpressionError(f"sum() adds numbers only, not {type_name(item)}")
-        total = meter.bounded(total + item)
-    return total
-
-
-def _round(meter: Meter, x: Any, n: Any = None) -> Any:
-    if not _num(x) or not (n is None or isinstance(n, int)):
-        raise ExpressionError("round(x, n) needs a number and an int")
-    if n is not None and abs(n) > MAX_NDIGITS:
-        raise ExpressionError(f"round() digits must be between -{MAX_NDIGITS} and {MAX_NDIGITS}")
-    return round(x) if n is None else round(x, n)
-
-
-def _len(meter: Meter, x: Any) -> int:
-    if isinstance(x, (str,) + _CONTAINERS):
-        return len(x)
-    raise ExpressionError(f"len() of a {type_name(x)} value")
-
-
-def _minmax(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def run(meter: Meter, *args: Any, **kw: Any) -> Any:
-        items = list(iterate(args[0], meter)) if len(args) == 1 else list(args)
-        if not items and "default" in kw:
-            return kw["default"]
-        if not items:
-            raise ExpressionError(f"{fn.__name__}() of an empty sequence")
-        return fn(items)
-
-    return run
-
-
-def _abs(meter: Meter, x: Any) -> Any:
-    if not _num(x):
-        raise ExpressionError(f"abs() of a {type_name(x)} value")
-    return abs(x)
-
-
-def _int(meter: Meter, x: Any = 0) -> int:
-    if isinstance(x, str):
-        x = x.strip()
-        if len(x) > 4000:
-            raise ExpressionError("the text is too long to convert to an int")
-    elif not _num(x):
-        raise ExpressionError(f"cannot convert a {type_name(x)} value to int")
-    return int(x)
-
-
-def _float(meter: Meter, x: Any = 0.0) -> float:
-    if not (isinstance(x, str) or _num(x)):
-        raise ExpressionError(f"cannot convert a {type_name(x)} value to float")
-    return float(x)
-
-
-def _sorted(meter: Meter, x: Any, reverse: bool = False) -> list[Any]:
-    items = list(iterate(x, meter))
-    meter.work(len(items) * max(1, len(items).bit_length()))  # n log n comparisons
-    return meter.bounded(sorted(items, reverse=bool(reverse)))
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "len": _len,
-    "min": _minmax(min),
-    "max": _minmax(max),
-    "sum": _sum,
-    "abs": _abs,
-    "all": lambda m, x: all(truth(v) for v in iterate(x, m)),
-    "any": lambda m, x: any(truth(v) for v in iterate(x, m)),
-    "round": _round,
-    "sorted": _sorted,
-    "str": lambda m, x="": to_text(x),
-    "int": _int,
-    "float": _float,
-    "bool": lambda m, x=False: truth(x),
-    "list": lambda m, x=(): m.bounded(list(iterate(x, m))),
-    "set": lambda m, x=(): m.bounded(set(iterate(x, m))),
-    "matches": lambda m, text, pattern: matches(text, pattern),
-}
-FUNCTION_KEYWORDS: dict[str, set[str]] = {"sorted": {"reverse"}, "min": {"default"}, "max": {"default"}}
-
-
-def _replace(s: str, old: str, new: str, count: int = -1) -> str:
-    hits = (len(s) + 1) if old == "" else s.count(old)
-    if count >= 0:
-        hits = min(hits, count)
-    if len(s) + hits * max(0, len(new) - len(old)) > MAX_SIZE:
-        raise ExpressionError("replace() result is too large")
-    return s.replace(old, new, count)
-
-
-def _join(sep: str, items: Any) -> str:
-    parts = list(iterate(items))
-    if not all(isinstance(p, str) for p in parts):
-        raise ExpressionError("join() needs a list of strings")
-    if sum(len(p) for p in parts) + len(sep) * max(0, len(parts) - 1) > MAX_SIZE:
-        raise ExpressionError("join() result is too large")
-    return sep.join(parts)
-
-
-STR_METHODS: dict[str, Callable[..., Any]] = {
-    name: getattr(str, name)
-    for name in (
-        "strip lstrip rstrip lower upper title capitalize casefold startswith endswith count find rfind "
-        "split rsplit splitlines isdigit isalpha isalnum isspace islower isupper isnumeric isdecimal istitle "
-        "removeprefix removesuffix partition rpartition"
-    ).split()
-}
-STR_METHODS["replace"] = _replace
-STR_METHODS["join"] = _join
-LIST_METHODS: dict[str, Callable[..., Any]] = {"count": lambda xs, v: xs.count(v), "index": lambda xs, v: xs.index(v)}
-DICT_METHODS: dict[str, Callable[..., Any]] = {
-    "keys": lambda d: list(d.keys()),
-    "values": lambda d: list(d.values()),
-    "items": lambda d: list(d.items()),
-    "get": lambda d, k, default=None: d.get(k, default) if isinstance(k, (str, int, float, bool)) or k is None else default,
-}
-METHOD_NAMES = set(STR_METHODS) | set(LIST_METHODS) | set(DICT_METHODS)
-
-
-def call_method(obj: Any, name: str, args: list[Any], meter: Meter) -> Any:
-    """Call an allowlisted method of a str, list or dict (never a method looked up on the object)."""
-    if isinstance(obj, str):
-        table = STR_METHODS
-    elif isinstance(obj, (list, tuple)):
-        table = LIST_METHODS
-    elif isinstance(obj, dict):
-        table = DICT_METHODS
-    else:
-        raise ExpressionError(f"a {type_name(obj)} value has no method '{name}'")
-    fn = table.get(name)
-    if fn is None:
-        raise ExpressionError(f"method '{name}' of {type_name(obj)} is not allowed")
-    if name == "join" and args:
-        meter.scan(args[0])
-    if name == "get":
-        return fn(obj, *args)  # a reference to an existing value: nothing is built or scanned
-    meter.scan(obj)
-    return meter.bounded(fn(obj, *args))
-
