@@ -1,7 +1,7 @@
 """Values of the expression language with hard resource bounds: measuring, operators, field access.
 
 Nothing here calls `eval`/`exec`, looks up Python attributes by name, or
-calls anything outside the allowlists below. Every value an expression
+calls anything outside the allowlists (allowlist.py). Every value an expression
 builds is measured (characters, expanded container items, integer bits)
 before it is built, so bombs such as `'a' * 10**9` or `9**9**9` fail fast
 with an ExpressionError instead of exhausting memory or time.
