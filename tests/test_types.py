@@ -133,3 +133,12 @@ def test_lookups() -> None:
     assert SYSTEM.fields("Answer") is not None and "answer" in SYSTEM.fields(Ref("Answer"))
     assert SYSTEM.fields("Nope") is None and SYSTEM.fields(Prim("str")) is None
     assert SYSTEM.field_type("Answer", "evidence") == ListOf(Ref("Snippet"))
+
+
+def test_deeply_nested_type_strings_are_refused_not_crashed_on() -> None:
+    deep = "list[" * 5000 + "str" + "]" * 5000
+    with pytest.raises(TypeSyntaxError) as err:
+        parse_type(deep)
+    assert "nests deeper" in err.value.message
+    system = TypeSystem.from_decls({"A": decl({"x": {"type": deep}})})
+    assert system.field_type("A", "x") == Prim("any")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from contractstudio.spec.documents import FieldSpec, TypeDecl
 
 PRIMITIVES = ("str", "int", "float", "bool", "any", "none")
+MAX_TYPE_DEPTH = 32  # list[list[...]] deeper than this is a mistake (and would exhaust the parser's recursion)
 
 
 class TypeSyntaxError(ValueError):
@@ -130,6 +131,7 @@ class _Parser:
             self.tokens.append((kind, m.group(kind), m.start(kind)))
             pos = m.end()
         self.i = 0
+        self.depth = 0
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
@@ -150,7 +152,16 @@ class _Parser:
         return union_of(options)
 
     def primary(self) -> TypeExpr:
+        self.depth += 1
+        try:
+            return self._primary()
+        finally:
+            self.depth -= 1
+
+    def _primary(self) -> TypeExpr:
         tok = self.peek()
+        if self.depth > MAX_TYPE_DEPTH:
+            raise TypeSyntaxError(f"the type nests deeper than {MAX_TYPE_DEPTH} levels", tok[2] if tok else len(self.text))
         if tok is None:
             raise TypeSyntaxError("a type name is missing", len(self.text))
         kind, value, where = tok
