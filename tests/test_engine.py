@@ -335,3 +335,9 @@ def test_offline_runs_never_import_litellm() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_valid_json_of_the_wrong_shape_is_remedied() -> None:
+    result = qa().call(INPUT, ['[{"answer": "x"}]', '"just a string"', GOOD], options=NO_WAIT)
+    assert result.successful and result.attempts == 2
+    assert result.errors[0].startswith('output = [{"answer": "x"}]: Input should be a valid dictionary or instance of Answer')

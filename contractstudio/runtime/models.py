@@ -195,7 +195,7 @@ def classify(err: Exception, litellm: Any) -> TransportFault:
         cls = getattr(litellm, cls_name, None)
         if cls is not None and isinstance(err, cls):
             if kind == "server" and "connection error" in text.lower():
-                kind = "connection"  # litellm reports a refused connection as a 500
+                kind, status = "connection", None  # litellm reports a refused connection as a 500; no HTTP status came back
             return TransportFault(text, kind=kind, retryable=retryable, status=status, exc_class=name, retry_after=_retry_after(err))
     if status is not None and (status >= 500 or status == 429):
         return TransportFault(text, kind="server" if status >= 500 else "rate_limit", retryable=True, status=status, exc_class=name)
@@ -243,7 +243,10 @@ class LiveModel:
         try:
             response = litellm.completion(**kwargs)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
-            raise classify(err, litellm) from None
+            fault = classify(err, litellm)
+            if fault.kind == "connection" and self.api_base:
+                fault.args = (f"cannot reach {self.api_base}: {fault}",)
+            raise fault from None
         latency = time.perf_counter() - started
         try:
             text = response.choices[0].message.content or ""
