@@ -329,3 +329,18 @@ def test_con108_only_reports_scenarios_that_really_fail(remedy_pre: bool, on_fai
     problems = run_scenario(contract, doc.scenarios[0])
     if "CON108" in codes:
         assert problems, f"CON108 said this cannot hold, but it passed: {[d.message for d in report.diagnostics]}"
+
+
+@pytest.mark.parametrize(
+    ("written", "line", "column"),
+    [
+        ('output.answer != "" and\n      output.scroe > 0.5', 21, 14),  # a plain scalar over two lines
+        ('"output.answer != \'\' and\n      output.scroe > 0.5"', 21, 14),  # a double-quoted one
+        ('>\n      output.answer != ""\n        and output.scroe > 0.5', 22, 20),  # folded, with a more-indented line
+        ('|\n      output.answer != "" and\n\n        output.scroe > 0.5', 23, 16),  # literal, with a blank line
+    ],
+)
+def test_expression_positions_in_multi_line_scalars(written: str, line: int, column: int) -> None:
+    text = BASE + "post:\n  - assert: " + written + "\n" + FALLBACK
+    (d,) = diags(text)
+    assert (d.code, d.line, d.column, d.end_column - d.column) == ("EXP201", line, column, 5)

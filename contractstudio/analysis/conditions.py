@@ -17,7 +17,7 @@ from contractstudio.analysis.check import Context, Loaded
 from contractstudio.analysis.diagnostics import Diagnostic, Related, Span, make
 from contractstudio.spec.documents import Condition
 from contractstudio.spec.expressions import ExprIssue, check, check_template
-from contractstudio.spec.source import ScalarNode, inner_span, node_at
+from contractstudio.analysis.positions import value_span
 from contractstudio.spec.types import TypeExpr, TypeSystem
 
 
@@ -25,42 +25,6 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     """A 'did you mean' hint for a misspelt name, or None."""
     close = difflib.get_close_matches(name, [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
-
-
-def value_span(loaded: Loaded, path: tuple[Any, ...], start: int = 0, end: int | None = None) -> Span:
-    """The span of characters [start, end) inside the scalar at path (the whole node when unknown)."""
-    node = node_at(loaded.doc.root, path)
-    if isinstance(node, ScalarNode) and end is not None:
-        if node.style == ">":
-            folded = _folded_span(node, start, end, loaded.text)
-            if folded is not None:
-                return folded
-        return inner_span(node, start, end, loaded.text)
-    return loaded.span(path)
-
-
-def _folded_span(node: ScalarNode, start: int, end: int, text: str) -> Span | None:
-    """Map offsets of a folded (`>`) scalar, whose lines were joined with spaces, back to its lines."""
-    lines = text.splitlines()[node.line : node.end_line]  # the content lines below the indicator
-    if not lines or not lines[0].strip():
-        return None
-    indent = len(lines[0]) - len(lines[0].lstrip(" "))
-    content: list[str] = []
-    for ln in lines:
-        if not ln.strip() or len(ln) - len(ln.lstrip(" ")) < indent:
-            break  # a blank line (kept as a break) or the end of the block
-        if len(ln) - len(ln.lstrip(" ")) != indent:
-            return None  # more-indented lines keep their breaks: not a simple fold
-        content.append(ln)
-    pos = 0
-    for i, ln in enumerate(content):
-        piece = ln[indent:]
-        if start <= pos + len(piece):
-            col = indent + 1 + (start - pos)
-            line = node.line + 1 + i
-            return Span(line, col, line, col + max(1, min(end, pos + len(piece)) - start))
-        pos += len(piece) + 1  # the space the fold put in place of the line break
-    return None
 
 
 def expression_diagnostics(loaded: Loaded, path: tuple[Any, ...], issues: Iterable[ExprIssue], prefix: str = "") -> Iterator[Diagnostic]:
