@@ -19,6 +19,7 @@ from contractstudio.spec.documents import Pipeline, Step
 # One BFS per field finds witness paths for every step that needs it; past this many
 # fields with PIP201s a pathological file would make that quadratic.
 MAX_WITNESS_FIELDS = 64
+MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the model call it parses
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str | None:
@@ -260,8 +261,13 @@ def shadowed_prefix(loaded: Loaded, step: Step) -> Iterator[Diagnostic]:
         seen.append((route, prefix))
 
 
-def _feeding_model_calls(sg: StepGraph, router_id: str) -> list[Step]:
-    """The steps whose reply a prefix_router parses: the nearest steps before it that set last_model_response."""
+def _feeding_model_calls(sg: StepGraph, router_id: str) -> list[Step] | None:
+    """The steps whose reply a prefix_router parses: the nearest steps before it that set last_model_response.
+
+    None when the walk back would pass more than MAX_FEEDING_WALK steps (a long
+    stretch without a model call): RTE303 is then not decided, and many routers
+    in a huge file cannot make the check quadratic.
+    """
     found: list[Step] = []
     seen = {router_id}
     stack = list(sg.pred.get(router_id, ()))
@@ -269,6 +275,8 @@ def _feeding_model_calls(sg: StepGraph, router_id: str) -> list[Step]:
         sid = stack.pop()
         if sid in seen or sid not in sg.steps:
             continue
+        if len(seen) > MAX_FEEDING_WALK:
+            return None
         seen.add(sid)
         spec = sg.action(sid)
         if spec is not None and "last_model_response" in spec.ensures_state:
@@ -282,6 +290,8 @@ def router_handler_mismatch(loaded: Loaded, sg: StepGraph, step: Step) -> Iterat
     """RTE303: the router prompt before a prefix_router and the prefixes it handles disagree."""
     routers = sg.pipeline.routers
     feeding = _feeding_model_calls(sg, step.id)
+    if feeding is None:
+        return
     known = [(s, config(s).get("prompt")) for s in feeding if s.action == CALL_MODEL and config(s).get("prompt") in routers]
     if not known:
         return
