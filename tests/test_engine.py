@@ -341,3 +341,12 @@ def test_valid_json_of_the_wrong_shape_is_remedied() -> None:
     result = qa().call(INPUT, ['[{"answer": "x"}]', '"just a string"', GOOD], options=NO_WAIT)
     assert result.successful and result.attempts == 2
     assert result.errors[0].startswith('output = [{"answer": "x"}]: Input should be a valid dictionary or instance of Answer')
+
+
+def test_edited_messages_are_what_the_trace_records() -> None:
+    session = qa().session(INPUT, [GOOD])
+    while (event := session.step()) is not None:
+        if event.type == "llm_request":
+            session.edit_messages([{"role": "user", "content": "edited"}])
+    request = session.result.trace.of_type("llm_request")[0]
+    assert request["messages"] == [{"role": "user", "content": "edited"}] and request["edited"] is True

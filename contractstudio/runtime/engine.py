@@ -124,11 +124,14 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
     params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
     retry = 0
     while True:
-        sent = yield st.emit(stage, "llm_request", attempt=attempt, purpose=purpose, model=model.name,
-                             messages=messages, params=params, transport_retry=retry)
+        request = st.emit(stage, "llm_request", attempt=attempt, purpose=purpose, model=model.name,
+                          messages=messages, params=params, transport_retry=retry)
+        sent = yield request
         edited_messages = _edited(sent, "messages")
         if edited_messages is not None:
             messages = list(edited_messages)
+            request.data["messages"] = messages  # the trace keeps what was really sent
+            request.data["edited"] = True
         edited_reply = _edited(sent, "reply")
         if edited_reply is not None:
             reply = LLMReply(text=str(edited_reply))
@@ -381,6 +384,7 @@ def run_call(st: CallState) -> Events:
     yield st.start("forward")
     st.successful = not st.failed
     final: Any = output
+    ok = True
     if st.failed:
         if plan.doc.on_failure == "raise":
             final = None
@@ -391,14 +395,13 @@ def run_call(st: CallState) -> Events:
                     final[name] = expr.evaluate({"input": original})
                 except ExpressionError as err:
                     st.errors.append(f"fallback.{name}: {err}")
-                    final = None
+                    final, ok = None, False  # a fallback that cannot be computed fails loudly
                     break
     yield st.emit("forward", "forward", successful=st.successful, used="output" if st.successful else
                   ("raise" if plan.doc.on_failure == "raise" else "fallback"))
     yield st.end("forward", True)
 
     yield st.start("finalize")
-    ok = True
     if final is not None:
         checked, errors = plan.output.validate(final)
         if errors:
