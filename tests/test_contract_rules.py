@@ -334,10 +334,10 @@ def test_con108_only_reports_scenarios_that_really_fail(remedy_pre: bool, on_fai
 @pytest.mark.parametrize(
     ("written", "line", "column"),
     [
-        ('output.answer != "" and\n      output.scroe > 0.5', 21, 14),  # a plain scalar over two lines
-        ('"output.answer != \'\' and\n      output.scroe > 0.5"', 21, 14),  # a double-quoted one
-        ('>\n      output.answer != ""\n        and output.scroe > 0.5', 22, 20),  # folded, with a more-indented line
-        ('|\n      output.answer != "" and\n\n        output.scroe > 0.5', 23, 16),  # literal, with a blank line
+        ('output.answer != "" and\n      output.scroe > 0.5', 20, 14),  # a plain scalar over two lines
+        ('"output.answer != \'\' and\n      output.scroe > 0.5"', 20, 14),  # a double-quoted one
+        ('>\n      output.answer != ""\n        and output.scroe > 0.5', 21, 20),  # folded, with a more-indented line
+        ('|\n      output.answer != "" and\n\n        output.scroe > 0.5', 22, 16),  # literal, with a blank line
     ],
 )
 def test_expression_positions_in_multi_line_scalars(written: str, line: int, column: int) -> None:
