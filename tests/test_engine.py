@@ -162,10 +162,17 @@ def test_calls_share_nothing() -> None:
 
 
 def test_invalid_input_fails_without_calling_the_model() -> None:
-    result = qa().call({"query": 3}, [], options=NO_WAIT)
+    result = qa().call({"query": "q"}, [], options=NO_WAIT)
     assert not result.successful and result.llm_calls == 0
-    assert "input.query = 3: Input should be a valid string" in result.errors
-    assert "input.documents: required field is missing" in result.errors
+    assert result.errors == ["input.documents: required field is missing"]
+    assert result.output.answer == "not confident: q"
+
+
+def test_a_fallback_that_cannot_be_computed_fails_loudly() -> None:
+    with pytest.raises(cs.ContractViolation) as info:
+        qa().call({"query": 3}, [], options=NO_WAIT)  # the fallback reads input.query, which is not text
+    assert info.value.errors[:2] == ["input.query = 3: Input should be a valid string", "input.documents: required field is missing"]
+    assert info.value.errors[2].startswith("fallback.answer: ")
 
 
 def test_pre_remedy_corrects_the_input_and_forward_gets_the_original_on_failure() -> None:
