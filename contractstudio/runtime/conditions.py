@@ -21,7 +21,7 @@ class Check:
 
     __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "_shown")
 
-    def __init__(self, cond: Condition, label: str, *, root: Path | None = None, trusted: bool = False, lazy_hooks: bool = True) -> None:
+    def __init__(self, cond: Condition, label: str, *, root: Path | None = None, trusted: bool = False) -> None:
         self.id = cond.id
         self.label = f"{label} '{cond.id}'" if cond.id else label
         self.source = cond.assert_ or f"python: {cond.python}"
