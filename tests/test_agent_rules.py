@@ -175,3 +175,9 @@ def test_empty_scope_applies_to_no_task_so_it_contradicts_nothing() -> None:
           - {id: need-t, require: {tool: t}}
           - {id: never-t, forbid: {tool: t}, scope: []}
         """) == []
+
+
+def test_duplicate_tool_policy_and_task_names_are_reported_at_the_second() -> None:
+    diags = check_text((AGT / "duplicate_names.yaml").read_text(), "d.yaml").diagnostics
+    assert [(d.line, d.code) for d in diags] == [(5, "REF202"), (8, "REF202"), (11, "REF202")]
+    assert diags[1].message == "policy id 'no-refunds' is used twice" and diags[1].related[0].line == 7

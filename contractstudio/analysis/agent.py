@@ -32,6 +32,7 @@ def agent_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     agent = loaded.model
     if not isinstance(agent, Agent):
         return
+    yield from duplicate_names(loaded, agent)
     yield from policy_contradictions(loaded, agent)
     yield from oracle_availability(loaded, agent)
     yield from constraint_feasibility(loaded, agent)
@@ -63,6 +64,24 @@ def _pattern(loaded: Loaded, policy: Policy, part: str) -> tuple[re.Pattern[str]
     except re.error as err:
         return None, loaded.diag("SCH103", f"policy '{policy.id}': tool_pattern is not a valid regular expression ({err})",
                                  policy, part, "tool_pattern")
+
+
+def duplicate_names(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
+    """REF202: two tools, policies or tasks with the same name or id (references could not tell them apart)."""
+    groups: list[tuple[str, str, list[tuple[str, tuple[Any, ...]]]]] = [
+        ("tool", "name", [(t.name, t.src) for t in agent.tools]),
+        ("policy", "id", [(p.id, p.src) for p in agent.policies]),
+        ("task", "id", [(t.id, t.src) for t in agent.tasks]),
+    ]
+    for what, key, items in groups:
+        first: dict[str, tuple[Any, ...]] = {}
+        for name, src in items:
+            if name not in first:
+                first[name] = src
+                continue
+            yield loaded.diag("REF202", f"{what} {key} '{name}' is used twice", src + (key,),
+                              hint=f"rename one of the {what} entries",
+                              related=[_related(loaded, first[name] + (key,), f"first {what} '{name}' is here")])
 
 
 # ----------------------------------------------------------------- cons_policy
