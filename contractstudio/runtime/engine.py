@@ -19,7 +19,7 @@ from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.errors import ContractViolation, ModelError
 from contractstudio.runtime.messages import generate_messages, pre_remedy_messages, repair_messages
 from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
-from contractstudio.runtime.perf import PerfStats
+from contractstudio.runtime.perf import PerfStats, new_llm_counts
 from contractstudio.runtime.trace import Event, Trace, redact
 from contractstudio.runtime.validation import extract_json
 from contractstudio.spec.expressions import ExpressionError
@@ -67,7 +67,9 @@ class CallState:
         self.options = options
         self._rng = options.rng
         self.trace = Trace()
-        self.perf = PerfStats()
+        self.stage_times: list[tuple[str, float]] = []
+        self.llm = new_llm_counts()
+        self.total: float | None = None
         self.accumulated = accumulated
         self.started = time.perf_counter()
         self.paused = 0.0  # time the caller held the session paused; excluded from every timing
@@ -105,9 +107,16 @@ class CallState:
 
     def end(self, stage: str, ok: bool) -> Event:
         duration = self.now() - self.stage_started
-        self.perf.add_stage(stage, duration)
+        self.stage_times.append((stage, duration))
         self.in_stages += duration
         return self.emit(stage, "stage_end", ok=ok, duration_s=duration)
+
+    @property
+    def perf(self) -> PerfStats:
+        """This call's perf stats so far (built on demand: the studio shows them live)."""
+        stats = PerfStats()
+        stats.record(self.stage_times, self.llm, self.total, self.in_stages)
+        return stats
 
     def fail(self, errors: list[str]) -> None:
         self.failed = True
@@ -152,12 +161,12 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
                 st.fail([redact(f"transport: {fault.exc_class}" + (f" (HTTP {fault.status})" if fault.status else "")
                                 + f": {fault} ({why})")])
                 return None
-            st.perf.llm["transport_retries"] += 1
+            st.llm["transport_retries"] += 1
             seconds = st.options.transport.wait(retry, fault.retry_after)
             yield st.emit(stage, "retry_wait", kind="transport", retry=retry, seconds=seconds, waited=st.options.wait)
             if st.options.wait and seconds > 0:
                 st.options.sleep(seconds)
-                st.perf.llm["waited_s"] += seconds
+                st.llm["waited_s"] += seconds
             continue
         except ModelError as err:
             yield st.emit(stage, "model_error", message=str(err))
@@ -165,7 +174,12 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
             return None
         latency = time.perf_counter() - started
         st.llm_calls += 1
-        st.perf.add_llm(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
+        llm = st.llm
+        llm["calls"] += 1
+        llm["prompt_tokens"] += reply.prompt_tokens
+        llm["completion_tokens"] += reply.completion_tokens
+        llm["cost_usd"] += reply.cost_usd
+        llm["latency_s"] += latency
         if reply.note:
             yield st.emit(stage, "replay_divergence", message=reply.note)
         yield st.emit(stage, "llm_response", attempt=attempt, text=reply.text, prompt_tokens=reply.prompt_tokens,
@@ -199,7 +213,7 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
     yield st.emit(stage, "retry_wait", kind="remedy", attempt=attempt, seconds=seconds, waited=st.options.wait)
     if st.options.wait and seconds > 0:
         st.options.sleep(seconds)
-        st.perf.llm["waited_s"] += seconds
+        st.llm["waited_s"] += seconds
 
 
 def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:
@@ -419,8 +433,7 @@ def run_call(st: CallState) -> Events:
                   output=plan.output.dump(final) if final is not None else None,
                   llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),
                   raised=st.violation is not None)
-    total = st.now()
-    st.perf.add_call(total, st.in_stages)
+    st.total = st.now()
     if st.accumulated is not None:
-        st.accumulated.merge(st.perf)
+        st.accumulated.record(st.stage_times, st.llm, st.total, st.in_stages)
     st.finished = True

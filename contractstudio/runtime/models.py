@@ -245,7 +245,7 @@ class LiveModel:
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             fault = classify(err, litellm)
             if fault.kind == "connection" and self.api_base:
-                fault.args = (f"cannot reach {self.api_base}: {fault}",)
+                fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
             raise fault from None
         latency = time.perf_counter() - started
         try:

@@ -13,6 +13,12 @@ from typing import Any
 STAGE_ORDER = ("input", "pre", "act", "generate", "post", "forward", "finalize")
 
 
+def new_llm_counts() -> dict[str, Any]:
+    """The LLM usage counters of a call or of many calls."""
+    return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
+            "waited_s": 0.0, "transport_retries": 0}
+
+
 class Series:
     """Running count, total, sum of squares, min and max: O(1) per sample, however many calls."""
 
@@ -56,8 +62,7 @@ class PerfStats:
         self.stages: dict[str, Series] = {}
         self.calls = Series()
         self.overheads = Series()
-        self.llm = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
-                    "waited_s": 0.0, "transport_retries": 0}
+        self.llm = new_llm_counts()
 
     def add_stage(self, stage: str, seconds: float) -> None:
         series = self.stages.get(stage)
@@ -76,6 +81,15 @@ class PerfStats:
     def add_call(self, seconds: float, in_stages: float) -> None:
         self.calls.add(seconds)
         self.overheads.add(max(seconds - in_stages, 0.0))
+
+    def record(self, stage_times: list[tuple[str, float]], llm: dict[str, Any], total: float | None, in_stages: float) -> None:
+        """Add one call's raw timings (kept as a plain list during the call: cheaper than stats per call)."""
+        for stage, seconds in stage_times:
+            self.add_stage(stage, seconds)
+        for k, v in llm.items():
+            self.llm[k] = self.llm.get(k, 0) + v
+        if total is not None:
+            self.add_call(total, in_stages)
 
     def merge(self, other: PerfStats) -> None:
         """Add another call's (or contract's) stats to these."""
