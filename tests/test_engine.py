@@ -357,3 +357,20 @@ def test_edited_messages_are_what_the_trace_records() -> None:
             session.edit_messages([{"role": "user", "content": "edited"}])
     request = session.result.trace.of_type("llm_request")[0]
     assert request["messages"] == [{"role": "user", "content": "edited"}] and request["edited"] is True
+
+
+def test_a_missing_key_is_an_authentication_fault_not_a_server_error() -> None:
+    from contractstudio.runtime.models import classify
+
+    class InternalServerError(Exception):
+        status_code = 500
+
+    class FakeLitellm:
+        InternalServerError = InternalServerError
+
+    fault = classify(InternalServerError("OpenAIException - Missing credentials. Please pass an `api_key`"), FakeLitellm)
+    assert (fault.kind, fault.retryable, fault.status) == ("authentication", False, None)
+    refused = classify(InternalServerError("OpenAIException - Connection error."), FakeLitellm)
+    assert (refused.kind, refused.retryable, refused.status) == ("connection", True, None)
+    server = classify(InternalServerError("boom"), FakeLitellm)
+    assert (server.kind, server.retryable, server.status) == ("server", True, 500)

@@ -191,10 +191,14 @@ def classify(err: Exception, litellm: Any) -> TransportFault:
         ("ServiceUnavailableError", "server", True),
         ("BadGatewayError", "server", True),
     ]
+    lowered = text.lower()
+    if any(marker in lowered for marker in ("missing credentials", "api_key client option", "no api key")):
+        # litellm reports a key that was never given as a 500; retrying cannot help
+        return TransportFault(text, kind="authentication", retryable=False, status=None, exc_class=name)
     for cls_name, kind, retryable in table:
         cls = getattr(litellm, cls_name, None)
         if cls is not None and isinstance(err, cls):
-            if kind == "server" and "connection error" in text.lower():
+            if kind == "server" and "connection error" in lowered:
                 kind, status = "connection", None  # litellm reports a refused connection as a 500; no HTTP status came back
             return TransportFault(text, kind=kind, retryable=retryable, status=status, exc_class=name, retry_after=_retry_after(err))
     if status is not None and (status >= 500 or status == 429):
