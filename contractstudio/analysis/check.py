@@ -6,6 +6,7 @@ The CLI, the studio and `cs.load` call these same functions; there is one analyz
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -97,6 +98,18 @@ class FileReport:
 
 def analyze_source(source: SourceFile, ctx: Context | None = None) -> FileReport:
     """Run every rule on a parsed file; one broken document never hides another's findings."""
+    # Analysis allocates many small acyclic objects; CPython's full collections would
+    # rescan them again and again and make big files superlinear. Pause, then resume.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(source, ctx)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
     _load_families()
     ctx = ctx or Context()
     found: list[Diagnostic] = list(source.diagnostics)
@@ -122,7 +135,13 @@ def analyze_source(source: SourceFile, ctx: Context | None = None) -> FileReport
 
 def check_text(text: str, path: str = "<text>", ctx: Context | None = None) -> FileReport:
     """Analyze YAML text (the studio's path on every edit)."""
-    return analyze_source(read_source(text, path), ctx)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return analyze_source(read_source(text, path), ctx)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:

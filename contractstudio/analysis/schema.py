@@ -178,6 +178,8 @@ def _prune(data: Any, path: tuple[Any, ...], missing: bool) -> bool:
 def validate(doc: SourceDocument, file: str) -> tuple[Model | None, list[Diagnostic]]:
     """Validate one document against its kind's model; return the (pruned) model and SCH diagnostics."""
     root = doc.root
+    if doc.data is None and isinstance(root, MapNode):
+        return None, []  # its data was refused while reading (YML006 alias bomb): already reported
     if not isinstance(doc.data, dict):
         if root is None:
             return None, []

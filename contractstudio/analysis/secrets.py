@@ -29,9 +29,15 @@ def _walk(node: Node | None) -> Iterator[tuple[Node | None, Node]]:
             stack.extend((None, item) for item in current.items)
 
 
+# One search over the text rules out almost every file before any node is visited.
+_ANYWHERE = re.compile(r"(?i)\b(api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|password|bearer)\b|" + _SECRET_VALUE.pattern)
+
+
 @analyzer(*KNOWN_KINDS)
 def literal_secrets(doc: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     """A credential-looking key with a literal value, or a value shaped like a provider key."""
+    if not _ANYWHERE.search(doc.text):
+        return
     for key, node in _walk(doc.doc.root):
         if not isinstance(node, ScalarNode) or not isinstance(node.value, str) or not node.value:
             continue

@@ -118,6 +118,12 @@ class Act(Model):
     @classmethod
     def _assign_or_python(cls, data: Any) -> Any:
         _one_of(data, ("assign", "python"), "act")
+        assign = data.get("assign") if isinstance(data, dict) else None
+        if isinstance(assign, dict):
+            # `n: 3` is the expression `3`: YAML typed it, the author meant a literal.
+            for key, value in list(assign.items()):
+                if isinstance(value, (bool, int, float)) or value is None:
+                    assign[key] = repr(value)
         return data
 
 

@@ -1,0 +1,249 @@
+"""libyaml's event stream -> our nodes and plain data, in one iterative pass.
+
+Why events and not `yaml.compose`: the composer builds a PyYAML node (and two
+marks) per value and calls a Python resolver for every scalar; reading the C
+parser's events directly costs half as much, and the nodes we build from them
+are the only ones we need. The pass is iterative, so depth is bounded by a
+limit we choose, not by Python's recursion limit. Nothing is ever constructed
+from a tag: tags are only looked at.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from contractstudio.analysis.diagnostics import Diagnostic, Related, Span, make
+from contractstudio.spec.nodes import MapNode, ScalarNode, SeqNode, SourceDocument, new_scalar
+
+try:  # libyaml ships in PyYAML's wheels; the pure-Python parser is a slow but correct fallback.
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+MAX_DEPTH = 200  # deeper documents are a mistake or an attack
+MAX_ALIAS_EXPANSION = 200_000  # nodes that aliases may add by repetition (billion laughs)
+
+_STD = "tag:yaml.org,2002:"
+_STR, _MAP, _SEQ = f"{_STD}str", f"{_STD}map", f"{_STD}seq"
+_SCALAR_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null", "binary", "timestamp")}
+_INT = re.compile(r"[-+]?[0-9][0-9_]*$|0o[0-7]+$|0x[0-9a-fA-F]+$")
+_MAYBE_NOT_STR = frozenset("-+.0123456789~nNtTfF")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
+_SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
+_YAML11_BOOL = frozenset({"yes", "no", "on", "off"})  # what PyYAML and most 1.1 tools read as booleans
+
+_Scalar, _Alias = yaml.ScalarEvent, yaml.AliasEvent
+_MapStart, _MapEnd = yaml.MappingStartEvent, yaml.MappingEndEvent
+_SeqStart, _SeqEnd = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+_DocStart, _DocEnd = yaml.DocumentStartEvent, yaml.DocumentEndEvent
+
+
+def resolve_plain(text: str) -> Any:
+    """YAML 1.2 core schema resolution of a plain scalar."""
+    if text and text[0] not in _MAYBE_NOT_STR:
+        return text  # fast path: most scalars are words
+    low = text.lower()
+    if text == "" or text == "~" or low == "null":
+        return None
+    if low == "true":
+        return True
+    if low == "false":
+        return False
+    try:
+        if _INT.match(text):
+            t = text.replace("_", "")
+            return int(t, 0) if t[:2] in ("0o", "0x") else int(t)
+        if low in _SPECIAL_FLOAT:
+            return _SPECIAL_FLOAT[low]
+        if _FLOAT.match(text) and any(c.isdigit() for c in text):
+            return float(text.replace("_", ""))
+    except ValueError:  # e.g. an integer with more digits than Python converts
+        return text
+    return text
+
+
+def _tagged(text: str, tag: str) -> Any:
+    return text if tag == _STR or tag in (f"{_STD}binary", f"{_STD}timestamp") else resolve_plain(text)
+
+
+class _Frame:
+    __slots__ = ("node", "data", "size", "key", "is_map", "anchor")
+
+    def __init__(self, node: Any, data: Any, is_map: bool, anchor: str | None) -> None:
+        self.node, self.data, self.size, self.key, self.is_map, self.anchor = node, data, 1, None, is_map, anchor
+
+
+class Builder:
+    """Builds the documents of one text (or one chunk of it, at a line offset)."""
+
+    def __init__(self, path: str, diagnostics: list[Diagnostic], line_offset: int = 0) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        self.offset = line_offset
+
+    def _span(self, start: Any, end: Any) -> Span:
+        return Span(start.line + 1 + self.offset, start.column + 1, end.line + 1 + self.offset, end.column + 1)
+
+    def _report(self, code: str, message: str, start: Any, end: Any, hint: str | None = None) -> None:
+        self.diagnostics.append(make(code, message, self.path, self._span(start, end), hint=hint))
+
+    def _refuse_tag(self, tag: str, start: Any, end: Any) -> None:
+        shown = tag.replace(_STD, "!!")
+        if "python/" in tag:
+            msg = f"unsafe YAML tag '{shown}' could construct Python objects; it is not constructed"
+        else:
+            msg = f"unknown YAML tag '{shown}'; ContractStudio documents use plain YAML values"
+        self._report("YML004", msg, start, end, hint="remove the tag")
+
+    def build(self, text: str, first_index: int) -> list[SourceDocument]:
+        """Every complete document of the text; a syntax error ends the stream with YML001."""
+        docs: list[SourceDocument] = []
+        try:
+            self._run(text, first_index, docs)
+        except yaml.YAMLError as err:
+            self.diagnostics.append(syntax_diagnostic(self.path, err, self.offset))
+        return docs
+
+    def _run(self, text: str, first_index: int, docs: list[SourceDocument]) -> None:  # noqa: C901 - one loop over event kinds
+        off = self.offset
+        stack: list[_Frame] = []
+        anchors: dict[str, tuple[Any, Any, int]] = {}
+        root: tuple[Any, Any, int] | None = None
+        skip = 0  # > 0 while inside a subtree deeper than MAX_DEPTH
+        expansion = 0
+        bomb = False
+        for ev in yaml.parse(text, Loader=_Loader):
+            cls = ev.__class__
+            if cls is _Scalar:
+                if skip:
+                    continue
+                sm, em = ev.start_mark, ev.end_mark
+                tag, style, raw = ev.tag, ev.style or "", ev.value
+                if tag is None or tag == "!":
+                    if style:
+                        value: Any = raw
+                    else:
+                        value = resolve_plain(raw)
+                        if len(raw) <= 3 and raw.lower() in _YAML11_BOOL:
+                            self._report("YML005", f"'{raw}' is a string here, but YAML 1.1 tools read it as a boolean",
+                                         sm, em, hint=f"write \"{raw}\" (quoted) or true/false")
+                    tag = _STR
+                elif tag in _SCALAR_TAGS:
+                    value = _tagged(raw, tag)
+                else:
+                    self._refuse_tag(tag, sm, em)
+                    value = None
+                node = new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, tag, value, style, raw)
+                item: tuple[Any, Any, int] = (node, value, 1)
+                if ev.anchor:
+                    anchors[ev.anchor] = item
+            elif cls is _MapStart or cls is _SeqStart:
+                if skip:
+                    skip += 1
+                    continue
+                if len(stack) >= MAX_DEPTH:
+                    skip = 1
+                    self._report("YML006", f"the document nests deeper than {MAX_DEPTH} levels", ev.start_mark, ev.end_mark)
+                    continue
+                is_map = cls is _MapStart
+                node = MapNode() if is_map else SeqNode()
+                sm = ev.start_mark
+                node.line, node.column, node.tag = sm.line + 1 + off, sm.column + 1, _MAP if is_map else _SEQ
+                data: Any = {} if is_map else []
+                if ev.tag is not None and ev.tag != "!" and ev.tag != node.tag:
+                    self._refuse_tag(ev.tag, sm, ev.end_mark)
+                    data = None
+                stack.append(_Frame(node, data, is_map, ev.anchor))
+                continue
+            elif cls is _MapEnd or cls is _SeqEnd:
+                if skip:
+                    skip -= 1
+                    if skip == 0:  # the too-deep subtree becomes a null in its parent
+                        em = ev.end_mark
+                        node = new_scalar(em.line + 1 + off, em.column + 1, em.line + 1 + off, em.column + 2, _STR, None, "", "")
+                        item = (node, None, 1)
+                    else:
+                        continue
+                else:
+                    frame = stack.pop()
+                    node = frame.node
+                    em = ev.end_mark
+                    node.end_line, node.end_column = em.line + 1 + off, em.column + 1
+                    item = (node, frame.data, frame.size)
+                    if frame.anchor:
+                        anchors[frame.anchor] = item
+            elif cls is _Alias:
+                if skip:
+                    continue
+                hit = anchors.get(ev.anchor)
+                if hit is None:
+                    self._report("YML001", f"YAML syntax error: undefined alias '*{ev.anchor}'", ev.start_mark, ev.end_mark)
+                    sm, em = ev.start_mark, ev.end_mark
+                    hit = (new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, _STR, None, "", ""), None, 1)
+                expansion += hit[2]
+                if expansion > MAX_ALIAS_EXPANSION and not bomb:
+                    bomb = True
+                    self._report("YML006", f"aliases expand this document by more than {MAX_ALIAS_EXPANSION:,} nodes",
+                                 ev.start_mark, ev.end_mark, hint="anchors and aliases (&a / *a) must not multiply; write the values out")
+                item = hit
+            elif cls is _DocStart:
+                anchors, root, expansion, bomb = {}, None, 0, False
+                continue
+            elif cls is _DocEnd:
+                if root is not None:
+                    rnode, rdata, _ = root
+                    docs.append(SourceDocument(first_index + len(docs), rnode, None if bomb else rdata, rnode.line))
+                root = None
+                continue
+            else:
+                continue
+            # Attach the finished item (scalar, collection or alias) to its parent.
+            if not stack:
+                root = item
+                continue
+            frame = stack[-1]
+            frame.size += item[2]
+            if not frame.is_map:
+                frame.node.items.append(item[0])
+                if frame.data is not None:
+                    frame.data.append(item[1])
+            elif frame.key is None:
+                frame.key = item
+            else:
+                self._pair(frame, item)
+
+    def _pair(self, frame: _Frame, value: tuple[Any, Any, int]) -> None:
+        knode, kdata, _ = frame.key  # type: ignore[misc]
+        frame.key = None
+        if not isinstance(knode, ScalarNode):
+            self.diagnostics.append(make("YML001", "a mapping key must be a plain scalar, not a list or mapping", self.path, knode.span))
+            return
+        if kdata == "<<" and not knode.style:
+            self.diagnostics.append(make("YML004", "merge keys ('<<') are not supported; write the keys out", self.path, knode.span))
+            return
+        data = frame.data
+        if data is not None and kdata in data:
+            first = next((k for k, _ in frame.node.pairs if k.value == kdata), knode)
+            self.diagnostics.append(make("YML002", f"duplicate key '{kdata}' (first defined at line {first.line})",
+                                         self.path, knode.span, hint="remove one of them; YAML keeps only the last"))
+        frame.node.pairs.append((knode, value[0]))
+        if data is not None:
+            data[kdata] = value[1]
+
+
+def syntax_diagnostic(path: str, err: yaml.YAMLError, line_offset: int) -> Diagnostic:
+    """YML001 at the parser's position, with where the construct started as `related`."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    context = getattr(err, "context", None)
+    message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+    line = (mark.line + 1 + line_offset) if mark else 1 + line_offset
+    column = (mark.column + 1) if mark else 1
+    related = []
+    ctx_mark = getattr(err, "context_mark", None)
+    if ctx_mark is not None and ctx_mark is not mark and context:
+        related.append(Related(path, ctx_mark.line + 1 + line_offset, ctx_mark.column + 1, f"{context} started here"))
+    return make("YML001", message, path, Span(line, column, line, column + 1), related=related)

@@ -1,0 +1,152 @@
+"""YAML nodes with exact 1-based spans (end exclusive), documents and files, and path queries.
+
+Scalars are the bulk of every file, so a scalar node is a tuple (built in C,
+no per-attribute work); mappings and sequences are small slotted objects whose
+key index is built only when someone looks a key up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+from contractstudio.analysis.diagnostics import Diagnostic, Span
+
+
+class Node:
+    """A YAML node: `line`, `column`, `end_line`, `end_column` (1-based) and `tag`."""
+
+    __slots__ = ()
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    tag: str
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.end_line, self.end_column)
+
+
+class ScalarNode(tuple, Node):  # type: ignore[type-arg]
+    """A scalar: its resolved `value`, quoting `style` ('' plain, '"', "'", '|', '>') and raw `text`."""
+
+    __slots__ = ()
+    line = property(itemgetter(0))  # type: ignore[assignment]
+    column = property(itemgetter(1))  # type: ignore[assignment]
+    end_line = property(itemgetter(2))  # type: ignore[assignment]
+    end_column = property(itemgetter(3))  # type: ignore[assignment]
+    tag = property(itemgetter(4))  # type: ignore[assignment]
+    value = property(itemgetter(5))
+    style = property(itemgetter(6))
+    text = property(itemgetter(7))
+
+    def __repr__(self) -> str:
+        return f"ScalarNode({self.value!r} @ {self.line}:{self.column})"
+
+
+_tuple_new = tuple.__new__
+
+
+def new_scalar(line: int, column: int, end_line: int, end_column: int, tag: str, value: Any, style: str, text: str) -> ScalarNode:
+    """A scalar node (tuple construction in C: this is the hot path of every edit)."""
+    return _tuple_new(ScalarNode, (line, column, end_line, end_column, tag, value, style, text))
+
+
+class MapNode(Node):
+    """A mapping: `pairs` of (key node, value node) in order; `get` / `key_node` by key value."""
+
+    __slots__ = ("line", "column", "end_line", "end_column", "tag", "pairs", "_index")
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[Node, Node]] = []
+        self._index: dict[Any, tuple[Node, Node]] | None = None
+        self.end_line = self.end_column = 0
+
+    @property
+    def index(self) -> dict[Any, tuple[Node, Node]]:
+        """Key value -> (key node, value node); the last occurrence wins, as in YAML loaders."""
+        if self._index is None or len(self._index) > len(self.pairs):
+            self._index = {k.value: (k, v) for k, v in self.pairs if isinstance(k, ScalarNode)}
+        return self._index
+
+    def get(self, key: Any) -> Node | None:
+        hit = self.index.get(key)
+        return hit[1] if hit else None
+
+    def key_node(self, key: Any) -> Node | None:
+        hit = self.index.get(key)
+        return hit[0] if hit else None
+
+
+class SeqNode(Node):
+    """A sequence: `items` in order."""
+
+    __slots__ = ("line", "column", "end_line", "end_column", "tag", "items")
+
+    def __init__(self) -> None:
+        self.items: list[Node] = []
+        self.end_line = self.end_column = 0
+
+
+@dataclass(slots=True)
+class SourceDocument:
+    """One `---` document of a file: its root node and plain data."""
+
+    index: int
+    root: Node | None
+    data: Any
+    line: int  # first line of the document
+
+    @property
+    def kind(self) -> str | None:
+        if isinstance(self.root, MapNode):
+            k = self.root.get("kind")
+            if isinstance(k, ScalarNode) and isinstance(k.value, str):
+                return k.value
+        return None
+
+
+@dataclass(slots=True)
+class SourceFile:
+    """A parsed file: its text, documents and the YML diagnostics found while reading it."""
+
+    path: str
+    text: str
+    documents: list[SourceDocument] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def node_at(root: Node | None, path: tuple[Any, ...] | list[Any]) -> Node | None:
+    """The node at a key/index path, or None when the path leaves the tree."""
+    node = root
+    for part in path:
+        if isinstance(node, MapNode):
+            node = node.get(part)
+        elif isinstance(node, SeqNode) and isinstance(part, int) and 0 <= part < len(node.items):
+            node = node.items[part]
+        else:
+            return None
+    return node
+
+
+def key_at(root: Node | None, path: tuple[Any, ...] | list[Any]) -> Node | None:
+    """The key node of the last path part when it is a mapping key, else the node itself."""
+    if not path:
+        return root
+    parent = node_at(root, path[:-1])
+    if isinstance(parent, MapNode):
+        return parent.key_node(path[-1])
+    return node_at(root, path)
+
+
+def nearest(root: Node | None, path: tuple[Any, ...] | list[Any], *, key: bool = False) -> Node | None:
+    """The deepest node that exists along a path (its key node when `key`)."""
+    path = tuple(path)
+    while path:
+        found = key_at(root, path) if key else node_at(root, path)
+        if found is not None:
+            return found
+        path = path[:-1]
+    return root
