@@ -365,8 +365,7 @@ def test_a_missing_key_is_an_authentication_fault_not_a_server_error() -> None:
     class InternalServerError(Exception):
         status_code = 500
 
-    class FakeLitellm:
-        InternalServerError = InternalServerError
+    FakeLitellm = type("FakeLitellm", (), {"InternalServerError": InternalServerError})
 
     fault = classify(InternalServerError("OpenAIException - Missing credentials. Please pass an `api_key`"), FakeLitellm)
     assert (fault.kind, fault.retryable, fault.status) == ("authentication", False, None)
