@@ -197,4 +197,6 @@ def test_the_sample_runs_against_the_server_from_the_command_line(server: OpenAI
     code = main(["run", str(sample), "--input", str(inp), "--model", "openai/local-model", "--api-base", server.base_url])
     out = capsys.readouterr().out
     assert code == 0 and "multidoc_qa: openai/local-model" in out and "successful: 1 LLM call(s)" in out
-    assert server.requests[0].body["model"] == "local-model"
+    body = server.requests[0].body
+    assert body["model"] == "local-model"
+    assert (body["temperature"], body["max_tokens"]) == (0, 800)  # the file's llm: block reaches the server
