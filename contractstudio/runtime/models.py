@@ -226,6 +226,10 @@ class LiveModel:
     def name(self) -> str:
         return self.model
 
+    def prepare(self) -> None:
+        """Import litellm now, so its one-time import is not timed as the model's latency."""
+        _litellm()
+
     def request_params(self) -> dict[str, Any]:
         """The parameters recorded in the trace (no key, ever)."""
         out: dict[str, Any] = {"model": self.model, "timeout_s": self.timeout_s, **self.params}

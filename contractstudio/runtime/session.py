@@ -54,6 +54,9 @@ class Session:
     def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions | None = None,
                  *, accumulated: PerfStats | None = None, breakpoints: set[str] | None = None) -> None:
         plan.refuse_untrusted()
+        prepare = getattr(model, "prepare", None)
+        if prepare is not None:
+            prepare()  # one-time set-up (litellm's import) happens before the call's clock starts
         self.state = CallState(plan, raw_input, model, options or CallOptions(), accumulated)
         self.breakpoints: set[str] = set(breakpoints or ())
         self._events = run_call(self.state)
