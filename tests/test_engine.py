@@ -373,3 +373,24 @@ def test_a_missing_key_is_an_authentication_fault_not_a_server_error() -> None:
     assert (refused.kind, refused.retryable, refused.status) == ("connection", True, None)
     server = classify(InternalServerError("boom"), FakeLitellm)
     assert (server.kind, server.retryable, server.status) == ("server", True, 500)
+
+
+_REPLIES = [GOOD, LOW, "", "null", "[]", "{", '{"answer": 1}', "```json\n" + GOOD + "\n```", "```\n{}\n```", '{"answer": "x", "evidence": [], "coverage_score": NaN}',
+            '{"answer": "x", "evidence": [{"doc_id": "A1", "snippet": "s"}], "coverage_score": 1e309}', "\x00\ufeff{}", GOOD[:-1]]
+
+
+def test_any_replies_end_in_a_result_never_a_crash() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    contract = qa()
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(st.lists(st.one_of(st.sampled_from(_REPLIES), st.text(max_size=80)), min_size=0, max_size=4))
+    def run(replies: list[str]) -> None:
+        result = contract.call(INPUT, replies, options=NO_WAIT)
+        assert result.llm_calls <= 3 and result.trace[-1].type == "result"
+        assert result.successful == (result.output is not None and result.output.coverage_score >= 0.55)
+        json.dumps(result.trace.to_dicts())  # every event stays writable
+
+    run()
