@@ -86,13 +86,17 @@ def run(args: Any) -> int:
         return EXIT_PROBLEM
     if not contracts:
         return usage_error(f"{path}: the file holds no kind: contract document")
-    contract = contracts[0]
+    contract = contracts[0]  # a file with several contracts runs the first, or the one holding --scenario
     scenario = None
     if args.scenario:
-        try:
-            scenario = contract.scenario(args.scenario)
-        except KeyError as err:
-            return usage_error(str(err.args[0]))
+        holders = [c for c in contracts if any(s.name == args.scenario for s in c.doc.scenarios)]
+        if not holders:
+            try:
+                contract.scenario(args.scenario)
+            except KeyError as err:
+                return usage_error(str(err.args[0]))
+        contract = holders[0]
+        scenario = contract.scenario(args.scenario)
     if args.input:
         try:
             value = read_input(args.input)
