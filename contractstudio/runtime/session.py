@@ -29,7 +29,7 @@ class Result:
         self.llm_calls: int = state.llm_calls
         self.trace: Trace = state.trace
         self.violation: ContractViolation | None = state.violation
-        self._call_perf = state.perf
+        self._state = state
         self._accumulated = state.accumulated
         self._output_shape = state.plan.output
 
@@ -42,7 +42,7 @@ class Result:
         """Perf stats of every call of this contract object so far (or of this call only)."""
         if cumulative and self._accumulated is not None:
             return self._accumulated.as_dict()
-        return self._call_perf.as_dict()
+        return self._state.perf.as_dict()
 
     def __repr__(self) -> str:
         return f"Result(successful={self.successful}, attempts={self.attempts}, llm_calls={self.llm_calls}, output={self.output_data!r:.200})"
