@@ -394,3 +394,11 @@ def test_any_replies_end_in_a_result_never_a_crash() -> None:
         json.dumps(result.trace.to_dicts())  # every event stays writable
 
     run()
+
+
+def test_without_post_remedy_a_rejected_reply_fails_the_contract(tmp_path: Path) -> None:
+    path = tmp_path / "np.contract.yaml"
+    path.write_text(QA.read_text().replace("remedy:\n", "remedy:\n  post: false\n"))
+    result = cs.load(path).call(INPUT, [LOW, GOOD], options=NO_WAIT)
+    assert not result.successful and result.llm_calls == 1 and result.attempts == 0
+    assert result.output.answer == "not confident: Why vectors?"
