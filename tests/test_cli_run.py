@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from contractstudio.cli import main
-from tests.openai_server import OpenAIServer
+from openai_server import OpenAIServer
 
 HERE = Path(__file__).parent / "runtime_contracts"
 QA = HERE / "qa.contract.yaml"
