@@ -204,3 +204,13 @@ def test_tools_file_hooks_refused_when_untrusted(tools_file) -> None:
     assert tools.call("check_only", n=1) is None  # expressions need no trust
     with pytest.raises(cs.ContractError, match="runs? only in a trusted workspace"):
         tools.call("create_note", title="A", content="b")
+
+
+def test_tools_as_plain_functions(tools_file) -> None:
+    import inspect
+
+    fns = cs.load(tools_file, trust=True).functions()
+    create = fns["create_note"]
+    assert create.__name__ == "create_note" and create.__doc__ == "Create a new note with the given title and content."
+    assert list(inspect.signature(create).parameters) == ["title", "content"]
+    assert create(title="", content="x") == "Contract validation failed:\nPreconditions:\n  - Title cannot be empty"

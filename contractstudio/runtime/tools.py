@@ -120,6 +120,19 @@ class Tool:
         return self._handler(**params)
 
 
+    def as_function(self) -> Callable[..., Any]:
+        """A plain Python function for agent frameworks: the tool's name, description and parameters."""
+
+        def tool(**params: Any) -> Any:
+            return self(**params)
+
+        tool.__name__ = tool.__qualname__ = self.name
+        tool.__doc__ = self.description
+        tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=spec.type) for name, spec in self.params.items()])
+        return tool
+
+
 class ToolSet:
     """A loaded `kind: tools` file: its tools by name."""
 
@@ -135,6 +148,10 @@ class ToolSet:
 
     def __iter__(self) -> Any:
         return iter(self.tools.values())
+
+    def functions(self) -> dict[str, Callable[..., Any]]:
+        """Every tool as a plain Python function, by name."""
+        return {name: tool.as_function() for name, tool in self.tools.items()}
 
     def call(self, name: str, **params: Any) -> Any:
         """Call a tool by name (contracts first)."""
