@@ -70,3 +70,9 @@ def test_perf_table_lists_stages_overhead_and_llm() -> None:
     assert stats["overhead"]["total"] == pytest.approx(0.2) and stats["overhead"]["percentage"] == pytest.approx(20.0)
     table = format_table(stats)
     assert "generate" in table and "overhead" in table and "1 call(s), 10 prompt + 5 completion tokens" in table
+
+
+def test_placeholder_keys_are_not_redacted_everywhere() -> None:
+    register_secret("none")
+    register_secret("not-needed")
+    assert redact("the answer is none of these; not-needed") == "the answer is none of these; not-needed"

@@ -22,11 +22,13 @@ _SECRET_TEXT = re.compile(
 )
 _SECRET_KEYS = {"api_key", "apikey", "authorization", "x-api-key", "api-key", "proxy-authorization", "password", "secret", "token"}
 _known_secrets: set[str] = set()
+_PLACEHOLDERS = {"not-needed", "sk-no-key", "no-key-needed", "placeholder", "anything", "changeme"}
 
 
 def register_secret(value: str | None) -> None:
     """Remember a secret value (an API key in use) so it is redacted wherever it appears."""
-    if value and len(value) >= 4:
+    # Short values ("none", "no-key") are placeholders, and replacing them everywhere would garble traces.
+    if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS:
         _known_secrets.add(value)
 
 
