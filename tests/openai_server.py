@@ -28,6 +28,9 @@ class Reply:
     delay: float = 0.0
     body: bytes | None = None  # sent as is instead of a completion (malformed bodies)
     headers: dict[str, str] = field(default_factory=dict)
+    trickle: float = 0.0  # seconds between chunks of `chunk` bytes of the body, after the headers (a slow stream)
+    chunk: int = 4
+    stall: float = 0.0  # after half the body, send nothing for this long (a stream that stops mid-body)
     prompt_tokens: int = 11
     completion_tokens: int = 7
 
@@ -110,7 +113,10 @@ class OpenAIServer:
                 reply = owner._next(received)
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.body is not None:
+                if reply.trickle or reply.stall:
+                    payload = reply.body if reply.body is not None else _completion(reply, (body or {}).get("model", "test-model"))
+                    self._send(reply.status, payload, reply.headers, trickle=reply.trickle, chunk=reply.chunk, stall=reply.stall)
+                elif reply.body is not None:
                     self._send(reply.status, reply.body, reply.headers)
                 elif reply.status != 200:
                     err = {"error": {"message": reply.content or f"scripted status {reply.status}", "type": "scripted", "code": reply.status}}
@@ -118,15 +124,29 @@ class OpenAIServer:
                 else:
                     self._send(200, _completion(reply, (body or {}).get("model", "test-model")), reply.headers)
 
-            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, *,
+                      trickle: float = 0.0, chunk: int = 4, stall: float = 0.0) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", (headers or {}).get("content-type", "application/json"))
                     self.send_header("content-length", str(len(payload)))
                     for k, v in (headers or {}).items():
-                        self.send_header(k, v)
+                        if k.lower() != "content-type":
+                            self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if stall:
+                        half = len(payload) // 2
+                        self.wfile.write(payload[:half])
+                        self.wfile.flush()
+                        time.sleep(stall)
+                        self.wfile.write(payload[half:])
+                    elif trickle:
+                        for i in range(0, len(payload), chunk):
+                            self.wfile.write(payload[i:i + chunk])
+                            self.wfile.flush()
+                            time.sleep(trickle)
+                    else:
+                        self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
                     pass
 

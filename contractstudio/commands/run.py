@@ -51,7 +51,7 @@ def describe(event: Any) -> list[str]:
         return [f"    -> {d['model']} ({d['purpose']}, {len(d['messages'])} messages{retry})"]
     if t == "llm_response":
         text = d["text"].replace("\n", " ")
-        return [f"    <- {len(d['text'])} chars, {d['prompt_tokens']}+{d['completion_tokens']} tokens, "
+        return [f"    <- {d.get('text_chars', len(d['text']))} chars, {d['prompt_tokens']}+{d['completion_tokens']} tokens, "
                 f"{d['latency_s']:.2f} s: {text[:70]}{'...' if len(text) > 70 else ''}"]
     if t == "validation_error" and d["where"] not in ("pre", "post"):  # failed conditions were printed already
         return [f"    x {d['where']}: {e}" for e in d["errors"]]

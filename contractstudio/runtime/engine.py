@@ -17,12 +17,16 @@ from typing import Any
 
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.errors import ContractViolation, ModelError
-from contractstudio.runtime.messages import generate_messages, pre_remedy_messages, repair_messages
+from contractstudio.runtime.messages import clip, generate_messages, pre_remedy_messages, repair_messages
 from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
 from contractstudio.runtime.trace import Event, Trace, redact
 from contractstudio.runtime.validation import extract_json
 from contractstudio.spec.expressions import ExpressionError
+
+# A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
+# reply of megabytes cut with a marker; `text_chars` keeps its real length.
+TRACE_TEXT_LIMIT = 200_000
 
 STAGES = ("input", "pre", "act", "generate", "post", "forward", "finalize")
 Events = Generator[Event, Any, Any]
@@ -127,6 +131,13 @@ def _edited(sent: Any, key: str) -> Any:
     return sent.get(key) if isinstance(sent, dict) else None
 
 
+def _reply_text(text: str) -> dict[str, Any]:
+    """The reply's text as the trace keeps it: whole, or cut at TRACE_TEXT_LIMIT with its real length."""
+    if len(text) <= TRACE_TEXT_LIMIT:
+        return {"text": text}
+    return {"text": clip(text, TRACE_TEXT_LIMIT), "text_chars": len(text), "truncated": True}
+
+
 def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int) -> Events:
     """One LLM call with transport retries; returns the reply, or None when the call failed for good."""
     model = st.model
@@ -145,8 +156,8 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
         if edited_reply is not None:
             reply = LLMReply(text=str(edited_reply))
             st.llm_calls += 1
-            yield st.emit(stage, "llm_response", attempt=attempt, text=reply.text, prompt_tokens=0, completion_tokens=0,
-                          cost_usd=0.0, latency_s=0.0, edited=True)
+            yield st.emit(stage, "llm_response", attempt=attempt, **_reply_text(reply.text), prompt_tokens=0,
+                          completion_tokens=0, cost_usd=0.0, latency_s=0.0, edited=True)
             return reply
         started = time.perf_counter()
         try:
@@ -182,7 +193,7 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
         llm["latency_s"] += latency
         if reply.note:
             yield st.emit(stage, "replay_divergence", message=reply.note)
-        yield st.emit(stage, "llm_response", attempt=attempt, text=reply.text, prompt_tokens=reply.prompt_tokens,
+        yield st.emit(stage, "llm_response", attempt=attempt, **_reply_text(reply.text), prompt_tokens=reply.prompt_tokens,
                       completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd, latency_s=latency)
         return reply
 
@@ -271,7 +282,10 @@ def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) 
         errors = yield from _rejected(st, "generate", "type", errors, attempt)
         yield st.end("generate", False)
         return None, errors
-    yield st.emit("generate", "parsed", attempt=attempt, output=parsed)
+    if len(reply_text) <= TRACE_TEXT_LIMIT:
+        yield st.emit("generate", "parsed", attempt=attempt, output=parsed)
+    else:  # the output is in the result; a runaway reply is not stored twice
+        yield st.emit("generate", "parsed", attempt=attempt, output=None, omitted=True, text_chars=len(reply_text))
     yield st.end("generate", True)
     yield st.start("post", attempt=attempt)
     errors = yield from _conditions(st, "post", plan.post, {**scope, "output": output})

@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# A rejected reply echoed back in a remedy keeps this many characters (about 8,000 tokens): enough for any
+# real answer, while a runaway reply of megabytes cannot overflow the model's context window.
+REMEDY_REPLY_LIMIT = 32_000
+
 REPLY_RULE = "Reply with one JSON object that matches the schema, and nothing else: no prose, no comments."
 
 
@@ -37,12 +41,20 @@ def error_list(errors: list[str]) -> str:
     return "\n".join(f"{i}. {e}" for i, e in enumerate(errors, 1))
 
 
+def clip(text: str, limit: int) -> str:
+    """The text, or its first `limit` characters and a marker that says how much was cut."""
+    if len(text) <= limit:
+        return text
+    return (f"{text[:limit]}\n[... truncated by contractstudio: the reply has {len(text):,} characters; "
+            f"only the first {limit:,} are shown]")
+
+
 def repair_messages(base: list[dict[str, str]], previous_reply: str, errors: list[str], what: str) -> list[dict[str, str]]:
     """A remedy request: the original messages, the rejected reply, the errors, and the ask for a corrected object."""
     heading = "## Why it was rejected" if len(errors) == 1 else "## Why it was rejected (every error so far, oldest first)"
     ask = (f"Your previous reply was rejected as {what}.\n\n{heading}\n{error_list(errors)}\n\n"
            f"Return the corrected JSON object only, fixing every error above while keeping what was right.")
-    return [*base, {"role": "assistant", "content": previous_reply}, {"role": "user", "content": ask}]
+    return [*base, {"role": "assistant", "content": clip(previous_reply, REMEDY_REPLY_LIMIT)}, {"role": "user", "content": ask}]
 
 
 def pre_remedy_messages(prompt: str, schema_name: str, schema_text: str, value: Any, errors: list[str]) -> list[dict[str, str]]:

@@ -215,6 +215,7 @@ class LiveModel:
     api_key: str | None = field(default=None, repr=False)
     timeout_s: float = 30.0
     params: dict[str, Any] = field(default_factory=dict)
+    _wire: Any = field(default=None, repr=False, compare=False)  # (openai client, DeadlineTransport), made on first use
 
     def __post_init__(self) -> None:
         register_secret(self.api_key)
@@ -229,6 +230,32 @@ class LiveModel:
     def prepare(self) -> None:
         """Import litellm now, so its one-time import is not timed as the model's latency."""
         _litellm()
+
+    def _openai_wire(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
+        """For an OpenAI-compatible endpoint: our own client, whose transport bounds the whole reply in time.
+
+        Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
+        """
+        try:
+            provider = litellm.get_llm_provider(self.model, api_base=self.api_base)[1]
+        except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
+            return None
+        key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
+        if provider != "openai" or not key:
+            return None  # without a key, litellm's own "missing credentials" error says it best
+        if self._wire is None:
+            import openai
+
+            from contractstudio.runtime.wire import deadline_client
+
+            http, transport = deadline_client(self.timeout_s)
+            client = openai.OpenAI(api_key=key, base_url=self.api_base or None, max_retries=0, timeout=self.timeout_s,
+                                   http_client=http)
+            self._wire = (client, transport)
+        client, transport = self._wire
+        transport.forget()
+        kwargs["client"] = client
+        return transport
 
     def request_params(self) -> dict[str, Any]:
         """The parameters recorded in the trace (no key, ever)."""
@@ -247,6 +274,7 @@ class LiveModel:
             kwargs["api_key"] = self.api_key
         elif self.api_base and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
             kwargs["api_key"] = "no-key"  # OpenAI-compatible local servers need none, the client insists on one
+        transport = self._openai_wire(litellm, kwargs)
         started = time.perf_counter()
         try:
             response = litellm.completion(**kwargs)
@@ -254,6 +282,16 @@ class LiveModel:
             fault = classify(err, litellm)
             if fault.kind == "connection" and self.api_base:
                 fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
+            seen = transport.last if transport is not None else None
+            if fault.kind == "timeout":
+                fault.status = None  # litellm says 408; no server sent it
+                if seen is not None:
+                    fault.args = (redact(f"{fault} (the server answered {seen.status}, but the whole reply did not "
+                                         f"arrive within {self.timeout_s:g} s: it sent the body too slowly or stopped)"),)
+            elif seen is not None and seen.status < 400 and fault.kind in ("server", "request"):
+                # litellm says "500: Expecting value"; the server really answered 200 with something else
+                fault.args = (redact(f"the server answered {seen.describe()}, which is not a chat completion"),)
+                fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
             raise fault from None
         latency = time.perf_counter() - started
         try:

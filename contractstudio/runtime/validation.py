@@ -14,6 +14,11 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from contractstudio.spec.types import TypeSystem, parse_type
 
+MAX_ERRORS = 20  # error lines per validation: a reply with thousands of bad items must not flood the remedy
+_DEEP = "the reply is not valid JSON for us: it nests arrays/objects too deeply (more than about 1,000 levels)"
+_JSON_KIND = {dict: "a JSON object", list: "a JSON array", str: "a string", bool: "a boolean", int: "a number",
+              float: "a number", type(None): "null"}
+
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -44,6 +49,8 @@ def extract_json(text: str) -> tuple[Any, str | None]:
         return json.loads(stripped), None
     except json.JSONDecodeError as err:
         first_error = _json_error(err, stripped)
+    except RecursionError:  # json's C reader gives up on deep nesting; a reply must never crash the call
+        return None, _DEEP
     fences = _FENCE.findall(stripped)
     fences.sort(key=lambda f: f[0].lower() != "json")  # a ```json block first, then any other fence
     for _lang, body in fences:
@@ -53,11 +60,13 @@ def extract_json(text: str) -> tuple[Any, str | None]:
         except json.JSONDecodeError as err:
             first_error = _json_error(err, body)
             break
+        except RecursionError:
+            return None, _DEEP
     start, end = stripped.find("{"), stripped.rfind("}")
     if not fences and 0 <= start < end:
         try:
             return json.loads(stripped[start:end + 1]), None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pass
     return None, first_error
 
@@ -72,18 +81,31 @@ def _path(root: str, loc: tuple[Any, ...]) -> str:
 def format_errors(err: ValidationError, root: str) -> list[str]:
     """One line per pydantic error: path, the bad value, what was expected, the constraint."""
     lines = []
-    for e in err.errors(include_url=False):
+    errors = err.errors(include_url=False)
+    for e in errors[:MAX_ERRORS]:
         path = _path(root, tuple(e.get("loc") or ()))
         kind = e.get("type", "")
         msg = e.get("msg", "invalid")
         if kind == "missing":
             lines.append(f"{path}: required field is missing")
             continue
+        if kind in ("model_type", "dict_type", "model_attributes_type"):
+            got = _JSON_KIND.get(type(e.get("input")), type(e.get("input")).__name__)
+            expected = (e.get("ctx") or {}).get("class_name")
+            lines.append(f"{path} = {_short(e.get('input'))}: expected a JSON object"
+                         f"{f' ({expected})' if expected else ''}, got {got}")
+            continue
+        if kind == "extra_forbidden":
+            lines.append(f"{path} = {_short(e.get('input'))}: this field is not declared "
+                         "(constraint: extra: forbid, only the declared fields are allowed)")
+            continue
         ctx = {k: v for k, v in (e.get("ctx") or {}).items() if k not in ("error", "class_name")}
         text = f"{path} = {_short(e.get('input'))}: {msg}"
         if ctx:
             text += " (constraint: " + ", ".join(f"{k}={_short(v, 40)}" for k, v in ctx.items()) + ")"
         lines.append(text)
+    if len(errors) > MAX_ERRORS:
+        lines.append(f"... and {len(errors) - MAX_ERRORS} more errors (only the first {MAX_ERRORS} are listed)")
     return lines
 
 
