@@ -23,7 +23,7 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
         lines.append(f"{_BOLD}{head}{_RESET}" if color else head)
         src = split.get(d.file)
         if src is None and d.file in texts:
-            src = split[d.file] = texts[d.file].splitlines()
+            src = split[d.file] = _mask_secrets(texts[d.file].splitlines(), diagnostics, d.file)
         if src and 0 < d.line <= len(src):
             line = src[d.line - 1].expandtabs(1)
             width = max(1, (d.end_column - d.column) if d.end_line == d.line else len(line) - d.column + 1)
@@ -37,6 +37,20 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
             lines.append(f"       - {r.file}:{r.line}:{r.column}: {r.message}")
     lines.append(summary_line(Counts.of(diagnostics, files)))
     return "\n".join(lines)
+
+
+def _mask_secrets(src: list[str], diagnostics: list[Diagnostic], file: str) -> list[str]:
+    """The source lines with every literal credential (YML007) starred out: a report is no place to copy a key from."""
+    for d in diagnostics:
+        if d.code != "YML007" or d.file != file:
+            continue
+        for n in range(d.line, min(d.end_line, len(src)) + 1):
+            line = src[n - 1]
+            start = d.column - 1 if n == d.line else len(line) - len(line.lstrip())
+            end = d.end_column - 1 if n == d.end_line else len(line)
+            if 0 <= start < end:
+                src[n - 1] = line[:start] + "*" * (end - start) + line[end:]
+    return src
 
 
 def summary_line(c: Counts) -> str:

@@ -75,6 +75,7 @@ def run(args: Any) -> int:
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.models import ReplayModel, ScriptedModel
     from contractstudio.runtime.perf import format_table
+    from contractstudio.runtime.trace import redact  # nothing printed may carry a key: replies can echo one
 
     path = Path(args.contract)
     if not path.is_file():
@@ -135,25 +136,25 @@ def run(args: Any) -> int:
     while (event := session.step()) is not None:
         if not args.json:
             for line in describe(event):
-                print(line, flush=True)
+                print(redact(line), flush=True)
     result = session.result
     assert result is not None
     if args.trace:
         session.trace.write(args.trace)
     raised = result.violation is not None
     if args.json:
-        print(json.dumps({"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
-                          "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised,
-                          "perf": result.perf_stats(cumulative=False), "trace": args.trace}, indent=2, default=str))
+        print(redact(json.dumps({"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
+                                 "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised,
+                                 "perf": result.perf_stats(cumulative=False), "trace": args.trace}, indent=2, default=str)))
     else:
         verdict = "successful" if result.successful else ("FAILED (raised ContractViolation)" if raised else "FAILED (fallback returned)")
         print(f"\n{verdict}: {result.llm_calls} LLM call(s), {result.attempts} remedy attempt(s)")
         if result.errors and not result.successful:
             print("errors:")
             for i, e in enumerate(result.errors, 1):
-                print(f"  {i}. {e}")
+                print(redact(f"  {i}. {e}"))
         print("output:")
-        print(json.dumps(result.output_data, indent=2, ensure_ascii=False, default=str))
+        print(redact(json.dumps(result.output_data, indent=2, ensure_ascii=False, default=str)))
         print()
         print(format_table(result.perf_stats(cumulative=False)))
         if args.trace:

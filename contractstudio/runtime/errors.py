@@ -20,7 +20,13 @@ class ContractError(Exception):
             lines.append(f"  {d.file}:{d.line}:{d.column}: {d.severity} {d.code} {d.message}")
         if len(self.diagnostics) > 20:
             lines.append(f"  ... and {len(self.diagnostics) - 20} more")
-        super().__init__("\n".join(lines))
+        super().__init__(_redacted("\n".join(lines)))
+
+
+def _redacted(text: str) -> str:
+    from contractstudio.runtime.trace import redact
+
+    return redact(text)
 
 
 class UntrustedHook(ContractError):
@@ -31,11 +37,11 @@ class ContractViolation(Exception):
     """A contract with `on_failure: raise` that failed: every error and the whole trace go with it."""
 
     def __init__(self, message: str, errors: list[str], trace: Trace | None = None, result: Any = None) -> None:
-        self.errors = list(errors)
+        self.errors = [_redacted(e) for e in errors]
         self.trace = trace
         self.result = result
         body = "\n".join(f"  {i}. {e}" for i, e in enumerate(self.errors, 1))
-        super().__init__(f"{message}\n{body}" if body else message)
+        super().__init__(_redacted(f"{message}\n{body}" if body else message))
 
 
 class ModelError(Exception):

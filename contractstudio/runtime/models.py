@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from contractstudio.runtime.errors import ModelError, ReplayDivergence
-from contractstudio.runtime.trace import Trace, redact, register_secret
+from contractstudio.runtime.trace import Trace, filter_logs, redact, register_secret, register_secrets_in
 
 # Request parameters our settings own; anything else in `llm:` goes to litellm as is.
 _OWN_KEYS = {"model", "timeout_s", "api_base", "api_key_env"}
@@ -159,7 +159,14 @@ def _litellm() -> Any:
 
     litellm.suppress_debug_info = True
     litellm.num_retries = 0
+    global _LOGS_FILTERED
+    if not _LOGS_FILTERED:  # after the import, so every logger litellm and the OpenAI client made is there
+        filter_logs()
+        _LOGS_FILTERED = True
     return litellm
+
+
+_LOGS_FILTERED = False
 
 
 def _retry_after(err: Exception) -> float | None:
@@ -219,6 +226,7 @@ class LiveModel:
 
     def __post_init__(self) -> None:
         register_secret(self.api_key)
+        register_secrets_in(self.params)  # e.g. extra_headers: {Authorization: Bearer ...}
         for name, value in os.environ.items():  # keys litellm may pick up itself are redacted too
             if name.endswith(("_API_KEY", "_TOKEN")):
                 register_secret(value)

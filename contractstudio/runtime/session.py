@@ -45,7 +45,10 @@ class Result:
         return self._state.perf.as_dict()
 
     def __repr__(self) -> str:
-        return f"Result(successful={self.successful}, attempts={self.attempts}, llm_calls={self.llm_calls}, output={self.output_data!r:.200})"
+        from contractstudio.runtime.trace import redact
+
+        return redact(f"Result(successful={self.successful}, attempts={self.attempts}, llm_calls={self.llm_calls}, "
+                      f"output={self.output_data!r:.200})")
 
 
 class Session:

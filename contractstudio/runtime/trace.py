@@ -8,6 +8,7 @@ saved, reopened and replayed the same way.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -30,6 +31,55 @@ def register_secret(value: str | None) -> None:
     # Short values ("none", "no-key") are placeholders, and replacing them everywhere would garble traces.
     if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS:
         _known_secrets.add(value)
+
+
+def register_secrets_in(value: Any) -> None:
+    """Register the values held under secret-looking keys (headers such as Authorization) anywhere in `value`."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and k.lower() in _SECRET_KEYS and isinstance(v, str):
+                register_secret(v)
+                register_secret(re.sub(r"(?i)^\s*(bearer|basic|token)\s+", "", v))
+            else:
+                register_secrets_in(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            register_secrets_in(v)
+
+
+class RedactingFilter(logging.Filter):
+    """A log filter that redacts keys from a record's text: litellm, the OpenAI client and httpx log requests."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is left to the logging module
+            return True
+        clean = _redact_text(text)
+        if clean != text:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:  # a traceback quotes exception texts, e.g. an echoed key
+            record.exc_text = _redact_text(_FORMATTER.formatException(record.exc_info))
+        if record.stack_info:
+            record.stack_info = _redact_text(record.stack_info)
+        return True
+
+
+_FORMATTER = logging.Formatter()
+
+
+_FILTER = RedactingFilter()
+_LOGGER_PREFIXES = ("LiteLLM", "litellm", "openai", "httpx", "httpcore", "contractstudio")
+
+
+def filter_logs() -> None:
+    """Put the redacting filter on every logger of the libraries a live call goes through (once each)."""
+    manager = logging.Logger.manager
+    names = [n for n in list(manager.loggerDict) if n.startswith(_LOGGER_PREFIXES)]
+    for name in {*names, *_LOGGER_PREFIXES}:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
 
 
 def _redact_text(text: str) -> str:
