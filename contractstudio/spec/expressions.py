@@ -13,13 +13,14 @@ reads declared fields of records and keys of mappings, never Python attributes.
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from contractstudio.spec import allowlist, sandbox
+from contractstudio.spec import allowlist, evaluation, sandbox
 from contractstudio.spec.checker import Checker
 from contractstudio.spec.syntax import ExprIssue, Parsed, parse
 from contractstudio.spec.sandbox import ExpressionError
@@ -64,6 +65,7 @@ class Expression:
     src: str
     tree: ast.expr
     parsed: Parsed
+    run: list[Any] = field(default_factory=list, compare=False, repr=False)  # the closures, built on first use
 
     @property
     def names(self) -> frozenset[str]:
@@ -73,11 +75,16 @@ class Expression:
         called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in allowlist.FUNCTIONS}
         return frozenset(n.id for n in nodes if isinstance(n, ast.Name) and n.id not in bound and id(n) not in called)
 
-    def evaluate(self, values: dict[str, Any]) -> Any:
-        """Evaluate with the given names; raises ExpressionError on any failure."""
-        evaluator = _Evaluator(self.parsed)
+    def evaluate(self, values: dict[str, Any], *, walk: bool = False) -> Any:
+        """Evaluate with the given names; raises ExpressionError on any failure.
+
+        `walk=True` uses the tree walk, the reference the closures (evaluation.py) are tested against.
+        """
         try:
-            return evaluator.eval(self.tree, dict(values))
+            if walk:
+                return _Evaluator(self.parsed).eval(self.tree, dict(values))
+            run = self.run[0] if self.run else self._build()
+            return run(dict(values), sandbox.Meter())
         except ExpressionError:
             raise
         except RecursionError:
@@ -86,6 +93,26 @@ class Expression:
             raise ExpressionError("the expression ran out of memory") from None
         except Exception as err:  # any Python error of an allowlisted operation becomes a clear message
             raise ExpressionError(_describe(err)) from None
+
+
+    def _build(self) -> Any:
+        """The closures of the tree (evaluation.py); a tree too deep to build is walked instead."""
+        parsed = self.parsed
+
+        def walk(node: ast.AST, env: dict[str, Any], meter: sandbox.Meter) -> Any:
+            evaluator = _Evaluator(parsed)
+            evaluator.meter = meter
+            return evaluator.eval(node, env)
+
+        try:
+            run = evaluation.build(self.tree, walk)
+        except RecursionError:
+            tree = self.tree
+
+            def run(env: dict[str, Any], meter: sandbox.Meter) -> Any:
+                return walk(tree, env, meter)
+        self.run.append(run)
+        return run
 
 
 def _describe(err: Exception) -> str:
@@ -123,7 +150,11 @@ class _Evaluator:
         self.meter = sandbox.Meter()
 
     def eval(self, node: ast.AST, env: dict[str, Any]) -> Any:
-        self.meter.step()
+        # The hottest function of a contracted call: the step count and the dispatch are inlined.
+        meter = self.meter
+        meter.steps += 1
+        if meter.steps > sandbox.MAX_STEPS:
+            meter.step()  # raises with the message
         method = _DISPATCH.get(type(node))
         if method is None:  # unreachable for a checked tree; kept as a second fence
             raise ExpressionError(f"'{type(node).__name__}' is not allowed in an expression")
@@ -205,14 +236,7 @@ class _Evaluator:
         return True
 
     def charge(self, op: ast.cmpop, a: Any, b: Any) -> None:
-        """Charge what a comparison does in C: `in` scans its right side, `==` walks both sides."""
-        if isinstance(op, (ast.In, ast.NotIn)):
-            if isinstance(b, (str, list, tuple)):
-                self.meter.scan(b)
-        elif not isinstance(op, (ast.Is, ast.IsNot)) and isinstance(a, (list, tuple, dict, set)) and isinstance(b, (list, tuple, dict, set)):
-            self.meter.work(min(self.meter.weight(a), self.meter.weight(b)))
-        elif isinstance(a, str) and isinstance(b, str):
-            self.meter.work(min(len(a), len(b)) // 8 + 1)
+        _charge(self.meter, op, a, b)
 
     def e_ListComp(self, node: ast.ListComp | ast.GeneratorExp, env: dict[str, Any]) -> Any:
         # Generator expressions are computed eagerly: no generator object (and no gi_frame) ever exists.
@@ -227,15 +251,32 @@ class _Evaluator:
         return self.meter.bounded({self.eval(node.key, i): self.eval(node.value, i) for i in self.loops(node.generators, 0, env)})
 
     def loops(self, gens: list[ast.comprehension], index: int, env: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        if index == len(gens):
-            yield env
-            return
+        """The environments of a comprehension's iterations, one per item that passes the `if`s.
+
+        One scope per loop level, rebound on each item: every consumer evaluates the element before asking
+        for the next environment, so nothing outlives its iteration (a copy per item was the hot spot).
+        """
         gen = gens[index]
-        for item in sandbox.iterate(self.eval(gen.iter, env), self.meter):
-            self.meter.iterate()
-            inner = dict(env)
-            _bind(gen.target, item, inner)
-            if all(sandbox.truth(self.eval(c, inner)) for c in gen.ifs):
+        last = index == len(gens) - 1
+        target, ifs, meter = gen.target, gen.ifs, self.meter
+        name = target.id if isinstance(target, ast.Name) and not target.id.startswith("_") else None
+        inner = dict(env)
+        for item in sandbox.iterate(self.eval(gen.iter, env), meter):
+            meter.iterate()
+            if name is not None:
+                inner[name] = item
+            else:
+                _bind(target, item, inner)
+            passed = True
+            for c in ifs:
+                if not sandbox.truth(self.eval(c, inner)):
+                    passed = False
+                    break
+            if not passed:
+                continue
+            if last:
+                yield inner
+            else:
                 yield from self.loops(gens, index + 1, inner)
 
     def e_Call(self, node: ast.Call, env: dict[str, Any]) -> Any:
@@ -279,7 +320,30 @@ def _bind(target: ast.AST, value: Any, env: dict[str, Any]) -> None:
     raise ExpressionError("a comprehension variable must be a plain name")
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _charge(meter: sandbox.Meter, op: ast.cmpop, a: Any, b: Any) -> None:
+    """Charge what a comparison does in C: `in` scans its right side, `==` walks both sides."""
+    if type(a) in _SCALARS and type(b) in _SCALARS:
+        return  # numbers, booleans, None: constant work
+    if isinstance(op, (ast.In, ast.NotIn)):
+        if isinstance(b, (str, list, tuple)):
+            meter.scan(b)
+    elif not isinstance(op, (ast.Is, ast.IsNot)) and isinstance(a, (list, tuple, dict, set)) and isinstance(b, (list, tuple, dict, set)):
+        meter.work(min(meter.weight(a), meter.weight(b)))
+    elif isinstance(a, str) and isinstance(b, str):
+        meter.work(min(len(a), len(b)) // 8 + 1)
+_ORDERED = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
 def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+    fn = _ORDERED.get(type(op))
+    if fn is not None:  # the commonest case first: numbers against a bound
+        try:
+            return bool(fn(a, b))
+        except TypeError:
+            raise ExpressionError(f"cannot order {sandbox.type_name(a)} and {sandbox.type_name(b)}") from None
     if isinstance(op, ast.Eq):
         return bool(a == b)
     if isinstance(op, ast.NotEq):
@@ -295,14 +359,7 @@ def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
             raise ExpressionError(f"'in' needs a str, list or mapping on the right, not {sandbox.type_name(b)}")
         found = a in b
         return found if isinstance(op, ast.In) else not found
-    ordered = {ast.Lt: lambda x, y: x < y, ast.LtE: lambda x, y: x <= y, ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y}
-    fn = ordered.get(type(op))
-    if fn is None:
-        raise ExpressionError("unsupported comparison")
-    try:
-        return bool(fn(a, b))
-    except TypeError:
-        raise ExpressionError(f"cannot order {sandbox.type_name(a)} and {sandbox.type_name(b)}") from None
+    raise ExpressionError("unsupported comparison")
 
 
 # ----------------------------------------------------------------- message templates

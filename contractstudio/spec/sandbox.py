@@ -208,20 +208,23 @@ def iterate(value: Any, meter: Meter | None = None) -> Any:
     raise ExpressionError(f"cannot iterate over a {type_name(value)} value")
 
 
-# Weak keys: the studio rebuilds models on edits, and an old model class must be free to go.
-_FIELD_NAMES: weakref.WeakKeyDictionary[type, dict[str, str]] = weakref.WeakKeyDictionary()
+# Keyed by the class's id, the entry dropped when the class dies (the studio rebuilds models on edits, and
+# an old model class must be free to go): a plain dict lookup, where a WeakKeyDictionary builds a weakref
+# on every access. The finalizer runs before the id can be reused.
+_FIELD_NAMES: dict[int, dict[str, str]] = {}
 
 
 def _field_names(cls: type[BaseModel]) -> dict[str, str]:
     """Declared field name (its alias, or its Python name) -> Python attribute name, per model class."""
-    names = _FIELD_NAMES.get(cls)
+    names = _FIELD_NAMES.get(id(cls))
     if names is None:
         names = {}
         for py_name, info in cls.model_fields.items():
             names[py_name] = py_name
             if info.alias:
                 names[info.alias] = py_name
-        _FIELD_NAMES[cls] = names
+        _FIELD_NAMES[id(cls)] = names
+        weakref.finalize(cls, _FIELD_NAMES.pop, id(cls), None)
     return names
 
 

@@ -1,0 +1,108 @@
+"""The closures (spec/evaluation.py) behave exactly as the tree walk they replace: same value, or the same error.
+
+Every expression of the escape corpus, the data bombs, the samples' own
+expressions and random token soup is evaluated both ways.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contractstudio.spec import sandbox
+from contractstudio.spec.expressions import ExpressionError, compile_expression
+from test_expression_sandbox import ATTACKS, DATA_BOMBS, QUADRATIC, values
+from test_expressions import _PIECES, model_values
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def outcome(src: str, vals: dict[str, Any], walk: bool) -> tuple[str, Any]:
+    try:
+        expr = compile_expression(src)
+    except ExpressionError as err:
+        return ("refused", str(err))
+    try:
+        return ("value", expr.evaluate(vals, walk=walk))
+    except ExpressionError as err:
+        return ("error", str(err))
+
+
+def same(src: str, vals: dict[str, Any]) -> None:
+    walked = outcome(src, vals, True)
+    assert outcome(src, vals, False) == walked, src
+
+
+REALISTIC = [
+    "input.query.strip() != ''", "len(input.documents) > 0", "input.max_snippets or 3",
+    "[s.strip() for d in input.documents for s in d.content.split('.') if s.strip()]",
+    "all(e.doc_id in [d.id for d in input.documents] for e in output.evidence)",
+    "output.score >= 0.55 and output.confidence == 'high'", "1 < output.score < 2", "not output.tags",
+    "{d.id: len(d.content) for d in input.documents}", "{t for t in output.tags}", "(1, 2)[-1]", "output.answer[::-1]",
+    "output.answer[1:3]", "output.answer[::0]", "output.data.get('k', [])", "output.data.missing", "-output.score",
+    "+'a'", "output.score if output.tags else 0", "[x for x, y in [(1, 2), (3, 4)]]", "[x for x, y in [1]]",
+    "sorted(output.tags, reverse=True)", "sorted(output.tags, key=1)", "min([], default=0)", "1 / 0", "2 ** 0.5",
+    "'a' in output.tags", "1 in 'abc'", "output.answer is None", "None is not None", "{'a': 1, **{}}",
+    "output.answer.upper().startswith('W')", "output.tags.index('zz')", "len(input)", "unknown_name", "input._hidden",
+    "[_x for _x in [1]]", "output.score < 'a'", "{1, 2} - {2}", "{'a': 1} | {'b': 2}", "[1] + [2] * 3", "'%s' % 1",
+]
+
+
+@pytest.mark.parametrize("src", REALISTIC)
+def test_realistic_expressions(src: str) -> None:
+    same(src, model_values())
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("src", ATTACKS)
+def test_every_attack_is_refused_the_same_way(src: str) -> None:
+    same(src, values())
+    assert outcome(src, values(), False)[0] in ("refused", "error")
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(("src", "query"), DATA_BOMBS, ids=[src for src, _ in DATA_BOMBS])
+def test_every_data_bomb_is_stopped_the_same_way(src: str, query: str) -> None:
+    same(src, values(query))
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("src", QUADRATIC)
+def test_quadratic_work_is_stopped_the_same_way(src: str) -> None:
+    big = {"input": {"big": list(range(100_000)), "other": list(range(100_000)), "text": "ab" * 50_000}}
+    same(src, big)
+
+
+def test_the_step_bound_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    src = "[x + 1 for x in input.big if x > 0]"
+    data = {"input": {"big": list(range(5000))}}
+    same(src, data)
+    import contractstudio.spec.evaluation as evaluation
+
+    monkeypatch.setattr(sandbox, "MAX_STEPS", 100)
+    monkeypatch.setattr(evaluation, "MAX_STEPS", 100)
+    assert outcome(src, data, False) == outcome(src, data, True) == ("error", "evaluation exceeded 100 steps")
+
+
+def test_the_samples_expressions() -> None:
+    import contractstudio as cs
+
+    found = 0
+    for path in sorted((ROOT / "samples").glob("*.contract.yaml")):
+        for contract in cs.load_all(path):
+            for cond in [*contract.doc.pre, *contract.doc.post]:
+                for src in (cond.assert_, cond.when):
+                    if src:
+                        same(src, model_values())
+                        found += 1
+    assert found >= 5
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_any_token_soup_gives_the_same_outcome(src: str) -> None:
+    same(src, model_values())
