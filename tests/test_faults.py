@@ -22,6 +22,7 @@ INPUT = {"query": "Why vectors?", "documents": [{"id": "A1", "content": "Vector 
 GOOD = '{"answer": "They store embeddings.", "evidence": [{"doc_id": "A1", "snippet": "store embeddings"}], "coverage_score": 0.9}'
 KEY = "sk-test-faults-5a4b3c2d1e0f"
 OPTS = CallOptions(wait=False, transport=TransportRetry(tries=2, delay=0.001, max_delay=0.01))
+DEEP = "the reply nests arrays/objects more than 200 levels deep; no output type needs that"
 TIMEOUT = 0.3  # seconds: the slow-stream tests end within a few of these, never at the server's pace
 
 
@@ -88,10 +89,10 @@ WRONG_SHAPES = {
         "output.coverage_score = 7: Input should be less than or equal to 1 (constraint: le=1.0)"]),
     "extra field": (GOOD[:-1] + ', "confidence": "high"}', [
         'output.confidence = "high": this field is not declared (constraint: extra: forbid, only the declared fields are allowed)']),
-    "deeply nested": ("[" * 50_000 + "]" * 50_000, [
-        "the reply is not valid JSON for us: it nests arrays/objects too deeply (more than about 1,000 levels)"]),
-    "deep in a field": ('{"answer": ' + '{"a": ' * 3000 + "1" + "}" * 3000 + ', "evidence": [], "coverage_score": 0.9}', [
-        "the reply is not valid JSON for us: it nests arrays/objects too deeply (more than about 1,000 levels)"]),
+    "deeply nested": ("[" * 50_000 + "]" * 50_000, [DEEP]),
+    "deep in a field": ('{"answer": ' + '{"a": ' * 3000 + "1" + "}" * 3000 + ', "evidence": [], "coverage_score": 0.9}', [DEEP]),
+    # deep enough to break pydantic's serializer (about 255), shallow enough for Python's JSON reader
+    "deep in an extra field": ('{"answer": "x", "evidence": [], "coverage_score": 0.9, "x": ' + "[" * 400 + "]" * 400 + "}", [DEEP]),
 }
 
 
@@ -186,3 +187,21 @@ def test_deep_nesting_from_a_scripted_model_never_crashes_the_engine() -> None:
     contract = cs.load(QA)
     result = contract.call(INPUT, ["{" * 100_000, '{"a": ' * 2000 + "}" * 2000, GOOD], options=OPTS)
     assert result.successful and result.attempts == 2
+
+
+@pytest.mark.parametrize("depth", [199, 201, 260, 900])
+def test_deep_values_in_an_any_field_are_returned_or_remedied_never_a_crash(tmp_path: Path, depth: int) -> None:
+    # pydantic cannot serialize values nested about 255 deep: the engine must refuse them before it tries
+    path = tmp_path / "any.contract.yaml"
+    path.write_text(QA.read_text().replace(
+        "      coverage_score: {type: float, ge: 0.0, le: 1.0, description: Coverage.}",
+        "      coverage_score: {type: float, ge: 0.0, le: 1.0, description: Coverage.}\n"
+        "      data: {type: any, default: null, description: Anything.}"))
+    deep = '{"answer": "x", "evidence": [], "coverage_score": 0.9, "data": ' + "[" * depth + "]" * depth + "}"
+    result = cs.load(path).call(INPUT, [deep, GOOD], options=OPTS)
+    assert result.successful
+    if depth + 1 <= 200:
+        assert result.attempts == 0 and result.output_data["data"] is not None
+    else:
+        assert result.attempts == 1 and result.errors == [DEEP]
+    result.trace.to_jsonl()

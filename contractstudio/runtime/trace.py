@@ -83,7 +83,7 @@ def filter_logs() -> None:
 
 
 def _redact_text(text: str) -> str:
-    for secret in _known_secrets:
+    for secret in tuple(_known_secrets):  # a copy: another thread (the studio's worker) may register a key meanwhile
         if secret in text:
             text = text.replace(secret, REDACTED)
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from contractstudio.spec.types import TypeSystem, parse_type
 
 MAX_ERRORS = 20  # error lines per validation: a reply with thousands of bad items must not flood the remedy
-_DEEP = "the reply is not valid JSON for us: it nests arrays/objects too deeply (more than about 1,000 levels)"
+MAX_JSON_DEPTH = 200  # nesting of a reply: pydantic stops serializing at about 255, Python's JSON reader at about 1,000
+_DEEP = f"the reply nests arrays/objects more than {MAX_JSON_DEPTH} levels deep; no output type needs that"
 _JSON_KIND = {dict: "a JSON object", list: "a JSON array", str: "a string", bool: "a boolean", int: "a number",
               float: "a number", type(None): "null"}
 
@@ -40,8 +41,31 @@ def _json_error(err: json.JSONDecodeError, text: str) -> str:
     return f"the reply is not valid JSON: {joined}{hint}"
 
 
+def _too_deep(text: str, value: Any) -> bool:
+    """Whether a parsed reply nests deeper than MAX_JSON_DEPTH (walked only when the text has that many brackets)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+    return False
+
+
 def extract_json(text: str) -> tuple[Any, str | None]:
     """The JSON value in a reply (bare, in a ```json fence, or the outermost {...}); or an error text."""
+    value, problem = _extract(text)
+    if problem is None and _too_deep(text, value):
+        return None, _DEEP
+    return value, problem
+
+
+def _extract(text: str) -> tuple[Any, str | None]:
     stripped = text.strip()
     if not stripped:
         return None, "the reply is empty: expected one JSON object"
