@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -213,6 +214,38 @@ def classify(err: Exception, litellm: Any) -> TransportFault:
     return TransportFault(text, kind="request", retryable=False, status=status, exc_class=name)
 
 
+@lru_cache(maxsize=64)
+def _provider(litellm: Any, model: str, api_base: str | None) -> str | None:
+    try:
+        return str(litellm.get_llm_provider(model, api_base=api_base)[1])
+    except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
+        return None
+
+
+# OpenAI clients with a deadline transport, shared by the calls to one endpoint: building one costs about
+# 20 ms (an SSL context), more than many local models take to answer. Bounded; an evicted client is left
+# to the garbage collector, since a call in another thread may still be using it.
+_WIRES: dict[tuple[str | None, str, float], tuple[Any, Any]] = {}
+_WIRE_LIMIT = 16
+
+
+def _wire(api_base: str | None, key: str, timeout_s: float) -> tuple[Any, Any]:
+    """The (openai client, DeadlineTransport) for an endpoint, key and timeout."""
+    found = _WIRES.get((api_base, key, timeout_s))
+    if found is None:
+        import openai
+
+        from contractstudio.runtime.wire import deadline_client
+
+        http, transport = deadline_client(timeout_s)
+        client = openai.OpenAI(api_key=key, base_url=api_base or None, max_retries=0, timeout=timeout_s, http_client=http)
+        found = (client, transport)
+        if len(_WIRES) >= _WIRE_LIMIT:
+            _WIRES.pop(next(iter(_WIRES)))
+        _WIRES[(api_base, key, timeout_s)] = found
+    return found
+
+
 @dataclass(slots=True)
 class LiveModel:
     """Any litellm model: a hosted provider, or an OpenAI-compatible server at `api_base`."""
@@ -222,7 +255,6 @@ class LiveModel:
     api_key: str | None = field(default=None, repr=False)
     timeout_s: float = 30.0
     params: dict[str, Any] = field(default_factory=dict)
-    _wire: Any = field(default=None, repr=False, compare=False)  # (openai client, DeadlineTransport), made on first use
 
     def __post_init__(self) -> None:
         register_secret(self.api_key)
@@ -244,23 +276,11 @@ class LiveModel:
 
         Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
         """
-        try:
-            provider = litellm.get_llm_provider(self.model, api_base=self.api_base)[1]
-        except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
-            return None
+        provider = _provider(litellm, self.model, self.api_base)
         key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
         if provider != "openai" or not key:
             return None  # without a key, litellm's own "missing credentials" error says it best
-        if self._wire is None:
-            import openai
-
-            from contractstudio.runtime.wire import deadline_client
-
-            http, transport = deadline_client(self.timeout_s)
-            client = openai.OpenAI(api_key=key, base_url=self.api_base or None, max_retries=0, timeout=self.timeout_s,
-                                   http_client=http)
-            self._wire = (client, transport)
-        client, transport = self._wire
+        client, transport = _wire(self.api_base, key, self.timeout_s)
         transport.forget()
         kwargs["client"] = client
         return transport
