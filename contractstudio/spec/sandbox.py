@@ -232,6 +232,11 @@ def get_field(obj: Any, name: str) -> Any:
     """`obj.name`: a declared field of a record, or a key of a mapping. Never a Python attribute."""
     if name.startswith("_"):
         raise ExpressionError(f"names starting with '_' are not allowed: '{name}'")
+    known = _FIELD_NAMES.get(id(type(obj)))  # only live model classes are in it: one dict lookup per access
+    if known is not None:
+        py_name = known.get(name)
+        if py_name is not None:
+            return getattr(obj, py_name)
     if isinstance(obj, BaseModel):
         py_name = _field_names(type(obj)).get(name)
         if py_name is not None:
