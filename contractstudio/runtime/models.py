@@ -272,14 +272,16 @@ class LiveModel:
         _litellm()
 
     def _openai_wire(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
-        """For an OpenAI-compatible endpoint: our own client, whose transport bounds the whole reply in time.
+        """For an OpenAI-compatible server at `api_base`: our own client, whose transport bounds the whole reply in time.
 
         Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
         """
         provider = _provider(litellm, self.model, self.api_base)
         key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
-        if provider != "openai" or not key:
-            return None  # without a key, litellm's own "missing credentials" error says it best
+        if provider != "openai" or not key or not self.api_base:
+            # without a key, litellm's own "missing credentials" error says it best; without an api_base,
+            # litellm resolves the endpoint (OPENAI_API_BASE, litellm.api_base, ...) and keeps its own client
+            return None
         client, transport = _wire(self.api_base, key, self.timeout_s)
         transport.forget()
         kwargs["client"] = client
