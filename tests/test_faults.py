@@ -89,6 +89,8 @@ WRONG_SHAPES = {
         "output.coverage_score = 7: Input should be less than or equal to 1 (constraint: le=1.0)"]),
     "extra field": (GOOD[:-1] + ', "confidence": "high"}', [
         'output.confidence = "high": this field is not declared (constraint: extra: forbid, only the declared fields are allowed)']),
+    "NaN": ('{"answer": "x", "evidence": [], "coverage_score": NaN}', [
+        "the reply is not valid JSON: NaN is not a JSON number (write a number, or null) at line 1, column 51"]),
     "deeply nested": ("[" * 50_000 + "]" * 50_000, [DEEP]),
     "deep in a field": ('{"answer": ' + '{"a": ' * 3000 + "1" + "}" * 3000 + ', "evidence": [], "coverage_score": 0.9}', [DEEP]),
     # deep enough to break pydantic's serializer (about 255), shallow enough for Python's JSON reader
@@ -205,3 +207,10 @@ def test_deep_values_in_an_any_field_are_returned_or_remedied_never_a_crash(tmp_
     else:
         assert result.attempts == 1 and result.errors == [DEEP]
     result.trace.to_jsonl()
+
+
+def test_the_trace_of_any_reply_is_strict_json(server: OpenAIServer) -> None:
+    result = call(server, '{"answer": "x", "evidence": [], "coverage_score": Infinity}', GOOD)
+    assert result.successful and result.attempts == 1
+    for line in result.trace.to_jsonl().splitlines():
+        json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the trace"))

@@ -41,6 +41,22 @@ def _json_error(err: json.JSONDecodeError, text: str) -> str:
     return f"the reply is not valid JSON: {joined}{hint}"
 
 
+class _NotJSONNumber(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotJSONNumber(name)
+
+
+def _loads(text: str) -> Any:
+    """Strict JSON: NaN and Infinity (which Python's reader accepts) are not JSON, and would make the trace invalid JSON."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except _NotJSONNumber as err:
+        raise json.JSONDecodeError(f"{err} is not a JSON number (write a number, or null)", text, max(text.find(str(err)), 0)) from None
+
+
 def _too_deep(text: str, value: Any) -> bool:
     """Whether a parsed reply nests deeper than MAX_JSON_DEPTH (walked only when the text has that many brackets)."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
@@ -70,7 +86,7 @@ def _extract(text: str) -> tuple[Any, str | None]:
     if not stripped:
         return None, "the reply is empty: expected one JSON object"
     try:
-        return json.loads(stripped), None
+        return _loads(stripped), None
     except json.JSONDecodeError as err:
         first_error = _json_error(err, stripped)
     except RecursionError:  # json's C reader gives up on deep nesting; a reply must never crash the call
@@ -80,7 +96,7 @@ def _extract(text: str) -> tuple[Any, str | None]:
     for _lang, body in fences:
         body = body.strip()
         try:
-            return json.loads(body), None
+            return _loads(body), None
         except json.JSONDecodeError as err:
             first_error = _json_error(err, body)
             break
@@ -89,7 +105,7 @@ def _extract(text: str) -> tuple[Any, str | None]:
     start, end = stripped.find("{"), stripped.rfind("}")
     if not fences and 0 <= start < end:
         try:
-            return json.loads(stripped[start:end + 1]), None
+            return _loads(stripped[start:end + 1]), None
         except (json.JSONDecodeError, RecursionError):
             pass
     return None, first_error
