@@ -176,6 +176,18 @@ def test_a_200_that_is_not_a_completion_is_a_traced_transport_fault(server: Open
     assert error["message"] == f"the server answered {seen}, which is not a chat completion"
 
 
+def test_a_body_too_large_to_be_a_reply_is_not_read_to_the_end(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.runtime import wire
+
+    monkeypatch.setattr(wire, "MAX_BODY_BYTES", 100_000)  # 64 MB in production; the same path, a smaller test
+    result = call(server, Reply(body=b'{"choices": [' + b" " * 2_000_000 + b"]}"), GOOD)
+    assert result.successful and result.attempts == 0
+    [error] = result.trace.of_type("transport_error")
+    assert (error["kind"], error["status"], error["retryable"]) == ("bad_response", 200, True)
+    assert error["message"] == ("the server answered HTTP 200 with a body larger than 100,000 bytes, "
+                                "which is not a chat completion; it was not read further")
+
+
 def test_a_server_that_only_sends_html_fails_the_call_saying_so(server: OpenAIServer) -> None:
     page = Reply(body=b"<!DOCTYPE html><title>Login</title>" + b"x" * 5000, headers={"content-type": "text/html"})
     result = call(server, page)

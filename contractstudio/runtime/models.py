@@ -313,7 +313,13 @@ class LiveModel:
             if fault.kind == "connection" and self.api_base:
                 fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
             seen = transport.last if transport is not None else None
-            if fault.kind == "timeout":
+            if seen is not None and seen.oversize:
+                from contractstudio.runtime import wire
+
+                fault.args = (f"the server answered HTTP {seen.status} with a body larger than "
+                              f"{wire.MAX_BODY_BYTES:,} bytes, which is not a chat completion; it was not read further",)
+                fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
+            elif fault.kind == "timeout":
                 fault.status = None  # litellm says 408; no server sent it
                 if seen is not None:
                     fault.args = (redact(f"{fault} (the server answered {seen.status}, but the whole reply did not "

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 HEAD_BYTES = 200  # of a response body, kept to explain a body that is not a completion
+MAX_BODY_BYTES = 64 * 1024 * 1024  # a reply this large is not a chat completion; stop before it fills the memory
 
 
 @dataclass(slots=True)
@@ -32,6 +33,8 @@ class Seen:
     status: int
     content_type: str
     head: bytes
+    size: int = 0
+    oversize: bool = False
 
     def describe(self) -> str:
         """e.g. `HTTP 200 (text/html): '<html><body>502 Bad Gateway...'`."""
@@ -54,6 +57,10 @@ class _DeadlineStream(httpx.SyncByteStream):
         for chunk in self.inner:
             if len(self.seen.head) < HEAD_BYTES:
                 self.seen.head += chunk[: HEAD_BYTES - len(self.seen.head)]
+            self.seen.size += len(chunk)
+            if self.seen.size > MAX_BODY_BYTES:
+                self.seen.oversize = True
+                raise httpx.RemoteProtocolError(f"the reply is larger than {MAX_BODY_BYTES:,} bytes", request=self.request)
             if time.monotonic() > self.deadline:
                 raise httpx.ReadTimeout(
                     f"the reply was not complete after {self.limit:g} s (the server sends its body too slowly)",
