@@ -68,6 +68,8 @@ class Meter:
     or compare n items), so `[x in input.big for x in input.big]` is bounded too.
     """
 
+    __slots__ = ("steps", "iterations", "done", "_weights")
+
     def __init__(self) -> None:
         self.steps = 0
         self.iterations = 0
