@@ -103,7 +103,7 @@ class StudioApp(App[None]):
         for severity, note in self._startup_notes:
             self.notify(note, severity=severity, timeout=8)  # type: ignore[arg-type]
         self.set_interval(DISK_POLL_S, self.check_disk)
-        self.run_worker(self._count_workspace, thread=True, group="workspace", exit_on_error=False)
+        self.set_timer(0.5, lambda: self.run_worker(self._count_workspace, thread=True, group="workspace", exit_on_error=False))
 
     def _count_workspace(self) -> None:
         # Counts for the file list; the open file's counts come from live analysis instead.

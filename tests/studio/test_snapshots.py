@@ -17,16 +17,27 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"
 
 @pytest.fixture
 def steady_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine's clock ticks 1 ms per reading, so timings and perf tables are the same on every run."""
+    """The runtime's clock ticks 1 ms per reading and its jitter is seeded, so timings are the same on every run."""
+    import importlib
+    import pkgutil
     import random
+    import sys
     import time
 
-    from contractstudio.runtime import engine
+    import contractstudio.runtime as runtime
 
+    for info in pkgutil.iter_modules(runtime.__path__):
+        importlib.import_module(f"contractstudio.runtime.{info.name}") if info.name != "models" else None
     ticks = itertools.count()
-    monkeypatch.setattr(engine, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks) / 1000, sleep=time.sleep))
-    seeded = types.SimpleNamespace(Random=lambda *a: random.Random(7))  # remedy jitter, shown in the timeline
-    monkeypatch.setattr(engine, "random", seeded)
+    clock = types.SimpleNamespace(perf_counter=lambda: next(ticks) / 1000, monotonic=lambda: next(ticks) / 1000,
+                                  time=time.time, sleep=time.sleep)
+    seeded = types.SimpleNamespace(Random=lambda *a: random.Random(7), uniform=random.Random(7).uniform)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("contractstudio.runtime"):
+            if getattr(module, "time", None) is time:
+                monkeypatch.setattr(module, "time", clock)
+            if getattr(module, "random", None) is random:
+                monkeypatch.setattr(module, "random", seeded)
 
 
 class TestEditMode:

@@ -118,8 +118,9 @@ class EditScreen(Screen[None]):
         self.analysis = None
         self.editor.set_findings([])
         self.findings.show([])
-        self.start_analysis()
-        self.update_status()
+        # After the paint: the first analysis imports every rule module, which would hold up the first screen.
+        self.call_after_refresh(self.start_analysis)
+        self.update_status(pending=True)
         self.editor.focus()
 
     @on(ContractEditor.Changed)

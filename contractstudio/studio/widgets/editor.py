@@ -13,7 +13,7 @@ from contractstudio.analysis.diagnostics import SEVERITY_RANK, Diagnostic
 
 # Above this many lines, tree-sitter highlights are queried only around the viewport:
 # TextArea re-queries the whole tree on every edit, which grows with the file (see bench/bench_studio.py).
-LARGE_FILE_LINES = 1500
+LARGE_FILE_LINES = 400
 _WINDOW_MARGIN = 150
 MARKER_GLYPHS = {"error": "●", "warning": "▲", "info": "•"}
 

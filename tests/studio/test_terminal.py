@@ -1,0 +1,52 @@
+"""The real app in a real terminal (tmux): it starts, draws its first screen, and quits on Ctrl+Q."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def capture(session: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+
+
+def wait_for(session: str, text: str, seconds: float = 20.0) -> str:
+    deadline = time.monotonic() + seconds
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = capture(session)
+        if text in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+
+
+def test_the_real_app_starts_in_tmux_and_quits(workspace: Path, tmp_path: Path) -> None:
+    session = f"cs-test-{uuid.uuid4().hex[:8]}"
+    before = {p: p.read_bytes() for p in workspace.iterdir()}
+    done = tmp_path / "exit-code"
+    command = (f"XDG_CONFIG_HOME={tmp_path / 'config'} {sys.executable} -m contractstudio {workspace / 'maybe_unset.pipeline.yaml'} "
+               f"{workspace}; echo $? > {done}")
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", command], check=True)
+    try:
+        screen = wait_for(session, "PIP201")  # the broken pipeline's finding, live
+        assert "maybe_unset.pipeline.yaml" in screen and "1 errors" in screen
+        subprocess.run(["tmux", "send-keys", "-t", session, "F3"], check=True)
+        wait_for(session, "▶ entry")
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+        deadline = time.monotonic() + 15
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert done.exists(), capture(session)
+        assert done.read_text().strip() == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    assert {p: p.read_bytes() for p in workspace.iterdir()} == before  # quitting changed no file
