@@ -31,6 +31,7 @@ class Reply:
     trickle: float = 0.0  # seconds between chunks of `chunk` bytes of the body, after the headers (a slow stream)
     chunk: int = 4
     stall: float = 0.0  # after half the body, send nothing for this long (a stream that stops mid-body)
+    cut: bool = False  # send half the body, then close the connection
     prompt_tokens: int = 11
     completion_tokens: int = 7
 
@@ -113,7 +114,16 @@ class OpenAIServer:
                 reply = owner._next(received)
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.trickle or reply.stall:
+                if reply.cut:
+                    payload = _completion(reply, (body or {}).get("model", "test-model"))
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                elif reply.trickle or reply.stall:
                     payload = reply.body if reply.body is not None else _completion(reply, (body or {}).get("model", "test-model"))
                     self._send(reply.status, payload, reply.headers, trickle=reply.trickle, chunk=reply.chunk, stall=reply.stall)
                 elif reply.body is not None:

@@ -71,6 +71,14 @@ def test_a_body_that_stops_half_way_ends_in_a_traced_timeout(server: OpenAIServe
     assert error["kind"] == "timeout" and error["status"] is None
 
 
+def test_a_connection_closed_half_way_through_the_body_is_retried_and_explained(server: OpenAIServer) -> None:
+    result = call(server, Reply(GOOD, cut=True), GOOD)
+    assert result.successful and result.attempts == 0
+    [error] = result.trace.of_type("transport_error")
+    assert error["kind"] == "connection" and error["retryable"]
+    assert error["message"].startswith("the server answered HTTP 200 but the connection ended before the whole reply arrived (")
+
+
 # ----------------------------------------------------------------- valid JSON of the wrong shape
 
 WRONG_SHAPES = {

@@ -310,9 +310,12 @@ class LiveModel:
             response = litellm.completion(**kwargs)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             fault = classify(err, litellm)
-            if fault.kind == "connection" and self.api_base:
-                fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
             seen = transport.last if transport is not None else None
+            if fault.kind == "connection" and seen is not None and not seen.oversize:
+                fault.args = (redact(f"the server answered HTTP {seen.status} but the connection ended before the "
+                                     f"whole reply arrived ({seen.size:,} bytes read): {fault}"),)
+            elif fault.kind == "connection" and self.api_base:
+                fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
             if seen is not None and seen.oversize:
                 from contractstudio.runtime import wire
 
