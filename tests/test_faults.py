@@ -234,3 +234,30 @@ def test_the_trace_of_any_reply_is_strict_json(server: OpenAIServer) -> None:
     assert result.successful and result.attempts == 1
     for line in result.trace.to_jsonl().splitlines():
         json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the trace"))
+
+
+# ----------------------------------------------------------------- any JSON at all
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30)
+_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+    st.sampled_from(["answer", "evidence", "coverage_score", "doc_id", "snippet", "extra", ""]) | st.text(max_size=8),
+    inner, max_size=5), max_leaves=30)
+_NEAR = st.fixed_dictionaries({"answer": _JSON, "evidence": _JSON, "coverage_score": _JSON}, optional={"extra": _JSON})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_JSON | _NEAR, min_size=1, max_size=3))
+def test_any_json_replies_end_in_a_result_with_a_strict_json_trace(replies: list) -> None:
+    contract = cs.load(QA)
+    texts = [json.dumps(r) for r in replies] + [GOOD] * 3
+    result = contract.call(INPUT, texts, options=OPTS)
+    assert result.successful or result.output.answer == "not confident: Why vectors?"
+    text = result.trace.to_jsonl()
+    assert len(text.splitlines()) == len(result.trace)  # one line per event, for any line-splitting reader
+    for line in text.splitlines():
+        json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the trace"))
+    for event in result.trace.of_type("validation_error"):
+        assert 1 <= len(event["errors"]) <= 21 and all(len(e) < 400 for e in event["errors"])

@@ -158,6 +158,18 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+# Line separators that JSON leaves raw but editors, `str.splitlines` and JavaScript break lines at.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _line(event: dict[str, Any]) -> str:
+    """One JSON Lines line: the event on one physical line, whatever its strings hold."""
+    text = json.dumps(event, ensure_ascii=False)
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        text = text.translate(_LINE_BREAKS)  # only inside strings, where an escape means the same character
+    return text + "\n"
+
+
 class Trace:
     """The ordered events of one call (or one pipeline run)."""
 
@@ -182,7 +194,7 @@ class Trace:
 
     def to_jsonl(self) -> str:
         """The trace as JSON Lines, one event per line, secrets redacted."""
-        return "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.to_dicts())
+        return "".join(_line(d) for d in self.to_dicts())
 
     def write(self, path: str | Path, *, append: bool = False) -> None:
         """Write (or append) the trace as JSON Lines."""
