@@ -96,6 +96,7 @@ class OpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall per request
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
