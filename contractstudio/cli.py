@@ -110,7 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _internal_error() -> int:
     """Write the traceback to a file and print a short message (never a traceback)."""
-    text = traceback.format_exc()
+    from contractstudio.runtime.trace import redact  # a crash report is meant to be pasted into an issue
+
+    text = redact(traceback.format_exc())
     fd, path = tempfile.mkstemp(prefix="contractstudio-crash-", suffix=".txt")
     with os.fdopen(fd, "w") as f:
         f.write(text)

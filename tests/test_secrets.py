@@ -171,3 +171,24 @@ def test_a_literal_key_in_a_file_is_refused_without_being_repeated(tmp_path: Pat
     assert main(["check", str(path)]) == 1
     out, err = capsys.readouterr()
     nowhere(out + err, ENV_KEY, HEADER)
+
+
+def test_a_crash_report_carries_no_key(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import contractstudio.commands.check as check_command
+    from contractstudio.runtime.trace import register_secret
+
+    register_secret(NAMED_KEY)  # a key in use in this process (as a LiveModel registers it)
+
+    def crash(args: object) -> int:
+        raise RuntimeError(f"unexpected: {NAMED_KEY} and Bearer {HEADER}")
+
+    monkeypatch.setattr(check_command, "run", crash)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert main(["check", str(QA)]) == 3
+    err = capsys.readouterr().err
+    [report] = tmp_path.glob("contractstudio-crash-*.txt")
+    assert "RuntimeError" in report.read_text()
+    nowhere(err + report.read_text(), NAMED_KEY, HEADER)
