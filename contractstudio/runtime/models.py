@@ -9,6 +9,7 @@ to the engine, which counts them and puts each one in the trace.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -227,6 +228,7 @@ def _provider(litellm: Any, model: str, api_base: str | None) -> str | None:
 # to the garbage collector, since a call in another thread may still be using it.
 _WIRES: dict[tuple[str | None, str, float], tuple[Any, Any]] = {}
 _WIRE_LIMIT = 16
+_WIRES_LOCK = threading.Lock()
 
 
 def _wire(api_base: str | None, key: str, timeout_s: float) -> tuple[Any, Any]:
@@ -237,12 +239,16 @@ def _wire(api_base: str | None, key: str, timeout_s: float) -> tuple[Any, Any]:
 
         from contractstudio.runtime.wire import deadline_client
 
-        http, transport = deadline_client(timeout_s)
-        client = openai.OpenAI(api_key=key, base_url=api_base or None, max_retries=0, timeout=timeout_s, http_client=http)
-        found = (client, transport)
-        if len(_WIRES) >= _WIRE_LIMIT:
-            _WIRES.pop(next(iter(_WIRES)))
-        _WIRES[(api_base, key, timeout_s)] = found
+        with _WIRES_LOCK:  # the studio calls from worker threads
+            found = _WIRES.get((api_base, key, timeout_s))
+            if found is None:
+                http, transport = deadline_client(timeout_s)
+                client = openai.OpenAI(api_key=key, base_url=api_base or None, max_retries=0, timeout=timeout_s,
+                                       http_client=http)
+                found = (client, transport)
+                if len(_WIRES) >= _WIRE_LIMIT:
+                    _WIRES.pop(next(iter(_WIRES)))
+                _WIRES[(api_base, key, timeout_s)] = found
     return found
 
 
