@@ -261,3 +261,21 @@ def test_any_json_replies_end_in_a_result_with_a_strict_json_trace(replies: list
         json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the trace"))
     for event in result.trace.of_type("validation_error"):
         assert 1 <= len(event["errors"]) <= 21 and all(len(e) < 400 for e in event["errors"])
+
+
+@pytest.mark.parametrize("depth", [260, 5000])
+def test_an_input_nested_too_deep_fails_the_call_with_a_message(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "any_in.contract.yaml"
+    path.write_text(QA.read_text().replace(
+        "      max_snippets: {type: \"int | None\", default: 3, ge: 1, le: 10, description: Max snippets.}",
+        "      max_snippets: {type: \"int | None\", default: 3, ge: 1, le: 10, description: Max snippets.}\n"
+        "      extra: {type: any, default: null, description: Anything.}"))
+    deep: list = []
+    inner = deep
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    result = cs.load(path).call({**INPUT, "extra": deep}, [GOOD], options=OPTS)
+    assert not result.successful and result.llm_calls == 0
+    assert result.errors[0] == "input: the value nests arrays/objects more than 200 levels deep; it is not recorded"
+    assert len(result.trace.to_jsonl()) < 20_000

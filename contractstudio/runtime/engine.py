@@ -21,12 +21,14 @@ from contractstudio.runtime.messages import clip, generate_messages, pre_remedy_
 from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
 from contractstudio.runtime.trace import Event, Trace, redact
-from contractstudio.runtime.validation import extract_json
+from contractstudio.runtime.validation import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.spec.expressions import ExpressionError
 
 # A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
 # reply of megabytes cut with a marker; `text_chars` keeps its real length.
 TRACE_TEXT_LIMIT = 200_000
+
+DEEP_INPUT = f"the value nests arrays/objects more than {MAX_JSON_DEPTH} levels deep; it is not recorded"
 
 STAGES = ("input", "pre", "act", "generate", "post", "forward", "finalize")
 Events = Generator[Event, Any, Any]
@@ -378,8 +380,12 @@ def run_call(st: CallState) -> Events:
     """The stages of one call, as events; the generator the session drives."""
     plan = st.plan
     original: Any = st.raw_input
-    yield st.start("input", contract=plan.name, model=st.model.name, value=st.raw_input)
-    value, errors = plan.input.validate(st.raw_input)
+    deep = nests_too_deep(st.raw_input)  # pydantic and the trace writer cannot take it: refused, never a crash
+    yield st.start("input", contract=plan.name, model=st.model.name, value=DEEP_INPUT if deep else st.raw_input)
+    if deep:
+        value, errors = None, [f"input: {DEEP_INPUT}"]
+    else:
+        value, errors = plan.input.validate(st.raw_input)
     if errors:
         yield st.emit("input", "validation_error", where="type", errors=errors, attempt=0)
         st.fail(errors)

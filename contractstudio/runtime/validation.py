@@ -61,15 +61,24 @@ def _too_deep(text: str, value: Any) -> bool:
     """Whether a parsed reply nests deeper than MAX_JSON_DEPTH (walked only when the text has that many brackets)."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
         return False
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
+    return nests_too_deep(value)
+
+
+def nests_too_deep(value: Any, depth: int = 1) -> bool:
+    """Whether a JSON-like value (dicts, lists, tuples) nests deeper than MAX_JSON_DEPTH."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return False
+    if depth > MAX_JSON_DEPTH:
+        return True
+    for item in items:
+        kind = type(item)
+        if (kind is dict or kind is list or kind is tuple) and nests_too_deep(item, depth + 1):
             return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
     return False
 
 
