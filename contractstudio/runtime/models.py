@@ -331,8 +331,8 @@ class LiveModel:
             elif fault.kind == "timeout":
                 fault.status = None  # litellm says 408; no server sent it
                 if seen is not None:
-                    fault.args = (redact(f"{fault} (the server answered {seen.status}, but the whole reply did not "
-                                         f"arrive within {self.timeout_s:g} s: it sent the body too slowly or stopped)"),)
+                    fault.args = (redact(f"the server answered HTTP {seen.status}, but the whole reply did not arrive within "
+                                         f"{self.timeout_s:g} s: it sent the body too slowly or stopped ({fault})"),)
             elif seen is not None and seen.status < 400 and fault.kind in ("server", "request"):
                 # litellm says "500: Expecting value"; the server really answered 200 with something else
                 fault.args = (redact(f"the server answered {seen.describe()}, which is not a chat completion"),)
