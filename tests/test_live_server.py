@@ -117,6 +117,7 @@ def test_timeout_then_success(server: OpenAIServer) -> None:
     assert result.successful and result.attempts == 0
     [error] = result.trace.of_type("transport_error")
     assert error["kind"] == "timeout" and error["exception"] == "Timeout"
+    assert error["message"].startswith("no answer from the server within 0.2 s (")
 
 
 def test_refused_connection_is_retried_then_fails() -> None:

@@ -330,7 +330,9 @@ class LiveModel:
                 fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
             elif fault.kind == "timeout":
                 fault.status = None  # litellm says 408; no server sent it
-                if seen is not None:
+                if seen is None and transport is not None:
+                    fault.args = (redact(f"no answer from the server within {self.timeout_s:g} s ({fault})"),)
+                elif seen is not None:
                     fault.args = (redact(f"the server answered HTTP {seen.status}, but the whole reply did not arrive within "
                                          f"{self.timeout_s:g} s: it sent the body too slowly or stopped ({fault})"),)
             elif seen is not None and seen.status < 400 and fault.kind in ("server", "request"):
