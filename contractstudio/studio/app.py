@@ -7,6 +7,7 @@ does, lazily, the first time it is opened, so the first screen appears before li
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -150,12 +151,15 @@ class StudioApp(App[None]):
         mode = f"{self.current_mode.capitalize()} mode"
         for key, active in self.screen.active_bindings.items():
             b = active.binding
-            if b.system or not b.description:
+            if b.system or not b.description or not b.id:  # ours all have ids; the rest is the editor's own keys
                 continue
             where = "Everywhere" if active.node is self else mode
             rows.append((where, self.get_key_display(b), b.description, b.id or ""))
-        rows.sort(key=lambda r: (r[0] != "Everywhere", r[0]))
         rows.append(("Everywhere", "ctrl+p", "Command palette: every action", ""))
+        if self.current_mode == "edit":
+            rows += [(mode, "ctrl+z / ctrl+y", "Undo / redo", ""), (mode, "ctrl+x/c/v", "Cut / copy / paste", ""),
+                     (mode, "enter", "On a finding: jump to it", "")]
+        rows.sort(key=lambda r: r[0] != "Everywhere")  # stable: keeps each scope's own order
         self.push_screen(HelpScreen(rows, str(config_folder() / "config.yaml")))
 
     def action_toggle_dark(self) -> None:
@@ -190,7 +194,8 @@ class StudioApp(App[None]):
             return
         if path.suffix == ".jsonl":
             self.action_mode("debug")
-            self.screen.open_trace(path)  # type: ignore[attr-defined]
+            # The debugger may be composing for the first time: open the trace once it is drawn.
+            self.call_after_refresh(lambda: self.screen.open_trace(path))  # type: ignore[attr-defined]
             return
 
         def go(answer: str | None = "discard") -> None:
@@ -344,6 +349,26 @@ class StudioApp(App[None]):
         """Show a failed worker as a modal (what failed and why), never as a traceback."""
         reason = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
         self.push_screen(ErrorDialog(title, f"{reason}\n\nThe studio keeps running; your text is unchanged."))
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A bug in a handler: in a real terminal, a modal and a traceback file, never a crash that loses the text.
+
+        Headless runs (tests) keep Textual's behaviour, so that a bug fails its test.
+        """
+        if self.is_headless or not self.is_running or not isinstance(error, Exception):
+            super()._handle_exception(error)
+            return
+        import tempfile
+        import traceback
+
+        fd, path = tempfile.mkstemp(prefix="contractstudio-studio-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            f.write("".join(traceback.format_exception(error)))
+        try:
+            self.push_screen(ErrorDialog("Internal error", f"{type(error).__name__}: {error}\n\nThe traceback was written to {path}; "
+                                         "please report it. Save your work (Ctrl+S) if you can."))
+        except Exception:  # noqa: BLE001 - the modal itself failed: fall back to Textual's handling
+            super()._handle_exception(error)
 
     # Quitting --------------------------------------------------------------------------
 

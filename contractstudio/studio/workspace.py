@@ -85,6 +85,16 @@ class Workspace:
                 seen[path.resolve()] = WorkspaceFile(path, kind_of_path(path))
         for root in self.roots:
             if root.is_dir():
+                # Files that `check` skips (.contractstudioignore, e.g. samples/broken/) are still worth opening here.
+                for path in sorted(root.rglob("*.y*ml")):
+                    key = path.resolve()
+                    if key in seen or path.suffix not in (".yaml", ".yml"):
+                        continue
+                    if any(part.startswith(".") for part in path.relative_to(root).parts):
+                        continue
+                    kind = kind_of_path(path)
+                    if kind in KINDS:
+                        seen[key] = WorkspaceFile(path, kind)
                 for trace in sorted(root.rglob("*.jsonl")):
                     if not any(part.startswith(".") for part in trace.relative_to(root).parts):
                         seen[trace.resolve()] = WorkspaceFile(trace, "trace")

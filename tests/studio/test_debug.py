@@ -145,3 +145,23 @@ async def test_the_debugger_never_imports_litellm_for_scripted_calls(tmp_path: P
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert "first screen False" in out.stdout, out.stderr
     assert "scripted call False" in out.stdout, out.stderr
+
+
+async def test_choosing_a_trace_in_the_file_list_opens_it_in_the_debugger(make_app, workspace: Path) -> None:
+    from contractstudio.runtime.api import load
+
+    contract = load(workspace / "multidoc_qa.contract.yaml")
+    scenario = contract.scenario("remedied-after-low-coverage")
+    target = workspace / "recorded.trace.jsonl"
+    contract.call(scenario.input, list(scenario.responses), wait=False, trace=target)
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.open_file(target)
+        await pilot.pause()
+        await pilot.pause()
+        assert app.current_mode == "debug"
+        assert "recorded.trace.jsonl" in status(app)
+        assert len(app.screen.events) == sum(1 for _ in target.open())
+        assert app.screen.query_one("#model-select").value == f"replay:{target}"
+        assert "LLM calls 2" in plain(app.screen.query_one("#perf").content)

@@ -115,8 +115,9 @@ class DebugScreen(Screen[None]):
         if options:
             select.value = current if isinstance(current, int) and current < len(options) else preferred
             self._fill_choices()
-        if not self.events:
-            self._show_stages()
+        if self.session is None and self.trace_file is None:
+            self._reset()
+        self._last_setup = self._setup_key()  # the Select.Changed messages still queued are not user choices
         self._status()
 
     @property
@@ -291,11 +292,24 @@ class DebugScreen(Screen[None]):
         self.query_one("#event-body", Static).update(event_view(event, self.events))
 
     def _perf(self) -> None:
-        from contractstudio.runtime.perf import format_table
+        from contractstudio.runtime.perf import PerfStats, format_table
 
-        if self.session is None:
+        if self.session is not None:
+            stats = self.session.state.perf.as_dict()
+        elif self.events:  # a recorded trace: rebuild the stats from its events
+            perf = PerfStats()
+            in_stages = 0.0
+            for e in self.events:
+                if e.type == "stage_end" and e.get("duration_s") is not None:
+                    perf.add_stage(e.stage, float(e.get("duration_s")))
+                    in_stages += float(e.get("duration_s"))
+                elif e.type == "llm_response":
+                    perf.add_llm(int(e.get("prompt_tokens") or 0), int(e.get("completion_tokens") or 0),
+                                 float(e.get("cost_usd") or 0), float(e.get("latency_s") or 0))
+            perf.add_call(self.events[-1].t, in_stages)
+            stats = perf.as_dict()
+        else:
             return
-        stats = self.session.state.perf.as_dict()
         llm = stats.get("llm") or {}
         t = Text(no_wrap=True)
         t.append(f"LLM calls {llm.get('calls', 0)} · tokens {llm.get('prompt_tokens', 0)}+{llm.get('completion_tokens', 0)} · "
@@ -434,13 +448,29 @@ class DebugScreen(Screen[None]):
         self.session = None
         self.trace_file = path
         self.events = list(trace)
+        self._match_trace(path)
         timeline = self.query_one("#timeline", OptionList)
         timeline.clear_options()
         timeline.add_options([Option(event_line(e, self.breakpoints)) for e in self.events])
         if self.events:
             timeline.highlighted = 0
             self._show(self.events[0])
+        self._perf()
         self._status()
+
+    def _match_trace(self, path: Path) -> None:
+        """Select the trace's contract and its replay, so R re-runs the recorded call."""
+        name = next((e.get("contract") for e in self.events if e.get("contract")), None)
+        index = next((i for i, (_, doc) in enumerate(self.contracts) if doc.name == name), None)
+        if index is None:
+            return
+        self.query_one("#contract-select", Select).value = index
+        self._fill_choices()
+        replay = f"replay:{path}"
+        models = self.query_one("#model-select", Select)
+        if any(value == replay for _, value in models._options):  # noqa: SLF001 - no public accessor
+            models.value = replay
+        self._last_setup = self._setup_key()
 
 
 def _read(path: Path) -> str:

@@ -191,7 +191,8 @@ class EditScreen(Screen[None]):
         state = " [dim]checking…[/dim]" if pending else ""
         errors = f"[b red]{counts.error} errors[/]" if counts.error else "0 errors"
         warnings = f"[b yellow]{counts.warning} warnings[/]" if counts.warning else "0 warnings"
-        status.update(f" {name}{dirty} · {kind} · {errors} · {warnings} · Ln {row + 1}, Col {col + 1}{state}")
+        # Position and counts first: on a narrow terminal the end of the line (the long name) is what gets cut.
+        status.update(f" {row + 1}:{col + 1} · {kind} · {errors} · {warnings} · {name}{dirty}{state}")
 
     @on(ContractEditor.SelectionChanged)
     def _moved(self) -> None:

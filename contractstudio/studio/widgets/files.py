@@ -41,21 +41,20 @@ class FileList(OptionList):
                 continue
             options.append(Option(Text(GROUP_TITLES.get(kind or "", "Other"), style="bold underline"), disabled=True))
             for f in files:
-                label = Text("  ", no_wrap=True, overflow="ellipsis")
-                shown = workspace.display(f.path)
-                suffix = f".{f.kind}.yaml"
-                if shown.endswith(suffix):  # the group title already says the kind
-                    label.append(shown[: -len(suffix)])
-                    label.append(suffix, style="dim")
+                errors, warnings = counts.get(f.path, (0, 0))
+                label = Text(no_wrap=True, overflow="ellipsis")
+                # Marks first: a narrow list cuts the end of long names, never the news.
+                if errors:
+                    label.append("● ", style="bold red")
+                elif warnings:
+                    label.append("▲ ", style="bold yellow")
                 else:
-                    label.append(shown)
+                    label.append("  ")
+                shown = f.path.stem if f.kind == "trace" else workspace.display(f.path)
+                suffix = f".{f.kind}.yaml"
+                label.append(shown[: -len(suffix)] if shown.endswith(suffix) else shown)  # the group title says the kind
                 if f.path in dirty:
                     label.append(" *", style="bold yellow")
-                errors, warnings = counts.get(f.path, (0, 0))
-                if errors:
-                    label.append(f" ●{errors}", style="red")
-                elif warnings:
-                    label.append(f" ▲{warnings}", style="yellow")
                 key = f"f{len(self._paths)}"
                 self._paths[key] = f.path
                 if current is not None and f.path == current:
