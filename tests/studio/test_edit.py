@@ -236,3 +236,26 @@ async def test_export_writes_validated_yaml(make_app, workspace: Path) -> None:
         await pilot.pause()
     out = workspace / "multidoc_qa.contract.export.yaml"
     assert out.read_text() == (workspace / CONTRACT).read_text()
+
+
+async def test_a_failing_analysis_shows_an_error_modal_and_the_text_stays(make_app, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.studio.screens import edit
+    from contractstudio.studio.screens.dialogs import ErrorDialog
+
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+
+        def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise RuntimeError("the analyzer tripped")
+
+        monkeypatch.setattr("contractstudio.analysis.check.check_text", broken)
+        monkeypatch.setattr(edit, "check_text", broken, raising=False)
+        await pilot.press(*"# x")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog)
+        assert "the analyzer tripped" in str(app.screen.query_one("#dialog-body").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.editor.text.startswith("# x")
+        assert "analysis failed" in str(app.screen.query_one("#status").render())

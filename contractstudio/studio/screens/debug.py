@@ -77,6 +77,8 @@ class DebugScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         self.on_resize()
         self._load_contracts()
+        if not isinstance(self.focused, Select):
+            self.query_one("#timeline").focus()  # the run keys (s, c, g, b) act from here
 
     # Set-up: contract, input, model ----------------------------------------------------------
 
@@ -87,6 +89,7 @@ class DebugScreen(Screen[None]):
             files.insert(0, app.buffer.path)  # type: ignore[attr-defined]
         contracts: list[tuple[Path, Any]] = []
         self._problem = ""
+        skipped: list[str] = []
         for path in files:
             text = app.current_text() if app.buffer is not None and app.buffer.path == path else _read(path)  # type: ignore[attr-defined]
             try:
@@ -98,9 +101,12 @@ class DebugScreen(Screen[None]):
             for item in report.documents:
                 if item.kind == "contract" and item.model is not None:
                     if errors:
-                        self._problem = f"{path.name} has {len(errors)} error(s); fix them in edit mode (F2) to run it"
+                        skipped.append(path.name)
                         continue
                     contracts.append((path, item.model))
+        if skipped and not self._problem:
+            names = ", ".join(skipped[:2]) + (f" and {len(skipped) - 2} more" if len(skipped) > 2 else "")
+            self._problem = f"not runnable until their errors are fixed (F2): {names}"
         signature = [(p, d.name, [sc.name for sc in d.scenarios], [e.name for e in d.examples]) for p, d in contracts]
         unchanged = signature == [(p, d.name, [sc.name for sc in d.scenarios], [e.name for e in d.examples]) for p, d in self.contracts]
         self.contracts = contracts  # fresh documents for the next session, even when the choices stay the same
@@ -335,7 +341,7 @@ class DebugScreen(Screen[None]):
         elif self.trace_file is not None:
             state = f"trace {self.trace_file.name}: {len(self.events)} events"
         elif self.session is None:
-            state = self._problem or "ready"
+            state = "ready" + (f" · {self._problem}" if self._problem else "")
         elif self.session.done:
             r = self.session.result
             state = f"[b {'green' if r.successful else 'red'}]{'success' if r.successful else 'failed'}[/] · {r.llm_calls} LLM call(s), {r.attempts} remedy attempt(s)"
