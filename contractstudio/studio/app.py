@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from contractstudio.analysis.diagnostics import Counts
 from contractstudio.studio.commands import StudioCommands
-from contractstudio.studio.config import StudioConfig, config_folder, load_config
+from contractstudio.studio.config import StudioConfig, config_folder, is_trusted, load_config
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathPrompt, changed_on_disk, unsaved_changes
 from contractstudio.studio.screens.edit import Analysis, EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
@@ -62,7 +62,7 @@ class StudioApp(App[None]):
         super().__init__()
         self.config = config or load_config()
         self.workspace = workspace or Workspace.open(list(paths or []))
-        self.trusted = trusted
+        self.trusted = trusted or any(is_trusted(r if r.is_dir() else r.parent) for r in self.workspace.roots)
         self.buffer: Buffer | None = None
         self.analysis: Analysis | None = None
         self.counts: dict[Path, tuple[int, int]] = {}

@@ -165,3 +165,32 @@ async def test_choosing_a_trace_in_the_file_list_opens_it_in_the_debugger(make_a
         assert len(app.screen.events) == sum(1 for _ in target.open())
         assert app.screen.query_one("#model-select").value == f"replay:{target}"
         assert "LLM calls 2" in plain(app.screen.query_one("#perf").content)
+
+
+async def test_python_hooks_ask_for_trust_and_always_is_remembered(make_app, workspace: Path) -> None:
+    import re
+
+    from contractstudio.studio.config import is_trusted
+    from contractstudio.studio.screens.dialogs import Choice
+
+    text = (workspace / "multidoc_qa.contract.yaml").read_text().replace("name: multidoc_qa\n", "name: hooked_qa\n")
+    text = re.sub(r"act:.*?\n(post:)", 'act:\n  python: "qa_hooks:retrieve"\n\\1', text, flags=re.S)
+    (workspace / "hooked.contract.yaml").write_text(text)
+    (workspace / "qa_hooks.py").write_text(
+        "def retrieve(input, **kw):\n"
+        "    return {'query': input.query, 'selected_sentences': [d.content for d in input.documents], 'target_snippet_count': 3}\n")
+    app = make_app("hooked.contract.yaml")
+    assert not app.trusted
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        await press_and_wait(pilot, "g")
+        assert isinstance(app.screen, Choice)
+        assert "qa_hooks:retrieve" in str(app.screen.query_one("#dialog-body").render())
+        await pilot.click("#choice-always")
+        await pilot.pause()
+        assert app.trusted and is_trusted(workspace)
+        app.screen.query_one("#timeline").focus()
+        await press_and_wait(pilot, "g")
+        assert "success" in status(app)
+        act = next(e for e in app.screen.events if e.type == "act_value")
+        assert act["value"]["selected_sentences"] == ["text"]

@@ -229,11 +229,17 @@ class DebugScreen(Screen[None]):
         if chosen is None:
             self.notify(self._problem or "No contract without errors in the workspace.", severity="warning")
             return False
+        from contractstudio.runtime.errors import UntrustedHook
+
         try:
             from contractstudio.runtime.api import Contract
 
             contract = Contract(chosen[1], path=str(chosen[0]), trusted=self.app.trusted)  # type: ignore[attr-defined]
             self.session = contract.session(self._input_value(), self._model(contract), breakpoints=set(self.breakpoints))
+        except UntrustedHook as err:
+            self.session = None
+            self._ask_trust(chosen[0].parent, str(err))
+            return False
         except Exception as err:  # noqa: BLE001 - a refused or broken set-up is shown, never a traceback
             self.session = None
             self.query_one("#event-body", Static).update(Text(f"Cannot start the call: {err}", style="bold red"))
@@ -243,6 +249,24 @@ class DebugScreen(Screen[None]):
         self._last_setup = self._setup_key()
         self.query_one("#timeline", OptionList).clear_options()
         return True
+
+    def _ask_trust(self, folder: Path, why: str) -> None:
+        """Python hooks run only in a trusted folder: ask, and remember the answer when asked to."""
+        from contractstudio.studio.config import remember_trust
+        from contractstudio.studio.screens.dialogs import Choice
+
+        def answer(choice: str | None) -> None:
+            if choice in ("once", "always"):
+                self.app.trusted = True  # type: ignore[attr-defined]
+                if choice == "always":
+                    try:
+                        remember_trust(folder)
+                    except OSError as err:
+                        self.notify(f"Could not remember the trust: {err}", severity="warning")
+                self.notify("Trusted: press S, C or G again to run the call.", timeout=4)
+
+        self.app.push_screen(Choice("Trust this folder?", f"{why}\n\nTrust {folder} to run its Python hooks?",
+                                    [("once", "Trust now"), ("always", "Always"), ("cancel", "Cancel")]), answer)
 
     def _drive(self, how: str) -> None:
         if self.session is None and self.trace_file is None and not self._start():
