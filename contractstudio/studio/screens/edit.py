@@ -69,6 +69,7 @@ class EditScreen(Screen[None]):
         self._debounce: Timer | None = None
         self._loading = False
         self._last_failure = ""
+        self._status_line = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="edit-main"):
@@ -165,6 +166,7 @@ class EditScreen(Screen[None]):
         if event.state == WorkerState.ERROR and event.worker.group == "analysis":
             error = event.worker.error
             reason = f"{type(error).__name__}: {error}"
+            self._status_line = ""
             self.query_one("#status", Static).update(f" [b red]analysis failed[/]: {reason}")
             if reason != self._last_failure:  # one modal per distinct failure, not one per keystroke
                 self._last_failure = reason
@@ -192,7 +194,10 @@ class EditScreen(Screen[None]):
         errors = f"[b red]{counts.error} errors[/]" if counts.error else "0 errors"
         warnings = f"[b yellow]{counts.warning} warnings[/]" if counts.warning else "0 warnings"
         # Position and counts first: on a narrow terminal the end of the line (the long name) is what gets cut.
-        status.update(f" {row + 1}:{col + 1} · {kind} · {errors} · {warnings} · {name}{dirty}{state}")
+        line = f" {row + 1}:{col + 1} · {kind} · {errors} · {warnings} · {name}{dirty}{state}"
+        if line != self._status_line:
+            self._status_line = line
+            status.update(line, layout=False)  # one fixed-height row: no need to lay out the screen per keystroke
 
     @on(ContractEditor.SelectionChanged)
     def _moved(self) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.document._wrapped_document import WrappedDocument
 from textual.strip import Strip
 from textual.widgets import TextArea
 
@@ -16,6 +17,30 @@ from contractstudio.analysis.diagnostics import SEVERITY_RANK, Diagnostic
 LARGE_FILE_LINES = 400
 _WINDOW_MARGIN = 150
 MARKER_GLYPHS = {"error": "●", "warning": "▲", "info": "•"}
+
+
+class _RowCountCache(WrappedDocument):
+    """WrappedDocument whose `height` is remembered between edits.
+
+    TextArea reads `height` once per rendered line and it sums over every line of the file:
+    O(file) per row, the largest cost of a redraw in a big file (see bench/bench_studio.py).
+    """
+
+    _rows: int | None = None
+
+    def wrap(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self._rows = None
+        return super().wrap(*args, **kwargs)
+
+    def wrap_range(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self._rows = None
+        return super().wrap_range(*args, **kwargs)
+
+    @property
+    def height(self) -> int:
+        if self._rows is None:
+            self._rows = super().height
+        return self._rows
 
 
 class ContractEditor(TextArea):
@@ -34,6 +59,10 @@ class ContractEditor(TextArea):
         self.indent_width = 2
         self.markers: dict[int, str] = {}  # 0-based line -> worst severity
         self._window: tuple[int, int] | None = None
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        super()._set_document(text, language)
+        self.wrapped_document.__class__ = _RowCountCache  # same data, a cached row count
 
     def set_findings(self, diagnostics: Iterable[Diagnostic]) -> None:
         """Mark each line that holds a finding with its worst severity."""
