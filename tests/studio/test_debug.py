@@ -194,3 +194,21 @@ async def test_python_hooks_ask_for_trust_and_always_is_remembered(make_app, wor
         assert "success" in status(app)
         act = next(e for e in app.screen.events if e.type == "act_value")
         assert act["value"]["selected_sentences"] == ["text"]
+
+
+async def test_typed_yaml_input_runs_the_call(make_app) -> None:
+    from textual.widgets import Select
+
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        app.screen.query_one("#input-select", Select).value = "typed"
+        await pilot.pause()
+        assert isinstance(app.screen, TextPrompt)
+        app.screen.query_one("#prompt-text").text = "query: typed question\ndocuments: [{id: T1, content: typed text}]\n"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        app.screen.query_one("#timeline").focus()
+        await press_and_wait(pilot, "g")
+        act = next(e for e in app.screen.events if e.type == "act_value")
+        assert act["value"]["query"] == "typed question"

@@ -130,3 +130,14 @@ def test_the_check_command_does_not_import_the_studio() -> None:
     sample = ROOT / "tests" / "studio" / "workspace" / "multidoc_qa.contract.yaml"
     out = subprocess.run([sys.executable, "-c", code, str(sample)], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().endswith("clean"), out.stderr
+
+
+async def test_ctrl_t_switches_between_the_dark_and_light_themes(make_app) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.theme == "contractstudio-dark"
+        await pilot.press("ctrl+t")
+        assert app.theme == "contractstudio-light"
+        await pilot.press("ctrl+t")
+        assert app.theme == "contractstudio-dark"
