@@ -21,7 +21,7 @@ from textual.widgets import Footer, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from contractstudio.analysis.check import Context, check_text
+from contractstudio.studio import calls
 from contractstudio.studio.screens.dialogs import PathPrompt, TextPrompt
 from contractstudio.studio.widgets.events import event_line, event_view
 
@@ -87,28 +87,11 @@ class DebugScreen(Screen[None]):
         files = [f.path for f in app.workspace.of_kind("contract")]  # type: ignore[attr-defined]
         if app.buffer is not None and app.buffer.path not in files and "kind: contract" in app.current_text():  # type: ignore[attr-defined]
             files.insert(0, app.buffer.path)  # type: ignore[attr-defined]
-        contracts: list[tuple[Path, Any]] = []
-        self._problem = ""
-        skipped: list[str] = []
-        for path in files:
-            text = app.current_text() if app.buffer is not None and app.buffer.path == path else _read(path)  # type: ignore[attr-defined]
-            try:
-                report = check_text(text, str(path), Context(trusted=app.trusted, root=path.parent))  # type: ignore[attr-defined]
-            except Exception as err:  # noqa: BLE001 - an analyzer bug is a message here, never a crash
-                self._problem = f"analysis of {path.name} failed: {type(err).__name__}: {err}"
-                continue
-            errors = [d for d in report.diagnostics if d.severity == "error"]
-            for item in report.documents:
-                if item.kind == "contract" and item.model is not None:
-                    if errors:
-                        skipped.append(path.name)
-                        continue
-                    contracts.append((path, item.model))
-        if skipped and not self._problem:
-            names = ", ".join(skipped[:2]) + (f" and {len(skipped) - 2} more" if len(skipped) > 2 else "")
-            self._problem = f"not runnable until their errors are fixed (F2): {names}"
-        signature = [(p, d.name, [sc.name for sc in d.scenarios], [e.name for e in d.examples]) for p, d in contracts]
-        unchanged = signature == [(p, d.name, [sc.name for sc in d.scenarios], [e.name for e in d.examples]) for p, d in self.contracts]
+        def text_of(path: Path) -> str:
+            return app.current_text() if app.buffer is not None and app.buffer.path == path else calls.read_text(path)  # type: ignore[attr-defined]
+
+        contracts, self._problem = calls.runnable_contracts(files, text_of, app.trusted)  # type: ignore[attr-defined]
+        unchanged = calls.signature(contracts) == calls.signature(self.contracts)
         self.contracts = contracts  # fresh documents for the next session, even when the choices stay the same
         if unchanged and self.query_one("#contract-select", Select).value != Select.NULL:
             self._status()
@@ -146,18 +129,9 @@ class DebugScreen(Screen[None]):
 
     def _fill_choices(self) -> None:
         chosen = self.contract_doc
-        inputs: list[tuple[str, str]] = []
-        models: list[tuple[str, str]] = []
-        if chosen is not None:
-            doc = chosen[1]
-            inputs += [(f"scenario: {s.name}", f"scenario:{i}") for i, s in enumerate(doc.scenarios)]
-            inputs += [(f"example: {e.name}", f"example:{i}") for i, e in enumerate(doc.examples)]
-            models += [(f"scripted: {s.name}", f"scripted:{i}") for i, s in enumerate(doc.scenarios)]
-            traces = [f.path for f in self.app.workspace.of_kind("trace")]  # type: ignore[attr-defined]
-            models += [(f"replay: {p.name}", f"replay:{p}") for p in traces]
-            model_name = getattr(doc.llm, "model", None) or "llm: block"
-            models.append((f"live: {model_name}", "live"))
-        inputs.append(("typed YAML…", "typed"))
+        inputs = calls.input_choices(chosen[1]) if chosen else [("typed YAML…", "typed")]
+        traces = [f.path for f in self.app.workspace.of_kind("trace")]  # type: ignore[attr-defined]
+        models = calls.model_choices(chosen[1], traces) if chosen else []
         self.query_one("#input-select", Select).set_options(inputs)
         self.query_one("#model-select", Select).set_options(models)
         if inputs:
@@ -194,23 +168,10 @@ class DebugScreen(Screen[None]):
         value = self.query_one("#input-select", Select).value
         if chosen is None or not isinstance(value, str):
             return None
-        kind, _, index = value.partition(":")
-        if kind == "scenario":
-            return chosen[1].scenarios[int(index)].input
-        if kind == "example":
-            return chosen[1].examples[int(index)].input
-        return self.typed_input
+        return calls.input_value(chosen[1], value, self.typed_input)
 
     def _model(self, contract: Any) -> Any:
-        from contractstudio.runtime.models import ReplayModel, ScriptedModel
-
-        value = str(self.query_one("#model-select", Select).value)
-        kind, _, rest = value.partition(":")
-        if kind == "scripted":
-            return ScriptedModel(list(contract.doc.scenarios[int(rest)].responses), name=f"scripted:{contract.doc.scenarios[int(rest)].name}")
-        if kind == "replay":
-            return ReplayModel(Path(rest))
-        return contract.model_for(None)  # live: litellm is imported only when the request is sent
+        return calls.make_model(contract, str(self.query_one("#model-select", Select).value))
 
     # Running --------------------------------------------------------------------------------
 
@@ -322,31 +283,13 @@ class DebugScreen(Screen[None]):
         self.query_one("#event-body", Static).update(event_view(event, self.events))
 
     def _perf(self) -> None:
-        from contractstudio.runtime.perf import PerfStats, format_table
-
         if self.session is not None:
             stats = self.session.state.perf.as_dict()
-        elif self.events:  # a recorded trace: rebuild the stats from its events
-            perf = PerfStats()
-            in_stages = 0.0
-            for e in self.events:
-                if e.type == "stage_end" and e.get("duration_s") is not None:
-                    perf.add_stage(e.stage, float(e.get("duration_s")))
-                    in_stages += float(e.get("duration_s"))
-                elif e.type == "llm_response":
-                    perf.add_llm(int(e.get("prompt_tokens") or 0), int(e.get("completion_tokens") or 0),
-                                 float(e.get("cost_usd") or 0), float(e.get("latency_s") or 0))
-            perf.add_call(self.events[-1].t, in_stages)
-            stats = perf.as_dict()
+        elif self.events:  # a recorded trace: rebuilt from its events
+            stats = calls.stats_of_events(self.events)
         else:
             return
-        llm = stats.get("llm") or {}
-        t = Text(no_wrap=True)
-        t.append(f"LLM calls {llm.get('calls', 0)} · tokens {llm.get('prompt_tokens', 0)}+{llm.get('completion_tokens', 0)} · "
-                 f"${float(llm.get('cost_usd', 0)):.6f} · transport retries {llm.get('transport_retries', 0)}\n", style="bold")
-        table = [line for line in format_table(stats).splitlines() if not line.startswith("llm:")]
-        t.append("\n".join(table))
-        self.query_one("#perf", Static).update(t)
+        self.query_one("#perf", Static).update(calls.perf_text(stats))
 
     def _show_stages(self) -> None:
         timeline = self.query_one("#timeline", OptionList)
@@ -502,9 +445,3 @@ class DebugScreen(Screen[None]):
             models.value = replay
         self._last_setup = self._setup_key()
 
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""

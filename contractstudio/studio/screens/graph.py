@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from contractstudio.analysis.check import Context, FileReport, Loaded, check_text
 from contractstudio.analysis.diagnostics import Diagnostic
-from contractstudio.analysis.graph import END, StepGraph, state_flow
+from contractstudio.analysis.graph import StepGraph, state_flow
 from contractstudio.studio.screens.agent_tree import fill_agent_tree
 from contractstudio.studio.screens.dialogs import PathPrompt
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
@@ -293,4 +293,3 @@ class GraphScreen(Screen[None]):
         self.notify(f"Wrote {fmt} graph to {target}", timeout=4)
 
 
-__all__ = ["GraphScreen", "END"]
