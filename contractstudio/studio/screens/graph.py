@@ -291,5 +291,3 @@ class GraphScreen(Screen[None]):
             self.notify(f"Could not write {target}: {err.strerror or err}", severity="error")
             return
         self.notify(f"Wrote {fmt} graph to {target}", timeout=4)
-
-
