@@ -131,3 +131,18 @@ async def test_an_agent_shows_tools_policies_and_tasks(make_app) -> None:
         assert "must-search" in text and "require tool search_kb" in text
         assert "forbid pattern issue_.* → issue_refund" in text
         assert "answer_billing" in text and "expects tool search_kb" in text
+
+
+async def test_the_simulated_path_survives_an_export_dialog(make_app) -> None:
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.press("slash", *"[DIRECT:] hi", "enter")
+        await pilot.pause()
+        await pilot.press("m")
+        await pilot.pause()
+        await pilot.press("escape")  # cancel the export
+        await pilot.pause()
+        assert app.screen.query_one(StepGraphView).highlight.steps == ["route", "dispatch", "answer", "persist"]

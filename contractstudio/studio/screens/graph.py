@@ -43,6 +43,7 @@ class GraphScreen(Screen[None]):
         self.spans: dict[str, tuple[int, int]] = {}
         self._choices: list[Path] = []
         self.banner: Text | None = None  # the simulated path or chosen finding, shown above the step
+        self._loaded_text: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="graph-main"):
@@ -79,6 +80,8 @@ class GraphScreen(Screen[None]):
         if not self._choices:
             chooser.add_option(Option(Text("No pipeline or agent in the workspace.", style="dim"), disabled=True))
         self.on_resize()
+        if target is not None and target == self.path and self._loaded_text == self._text_of(target):
+            return  # back from a dialog or another mode with nothing changed: keep the selection and the path
         self.load(target)
 
     def on_resize(self) -> None:
@@ -114,6 +117,8 @@ class GraphScreen(Screen[None]):
         app = self.app
         analysis = app.analysis  # type: ignore[attr-defined]
         text = self._text_of(path)
+        self._loaded_text = text
+        self.banner = None
         if analysis is not None and analysis.path == path and analysis.text == text:
             self.report = analysis.report
         else:
