@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from contractstudio.analysis import report
 from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.export import export_file
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and a rename: never a half-written file."""
-    path = path.resolve()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+from contractstudio.saving import write_atomic
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         print(report.text(errors, {str(source): source.read_text(errors='replace')}, 1), file=sys.stderr)
         return EXIT_PROBLEM
     if args.output:
-        write_atomically(Path(args.output), text)
+        write_atomic(Path(args.output), text)
         print(f"exported {args.file} -> {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
