@@ -141,3 +141,9 @@ async def test_ctrl_t_switches_between_the_dark_and_light_themes(make_app) -> No
         assert app.theme == "contractstudio-light"
         await pilot.press("ctrl+t")
         assert app.theme == "contractstudio-dark"
+
+
+def test_the_studio_command_refuses_a_missing_path(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "contractstudio", str(tmp_path / "nope.yaml")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "no such file or folder" in out.stderr and "Traceback" not in out.stderr
