@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 Path = tuple[Any, ...]
@@ -29,7 +29,6 @@ class Model(BaseModel):
     """Base of every document model: strict types, unknown keys reported, source path kept."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=False)
-    _src: Path = PrivateAttr(default=())
 
     @model_validator(mode="wrap")
     @classmethod
@@ -37,13 +36,16 @@ class Model(BaseModel):
         src = getattr(data, "src", None)
         model = handler(data)
         if src is not None and isinstance(model, Model):
-            model._src = src
+            # Kept in pydantic's private slot directly: a declared PrivateAttr would make
+            # pydantic run its private-attribute set-up for every object (a third of validation).
+            object.__setattr__(model, "__pydantic_private__", {"_src": src})
         return model
 
     @property
     def src(self) -> Path:
         """The key/index path of this object in its YAML document."""
-        return self._src
+        private = self.__pydantic_private__
+        return private.get("_src", ()) if private else ()
 
 
 def _one_of(data: Any, keys: tuple[str, ...], what: str) -> None:

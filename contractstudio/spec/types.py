@@ -7,6 +7,8 @@ chains through them, and prompts describe them to the model (`schema_text`).
 
 from __future__ import annotations
 
+import functools
+
 import json
 import keyword
 import re
@@ -219,9 +221,20 @@ class _Parser:
         raise TypeSyntaxError(f"Literal values are quoted strings, numbers, True, False or None, not '{value}'", where)
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse_cached(text: str) -> TypeExpr:
+    return _parse(text)
+
+
 def parse_type(text: str) -> TypeExpr:
-    """Parse a type string; raises TypeSyntaxError(message, offset)."""
-    if not isinstance(text, str) or not text.strip():
+    """Parse a type string; raises TypeSyntaxError(message, offset). Results are shared (TypeExpr is frozen)."""
+    if not isinstance(text, str):
+        raise TypeSyntaxError("the type is empty", 0)
+    return _parse_cached(text)  # files repeat the same few type strings: parse each once
+
+
+def _parse(text: str) -> TypeExpr:
+    if not text.strip():
         raise TypeSyntaxError("the type is empty", 0)
     parser = _Parser(text)
     result = parser.union()
@@ -426,11 +439,12 @@ _SHARED_MAX = 64
 
 def _decls_key(decls: dict[str, TypeDecl]) -> str:
     """A canonical text of declarations: what they declare, which defaults are set, and where they are."""
+    # repr of plain attribute tuples: deterministic for YAML-loaded values and far cheaper than model_dump
     parts = []
     for name, decl in decls.items():
-        fields = [(f, spec.model_dump(mode="json"), sorted(spec.model_fields_set), list(spec.src)) for f, spec in decl.fields.items()]
-        parts.append((name, decl.description, decl.extra, list(decl.src), fields))
-    return json.dumps(parts, sort_keys=True, default=repr)
+        fields = [(f, tuple(spec.__dict__.items()), tuple(sorted(spec.model_fields_set)), spec.src) for f, spec in decl.fields.items()]
+        parts.append((name, decl.description, decl.extra, decl.src, fields))
+    return repr(parts)
 
 
 def _show(value: Any) -> str:
