@@ -80,9 +80,18 @@ def analyzer(*kinds: str) -> Callable[[DocumentRule], DocumentRule]:
     return register
 
 
-def _load_families() -> None:
-    # Imported for their @analyzer registrations; kept here so `check` imports only what it runs.
-    from contractstudio.analysis import families  # noqa: F401
+_FAMILY_LOADED: set[str] = set()
+
+
+def _load_family(kind: str) -> None:
+    """Import the rule modules of one kind (their @analyzer registrations): a file pays only for its kinds."""
+    if kind in _FAMILY_LOADED or kind not in _ANALYZERS:
+        return
+    import importlib
+
+    importlib.import_module("contractstudio.analysis.secrets")
+    importlib.import_module(f"contractstudio.analysis.{kind}")
+    _FAMILY_LOADED.add(kind)
 
 
 @dataclass(slots=True)
@@ -110,7 +119,6 @@ def analyze_source(source: SourceFile, ctx: Context | None = None) -> FileReport
 
 
 def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
-    _load_families()
     ctx = ctx or Context()
     found: list[Diagnostic] = list(source.diagnostics)
     loaded: list[Loaded] = []
@@ -121,6 +129,7 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
         loaded.append(item)
         if model is None or doc.kind not in _ANALYZERS:
             continue
+        _load_family(doc.kind)
         for fn in _ANALYZERS[doc.kind]:
             try:
                 found.extend(fn(item, ctx))

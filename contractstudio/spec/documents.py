@@ -28,7 +28,8 @@ class SrcDict(dict):  # type: ignore[type-arg]
 class Model(BaseModel):
     """Base of every document model: strict types, unknown keys reported, source path kept."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=False)
+    # defer_build: a file of one kind pays only for the validators of that kind.
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=False, defer_build=True)
 
     @model_validator(mode="wrap")
     @classmethod
