@@ -6,14 +6,12 @@ No textual import here: this is plain file handling the app drives.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.analysis.check import discover
+from contractstudio.saving import write_atomic  # noqa: F401  (re-exported for the studio's modules)
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace")
 _KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
@@ -178,35 +176,3 @@ class Buffer:
         self.stamp = DiskStamp.of(self.path)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Temporary file in the same folder, fsync, then rename: the file is old or new, never a mix."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # the rename itself is durable only once the folder is synced
-        dir_fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
