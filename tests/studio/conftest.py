@@ -57,7 +57,23 @@ def make_app(workspace: Path) -> Callable[..., StudioApp]:
 
 
 async def settle(pilot) -> None:  # noqa: ANN001
-    """Wait for the debounce, the analysis worker and the redraw."""
+    """Wait for the debounce, the analysis worker and the redraw.
+
+    A fixed pause alone is not enough on a loaded machine (the debounce timer may not
+    have fired yet), so wait until the edit screen shows the analysis of its current text.
+    """
     await pilot.pause(0.3)
     await pilot.app.workers.wait_for_complete()
+    for _ in range(40):  # at most ~4 s
+        edit = next((s for s in pilot.app.screen_stack if hasattr(s, "generation") and hasattr(s, "analysis")), None)
+        if edit is None:
+            for mode_screen in getattr(pilot.app, "_screen_stacks", {}).values():
+                edit = next((s for s in mode_screen if hasattr(s, "generation") and hasattr(s, "analysis")), edit)
+        current = edit is None or getattr(pilot.app, "buffer", None) is None or (
+            edit.analysis is not None and edit.analysis.generation == edit.generation and edit._debounce is None
+        )
+        if current and not any(w.is_running for w in pilot.app.workers):
+            break
+        await pilot.pause(0.1)
+        await pilot.app.workers.wait_for_complete()
     await pilot.pause()

@@ -35,7 +35,13 @@ def test_the_real_app_starts_in_tmux_and_quits(workspace: Path, tmp_path: Path) 
     done = tmp_path / "exit-code"
     command = (f"XDG_CONFIG_HOME={tmp_path / 'config'} {sys.executable} -m contractstudio {workspace / 'maybe_unset.pipeline.yaml'} "
                f"{workspace}; echo $? > {done}")
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", command], check=True)
+    for attempt in range(3):  # a fresh tmux server can exit while it starts ("server exited unexpectedly")
+        started = subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", command],
+                                 capture_output=True, text=True)
+        if started.returncode == 0:
+            break
+        time.sleep(0.5)
+    assert started.returncode == 0, started.stderr
     try:
         screen = wait_for(session, "PIP201")  # the broken pipeline's finding, live
         assert "maybe_unset.pipeline.yaml" in screen and "1 errors" in screen
