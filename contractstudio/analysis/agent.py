@@ -8,7 +8,6 @@ success criteria are type-checked against the agent's output schema (EXP*).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Iterator
 
@@ -17,7 +16,7 @@ from typing import Any
 from contractstudio.analysis import budget
 from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.conditions import expression_diagnostics, value_span
-from contractstudio.analysis.diagnostics import Diagnostic, Related, make
+from contractstudio.analysis.diagnostics import Diagnostic, Related, did_you_mean, make
 from contractstudio.spec.documents import Agent, Condition, FieldSpec, Policy, Task, TypeDecl
 from contractstudio.spec.expressions import check, check_template
 from contractstudio.spec.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
@@ -38,11 +37,6 @@ def agent_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     yield from constraint_feasibility(loaded, agent)
     yield from cross_level_references(loaded, agent)
     yield from success_criteria_expressions(loaded, agent)
-
-
-def _did_you_mean(name: str, known: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 def _overlap(a: Policy, b: Policy) -> bool:
@@ -218,23 +212,23 @@ def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
             ref = getattr(p, part)
             if ref is not None and ref.tool is not None and ref.tool not in tools:
                 yield loaded.diag("AGT401", f"policy '{p.id}' names tool '{ref.tool}', which is not declared under tools",
-                                  p, part, "tool", hint=_did_you_mean(ref.tool, tools))
+                                  p, part, "tool", hint=did_you_mean(ref.tool, tools))
         for i, task_id in enumerate(p.scope or []):
             if task_id not in tasks:
                 yield loaded.diag("AGT401", f"policy '{p.id}' is scoped to task '{task_id}', which is not declared",
-                                  p, "scope", i, hint=_did_you_mean(task_id, tasks))
+                                  p, "scope", i, hint=did_you_mean(task_id, tasks))
         for i, other in enumerate(p.conflicts_with):
             if other not in policies:
                 yield loaded.diag("AGT401", f"policy '{p.id}' conflicts_with '{other}', which is not a policy",
-                                  p, "conflicts_with", i, hint=_did_you_mean(other, policies))
+                                  p, "conflicts_with", i, hint=did_you_mean(other, policies))
     for task in agent.tasks:
         for i, step in enumerate(task.trajectory):
             if step.expect_tool is not None and step.expect_tool not in tools:
                 yield loaded.diag("AGT401", f"task '{task.id}': trajectory expects tool '{step.expect_tool}', which is not declared",
-                                  task, "trajectory", i, "expect_tool", hint=_did_you_mean(step.expect_tool, tools))
+                                  task, "trajectory", i, "expect_tool", hint=did_you_mean(step.expect_tool, tools))
             if step.expect_field is not None and step.expect_field not in fields:
                 yield loaded.diag("AGT401", f"task '{task.id}': trajectory expects field '{step.expect_field}', which is not in the schema",
-                                  task, "trajectory", i, "expect_field", hint=_did_you_mean(step.expect_field, fields))
+                                  task, "trajectory", i, "expect_field", hint=did_you_mean(step.expect_field, fields))
 
 
 # ----------------------------------------------------------------- L1 types and success criteria

@@ -25,6 +25,12 @@ IGNORE_FILE = ".contractstudioignore"
 _KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
 
 
+def kind_of_text(text: str) -> str | None:
+    """The first top-level `kind:` of a YAML text, without parsing it (file discovery, the studio's file list)."""
+    m = _KIND_LINE.search(text)
+    return m.group(1) if m else None
+
+
 @dataclass(slots=True)
 class Context:
     """What the analysis may know about its surroundings."""
@@ -216,7 +222,7 @@ def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
                     head = f.read_text(encoding="utf-8", errors="replace")
                 except OSError:
                     continue
-                if _KIND_LINE.search(head):
+                if kind_of_text(head):
                     yield f
 
 

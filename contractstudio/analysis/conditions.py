@@ -6,7 +6,6 @@ diagnostics pointing inside the YAML scalar that holds the expression.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -14,17 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.analysis.check import Context, Loaded
-from contractstudio.analysis.diagnostics import Diagnostic, Related, Span, make
+from contractstudio.analysis.diagnostics import Diagnostic, Related, Span, did_you_mean, make  # noqa: F401  (did_you_mean re-exported)
 from contractstudio.spec.documents import Condition
 from contractstudio.spec.expressions import ExprIssue, check, check_template
 from contractstudio.analysis.positions import value_span
 from contractstudio.spec.types import TypeExpr, TypeSystem
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str | None:
-    """A 'did you mean' hint for a misspelt name, or None."""
-    close = difflib.get_close_matches(name, [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 def expression_diagnostics(loaded: Loaded, path: tuple[Any, ...], issues: Iterable[ExprIssue], prefix: str = "") -> Iterator[Diagnostic]:

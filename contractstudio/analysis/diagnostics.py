@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -87,6 +88,12 @@ def rule(code: str, name: str, severity: Severity, summary: str) -> Rule:
         raise ValueError(f"rule code {code} registered twice with different meanings")
     RULES[code] = new
     return new
+
+
+def did_you_mean(name: str, known: Iterable[Any]) -> str | None:
+    """A 'did you mean' hint for a misspelt name, or None (the one helper every rule uses)."""
+    close = difflib.get_close_matches(str(name), [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,11 @@ The step graph is built once per document and shared by every rule function.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator
 
 
 from contractstudio.analysis.check import Context, Loaded, analyzer
-from contractstudio.analysis.diagnostics import Diagnostic, Related
+from contractstudio.analysis.diagnostics import Diagnostic, Related, did_you_mean
 from contractstudio.analysis.graph import END, StateFlow, StepGraph, config, routes_of, state_flow, unset_paths, witness_path
 from contractstudio.spec.actions import CALL_MODEL, PREFIX_ROUTER
 from contractstudio.spec.documents import Pipeline, Step
@@ -20,11 +19,6 @@ from contractstudio.spec.documents import Pipeline, Step
 # fields with PIP201s a pathological file would make that quadratic.
 MAX_WITNESS_FIELDS = 64
 MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the model call it parses
-
-
-def _did_you_mean(name: str, known: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 @analyzer("pipeline")
@@ -61,7 +55,7 @@ def bad_entry_step(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
                           hint=f"add 'entry_step_id: {first}'")
     elif sg.entry is None:
         yield loaded.diag("PIP101", f"entry_step_id '{p.entry_step_id}' is not a step", ("entry_step_id",),
-                          hint=_did_you_mean(p.entry_step_id, sg.steps) or f"steps are: {', '.join(sg.steps) or 'none'}")
+                          hint=did_you_mean(p.entry_step_id, sg.steps) or f"steps are: {', '.join(sg.steps) or 'none'}")
 
 
 def unknown_target(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
@@ -71,7 +65,7 @@ def unknown_target(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
         for r in routes:
             if r.target != END and r.target not in sg.steps:
                 yield loaded.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
-                                  hint=_did_you_mean(r.target, sg.steps))
+                                  hint=did_you_mean(r.target, sg.steps))
         for key, value in config(step).items():
             if key[:3] == "on_" and not isinstance(value, str):
                 yield loaded.diag("PIP102", f"step '{step.id}': {key} must name a step", step.src + (key,))
@@ -92,7 +86,7 @@ def unknown_action(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
     """PIP106: an action neither built in nor declared under `actions:`."""
     for step in sg.pipeline.steps:
         if step.action not in sg.catalog:
-            hint = _did_you_mean(step.action, sg.catalog) or "declare it under 'actions:' with what it requires and ensures"
+            hint = did_you_mean(step.action, sg.catalog) or "declare it under 'actions:' with what it requires and ensures"
             yield loaded.diag("PIP106", f"step '{step.id}': unknown action '{step.action}'", step, "action", hint=hint)
 
 

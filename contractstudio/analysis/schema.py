@@ -7,14 +7,13 @@ type and condition that is well-formed.
 
 from __future__ import annotations
 
-import difflib
 import types as pytypes
 import typing
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from contractstudio.analysis.diagnostics import Diagnostic, make
+from contractstudio.analysis.diagnostics import Diagnostic, did_you_mean, make
 from contractstudio.spec.documents import KINDS, Model, SrcDict
 from contractstudio.spec.source import MapNode, SourceDocument, key_at, nearest, node_at
 
@@ -131,8 +130,7 @@ def _diagnostic(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any
     if etype == "extra_forbidden":
         node = key_at(doc.root, src) or nearest(doc.root, src)
         owner = _model_at(kind_cls, dpath[:-1])
-        close = difflib.get_close_matches(str(src[-1]), _known_keys(owner), n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'?" if close else (f"known keys: {', '.join(_known_keys(owner))}" if owner else None)
+        hint = did_you_mean(str(src[-1]), _known_keys(owner)) or (f"known keys: {', '.join(_known_keys(owner))}" if owner else None)
         return make("SCH102", f"unknown key '{src[-1]}' in {'.'.join(map(str, src[:-1])) or 'the document'}", file, node.span, hint=hint)  # type: ignore[union-attr]
     node = node_at(doc.root, src) or nearest(doc.root, src)
     value = err.get("input")
@@ -191,8 +189,7 @@ def validate(doc: SourceDocument, file: str) -> tuple[Model | None, list[Diagnos
         if node is None:
             return None, [make("YML003", "the document has no 'kind:'", file, root.span,  # type: ignore[union-attr]
                                hint="add 'kind: contract' (or agent, pipeline, tools)")]
-        close = difflib.get_close_matches(str(kind), list(KINDS), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "kind is one of: contract, agent, pipeline, tools"
+        hint = did_you_mean(str(kind), KINDS) or "kind is one of: contract, agent, pipeline, tools"
         return None, [make("YML003", f"unknown kind '{kind}'", file, node.span, hint=hint)]
     data = with_paths(doc.data)
     diagnostics: list[Diagnostic] = []

@@ -6,23 +6,13 @@ No textual import here: this is plain file handling the app drives.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contractstudio.analysis.check import discover
+from contractstudio.analysis.check import discover, kind_of_text
 from contractstudio.saving import write_atomic  # noqa: F401  (re-exported for the studio's modules)
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace")
-_KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
-
-
-def kind_of_text(text: str) -> str | None:
-    """The first `kind:` of a YAML text (what the file list and status line show)."""
-    m = _KIND_LINE.search(text)
-    return m.group(1) if m else None
-
-
 def kind_of_path(path: Path) -> str | None:
     """A file's kind: `trace` for JSON Lines, else its first `kind:` line."""
     if path.suffix == ".jsonl":
