@@ -23,7 +23,7 @@ import yaml
 from contractstudio.analysis.check import Context, check_text
 from contractstudio.analysis.pipeline import pipeline_rules
 from contractstudio.analysis.schema import validate
-from contractstudio.spec.source import read_source
+from contractstudio.reading.source import read_source
 
 BLOCK = 7  # steps per routed block
 
@@ -119,13 +119,13 @@ def main() -> None:
             report = check_text(text, "generated.yaml")
             assert not report.diagnostics, report.diagnostics[:3]  # the generated pipeline is clean
             loaded = report.documents[0]
-            compose = best(lambda: yaml.compose(text, Loader=yaml.CSafeLoader), args.runs, collect)
-            check = best(lambda: check_text(text, "generated.yaml"), args.runs, collect)
+            compose = best(lambda text=text: yaml.compose(text, Loader=yaml.CSafeLoader), args.runs, collect)
+            check = best(lambda text=text: check_text(text, "generated.yaml"), args.runs, collect)
             # Where check's time goes: reading nodes with spans, shape validation, the pipeline rules, the rest
-            source = best(lambda: read_source(text, "generated.yaml"), args.runs, collect)
+            source = best(lambda text=text: read_source(text, "generated.yaml"), args.runs, collect)
             doc = read_source(text, "generated.yaml").documents[0]
-            shape = best(lambda: validate(doc, "generated.yaml"), args.runs, collect)
-            rules = best(lambda: list(pipeline_rules(loaded, Context())), args.runs, collect)
+            shape = best(lambda doc=doc: validate(doc, "generated.yaml"), args.runs, collect)
+            rules = best(lambda loaded=loaded: list(pipeline_rules(loaded, Context())), args.runs, collect)
             rest = max(0.0, check - source - shape - rules)
             results[n] = (compose, check)
             steps = len(loaded.model.steps)  # type: ignore[union-attr]

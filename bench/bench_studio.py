@@ -169,10 +169,10 @@ def main() -> None:
     bare = [first_screen(BARE)[0] for _ in range(args.runs)]
     studio_runs = [first_screen(STUDIO, sample) for _ in range(args.runs)]
     studio = [s for s, _ in studio_runs]
-    print("start to first screen (median of %d fresh processes, headless 120x40)" % args.runs)
+    print(f"start to first screen (median of {args.runs} fresh processes, headless 120x40)")
     print(f"  bare Textual app   {statistics.median(bare) * 1000:8.0f} ms")
     print(f"  studio             {statistics.median(studio) * 1000:8.0f} ms   ratio {statistics.median(studio) / statistics.median(bare):.2f}x")
-    print(f"  litellm imported at first screen: {any(l for _, l in studio_runs)}")
+    print(f"  litellm imported at first screen: {any(imported for _, imported in studio_runs)}")
     cycle = asyncio.run(edit_cycle(1000, max(args.runs * 4, 20)))
     print("edit to diagnostics, 1,000-line contract (debounce of 150 ms excluded)")
     print(f"  analyzer alone (check_text)        {cycle['analysis_ms']:7.1f} ms")

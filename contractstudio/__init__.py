@@ -17,7 +17,7 @@ __all__ = [
 _LAZY = {
     "load": "contractstudio.runtime.api",
     "load_all": "contractstudio.runtime.api",
-    "toolify": "contractstudio.runtime.tools",
+    "toolify": "contractstudio.runtime.toolify",
     "ContractError": "contractstudio.runtime.errors",
     "ContractViolation": "contractstudio.runtime.errors",
     "ScriptedModel": "contractstudio.runtime.models",

@@ -14,13 +14,15 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
-EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+
 FORMATS = ("text", "json", "jsonl", "sarif", "github")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors exit 2, as argparse does, with our wording
+    def error(self, message: str) -> NoReturn:  # usage errors exit 2, as argparse does, with our wording
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
@@ -119,12 +121,6 @@ def _internal_error() -> int:
     last = text.strip().splitlines()[-1] if text.strip() else "unknown error"
     print(f"contractstudio: internal error: {last}\nThe full traceback was written to {path}; please report it.", file=sys.stderr)
     return EXIT_INTERNAL
-
-
-def usage_error(message: str) -> int:
-    """Print a usage problem (a missing file, a bad option value) and return exit code 2."""
-    print(f"contractstudio: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from contractstudio.analysis.check import Context, check_text
-from contractstudio.analysis.diagnostics import Diagnostic, at_least
+from contractstudio.findings.diagnostics import Diagnostic, at_least
 
 _KEY_ONLY = re.compile(r"^(\s*)(?:- )?[^\s#][^:#]*:\s*(#.*)?$")
 
@@ -22,7 +22,7 @@ def guess_indent(text: str) -> tuple[int, int, int]:
     """(mapping, sequence, offset) indentation as the author wrote it; defaults 2, 4, 2."""
     mapping = offset = None
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    for here, below in zip(lines, lines[1:]):
+    for here, below in zip(lines, lines[1:], strict=False):
         m = _KEY_ONLY.match(here)
         if not m:
             continue

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 from pydantic import BaseModel  # noqa: E402
 from pydantic_core import PydanticUndefined  # noqa: E402
 
-from contractstudio.spec import documents as d  # noqa: E402
+from contractstudio.documents import models as d  # noqa: E402
 
 MARKER = "<!-- generated below by scripts/gen_format_doc.py -->"
 SECTIONS = [
@@ -32,7 +32,7 @@ def type_name(tp: typing.Any) -> str:
     args = typing.get_args(tp)
     if origin is typing.Literal:
         return " \\| ".join(repr(a) for a in args)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
+    if origin in (typing.Union, __import__("types").UnionType):
         return " \\| ".join(type_name(a) for a in args)
     if origin is list:
         return f"list of {type_name(args[0])}"

@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from contractstudio.analysis.check import check_file  # noqa: E402
-from contractstudio.analysis.diagnostics import RULES  # noqa: E402
-from contractstudio.analysis import report  # noqa: E402
+from contractstudio.findings.diagnostics import RULES  # noqa: E402
+from contractstudio.reports import diagnostics as report  # noqa: E402
 
 FAMILIES = {
     "YML": "the YAML document", "SCH": "shape", "REF": "references", "EXP": "expressions", "CON": "contract",

@@ -8,12 +8,11 @@ import sys
 import textwrap
 
 import pytest
+from conftest import FIXTURES, SAMPLES
 
 from contractstudio.analysis.check import check_text
-from contractstudio.analysis.diagnostics import Diagnostic
 from contractstudio.cli import main
-
-from conftest import FIXTURES, SAMPLES
+from contractstudio.findings.diagnostics import Diagnostic
 
 AGT = FIXTURES / "err" / "AGT"
 

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from contractstudio.cli import main
-
-from conftest import ROOT
 
 BROKEN = """kind: contract
 name: demo

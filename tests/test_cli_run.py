@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from openai_server import OpenAIServer
 
 from contractstudio.cli import main
-from openai_server import OpenAIServer
 
 HERE = Path(__file__).parent / "runtime_contracts"
 QA = HERE / "qa.contract.yaml"

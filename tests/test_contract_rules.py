@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLES
 
 from contractstudio.analysis.check import Context, check_file, check_text
-
-from conftest import SAMPLES
 
 BASE = """kind: contract
 name: t

@@ -25,7 +25,7 @@ def test_readme_quick_start_has_exactly_two_commands_and_ci_runs_the_second() ->
 
 
 def test_every_document_key_is_in_the_format_docs() -> None:
-    from contractstudio.spec.documents import KINDS
+    from contractstudio.documents.models import KINDS
 
     docs = (ROOT / "docs" / "format.md").read_text()
     missing = []

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import SAMPLES
 
 from contractstudio.cli import main
+from contractstudio.documents.json_schema import full_schema
 from contractstudio.export import export_text, round_trip
-from contractstudio.spec.schema_export import full_schema
-
-from conftest import SAMPLES
 
 CLEAN = """# A tool set, with comments that must survive.
 kind: tools   # the kind

@@ -1,4 +1,4 @@
-"""The closures (spec/evaluation.py) behave exactly as the tree walk they replace: same value, or the same error.
+"""The closures (expressions/closures.py) behave exactly as the tree walk they replace: same value, or the same error.
 
 Every expression of the escape corpus, the data bombs, the samples' own
 expressions and random token soup is evaluated both ways.
@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from contractstudio.spec import sandbox
-from contractstudio.spec.expressions import ExpressionError, compile_expression
 from test_expression_sandbox import ATTACKS, DATA_BOMBS, QUADRATIC, values
 from test_expressions import _PIECES, model_values
+
+from contractstudio.expressions import ExpressionError, compile_expression, sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,7 +80,7 @@ def test_the_step_bound_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     src = "[x + 1 for x in input.big if x > 0]"
     data = {"input": {"big": list(range(5000))}}
     same(src, data)
-    import contractstudio.spec.evaluation as evaluation
+    import contractstudio.expressions.closures as evaluation
 
     monkeypatch.setattr(sandbox, "MAX_STEPS", 100)
     monkeypatch.setattr(evaluation, "MAX_STEPS", 100)

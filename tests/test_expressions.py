@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from contractstudio.spec.documents import TypeDecl
-from contractstudio.spec.expressions import ExpressionError, check, check_template, compile_expression, render_template
-from contractstudio.spec.types import ListOf, Prim, Ref, TypeSystem
+from contractstudio.documents.models import TypeDecl
+from contractstudio.documents.types import ListOf, Prim, Ref, TypeSystem
+from contractstudio.expressions import ExpressionError, check, check_template, compile_expression, render_template
 
 TYPES = TypeSystem.from_decls(
     {

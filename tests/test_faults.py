@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from openai_server import OpenAIServer, Reply
 
 import contractstudio as cs
 from contractstudio.runtime.engine import TRACE_TEXT_LIMIT, CallOptions, TransportRetry
 from contractstudio.runtime.messages import REMEDY_REPLY_LIMIT
-from openai_server import OpenAIServer, Reply
 
 QA = Path(__file__).parent / "runtime_contracts" / "qa.contract.yaml"
 INPUT = {"query": "Why vectors?", "documents": [{"id": "A1", "content": "Vector databases store embeddings."}]}

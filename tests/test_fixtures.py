@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 from contractstudio.analysis.check import Context, check_file
-from contractstudio.analysis.diagnostics import RULES
-
-from conftest import FIXTURES, ROOT
+from contractstudio.findings.diagnostics import RULES
 
 ERR = sorted((FIXTURES / "err").glob("*/*.yaml"))
 OK = sorted((FIXTURES / "ok").glob("*.yaml"))

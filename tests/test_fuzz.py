@@ -9,12 +9,11 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import FIXTURES, SAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contractstudio.analysis.check import check_text
-
-from conftest import FIXTURES, SAMPLES
 
 SEEDS = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(SAMPLES.rglob("*.yaml")) + sorted(FIXTURES.rglob("*.yaml"))]
 SEEDS = [s for s in SEEDS if len(s) < 20_000] or ["kind: tools\nname: t\ntools: []\n"]

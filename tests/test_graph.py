@@ -8,13 +8,12 @@ import sys
 import textwrap
 
 import pytest
+from conftest import FIXTURES, SAMPLES
 
 from contractstudio.analysis.check import check_file, check_text
-from contractstudio.analysis.graph import END, START, StepGraph, layout, state_flow
-from contractstudio.analysis.graph_render import render
+from contractstudio.analysis.step_graph import END, START, StepGraph, layout, state_flow
 from contractstudio.cli import main
-
-from conftest import FIXTURES, SAMPLES
+from contractstudio.reports.graphs import render
 
 RAG = SAMPLES / "rag_router.pipeline.yaml"
 

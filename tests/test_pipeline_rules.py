@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import textwrap
 
-from contractstudio.analysis.check import check_text
-from contractstudio.analysis.diagnostics import Diagnostic
-
 from conftest import FIXTURES, SAMPLES
+
+from contractstudio.analysis.check import check_text
+from contractstudio.findings.diagnostics import Diagnostic
 
 
 def diags(yaml_text: str) -> list[Diagnostic]:
@@ -182,9 +182,9 @@ steps:
 
 
 def test_docs_actions_table_matches_the_builtin_catalog() -> None:
-    from contractstudio.spec.actions import BUILTIN_ACTIONS
-
     from conftest import ROOT
+
+    from contractstudio.documents.actions import BUILTIN_ACTIONS
 
     rows = {ln.split("|")[1].strip().strip("`"): ln for ln in (ROOT / "docs" / "actions.md").read_text().splitlines()
             if ln.startswith("| `")}

@@ -7,16 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, SAMPLES
 
 from contractstudio.runtime.errors import ContractError
-from contractstudio.runtime.pipeline import (
+from contractstudio.runtime.pipeline_runner import (
     PipelineAssertionError,
     PipelineError,
     PipelineRunner,
     parse_prefix,
 )
-
-from conftest import FIXTURES, SAMPLES
 
 RAG = SAMPLES / "rag_router.pipeline.yaml"
 

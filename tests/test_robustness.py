@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, ROOT, SAMPLES
 
 from contractstudio.analysis.check import check_text
 from contractstudio.cli import main
-
-from conftest import FIXTURES, ROOT, SAMPLES
 
 
 def corpus() -> list[str]:
@@ -45,7 +44,7 @@ def mutations(seed: int, count: int) -> list[str]:
             out.append("".join(lines))
         else:  # two samples' lines interleaved
             other = rng.choice(texts).splitlines(keepends=True)
-            out.append("".join(a + b for a, b in zip(lines, other)))
+            out.append("".join(a + b for a, b in zip(lines, other, strict=False)))
     return out
 
 

@@ -10,10 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from contractstudio.saving import write_atomic
-
 from conftest import ROOT
+
+from contractstudio.storage.atomic import write_atomic
 
 OLD = "kind: tools\nname: old\ntools: []\n"
 NEW = "kind: tools\nname: new\ntools: []\n" + "# padding\n" * 200_000  # a few MB: the write takes a while
@@ -22,7 +21,7 @@ CHILD = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    import contractstudio.saving as saving
+    import contractstudio.storage.atomic as saving
     stage = sys.argv[2]
     real_fsync, real_replace = os.fsync, os.replace
     def slow_fsync(fd):
@@ -74,7 +73,7 @@ def test_a_failed_save_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mo
     def disk_full(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("contractstudio.saving.os.fsync", disk_full)
+    monkeypatch.setattr("contractstudio.storage.atomic.os.fsync", disk_full)
     with pytest.raises(OSError):
         write_atomic(target, NEW)
     assert target.read_text() == OLD

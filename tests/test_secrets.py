@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from openai_server import OpenAIServer, Reply
 
 import contractstudio as cs
 from contractstudio.cli import main
 from contractstudio.runtime.engine import CallOptions, TransportRetry
 from contractstudio.runtime.models import LiveModel
-from openai_server import OpenAIServer, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 QA = ROOT / "tests" / "runtime_contracts" / "qa.contract.yaml"

@@ -5,9 +5,18 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from contractstudio.spec.documents import TypeDecl
-from contractstudio.spec.types import (
-    NONE, DictOf, ListOf, LiteralOf, Prim, Ref, TypeSyntaxError, TypeSystem, Union, parse_type,
+from contractstudio.documents.models import TypeDecl
+from contractstudio.documents.types import (
+    NONE,
+    DictOf,
+    ListOf,
+    LiteralOf,
+    Prim,
+    Ref,
+    TypeSyntaxError,
+    TypeSystem,
+    Union,
+    parse_type,
 )
 
 

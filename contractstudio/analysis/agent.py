@@ -9,17 +9,16 @@ success criteria are type-checked against the agent's output schema (EXP*).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-
+from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.analysis import budget
 from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.conditions import expression_diagnostics, value_span
-from contractstudio.analysis.diagnostics import Diagnostic, Related, did_you_mean, make
-from contractstudio.spec.documents import Agent, Condition, FieldSpec, Policy, Task, TypeDecl
-from contractstudio.spec.expressions import check, check_template
-from contractstudio.spec.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.documents.models import Agent, Condition, FieldSpec, Policy, Task, TypeDecl
+from contractstudio.documents.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.expressions import check, check_template
+from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean, make
 
 NEAR_LIMIT = 0.8  # a typical estimate at 80% of a limit leaves little room for a slow day
 OUTPUT_TYPE = "AgentOutput"  # the name the schema's fields go by in expression messages

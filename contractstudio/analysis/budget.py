@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from contractstudio.spec.documents import Backend
+from contractstudio.documents.models import Backend
 
 PRICE_FILE = "model_prices_and_context_window_backup.json"
 

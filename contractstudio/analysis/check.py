@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.analysis import registry as _registry  # noqa: F401
-from contractstudio.analysis.diagnostics import Diagnostic, Span, finalize, make
 from contractstudio.analysis.schema import validate
-from contractstudio.spec.documents import Model
-from contractstudio.spec.source import Node, SourceDocument, SourceFile, key_at, nearest, read_source
+from contractstudio.documents.models import Model
+from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make
+from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_at, nearest, read_source
 
 KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
 IGNORE_FILE = ".contractstudioignore"

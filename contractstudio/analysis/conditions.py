@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.analysis.check import Context, Loaded
-from contractstudio.analysis.diagnostics import Diagnostic, Related, Span, did_you_mean, make  # noqa: F401  (did_you_mean re-exported)
-from contractstudio.spec.documents import Condition
-from contractstudio.spec.expressions import ExprIssue, check, check_template
 from contractstudio.analysis.positions import value_span
-from contractstudio.spec.types import TypeExpr, TypeSystem
+from contractstudio.documents.models import Condition
+from contractstudio.documents.types import TypeExpr, TypeSystem
+from contractstudio.expressions import ExprIssue, check, check_template
+from contractstudio.findings.diagnostics import Diagnostic, Related, Span, did_you_mean, make  # noqa: F401  (did_you_mean re-exported)
 
 
 def expression_diagnostics(loaded: Loaded, path: tuple[Any, ...], issues: Iterable[ExprIssue], prefix: str = "") -> Iterator[Diagnostic]:

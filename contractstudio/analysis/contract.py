@@ -13,14 +13,19 @@ from typing import Any
 
 from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.conditions import (
-    check_expression, condition_list, did_you_mean, hook_diagnostics, one_trust_note, value_span,
+    check_expression,
+    condition_list,
+    did_you_mean,
+    hook_diagnostics,
+    one_trust_note,
+    value_span,
 )
-from contractstudio.analysis.diagnostics import Diagnostic, make
 from contractstudio.analysis.scenarios import scenario_rules
-from contractstudio.spec.documents import Contract
-from contractstudio.spec.checker import cannot_become
-from contractstudio.spec.expressions import ExpressionError, compile_expression
-from contractstudio.spec.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.documents.models import Contract
+from contractstudio.documents.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.expressions import ExpressionError, compile_expression
+from contractstudio.expressions.checker import cannot_become
+from contractstudio.findings.diagnostics import Diagnostic, make
 
 # `{name}`, `{input.query}`, `{{ var }}`: placeholders of the usual template engines (not JSON examples).
 _PLACEHOLDER = re.compile(r"\{\{?\s*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[[^\]{}]*\])*\s*\}\}?")

@@ -5,15 +5,22 @@ The step graph is built once per document and shared by every rule function.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
+from collections.abc import Iterator
 
 from contractstudio.analysis.check import Context, Loaded, analyzer
-from contractstudio.analysis.diagnostics import Diagnostic, Related, did_you_mean
-from contractstudio.analysis.graph import END, StateFlow, StepGraph, config, routes_of, state_flow, unset_paths, witness_path
-from contractstudio.spec.actions import CALL_MODEL, PREFIX_ROUTER
-from contractstudio.spec.documents import Pipeline, Step
-
+from contractstudio.analysis.step_graph import (
+    END,
+    StateFlow,
+    StepGraph,
+    config,
+    routes_of,
+    state_flow,
+    unset_paths,
+    witness_path,
+)
+from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER
+from contractstudio.documents.models import Pipeline, Step
+from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean
 
 # One BFS per field finds witness paths for every step that needs it; past this many
 # fields with PIP201s a pathological file would make that quadratic.
@@ -182,7 +189,7 @@ def state_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow) -> Iterator[Diag
             continue
         ever = before[i] | after[i + 1]
         known = flow.known.get(sid)
-        for group, mask, what in needs:
+        for _group, mask, what in needs:
             if not ever & mask:
                 yield loaded.diag("PIP202", f"step '{sid}' (action {step.action}) requires {what}, which no other step and no input ever sets",
                                   step, "action", hint="add it to 'inputs:' or run an action that ensures it first")
@@ -286,7 +293,7 @@ def router_handler_mismatch(loaded: Loaded, sg: StepGraph, step: Step) -> Iterat
     feeding = _feeding_model_calls(sg, step.id)
     if feeding is None:
         return
-    known = [(s, config(s).get("prompt")) for s in feeding if s.action == CALL_MODEL and config(s).get("prompt") in routers]
+    known = [(s, str(config(s).get("prompt"))) for s in feeding if s.action == CALL_MODEL and config(s).get("prompt") in routers]
     if not known:
         return
     handled = _prefixes(step)

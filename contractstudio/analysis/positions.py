@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from contractstudio.analysis.check import Loaded
-from contractstudio.analysis.diagnostics import Span
-from contractstudio.spec.source import ScalarNode, inner_span, node_at
+from contractstudio.findings.diagnostics import Span
+from contractstudio.reading.source import ScalarNode, inner_span, node_at
 
 
 def value_span(loaded: Loaded, path: tuple[Any, ...], start: int = 0, end: int | None = None) -> Span:
@@ -55,7 +55,8 @@ def _block(node: ScalarNode, text: str) -> Segments | None:
         return None
     indent = _indent(first)
     folded = node.style == ">"
-    value, segments = "", []
+    value = ""
+    segments: Segments = []
     previous: str | None = None  # "normal" or "more" (more-indented) for the last content line
     empty = 0
     for i, ln in enumerate(lines):
@@ -84,7 +85,8 @@ def _flow(node: ScalarNode, text: str) -> Segments | None:
     if node.end_line > len(lines):
         return None
     quote = 1 if node.style else 0
-    value, segments = "", []
+    value = ""
+    segments: Segments = []
     for number in range(node.line, node.end_line + 1):
         raw = lines[number - 1]
         if number == node.line:

@@ -4,15 +4,10 @@ Codes are stable and never reused. The rule functions live in the family
 modules; this table is what `docs/rules.md`, SARIF and the meta-test read.
 """
 
-from contractstudio.analysis.diagnostics import rule
+from contractstudio.findings.diagnostics import rule
 
 # YML: the document
-rule("YML001", "yaml-syntax", "error", "The text is not valid YAML; the position is the parser's.")
-rule("YML002", "duplicate-key", "error", "A mapping names the same key twice; YAML keeps only one of them.")
 rule("YML003", "unknown-kind", "error", "A document has no `kind:` or one that is not contract, agent, pipeline or tools.")
-rule("YML004", "unsafe-tag", "error", "A YAML tag that could construct objects (`!!python/...`), an unknown tag or a merge key; never constructed.")
-rule("YML005", "yaml11-boolean", "warning", "A plain yes/no/on/off that YAML 1.1 tools read as a boolean; quote it or write true/false.")
-rule("YML006", "resource-limit", "error", "A document too deep, or whose aliases expand too far, to analyze safely.")
 # SCH: shape
 rule("SCH101", "missing-key", "error", "A required key is missing.")
 rule("SCH102", "unknown-key", "warning", "A key the format does not know (the hint names the closest known key).")

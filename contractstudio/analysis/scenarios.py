@@ -12,16 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.analysis.check import Loaded
-from contractstudio.analysis.diagnostics import Diagnostic
-from contractstudio.spec.documents import Contract, Scenario
-from contractstudio.spec.expressions import ExpressionError, compile_expression
-from contractstudio.spec.types import TypeSystem
-
-
-def _extract_json(text: str) -> tuple[Any, str | None]:
-    from contractstudio.runtime.validation import extract_json  # the runtime's own parser: pure, no I/O
-
-    return extract_json(text)
+from contractstudio.documents.models import Contract, Scenario
+from contractstudio.documents.types import TypeSystem
+from contractstudio.expressions import ExpressionError, compile_expression
+from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.reading.replies import extract_json
 
 
 def _validator(types: TypeSystem, name: str) -> Any:
@@ -39,7 +34,8 @@ def _invalid(model: Any, value: Any) -> str | None:
         model.model_validate(value)
         return None
     except ValidationError as err:
-        first = err.errors()[0] if err.errors() else {}
+        errors = err.errors()
+        first: dict[str, Any] = dict(errors[0]) if errors else {}
         where = ".".join(str(p) for p in first.get("loc", ())) or "value"
         return f"{where}: {first.get('msg', 'invalid')}"
 
@@ -203,7 +199,7 @@ def _accepted_first(doc: Contract, sc: Scenario, in_model: Any, out_model: Any) 
         return False
     if not all(_holds(c, {"input": value}) is True for c in doc.pre):
         return False
-    parsed, problem = _extract_json(sc.responses[0])
+    parsed, problem = extract_json(sc.responses[0])
     if problem or not isinstance(parsed, dict):
         return False
     from pydantic import ValidationError
@@ -217,7 +213,7 @@ def _accepted_first(doc: Contract, sc: Scenario, in_model: Any, out_model: Any) 
 
 def _reply_problem(text: str, model: Any, type_name: str) -> str | None:
     """Why a reply can never be accepted as the output (not JSON, not a valid object), or None."""
-    value, problem = _extract_json(text)
+    value, problem = extract_json(text)
     if problem:
         return f"is not JSON ({problem})"
     if not isinstance(value, dict):

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from contractstudio.analysis.diagnostics import Diagnostic, did_you_mean, make
-from contractstudio.spec.documents import KINDS, Model, SrcDict
-from contractstudio.spec.source import MapNode, SourceDocument, key_at, nearest, node_at
+from contractstudio.documents.models import KINDS, Model, SrcDict
+from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
+from contractstudio.reading.source import MapNode, SourceDocument, key_at, nearest, node_at
 
 _RANGE_ERRORS = {
     "literal_error", "enum", "greater_than", "greater_than_equal", "less_than", "less_than_equal",
@@ -129,8 +129,9 @@ def _diagnostic(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any
         return make("SCH101", text, file, (node or doc.root).span)  # type: ignore[union-attr]
     if etype == "extra_forbidden":
         node = key_at(doc.root, src) or nearest(doc.root, src)
-        owner = _model_at(kind_cls, dpath[:-1])
-        hint = did_you_mean(str(src[-1]), _known_keys(owner)) or (f"known keys: {', '.join(_known_keys(owner))}" if owner else None)
+        owner_model = _model_at(kind_cls, dpath[:-1])
+        known = _known_keys(owner_model)
+        hint = did_you_mean(str(src[-1]), known) or (f"known keys: {', '.join(known)}" if owner_model else None)
         return make("SCH102", f"unknown key '{src[-1]}' in {'.'.join(map(str, src[:-1])) or 'the document'}", file, node.span, hint=hint)  # type: ignore[union-attr]
     node = node_at(doc.root, src) or nearest(doc.root, src)
     value = err.get("input")

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator
 
 from contractstudio.analysis.check import KNOWN_KINDS, Context, Loaded, analyzer
-from contractstudio.analysis.diagnostics import Diagnostic, make
-from contractstudio.spec.source import MapNode, Node, ScalarNode, SeqNode
+from contractstudio.findings.diagnostics import Diagnostic, make
+from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
 
 _SECRET_KEY = re.compile(r"^(api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|password|bearer)$", re.I)
 # Shapes of real provider keys: OpenAI/Anthropic/Groq/Google/HF/AWS style.

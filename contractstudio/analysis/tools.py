@@ -7,11 +7,17 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from contractstudio.analysis.check import Context, Loaded, analyzer
-from contractstudio.analysis.conditions import condition_list, did_you_mean, hook_diagnostics, one_trust_note, value_span
-from contractstudio.analysis.diagnostics import Diagnostic, Related, make
-from contractstudio.spec.documents import ToolDecl, ToolSet
-from contractstudio.spec.expressions import ExprIssue
-from contractstudio.spec.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.analysis.conditions import (
+    condition_list,
+    did_you_mean,
+    hook_diagnostics,
+    one_trust_note,
+    value_span,
+)
+from contractstudio.documents.models import ToolDecl, ToolSet
+from contractstudio.documents.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.expressions import ExprIssue
+from contractstudio.findings.diagnostics import Diagnostic, Related, make
 
 _NO_TYPES = TypeSystem.from_decls({})
 

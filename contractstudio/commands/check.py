@@ -7,10 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from contractstudio.analysis import report
 from contractstudio.analysis.check import Context, check_paths
-from contractstudio.analysis.diagnostics import at_least
-from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.findings.diagnostics import at_least
+from contractstudio.reports import diagnostics as report
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from contractstudio.analysis import report
-from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.export import export_file
-from contractstudio.saving import write_atomic
+from contractstudio.reports import diagnostics as report
+from contractstudio.storage.atomic import write_atomic
 
 
 def run(args: argparse.Namespace) -> int:

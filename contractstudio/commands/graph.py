@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from contractstudio.analysis.check import FileReport, check_file
-from contractstudio.analysis.diagnostics import Counts
-from contractstudio.analysis.graph import StepGraph
-from contractstudio.analysis.graph_render import for_terminal, render
-from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
-from contractstudio.spec.documents import Pipeline
+from contractstudio.analysis.step_graph import StepGraph
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.documents.models import Pipeline
+from contractstudio.findings.diagnostics import Counts
+from contractstudio.reports.graphs import for_terminal, render
 
 
 def pipelines_of(path: str) -> tuple[FileReport | None, list[Pipeline], int | None]:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 
 
 def read_input(spec: str) -> Any:
@@ -71,10 +71,10 @@ def describe(event: Any) -> list[str]:
 def run(args: Any) -> int:
     from contractstudio.runtime.api import Contract, load_all
     from contractstudio.runtime.engine import CallOptions
-    from contractstudio.runtime.session import Session
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.models import ReplayModel, ScriptedModel
     from contractstudio.runtime.perf import format_table
+    from contractstudio.runtime.session import Session
     from contractstudio.runtime.trace import redact  # nothing printed may carry a key: replies can echo one
 
     path = Path(args.contract)

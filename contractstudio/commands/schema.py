@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from contractstudio.spec.schema_export import schema_json
+from contractstudio.documents.json_schema import schema_json
 
 
 def run(args: argparse.Namespace) -> int:

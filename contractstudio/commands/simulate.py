@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 
-from contractstudio.analysis.graph_render import for_terminal
-from contractstudio.cli import EXIT_OK, EXIT_PROBLEM
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM
 from contractstudio.commands.graph import pipelines_of
-from contractstudio.runtime.pipeline import Simulation, simulate
+from contractstudio.reports.graphs import for_terminal
+from contractstudio.runtime.pipeline_runner import Simulation, simulate
 
 
 def render(sim: Simulation) -> str:

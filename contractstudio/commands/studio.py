@@ -8,7 +8,7 @@ from pathlib import Path
 
 def run(args: argparse.Namespace) -> int:
     """Open the Textual studio on files and folders (default: the current folder, else the samples)."""
-    from contractstudio.cli import usage_error
+    from contractstudio.commands.exits import usage_error
 
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contractstudio.cli import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 
 
 def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
@@ -27,9 +27,9 @@ def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
 def run_scenario(contract: Any, scenario: Any) -> list[str]:
     """Run one scenario offline; the reasons it failed (empty when it passed)."""
     from contractstudio.runtime.engine import CallOptions
-    from contractstudio.runtime.session import Session
     from contractstudio.runtime.errors import ContractError
     from contractstudio.runtime.models import ScriptedModel
+    from contractstudio.runtime.session import Session
 
     model = ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}")
     try:

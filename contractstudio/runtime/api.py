@@ -89,21 +89,13 @@ def _runtime_object(doc: Any, path: str, trusted: bool) -> Any:
     if kind == "contract":
         return Contract(doc, path=path, trusted=trusted)
     if kind == "tools":
-        from contractstudio.runtime.tools import ToolSet
+        from contractstudio.runtime.toolify import ToolSet
 
         return ToolSet(doc, path=path, trusted=trusted)
     if kind == "pipeline":
-        try:
-            from contractstudio.runtime import pipeline as pipeline_runtime
-        except ImportError:
-            raise ContractError(f"{path}: running pipelines is not available in this build") from None
-        runner = getattr(pipeline_runtime, "PipelineRunner", None)
-        if runner is None:
-            raise ContractError(f"{path}: running pipelines is not available in this build")
-        try:
-            return runner(doc, path=path)
-        except TypeError:
-            return runner(doc)
+        from contractstudio.runtime.pipeline_runner import PipelineRunner
+
+        return PipelineRunner(doc, path=path)
     return doc  # an agent contract is analyzed, not run
 
 

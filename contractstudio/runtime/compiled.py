@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from contractstudio.documents.models import Contract
+from contractstudio.documents.types import TypeSystem
+from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.runtime.conditions import Check, _DeferredHook
 from contractstudio.runtime.errors import ContractError
 from contractstudio.runtime.messages import system_message
 from contractstudio.runtime.validation import Shape
-from contractstudio.spec.documents import Contract
-from contractstudio.spec.expressions import ExpressionError, compile_expression
-from contractstudio.spec.types import TypeSystem
 
 
 class CompiledContract:

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from contractstudio.documents.models import Condition
+from contractstudio.expressions import ExpressionError, compile_expression, render_template
 from contractstudio.runtime.errors import ContractError, UntrustedHook
 from contractstudio.runtime.hooks import hook_outcome, load_hook
-from contractstudio.spec.documents import Condition
-from contractstudio.spec.expressions import ExpressionError, compile_expression, render_template
 
 
 class Check:

@@ -15,14 +15,14 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from contractstudio.expressions import ExpressionError
+from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.errors import ContractViolation, ModelError
 from contractstudio.runtime.messages import clip, generate_messages, pre_remedy_messages, repair_messages
 from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
 from contractstudio.runtime.trace import Event, Trace, redact
-from contractstudio.runtime.validation import MAX_JSON_DEPTH, extract_json, nests_too_deep
-from contractstudio.spec.expressions import ExpressionError
 
 # A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
 # reply of megabytes cut with a marker; `text_chars` keeps its real length.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from contractstudio.analysis.diagnostics import Diagnostic
+    from contractstudio.findings.diagnostics import Diagnostic
     from contractstudio.runtime.trace import Trace
 
 

@@ -61,7 +61,8 @@ class TransportFault(Exception):
 class Model(Protocol):
     """Anything that turns a request into a reply."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def complete(self, request: LLMRequest) -> LLMReply: ...
 
@@ -103,7 +104,7 @@ def _excerpt(text: str, at: int) -> str:
 
 def explain_difference(recorded: list[dict[str, Any]], sent: list[dict[str, Any]]) -> str | None:
     """Which message of a request differs from the recorded one, and where; None when they are equal."""
-    for i, (old, new) in enumerate(zip(recorded, sent), 1):
+    for i, (old, new) in enumerate(zip(recorded, sent, strict=False), 1):
         if old.get("role") != new.get("role"):
             return f"message {i} changed role: recorded {old.get('role')!r}, now {new.get('role')!r}"
         a, b = str(old.get("content", "")), str(new.get("content", ""))

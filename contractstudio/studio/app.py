@@ -16,9 +16,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from contractstudio.analysis.diagnostics import Counts
-from contractstudio.studio.commands import StudioCommands
+from contractstudio.findings.diagnostics import Counts
 from contractstudio.studio.config import StudioConfig, config_folder, is_trusted, load_config
+from contractstudio.studio.palette import StudioCommands
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathPrompt, changed_on_disk, unsaved_changes
 from contractstudio.studio.screens.edit import Analysis, EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
@@ -149,7 +149,7 @@ class StudioApp(App[None]):
             return
         rows: list[tuple[str, str, str, str]] = []
         mode = f"{self.current_mode.capitalize()} mode"
-        for key, active in self.screen.active_bindings.items():
+        for _key, active in self.screen.active_bindings.items():
             b = active.binding
             if b.system or not b.description or not b.id:  # ours all have ids; the rest is the editor's own keys
                 continue
@@ -272,9 +272,15 @@ class StudioApp(App[None]):
             return
         if self.is_dirty():
             self.push_screen(unsaved_changes(self.workspace.display(self.buffer.path), "reload it from disk"),
-                             lambda a: self._reload() if a == "discard" else (self._save(False) if a == "save" else None))
+                             self._after_reload_question)
         else:
             self._reload()
+
+    def _after_reload_question(self, answer: str | None) -> None:
+        if answer == "discard":
+            self._reload()
+        elif answer == "save":
+            self._save(False)
 
     def _reload(self) -> None:
         if self.buffer is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from textual.color import Color, ColorParseError
@@ -43,7 +44,7 @@ def theme_from_mapping(data: object, path: Path) -> Theme:
         raise ValueError("`name` must be text")
     if "primary" not in data:
         raise ValueError("`primary` colour is required")
-    colors: dict[str, str] = {}
+    colors: dict[str, Any] = {}  # Theme's colour keywords, all str
     for key in COLOR_KEYS:
         if data.get(key) is None:
             continue

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.analysis.check import discover, kind_of_text
-from contractstudio.saving import write_atomic  # noqa: F401  (re-exported for the studio's modules)
+from contractstudio.storage.atomic import write_atomic  # noqa: F401  (re-exported for the studio's modules)
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace")
 def kind_of_path(path: Path) -> str | None:

@@ -8,8 +8,8 @@ from textual.widgets import OptionList
 
 from contractstudio.studio.screens.dialogs import TextPrompt
 
-from .test_graph import plain
 from .conftest import settle
+from .test_graph import plain
 
 COVERAGE_ERROR = "Coverage score 0.20 is below the minimum 0.55."
 

@@ -7,13 +7,11 @@ sleeping them, so every fault below ends within a second or two. No real key: a 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from textual.widgets import OptionList, Select
-
 from openai_server import OpenAIServer, Reply
+from textual.widgets import OptionList, Select
 
 from .conftest import settle
 from .test_debug import body, press_and_wait, status

@@ -106,8 +106,8 @@ async def test_the_workspace_defaults_to_the_bundled_samples_when_the_folder_has
 def test_analysis_and_runtime_import_no_textual() -> None:
     code = (
         "import sys\n"
-        "import contractstudio.analysis.check, contractstudio.analysis.graph, contractstudio.export\n"
-        "import contractstudio.runtime.api, contractstudio.runtime.engine, contractstudio.runtime.pipeline\n"
+        "import contractstudio.analysis.check, contractstudio.analysis.step_graph, contractstudio.export\n"
+        "import contractstudio.runtime.api, contractstudio.runtime.engine, contractstudio.runtime.pipeline_runner\n"
         "from contractstudio.analysis.check import check_text\n"
         "check_text(open(sys.argv[1]).read(), sys.argv[1])\n"
         "assert 'textual' not in sys.modules, 'textual imported'\n"

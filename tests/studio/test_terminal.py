@@ -14,8 +14,16 @@ import pytest
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
+SOCKET = f"cs-test-{uuid.uuid4().hex[:8]}"  # our own tmux server: never someone's, with its own window sizes
+
+
+def tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    """tmux on this test's private server, with no user config."""
+    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], capture_output=True, text=True, **kw)  # type: ignore[call-overload]
+
+
 def capture(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+    return tmux("capture-pane", "-p", "-t", session).stdout
 
 
 def wait_for(session: str, text: str, seconds: float = 20.0) -> str:
@@ -35,24 +43,24 @@ def test_the_real_app_starts_in_tmux_and_quits(workspace: Path, tmp_path: Path) 
     done = tmp_path / "exit-code"
     command = (f"XDG_CONFIG_HOME={tmp_path / 'config'} {sys.executable} -m contractstudio {workspace / 'maybe_unset.pipeline.yaml'} "
                f"{workspace}; echo $? > {done}")
-    for attempt in range(3):  # a fresh tmux server can exit while it starts ("server exited unexpectedly")
-        started = subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", command],
-                                 capture_output=True, text=True)
+    for _attempt in range(3):  # a fresh tmux server can exit while it starts ("server exited unexpectedly")
+        started = tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", command)
         if started.returncode == 0:
             break
         time.sleep(0.5)
     assert started.returncode == 0, started.stderr
     try:
-        screen = wait_for(session, "PIP201")  # the broken pipeline's finding, live
-        assert "maybe_unset.pipeline.yaml" in screen and "1 errors" in screen
-        subprocess.run(["tmux", "send-keys", "-t", session, "F3"], check=True)
+        wait_for(session, "PIP201")  # the broken pipeline's finding, live
+        screen = wait_for(session, "1 errors")  # and the status line that counts it (drawn a moment later under load)
+        assert "maybe_unset.pipeline.yaml" in screen
+        tmux("send-keys", "-t", session, "F3", check=True)
         wait_for(session, "▶ entry")
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+        tmux("send-keys", "-t", session, "C-q", check=True)
         deadline = time.monotonic() + 15
         while not done.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert done.exists(), capture(session)
         assert done.read_text().strip() == "0"
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        tmux("kill-server")
     assert {p: p.read_bytes() for p in workspace.iterdir()} == before  # quitting changed no file

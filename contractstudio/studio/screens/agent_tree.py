@@ -7,8 +7,8 @@ import re
 from rich.text import Text
 from textual.widgets import Tree
 
-from contractstudio.analysis.diagnostics import Diagnostic
-from contractstudio.spec.documents import Agent
+from contractstudio.documents.models import Agent
+from contractstudio.findings.diagnostics import Diagnostic
 
 
 def _tool_ref(ref: object, tools: set[str]) -> Text:

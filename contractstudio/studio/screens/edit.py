@@ -16,7 +16,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from contractstudio.analysis.check import Context, FileReport, check_text
-from contractstudio.analysis.diagnostics import Counts, Diagnostic
+from contractstudio.findings.diagnostics import Counts, Diagnostic
 from contractstudio.studio.widgets.editor import ContractEditor
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place

@@ -14,8 +14,8 @@ from textual.widgets import Footer, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
 from contractstudio.analysis.check import Context, FileReport, Loaded, check_text
-from contractstudio.analysis.diagnostics import Diagnostic
-from contractstudio.analysis.graph import StepGraph, state_flow
+from contractstudio.analysis.step_graph import StepGraph, state_flow
+from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.studio.screens.agent_tree import fill_agent_tree
 from contractstudio.studio.screens.dialogs import PathPrompt
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
@@ -68,7 +68,7 @@ class GraphScreen(Screen[None]):
         files = app.workspace.of_kind("pipeline", "agent")  # type: ignore[attr-defined]
         current = app.buffer.path if app.buffer is not None else None  # type: ignore[attr-defined]
         self._choices = [f.path for f in files]
-        if current is not None and kind_of_text(app.current_text()) in ("pipeline", "agent") and current not in self._choices:  # type: ignore[attr-defined]
+        if current is not None and str(kind_of_text(app.current_text())) in ("pipeline", "agent") and current not in self._choices:  # type: ignore[attr-defined]
             self._choices.insert(0, current)
         target = current if current in self._choices else (self.path if self.path in self._choices else None)
         if target is None and self._choices:
@@ -256,7 +256,7 @@ class GraphScreen(Screen[None]):
         event.stop()
         if self.graph is None:
             return
-        from contractstudio.runtime.pipeline import simulate  # runtime only when asked
+        from contractstudio.runtime.pipeline_runner import simulate  # runtime only when asked
 
         sim = simulate(self.graph.pipeline, event.value)
         view = self.query_one(StepGraphView)
@@ -287,7 +287,7 @@ class GraphScreen(Screen[None]):
     def _export(self, fmt: str, target: str | None) -> None:
         if not target or self.graph is None:
             return
-        from contractstudio.analysis.graph_render import render
+        from contractstudio.reports.graphs import render
         from contractstudio.studio.workspace import write_atomic
 
         try:

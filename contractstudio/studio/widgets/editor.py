@@ -10,7 +10,7 @@ from textual.document._wrapped_document import WrappedDocument
 from textual.strip import Strip
 from textual.widgets import TextArea
 
-from contractstudio.analysis.diagnostics import SEVERITY_RANK, Diagnostic
+from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 
 # Above this many lines, tree-sitter highlights are queried only around the viewport:
 # TextArea re-queries the whole tree on every edit, which grows with the file (see bench/bench_studio.py).
@@ -28,11 +28,11 @@ class _RowCountCache(WrappedDocument):
 
     _rows: int | None = None
 
-    def wrap(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def wrap(self, *args, **kwargs):
         self._rows = None
         return super().wrap(*args, **kwargs)
 
-    def wrap_range(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def wrap_range(self, *args, **kwargs):
         self._rows = None
         return super().wrap_range(*args, **kwargs)
 

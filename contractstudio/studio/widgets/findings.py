@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from contractstudio.analysis.diagnostics import Diagnostic
+from contractstudio.findings.diagnostics import Diagnostic
 
 SEVERITY_LABEL = {"error": "E", "warning": "W", "info": "I"}
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}

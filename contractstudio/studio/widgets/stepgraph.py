@@ -9,8 +9,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from contractstudio.analysis.diagnostics import SEVERITY_RANK, Diagnostic
-from contractstudio.analysis.graph import END, START, StepGraph, layout
+from contractstudio.analysis.step_graph import END, START, StepGraph, layout
+from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 
 SEVERITY_COLOR = {"error": "red", "warning": "yellow", "info": "cyan"}
 
@@ -25,7 +25,7 @@ class Highlight:
 
     @classmethod
     def of_path(cls, steps: list[str], title: str, end: bool = False) -> Highlight:
-        edges = set(zip(steps, steps[1:]))
+        edges = set(zip(steps, steps[1:], strict=False))
         if end and steps:
             edges.add((steps[-1], END))
         return cls(steps, edges, title)

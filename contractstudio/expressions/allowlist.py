@@ -14,8 +14,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from contractstudio.spec.sandbox import (
-    CONTAINERS, MAX_SIZE, VIEWS, ExpressionError, Meter, is_number, iterate, truth, type_name,
+from contractstudio.expressions.sandbox import (
+    CONTAINERS,
+    MAX_SIZE,
+    VIEWS,
+    ExpressionError,
+    Meter,
+    is_number,
+    iterate,
+    truth,
+    type_name,
 )
 
 MAX_REGEX = 500  # characters of a `matches` pattern
@@ -114,7 +122,7 @@ def regex_problem(pattern: str) -> str | None:
     try:
         import re._parser as sre  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse as sre  # type: ignore[no-redef]
+        import sre_parse as sre
     try:
         parsed = sre.parse(pattern)
     except re.error as err:

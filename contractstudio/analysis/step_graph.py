@@ -2,7 +2,7 @@
 
 The graph has a virtual START (before the entry step) and END (after every
 `end: true` step). Rules (analysis/pipeline.py), `graph`, `simulate` and the
-studio all build on `StepGraph`; rendering lives in analysis/graph_render.py.
+studio all build on `StepGraph`; rendering lives in reports/graphs.py.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from contractstudio.spec.actions import PREFIX_ROUTER, ActionSpec, action_catalog
-from contractstudio.spec.documents import Pipeline, Step
+from contractstudio.documents.actions import PREFIX_ROUTER, ActionSpec, action_catalog
+from contractstudio.documents.models import Pipeline, Step
 
 # A NUL character cannot appear in a YAML plain or single-quoted scalar, so no step id
 # a user writes collides with these; renderers show them as "start" and "end".

@@ -4,7 +4,7 @@
     render_template(msg, values)      -> str           each placeholder evaluated as an expression
 
 `{{` and `}}` are literal braces; conversions (`!r`) and nested fields in a
-format spec are refused. Placeholders are expressions of expressions.py, with
+format spec are refused. Placeholders are expressions of language.py, with
 its allowlist and bounds; a rendered message is bounded too.
 """
 
@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contractstudio.spec import allowlist
-from contractstudio.spec.sandbox import ExpressionError
-from contractstudio.spec.syntax import ExprIssue
-from contractstudio.spec.types import TypeExpr, TypeSystem
+from contractstudio.documents.types import TypeExpr, TypeSystem
+from contractstudio.expressions import allowlist
+from contractstudio.expressions.language import check, compile_expression
+from contractstudio.expressions.sandbox import ExpressionError
+from contractstudio.expressions.syntax import ExprIssue
 
 MAX_TEMPLATE = 20_000  # characters of a rendered message
 
@@ -110,7 +111,6 @@ def check_template(msg: str, scope: dict[str, TypeExpr], types: TypeSystem | Non
     """Check a message template; field problems are EXP501 (EXP401/EXP301 keep their codes)."""
     if not isinstance(msg, str):
         return []
-    from contractstudio.spec.expressions import check  # expressions.py re-exports this module's names
 
     parts, problem = template_fields(msg)
     issues = [problem] if problem else []
@@ -131,7 +131,6 @@ def check_template(msg: str, scope: dict[str, TypeExpr], types: TypeSystem | Non
 
 def render_template(msg: str, values: dict[str, Any]) -> str:
     """Render a message template with the given names; raises ExpressionError when it cannot."""
-    from contractstudio.spec.expressions import compile_expression
 
     parts, problem = template_fields(msg)
     if problem:

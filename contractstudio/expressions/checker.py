@@ -15,10 +15,23 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from contractstudio.spec import allowlist, sandbox
-from contractstudio.spec.sandbox import ExpressionError
-from contractstudio.spec.syntax import ExprIssue, Parsed
-from contractstudio.spec.types import ANY, NONE, DictOf, ListOf, LiteralOf, Prim, Ref, TypeExpr, TypeSystem, Union, union_of, without_none
+from contractstudio.documents.types import (
+    ANY,
+    NONE,
+    DictOf,
+    ListOf,
+    LiteralOf,
+    Prim,
+    Ref,
+    TypeExpr,
+    TypeSystem,
+    Union,
+    union_of,
+    without_none,
+)
+from contractstudio.expressions import allowlist, sandbox
+from contractstudio.expressions.sandbox import ExpressionError
+from contractstudio.expressions.syntax import ExprIssue, Parsed
 
 STR, INT, FLOAT, BOOL = Prim("str"), Prim("int"), Prim("float"), Prim("bool")
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
@@ -48,7 +61,7 @@ ARITY: dict[str, tuple[int, int | None]] = {
     "round": (1, 2), "sorted": (1, 1), "str": (0, 1), "int": (0, 1), "float": (0, 1), "bool": (0, 1),
     "list": (0, 1), "set": (0, 1), "matches": (2, 2),
 }
-_STR_RESULT = {"strip": STR, "lstrip": STR, "rstrip": STR, "lower": STR, "upper": STR, "title": STR, "capitalize": STR,
+_STR_RESULT: dict[str, TypeExpr] = {"strip": STR, "lstrip": STR, "rstrip": STR, "lower": STR, "upper": STR, "title": STR, "capitalize": STR,
                "casefold": STR, "replace": STR, "join": STR, "removeprefix": STR, "removesuffix": STR,
                "count": INT, "find": INT, "rfind": INT, "split": ListOf(STR), "rsplit": ListOf(STR),
                "splitlines": ListOf(STR), "partition": ListOf(STR), "rpartition": ListOf(STR)}
@@ -151,7 +164,7 @@ class Checker:
         if method is None:
             self.issue("EXP401", f"'{type(node).__name__}' is not allowed in an expression", node)
             return ANY, _NO_VALUE
-        return method(node, scope)  # type: ignore[no-any-return]
+        return method(node, scope)
 
     def v_Constant(self, node: ast.Constant, scope: dict[str, TypeExpr]) -> tuple[TypeExpr, Any]:
         v = node.value

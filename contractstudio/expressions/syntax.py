@@ -101,12 +101,12 @@ def _syntax_issue(src: str, err: SyntaxError, starts: list[int]) -> ExprIssue:
     if 1 <= at <= len(src):
         start = at - 1
     else:  # the problem is at our added '(' or ')': the unwrapped text may say where
-        start, raw_msg = _raw_position(src)
-        if start is None:
+        raw_start, raw_msg = _raw_position(src)
+        if raw_start is None:
             start = max(0, len(src.rstrip()) - 1)
             msg = "the expression ends too early" if at > len(src) else msg
         else:
-            msg = raw_msg or msg
+            start, msg = raw_start, raw_msg or msg
     return ExprIssue("EXP101", f"syntax error: {msg}", start, start + 1)
 
 

@@ -8,8 +8,6 @@ chains through them, and prompts describe them to the model (`schema_text`).
 from __future__ import annotations
 
 import functools
-
-import json
 import keyword
 import re
 import typing
@@ -18,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from contractstudio.spec.documents import FieldSpec, TypeDecl
+from contractstudio.documents.models import FieldSpec, TypeDecl
 
 PRIMITIVES = ("str", "int", "float", "bool", "any", "none")
 MAX_TYPE_DEPTH = 32  # list[list[...]] deeper than this is a mistake (and would exhaust the parser's recursion)
@@ -354,7 +352,7 @@ class TypeSystem:
         if isinstance(t, DictOf):
             return dict[str, self._annotation(t.value, building)]  # type: ignore[misc]
         if isinstance(t, LiteralOf):
-            return typing.Literal[t.values]  # type: ignore[valid-type]
+            return typing.Literal[t.values]
         if isinstance(t, Union):
             return typing.Union[tuple(self._annotation(o, building) for o in t.options)]  # noqa: UP007
         return Any
@@ -378,11 +376,12 @@ class TypeSystem:
             definitions[py_name] = (annotation, Field(**kwargs))
         config = ConfigDict(extra=decl.extra, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
         model_name = name if name.isidentifier() else "Model"
+        built: type[BaseModel]
         try:
-            model = create_model(model_name, __config__=config, __doc__=decl.description, **definitions)
+            built = create_model(model_name, __config__=config, __doc__=decl.description, **definitions)
         except Exception:  # a declaration pydantic cannot express: validate the shape loosely rather than crash
-            model = create_model(model_name, __config__=ConfigDict(extra="allow"))
-        self._models[name] = model
+            built = create_model(model_name, __config__=ConfigDict(extra="allow"))  # type: ignore[misc,assignment]
+        self._models[name] = model = built
         if not getattr(model, "__pydantic_complete__", True):
             try:
                 model.model_rebuild(_types_namespace=dict(self._models))

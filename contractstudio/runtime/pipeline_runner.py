@@ -1,7 +1,7 @@
 """Running a pipeline with runtime assertions, and simulating the path of a router reply.
 
 `PipelineRunner(pipeline).run(state, handlers={action: callable})` checks each
-action's contract (spec/actions.py) before and after its step and fails fast
+action's contract (documents/actions.py) before and after its step and fails fast
 with `PipelineAssertionError` naming the step, the action and the field.
 `prefix_router` is built in. `simulate(pipeline, reply)` walks the same graph
 symbolically: the path a reply takes and the state fields known at each step.
@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.spec.actions import CALL_MODEL, PREFIX_ROUTER, ActionSpec, action_catalog
-from contractstudio.spec.documents import Pipeline, Step
+from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER, ActionSpec, action_catalog
+from contractstudio.documents.models import Pipeline, Step
 
 Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
 EventSink = Callable[[dict[str, Any]], None]

@@ -1,6 +1,6 @@
 """Expressions turned into nested closures once, then run on every call: the same semantics as the tree walk.
 
-The tree walk of `expressions._Evaluator` pays, at every node of every
+The tree walk of `walker.Walker` pays, at every node of every
 evaluation, a dispatch on the node's type, a second Python call and the
 reading of the node's fields. Contracted calls evaluate the same few
 expressions again and again (they are most of the engine's own work), so each
@@ -16,15 +16,15 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from contractstudio.spec import allowlist, sandbox
-from contractstudio.spec.sandbox import MAX_STEPS, ExpressionError, Meter
+from contractstudio.expressions import allowlist, operators, sandbox
+from contractstudio.expressions.sandbox import MAX_STEPS, ExpressionError, Meter
 
 Run = Callable[[dict[str, Any], Meter], Any]
 
 
 def build(node: ast.AST, walker: Callable[[ast.AST, dict[str, Any], Meter], Any]) -> Run:
     """The closure evaluating `node` (`walker` evaluates a node type that has none)."""
-    from contractstudio.spec import expressions as ex  # the comparison and binding rules live with the tree walk
+    ex = operators  # the comparison, cost and binding rules the tree walk uses too
 
     def b(n: ast.AST) -> Run:
         maker = _MAKERS.get(type(n))
@@ -200,7 +200,7 @@ def _ifexp(node: ast.IfExp, b: Any, ex: Any) -> Run:
 def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
     first = b(node.left)
     rest = [(op, b(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
-    compare, charge = ex._compare, ex._charge
+    compare, charge = ex.compare, ex.charge
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
@@ -254,7 +254,7 @@ def _generators(node: Any, b: Any) -> list[tuple[Any, Run, list[Run], str | None
 
 def _listcomp(node: ast.ListComp | ast.GeneratorExp, b: Any, ex: Any) -> Run:
     # Generator expressions are computed eagerly: no generator object (and no gi_frame) ever exists.
-    gens, elt, bind = _generators(node, b), b(node.elt), ex._bind
+    gens, elt, bind = _generators(node, b), b(node.elt), ex.bind
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
@@ -265,7 +265,7 @@ def _listcomp(node: ast.ListComp | ast.GeneratorExp, b: Any, ex: Any) -> Run:
 
 
 def _setcomp(node: ast.SetComp, b: Any, ex: Any) -> Run:
-    gens, elt, bind = _generators(node, b), b(node.elt), ex._bind
+    gens, elt, bind = _generators(node, b), b(node.elt), ex.bind
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
@@ -276,7 +276,7 @@ def _setcomp(node: ast.SetComp, b: Any, ex: Any) -> Run:
 
 
 def _dictcomp(node: ast.DictComp, b: Any, ex: Any) -> Run:
-    gens, key, value, bind = _generators(node, b), b(node.key), b(node.value), ex._bind
+    gens, key, value, bind = _generators(node, b), b(node.key), b(node.value), ex.bind
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1

@@ -1,8 +1,8 @@
 """YAML text -> documents of nodes with exact spans; duplicate keys, unsafe tags and bombs found.
 
-This is the path live diagnostics take on every edit. `spec/builder.py` reads
+This is the path live diagnostics take on every edit. `reading/builder.py` reads
 libyaml's event stream (nothing is ever constructed from a tag) into the nodes
-of `spec/nodes.py`. Scalars are resolved with the YAML 1.2 core schema, so
+of `reading/nodes.py`. Scalars are resolved with the YAML 1.2 core schema, so
 `on`, `yes`, `no` stay strings (and are reported), as modern YAML intends.
 """
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 import gc
 import re
 
-from contractstudio.analysis.diagnostics import Span, make
-from contractstudio.spec.builder import MAX_ALIAS_EXPANSION, MAX_DEPTH, Builder, resolve_plain  # noqa: F401
-from contractstudio.spec.nodes import (  # noqa: F401  (re-exported: the public node API)
+from contractstudio.findings.diagnostics import Span, make
+from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
+from contractstudio.reading.builder import MAX_ALIAS_EXPANSION, MAX_DEPTH, Builder, resolve_plain  # noqa: F401
+from contractstudio.reading.nodes import (  # noqa: F401  (re-exported: the public node API)
     MapNode,
     Node,
     ScalarNode,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contractstudio.spec.documents import KINDS
+from contractstudio.documents.models import KINDS
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 

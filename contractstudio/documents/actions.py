@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contractstudio.spec.documents import ActionContract, Pipeline
+from contractstudio.documents.models import ActionContract, Pipeline
 
 # prefix_router routes on the model's reply; this action is special-cased by the
 # graph (its on_* keys are routes) and by the runner (it is built in).

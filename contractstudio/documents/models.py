@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 Path = tuple[Any, ...]
 
 
-class SrcDict(dict):  # type: ignore[type-arg]
+class SrcDict(dict):
     """A mapping from the YAML source that knows its path in the document."""
 
     __slots__ = ("src",)

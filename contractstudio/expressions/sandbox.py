@@ -22,7 +22,7 @@ MAX_SIZE = 1_000_000  # characters of a string, or expanded items of a container
 MAX_WORK = 10_000_000  # element operations done in C per evaluation: items built, scanned, compared
 MAX_INT_BITS = 33_300  # about 10,000 decimal digits
 
-VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+VIEWS: Any = (type({}.keys()), type({}.values()), type({}.items()))
 CONTAINERS = (list, tuple, set, frozenset, dict) + VIEWS
 ITERABLE = (str,) + CONTAINERS
 _NUMBER = (int, float)  # bool is an int
@@ -150,7 +150,7 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
         if isinstance(a, (str, list, tuple)) and type(a) is type(b):
             if meter.weight(a) + meter.weight(b) > MAX_SIZE:
                 raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
-            return meter.bounded(a + b)
+            return meter.bounded(a + b)  # type: ignore[operator]  # same type, checked just above
         if is_number(a) and is_number(b):
             return meter.bounded(a + b)
         raise ExpressionError(f"cannot add {type_name(a)} and {type_name(b)}")

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from contractstudio import __version__
-from contractstudio.analysis.diagnostics import RULES, Counts, Diagnostic
+from contractstudio.findings.diagnostics import RULES, Counts, Diagnostic
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"

@@ -15,8 +15,9 @@ from typing import Any
 
 import yaml
 
-from contractstudio.analysis.diagnostics import Diagnostic, Related, Span, make
-from contractstudio.spec.nodes import MapNode, ScalarNode, SeqNode, SourceDocument, new_scalar
+from contractstudio.findings.diagnostics import Diagnostic, Related, Span, make
+from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
+from contractstudio.reading.nodes import MapNode, ScalarNode, SeqNode, SourceDocument, new_scalar
 
 try:  # libyaml ships in PyYAML's wheels; the pure-Python parser is a slow but correct fallback.
     _Loader: Any = yaml.CSafeLoader
@@ -73,7 +74,8 @@ class _Frame:
     __slots__ = ("node", "data", "size", "key", "is_map", "anchor")
 
     def __init__(self, node: Any, data: Any, is_map: bool, anchor: str | None) -> None:
-        self.node, self.data, self.size, self.key, self.is_map, self.anchor = node, data, 1, None, is_map, anchor
+        self.node, self.data, self.size, self.is_map, self.anchor = node, data, 1, is_map, anchor
+        self.key: tuple[Any, Any, int] | None = None
 
 
 class Builder:
@@ -115,6 +117,8 @@ class Builder:
         skip = 0  # > 0 while inside a subtree deeper than MAX_DEPTH
         expansion = 0
         bomb = False
+        ev: Any  # libyaml's C events: typed only as the abstract yaml.Event
+        node: Any
         for ev in yaml.parse(text, Loader=_Loader):
             cls = ev.__class__
             if cls is _Scalar:
@@ -216,7 +220,8 @@ class Builder:
                 self._pair(frame, item)
 
     def _pair(self, frame: _Frame, value: tuple[Any, Any, int]) -> None:
-        knode, kdata, _ = frame.key  # type: ignore[misc]
+        assert frame.key is not None  # _pair is called only with a key waiting
+        knode, kdata, _ = frame.key
         frame.key = None
         if not isinstance(knode, ScalarNode):
             self.diagnostics.append(make("YML001", "a mapping key must be a plain scalar, not a list or mapping", self.path, knode.span))

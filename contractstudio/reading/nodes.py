@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from contractstudio.analysis.diagnostics import Diagnostic, Span
+from contractstudio.findings.diagnostics import Diagnostic, Span
 
 
 class Node:
@@ -29,15 +29,15 @@ class Node:
         return Span(self.line, self.column, self.end_line, self.end_column)
 
 
-class ScalarNode(tuple, Node):  # type: ignore[type-arg]
+class ScalarNode(tuple, Node):
     """A scalar: its resolved `value`, quoting `style` ('' plain, '"', "'", '|', '>') and raw `text`."""
 
     __slots__ = ()
-    line = property(itemgetter(0))  # type: ignore[assignment]
-    column = property(itemgetter(1))  # type: ignore[assignment]
-    end_line = property(itemgetter(2))  # type: ignore[assignment]
-    end_column = property(itemgetter(3))  # type: ignore[assignment]
-    tag = property(itemgetter(4))  # type: ignore[assignment]
+    line = property(itemgetter(0))
+    column = property(itemgetter(1))
+    end_line = property(itemgetter(2))
+    end_column = property(itemgetter(3))
+    tag = property(itemgetter(4))
     value = property(itemgetter(5))
     style = property(itemgetter(6))
     text = property(itemgetter(7))

@@ -1,0 +1,130 @@
+"""Expressions checked and compiled: `check` (static types), `compile_expression`, `Expression.evaluate`.
+
+Evaluation only ever walks a tree that passed the allowlist; attribute access
+reads declared fields of records and keys of mappings, never Python attributes.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from contractstudio.documents.types import TypeExpr, TypeSystem
+from contractstudio.expressions import allowlist, closures, sandbox
+from contractstudio.expressions.checker import Checker
+from contractstudio.expressions.sandbox import ExpressionError
+from contractstudio.expressions.syntax import ExprIssue, Parsed, parse
+from contractstudio.expressions.walker import Walker
+
+__all__ = ["ExprIssue", "ExpressionError", "Expression", "check", "compile_expression"]
+
+
+
+def check(src: str, scope: dict[str, TypeExpr], types: TypeSystem | None = None) -> tuple[TypeExpr | None, list[ExprIssue]]:
+    """Type-check an expression against the names in scope; returns its type (None if unknown) and issues."""
+    parsed = parse(src)
+    if isinstance(parsed, ExprIssue):
+        return None, [parsed]
+    checker = Checker(parsed, scope, types)
+    try:
+        result = checker.run()
+    except RecursionError:
+        return None, [ExprIssue("EXP401", "the expression nests too deeply", 0, len(src))]
+    return result, _unique(checker.issues)
+
+
+def _unique(issues: list[ExprIssue]) -> list[ExprIssue]:
+    seen: set[tuple[str, int, int, str]] = set()
+    out = []
+    for i in issues:
+        key = (i.code, i.start, i.end, i.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(i)
+    return sorted(out, key=lambda i: (i.start, i.code))
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A compiled expression: evaluate it with `evaluate(values)`."""
+
+    src: str
+    tree: ast.expr
+    parsed: Parsed
+    run: list[Any] = field(default_factory=list, compare=False, repr=False)  # the closures, built on first use
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The free names the expression reads (e.g. {'input', 'output'})."""
+        nodes = list(ast.walk(self.tree))
+        bound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in allowlist.FUNCTIONS}
+        return frozenset(n.id for n in nodes if isinstance(n, ast.Name) and n.id not in bound and id(n) not in called)
+
+    def evaluate(self, values: dict[str, Any], *, walk: bool = False) -> Any:
+        """Evaluate with the given names; raises ExpressionError on any failure.
+
+        `walk=True` uses the tree walk, the reference the closures (closures.py) are tested against.
+        """
+        try:
+            if walk:
+                return Walker(self.parsed).eval(self.tree, dict(values))
+            run = self.run[0] if self.run else self._build()
+            return run(dict(values), sandbox.Meter())
+        except ExpressionError:
+            raise
+        except RecursionError:
+            raise ExpressionError("the expression nests too deeply") from None
+        except MemoryError:
+            raise ExpressionError("the expression ran out of memory") from None
+        except Exception as err:  # any Python error of an allowlisted operation becomes a clear message
+            raise ExpressionError(_describe(err)) from None
+
+
+    def _build(self) -> Any:
+        """The closures of the tree (closures.py); a tree too deep to build is walked instead."""
+        parsed = self.parsed
+
+        def walk(node: ast.AST, env: dict[str, Any], meter: sandbox.Meter) -> Any:
+            evaluator = Walker(parsed)
+            evaluator.meter = meter
+            return evaluator.eval(node, env)
+
+        try:
+            run = closures.build(self.tree, walk)
+        except RecursionError:
+            tree = self.tree
+
+            def run(env: dict[str, Any], meter: sandbox.Meter) -> Any:
+                return walk(tree, env, meter)
+        self.run.append(run)
+        return run
+
+
+def _describe(err: Exception) -> str:
+    text = str(err) or type(err).__name__
+    if isinstance(err, ZeroDivisionError):
+        return "division by zero"
+    if isinstance(err, OverflowError):
+        return f"number too large: {text}"
+    return text
+
+
+@lru_cache(maxsize=2048)
+def compile_expression(src: str) -> Expression:
+    """Parse and allowlist-check an expression; raises ExpressionError when it is refused."""
+    parsed = parse(src)
+    if isinstance(parsed, ExprIssue):
+        raise ExpressionError(parsed.message, parsed.start, parsed.end)
+    checker = Checker(parsed, None, None)
+    try:
+        checker.run()
+    except RecursionError:
+        raise ExpressionError("the expression nests too deeply") from None
+    errors = [i for i in checker.issues if i.code in ("EXP101", "EXP401")]
+    if errors:
+        first = min(errors, key=lambda i: i.start)
+        raise ExpressionError(first.message, first.start, first.end)
+    return Expression(src, parsed.tree.body, parsed)

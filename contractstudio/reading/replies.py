@@ -1,0 +1,103 @@
+"""JSON out of a model's reply: bare, in a ```json fence, or the outermost {...}; strict, and bounded in depth.
+
+The analyzer (scenario responses) and the runtime (every reply) read replies with this one parser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_JSON_DEPTH = 200  # nesting of a reply: pydantic stops serializing at about 255, Python's JSON reader at about 1,000
+_DEEP = f"the reply nests arrays/objects more than {MAX_JSON_DEPTH} levels deep; no output type needs that"
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
+
+
+def _json_error(err: json.JSONDecodeError, text: str) -> str:
+    body = text.rstrip()
+    cut = (err.pos >= len(body) - 1 or err.msg.startswith("Unterminated string")
+           or body.count("{") > body.count("}") or body.count("[") > body.count("]"))
+    where = f"line {err.lineno}, column {err.colno}"
+    joined = f"{err.msg} {where}" if err.msg.endswith(" at") else f"{err.msg} at {where}"
+    hint = "; the JSON ends early (was the reply cut off, e.g. by max_tokens?)" if cut else ""
+    return f"the reply is not valid JSON: {joined}{hint}"
+
+
+class _NotJSONNumber(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotJSONNumber(name)
+
+
+def _loads(text: str) -> Any:
+    """Strict JSON: NaN and Infinity (which Python's reader accepts) are not JSON, and would make the trace invalid JSON."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except _NotJSONNumber as err:
+        raise json.JSONDecodeError(f"{err} is not a JSON number (write a number, or null)", text, max(text.find(str(err)), 0)) from None
+
+
+def _too_deep(text: str, value: Any) -> bool:
+    """Whether a parsed reply nests deeper than MAX_JSON_DEPTH (walked only when the text has that many brackets)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    return nests_too_deep(value)
+
+
+def nests_too_deep(value: Any, depth: int = 1) -> bool:
+    """Whether a JSON-like value (dicts, lists, tuples) nests deeper than MAX_JSON_DEPTH."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return False
+    if depth > MAX_JSON_DEPTH:
+        return True
+    for item in items:
+        kind = type(item)
+        if (kind is dict or kind is list or kind is tuple) and nests_too_deep(item, depth + 1):
+            return True
+    return False
+
+
+def extract_json(text: str) -> tuple[Any, str | None]:
+    """The JSON value in a reply (bare, in a ```json fence, or the outermost {...}); or an error text."""
+    value, problem = _extract(text)
+    if problem is None and _too_deep(text, value):
+        return None, _DEEP
+    return value, problem
+
+
+def _extract(text: str) -> tuple[Any, str | None]:
+    stripped = text.strip()
+    if not stripped:
+        return None, "the reply is empty: expected one JSON object"
+    try:
+        return _loads(stripped), None
+    except json.JSONDecodeError as err:
+        first_error = _json_error(err, stripped)
+    except RecursionError:  # json's C reader gives up on deep nesting; a reply must never crash the call
+        return None, _DEEP
+    fences = _FENCE.findall(stripped)
+    fences.sort(key=lambda f: f[0].lower() != "json")  # a ```json block first, then any other fence
+    for _lang, body in fences:
+        body = body.strip()
+        try:
+            return _loads(body), None
+        except json.JSONDecodeError as err:
+            first_error = _json_error(err, body)
+            break
+        except RecursionError:
+            return None, _DEEP
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if not fences and 0 <= start < end:
+        try:
+            return _loads(stripped[start:end + 1]), None
+        except (json.JSONDecodeError, RecursionError):
+            pass
+    return None, first_error
