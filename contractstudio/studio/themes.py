@@ -28,8 +28,8 @@ class ThemeProblem:
 
 
 def bundled_themes_folder() -> Path:
-    """The top-level `themes/` folder of the repository (next to the package)."""
-    return Path(__file__).resolve().parents[2] / "themes"
+    """The themes shipped with the package (package data; the repository's `themes/` links here)."""
+    return Path(__file__).resolve().parent / "bundled_themes"
 
 
 def theme_from_mapping(data: object, path: Path) -> Theme:
