@@ -15,6 +15,7 @@ from typing import Any
 from contractstudio.analysis import budget
 from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.conditions import expression_diagnostics, value_span
+from contractstudio.analysis.fields import declared_fields
 from contractstudio.documents.models import Agent, Condition, FieldSpec, Policy, Task, TypeDecl
 from contractstudio.documents.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 from contractstudio.expressions import check, check_template
@@ -253,11 +254,17 @@ def l1_types(loaded: Loaded, agent: Agent) -> tuple[dict[str, TypeExpr], list[Di
     for name, spec in agent.output_schema.fields.items():
         fields[name], problems = _field_type(loaded, ("schema", "fields", name, "type"), spec.type, f"schema field '{name}'")
         found += problems
+    schema = TypeSystem.from_decls({OUTPUT_TYPE: TypeDecl(fields=dict(agent.output_schema.fields))})
+    found += declared_fields(loaded, schema, OUTPUT_TYPE, ("schema", "fields"), "schema field '{name}'")
     for tool in agent.tools:
         for name, param in tool.params.items():
             text = param if isinstance(param, str) else param.type
             path = tool.src + ("params", name) + (() if isinstance(param, str) else ("type",))
             found += _field_type(loaded, path, text, f"parameter '{name}' of tool '{tool.name}'")[1]
+        specs = {name: param for name, param in tool.params.items() if isinstance(param, FieldSpec)}
+        if specs:
+            params = TypeSystem.from_decls({tool.name: TypeDecl(fields=specs)})
+            found += declared_fields(loaded, params, tool.name, tool.src + ("params",), "parameter '{name}' of tool '{type}'")
     return fields, found
 
 

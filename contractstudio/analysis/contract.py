@@ -20,6 +20,7 @@ from contractstudio.analysis.conditions import (
     one_trust_note,
     value_span,
 )
+from contractstudio.analysis.fields import declared_fields
 from contractstudio.analysis.scenarios import scenario_rules
 from contractstudio.documents.models import Contract
 from contractstudio.documents.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
@@ -85,7 +86,7 @@ def undeclared(loaded: Loaded, path: tuple[Any, ...], text: str, t: TypeExpr, ty
 
 
 def field_types(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator[Diagnostic]:
-    """REF201/SCH103 for the type string of every declared field."""
+    """REF201/SCH103 for the type string of every declared field; its constraints (SCH103/105/106); SCH107."""
     for tname, decl in doc.types.items():
         for fname, spec in decl.fields.items():
             path = ("types", tname, "fields", fname, "type")
@@ -96,6 +97,7 @@ def field_types(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator[Di
                 yield make("SCH103", f"type of field '{tname}.{fname}': {err.message}", loaded.file, span)
                 continue
             yield from undeclared(loaded, path, spec.type, t, types, f"type of field '{tname}.{fname}':")
+        yield from declared_fields(loaded, types, tname, ("types", tname, "fields"))
 
 
 def missing_descriptions(loaded: Loaded, doc: Contract) -> Iterator[Diagnostic]:

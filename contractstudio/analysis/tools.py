@@ -14,7 +14,8 @@ from contractstudio.analysis.conditions import (
     one_trust_note,
     value_span,
 )
-from contractstudio.documents.models import ToolDecl, ToolSet
+from contractstudio.analysis.fields import declared_fields
+from contractstudio.documents.models import ToolDecl, ToolSet, TypeDecl
 from contractstudio.documents.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 from contractstudio.expressions import ExprIssue
 from contractstudio.findings.diagnostics import Diagnostic, Related, make
@@ -58,6 +59,8 @@ def _param_types(loaded: Loaded, tool: ToolDecl) -> tuple[dict[str, TypeExpr], l
                                      path, hint="use str, int, float, bool, any, list[T], dict[str, T], T | None or Literal[...]"))
             t = ANY
         scope[name] = t
+    params = TypeSystem.from_decls({tool.name: TypeDecl(fields=dict(tool.params))})
+    found.extend(declared_fields(loaded, params, tool.name, tool.src + ("params",), "parameter '{name}' of tool '{type}'"))
     return scope, found
 
 

@@ -8,13 +8,15 @@ chains through them, and prompts describe them to the model (`schema_text`).
 from __future__ import annotations
 
 import functools
+import itertools
 import keyword
 import re
 import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic_core import SchemaValidator, core_schema
 
 from contractstudio.documents.models import FieldSpec, TypeDecl
 
@@ -29,6 +31,17 @@ class TypeSyntaxError(ValueError):
         super().__init__(message)
         self.message = message
         self.offset = offset
+
+
+class TypeBuildError(ValueError):
+    """A declared type pydantic cannot turn into a validator; `field` names the field at fault when known."""
+
+    def __init__(self, type_name: str, reason: str, field: str | None = None) -> None:
+        where = f" (field '{field}')" if field else ""
+        super().__init__(f"type '{type_name}' cannot be built{where}: {reason}")
+        self.type_name = type_name
+        self.reason = reason
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +290,7 @@ class TypeSystem:
                     parsed[fname] = ANY
             self._types[name] = parsed
         self._models: dict[str, type[BaseModel]] = {}
+        self._broken: dict[str, TypeBuildError] = {}
 
     @classmethod
     def from_decls(cls, decls: dict[str, TypeDecl] | None) -> TypeSystem:
@@ -327,7 +341,7 @@ class TypeSystem:
     # -- pydantic models
 
     def model(self, name: str) -> type[BaseModel]:
-        """The pydantic model of a declared type (built once, cached)."""
+        """The pydantic model of a declared type (built once, cached); raises TypeBuildError when pydantic refuses it."""
         if name not in self.decls:
             raise KeyError(f"type '{name}' is not declared")
         self._build(name, set())
@@ -360,28 +374,40 @@ class TypeSystem:
     def _build(self, name: str, building: set[str]) -> type[BaseModel]:
         if name in self._models:
             return self._models[name]
+        if name in self._broken:
+            raise self._broken[name]
         building = building | {name}
         decl = self.decls[name]
         definitions: dict[str, Any] = {}
+        patterns: list[str] = []
+        taken = {f for f in decl.fields if _safe_field_name(f)}  # a generated name must not replace a declared one
+        py_names: dict[str, str] = {}
         for fname, spec in decl.fields.items():
             t = self._types[name].get(fname, ANY)
             annotation = self._annotation(t, building)
-            kwargs: dict[str, Any] = {"description": spec.description}
-            kwargs.update(_constraints(spec, t))
+            constraints = _constraints(spec, t)
+            kwargs: dict[str, Any] = {"description": spec.description, **constraints}
+            if "pattern" in constraints:
+                patterns.append(constraints["pattern"])
             if not spec.required:
                 kwargs["default"] = spec.default
-            py_name = fname if _safe_field_name(fname) else f"field_{len(definitions)}"
-            if py_name != fname:
+            py_name = fname
+            if not _safe_field_name(fname):
+                py_name = next(f"field_{i}" for i in itertools.count(len(definitions)) if f"field_{i}" not in taken)
+                taken.add(py_name)
                 kwargs["alias"] = fname
             definitions[py_name] = (annotation, Field(**kwargs))
-        config = ConfigDict(extra=decl.extra, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
+            py_names[py_name] = fname
+        config = ConfigDict(extra=decl.extra, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True,
+                            validate_default=True, regex_engine=regex_engine(patterns))
         model_name = name if name.isidentifier() else "Model"
-        built: type[BaseModel]
         try:
-            built = create_model(model_name, __config__=config, __doc__=decl.description, **definitions)
-        except Exception:  # a declaration pydantic cannot express: validate the shape loosely rather than crash
-            built = create_model(model_name, __config__=ConfigDict(extra="allow"))  # type: ignore[misc,assignment]
-        self._models[name] = model = built
+            model: type[BaseModel] = create_model(model_name, __config__=config, __doc__=decl.description, **definitions)
+        except Exception as err:  # noqa: BLE001 - never a looser model in its place: the type is refused
+            broken = TypeBuildError(name, _first_line(err), _culprit(err, py_names))
+            self._broken[name] = broken
+            raise broken from None
+        self._models[name] = model
         if not getattr(model, "__pydantic_complete__", True):
             try:
                 model.model_rebuild(_types_namespace=dict(self._models))
@@ -394,6 +420,25 @@ class TypeSystem:
                 except Exception:
                     pass
         return model
+
+    def default_problem(self, name: str, field: str) -> str | None:
+        """Why a field's declared default is not a valid value of the field (type and constraints), or None."""
+        spec = self.decls[name].fields[field]
+        if spec.required:
+            return None
+        t = self._types[name].get(field, ANY)
+        constraints = _constraints(spec, t)
+        try:
+            adapter: TypeAdapter[Any] = TypeAdapter(
+                Annotated[self._annotation(t, set()), Field(**constraints)],  # type: ignore[misc]
+                config=ConfigDict(regex_engine=regex_engine([constraints["pattern"]] if "pattern" in constraints else [])))
+            adapter.validate_python(spec.default)
+        except ValidationError as err:
+            first = err.errors(include_url=False)[0]
+            return str(first.get("msg", "invalid"))
+        except Exception:  # noqa: BLE001 - a field that cannot be built at all is reported as such (TypeBuildError)
+            return None
+        return None
 
     def json_schema(self, name: str) -> dict[str, Any]:
         """The JSON Schema of a declared type."""
@@ -456,6 +501,11 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+NUMBER_BOUNDS = ("ge", "gt", "le", "lt")
+LENGTH_BOUNDS = ("min_length", "max_length")
+CONSTRAINTS = NUMBER_BOUNDS + LENGTH_BOUNDS + ("pattern",)
+
+
 def _base_kind(t: TypeExpr) -> str:
     """'number', 'str', 'sized' (list/dict) or '' for a type's non-None part."""
     t = without_none(t)
@@ -466,27 +516,58 @@ def _base_kind(t: TypeExpr) -> str:
     return ""
 
 
-def _constraints(spec: FieldSpec, t: TypeExpr) -> dict[str, Any]:
-    """The pydantic Field constraints that apply to the field's type (others cannot be enforced)."""
+def applicable_constraints(t: TypeExpr) -> tuple[str, ...]:
+    """The constraint keys a field of this type can have: bounds on numbers, lengths on str/list/dict, pattern on str."""
     kind = _base_kind(t)
-    out: dict[str, Any] = {}
     if kind == "number":
-        for key in ("ge", "gt", "le", "lt"):
-            value = getattr(spec, key)
-            if value is not None:
-                # an int field keeps int bounds, so schemas and prompts say `>= 1`, not `>= 1.0`
-                out[key] = int(value) if without_none(t) == Prim("int") and float(value).is_integer() else value
-    if kind in ("str", "sized"):
-        for key in ("min_length", "max_length"):
-            if getattr(spec, key) is not None:
-                out[key] = getattr(spec, key)
-    if kind == "str" and spec.pattern is not None:
-        try:
-            re.compile(spec.pattern)
-            out["pattern"] = spec.pattern
-        except re.error:
-            pass
+        return NUMBER_BOUNDS
+    if kind == "sized":
+        return LENGTH_BOUNDS
+    if kind == "str":
+        return LENGTH_BOUNDS + ("pattern",)
+    return ()
+
+
+def _constraints(spec: FieldSpec, t: TypeExpr) -> dict[str, Any]:
+    """The pydantic Field constraints that apply to the field's type (the analyzer reports the others: SCH105)."""
+    out: dict[str, Any] = {}
+    for key in applicable_constraints(t):
+        value = getattr(spec, key)
+        if value is None:
+            continue
+        if key in NUMBER_BOUNDS and without_none(t) == Prim("int") and float(value).is_integer():
+            value = int(value)  # an int field keeps int bounds, so schemas and prompts say `>= 1`, not `>= 1.0`
+        out[key] = value
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _linear_engine_compiles(pattern: str) -> bool:
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except Exception:  # noqa: BLE001 - look-around, back-references, or not a regex at all
+        return False
+    return True
+
+
+def regex_engine(patterns: typing.Iterable[str]) -> typing.Literal["rust-regex", "python-re"]:
+    """pydantic's linear-time engine when it can compile every pattern; Python's `re` for the rest (look-around, ...).
+
+    Every pattern valid in Python's `re` is enforced; the linear engine is kept wherever it suffices, so a
+    pattern it could always run never becomes a backtracking one.
+    """
+    return "rust-regex" if all(_linear_engine_compiles(p) for p in patterns) else "python-re"
+
+
+def _first_line(err: Exception) -> str:
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    return lines[-1] if lines else type(err).__name__
+
+
+def _culprit(err: Exception, py_names: dict[str, str]) -> str | None:
+    """The declared field named in pydantic's schema error (`Field "x":`), when there is one."""
+    m = re.search(r'Field "([^"]+)"', str(err))
+    return py_names.get(m.group(1)) if m else None
 
 
 def _constraint_words(constraints: dict[str, Any]) -> list[str]:

@@ -1,0 +1,139 @@
+"""Field constraints as written against what the runtime enforces (SCH103 pattern, SCH105, SCH106, SCH107).
+
+A declared field becomes a pydantic field; a constraint that does not apply to
+its type would be ignored, one that no value satisfies rejects every reply, a
+default outside its own constraints hands out an invalid value, and a type
+pydantic refuses cannot be enforced at all. Each is a finding at its key, so a
+contract never silently enforces less than it says. Used for contract types,
+agent schemas and tool parameters alike.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from contractstudio.analysis.check import Loaded
+from contractstudio.findings.diagnostics import Diagnostic, make
+from contractstudio.analysis.positions import value_span
+from contractstudio.documents.models import FieldSpec
+from contractstudio.documents.types import (
+    CONSTRAINTS, LENGTH_BOUNDS, NUMBER_BOUNDS, Prim, TypeBuildError, TypeExpr, TypeSyntaxError, TypeSystem,
+    applicable_constraints, parse_type, refs, without_none,
+)
+
+_WHERE = "bounds (ge gt le lt) apply to int and float, min_length / max_length to str, list and dict, pattern to str"
+_SYMBOL = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def declared_fields(loaded: Loaded, types: TypeSystem, type_name: str, fields_path: tuple[Any, ...],
+                    what: str = "field '{type}.{name}'") -> Iterator[Diagnostic]:
+    """Every constraint finding of the fields of a declared type, then SCH107 when the type cannot be built.
+
+    `what` names a field in messages; `{type}` and `{name}` are filled in.
+    """
+    fields = types.fields(type_name) or {}
+    clean = True
+    for fname, spec in fields.items():
+        t = _usable_type(spec, types)
+        if t is None:  # a broken or undeclared type: reported by the family's own rules
+            clean = False
+            continue
+        label = what.format(type=type_name, name=fname)
+        found = list(field_constraints(loaded, fields_path + (fname,), spec, t, label))
+        if not found and "default" in spec.model_fields_set:
+            problem = types.default_problem(type_name, fname)
+            if problem:
+                found.append(loaded.diag("SCH106", f"{label}: default {_show(spec.default)} is not a valid value of "
+                                         f"the field ({_described(t, spec)}): {problem}", fields_path + (fname, "default"),
+                                         key=True, hint="change the default, or the constraints it must satisfy"))
+        clean = clean and not found
+        yield from found
+    if clean:
+        yield from buildable(loaded, types, type_name, fields_path)
+
+
+def buildable(loaded: Loaded, types: TypeSystem, type_name: str, fields_path: tuple[Any, ...]) -> Iterator[Diagnostic]:
+    """SCH107 when pydantic refuses to build the type: never enforced loosely, so never run."""
+    try:
+        types.model(type_name)
+    except TypeBuildError as err:
+        if err.type_name != type_name:
+            return  # a type it uses is at fault, and reported where that type is declared
+        where = fields_path + (err.field,) if err.field else fields_path[:-1]
+        yield loaded.diag("SCH107", str(err), where, key=True,
+                          hint="change the field's type or constraints; a type that cannot be built cannot be enforced")
+
+
+def field_constraints(loaded: Loaded, path: tuple[Any, ...], spec: FieldSpec, t: TypeExpr, label: str) -> Iterator[Diagnostic]:
+    """SCH105 (a constraint its type cannot have), SCH103 (an invalid pattern), SCH106 (bounds no value satisfies)."""
+    given = [k for k in CONSTRAINTS if getattr(spec, k) is not None]
+    allowed = applicable_constraints(t)
+    for key in given:
+        if key not in allowed:
+            yield loaded.diag("SCH105", f"{label}: `{key}` does not apply to {t}: it would be ignored, so nothing enforces it",
+                              path + (key,), key=True, hint=f"remove it or change the type ({_WHERE})")
+    if spec.pattern is not None and "pattern" in allowed:
+        try:
+            re.compile(spec.pattern)
+        except re.error as err:
+            at = err.pos or 0
+            yield make("SCH103", f"{label}: pattern is not a valid regular expression ({err.msg})", loaded.file,
+                       value_span(loaded, path + ("pattern",), at, at + 1))
+    if "ge" in allowed:
+        yield from _number_range(loaded, path, spec, t, label)
+    lo, hi = spec.min_length, spec.max_length
+    if "min_length" in allowed and lo is not None and hi is not None and lo > hi:
+        yield loaded.diag("SCH106", f"{label}: min_length {lo} is above max_length {hi}: no value has such a length",
+                          path + ("min_length",), key=True, hint="lower min_length or raise max_length")
+
+
+def _number_range(loaded: Loaded, path: tuple[Any, ...], spec: FieldSpec, t: TypeExpr, label: str) -> Iterator[Diagnostic]:
+    bounds = {k: getattr(spec, k) for k in NUMBER_BOUNDS if getattr(spec, k) is not None}
+    for key, value in bounds.items():
+        if math.isnan(value):
+            yield loaded.diag("SCH106", f"{label}: {key} is not a number (.nan): no value compares with it",
+                              path + (key,), key=True)
+            return
+    lows = [(bounds[k], k == "gt", k) for k in ("ge", "gt") if k in bounds]  # on a tie the strict bound is the tighter
+    highs = [(bounds[k], k == "le", k) for k in ("le", "lt") if k in bounds]
+    if not lows or not highs:
+        return
+    lv, _, lk = max(lows)
+    uv, _, uk = min(highs)
+    kind = "number"
+    if without_none(t) == Prim("int") and math.isfinite(lv) and math.isfinite(uv):  # the integers between the bounds
+        first = math.floor(lv) + 1 if lk == "gt" else math.ceil(lv)
+        last = math.ceil(uv) - 1 if uk == "lt" else math.floor(uv)
+        empty, kind = first > last, "int"
+    else:
+        empty = lv > uv or (lv == uv and (lk == "gt" or uk == "lt"))
+    if empty:
+        yield loaded.diag("SCH106", f"{label}: no {kind} is {_SYMBOL[lk]} {lv:g} and {_SYMBOL[uk]} {uv:g}: every value is rejected",
+                          path + (lk,), key=True, hint=f"check {lk} and {uk}: the lower bound must be below the upper one")
+
+
+def _usable_type(spec: FieldSpec, types: TypeSystem) -> TypeExpr | None:
+    try:
+        t = parse_type(spec.type)
+    except TypeSyntaxError:
+        return None
+    if any(not types.declared(r) for r in refs(t)):
+        return None
+    return t
+
+
+def _described(t: TypeExpr, spec: FieldSpec) -> str:
+    parts = [str(t)]
+    parts += [f"{_SYMBOL[k]} {getattr(spec, k):g}" for k in NUMBER_BOUNDS if getattr(spec, k) is not None]
+    parts += [f"{k} {getattr(spec, k)}" for k in LENGTH_BOUNDS if getattr(spec, k) is not None]
+    if spec.pattern is not None:
+        parts.append(f"pattern {spec.pattern!r}")
+    return ", ".join(parts)
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if not isinstance(value, bool) and value is not None else ("null" if value is None else str(value).lower())
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,160 @@
+"""A contract enforces exactly what its types say: every pattern, every constraint, or a finding at its key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import contractstudio as cs
+from contractstudio.analysis.check import Context, check_text
+from contractstudio.runtime.engine import CallOptions
+
+NO_WAIT = CallOptions(wait=False)
+LINE = 13  # the line of the first output field in contract()
+
+
+def contract(output_fields: str, *, extra: str = "forbid") -> str:
+    """A small contract whose output type has the given fields (YAML flow mappings, one per line)."""
+    fields = "\n".join(f"      {line}" for line in output_fields.strip().splitlines())
+    return f"""kind: contract
+name: t
+prompt: Answer.
+types:
+  Q:
+    description: A question.
+    fields:
+      text: {{type: str, description: The question.}}
+  A:
+    description: An answer.
+    extra: {extra}
+    fields:
+{fields}
+input: Q
+output: A
+post:
+  - assert: len(str(output.name)) > 0
+on_failure: raise
+"""
+
+
+def codes(text: str) -> list[tuple[str, int, int]]:
+    return [(d.code, d.line, d.column) for d in check_text(text, "t.contract.yaml", Context()).diagnostics]
+
+
+def messages(text: str) -> list[str]:
+    return [f"{d.code} {d.message}" for d in check_text(text, "t.contract.yaml", Context()).diagnostics]
+
+
+LOOKAHEAD = contract("""
+name: {type: str, pattern: "^(?!admin)[a-z]+$", description: A user name.}
+score: {type: int, ge: 0, le: 5, description: A score.}
+""")
+
+
+def load(tmp_path: Path, text: str) -> cs.Contract:  # type: ignore[name-defined]
+    path = tmp_path / "t.contract.yaml"
+    path.write_text(text)
+    return cs.load(path)
+
+
+# ----------------------------------------------------------------- 1. patterns and unbuildable types
+
+
+def test_a_lookahead_pattern_is_enforced_and_the_rest_of_the_type_still_is(tmp_path: Path) -> None:
+    assert codes(LOOKAHEAD) == []
+    c = load(tmp_path, LOOKAHEAD)
+    with pytest.raises(cs.ContractViolation) as err:  # the whole type used to vanish: this passed as the output
+        c.call({"text": "q"}, ['{"totally": "wrong", "score": 7}'], options=NO_WAIT)
+    text = "\n".join(err.value.errors)
+    assert "output.name: required field is missing" in text
+    assert "output.totally" in text and "not declared" in text
+    assert "output.score = 7" in text
+    with pytest.raises(cs.ContractViolation) as err:
+        c.call({"text": "q"}, ['{"name": "admin", "score": 1}'], options=NO_WAIT)
+    assert "String should match pattern '^(?!admin)[a-z]+$'" in "\n".join(err.value.errors)
+    result = c.call({"text": "q"}, ['{"name": "bob", "score": 1}'], options=NO_WAIT)
+    assert result.successful and result.output_data == {"name": "bob", "score": 1}
+
+
+def test_an_invalid_pattern_is_an_error_at_its_position() -> None:
+    text = contract("""
+name: {type: str, pattern: "^[a-z+$", description: A user name.}
+""")
+    found = check_text(text, "t.contract.yaml", Context()).diagnostics
+    assert [(d.code, d.severity, d.line, d.column) for d in found] == [("SCH103", "error", LINE, 36)]  # the unclosed `[`
+    assert "not a valid regular expression" in found[0].message and "unterminated character set" in found[0].message
+
+
+def test_a_type_pydantic_cannot_build_is_an_error_and_the_runtime_refuses_it(tmp_path: Path) -> None:
+    text = contract("""
+name: {type: str, max_length: 1000000000000000000000000000000, description: A user name.}
+""")
+    found = check_text(text, "t.contract.yaml", Context()).diagnostics
+    assert [(d.code, d.severity, d.line, d.column) for d in found] == [("SCH107", "error", LINE, 7)]
+    assert "type 'A' cannot be built" in found[0].message
+    with pytest.raises(cs.ContractError):
+        load(tmp_path, text)
+    # and never a permissive model, even when a program builds the contract around the analyzer
+    from contractstudio.runtime.api import Contract
+    from contractstudio.analysis.check import check_text as analyze
+
+    doc = analyze(text, "t.contract.yaml", Context()).documents[0].model
+    with pytest.raises(cs.ContractError, match="cannot be built"):
+        Contract(doc)
+
+
+def test_a_field_named_like_a_generated_name_does_not_replace_another_field(tmp_path: Path) -> None:
+    text = contract("""
+name: {type: str, description: A user name.}
+my-key: {type: int, description: Needs an alias.}
+field_1: {type: str, description: Looks like a generated name.}
+""")
+    c = load(tmp_path, text)
+    with pytest.raises(cs.ContractViolation) as err:
+        c.call({"text": "q"}, ['{"name": "bob", "field_1": "x"}'], options=NO_WAIT)
+    assert "output.my-key: required field is missing" in err.value.errors
+    result = c.call({"text": "q"}, ['{"name": "bob", "my-key": 1, "field_1": "x"}'], options=NO_WAIT)
+    assert result.output_data == {"name": "bob", "my-key": 1, "field_1": "x"}
+
+
+# ----------------------------------------------------------------- 2. impossible or ignored constraints
+
+
+@pytest.mark.parametrize(
+    ("field", "code", "key", "words"),
+    [
+        ('name: {type: str, min_length: 5, max_length: 2, description: N.}', "SCH106", "min_length", "min_length 5 is above max_length 2"),
+        ('name: {type: int, ge: 10, le: 1, description: N.}', "SCH106", "ge", "no int is >= 10 and <= 1"),
+        ('name: {type: float, gt: 1, lt: 1, description: N.}', "SCH106", "gt", "no number is > 1 and < 1"),
+        ('name: {type: int, default: 0, ge: 1, le: 10, description: N.}', "SCH106", "default", "default 0 is not a valid value"),
+        ('name: {type: str, default: "toolong", max_length: 3, description: N.}', "SCH106", "default", "at most 3 characters"),
+        ('name: {type: str, default: "ADMIN", pattern: "^[a-z]+$", description: N.}', "SCH106", "default", "should match pattern"),
+        ('name: {type: str, default: 5, description: N.}', "SCH106", "default", "valid string"),
+        ('name: {type: str, ge: 1, description: N.}', "SCH105", "ge", "`ge` does not apply to str"),
+        ('name: {type: int, pattern: "^[0-9]+$", description: N.}', "SCH105", "pattern", "`pattern` does not apply to int"),
+        ('name: {type: bool, min_length: 1, description: N.}', "SCH105", "min_length", "`min_length` does not apply to bool"),
+        ('name: {type: "list[str]", pattern: "^a", description: N.}', "SCH105", "pattern", "`pattern` does not apply to list[str]"),
+    ],
+)
+def test_impossible_or_ignored_constraints_are_errors_at_their_key(field: str, code: str, key: str, words: str) -> None:
+    text = contract(field)
+    found = check_text(text, "t.contract.yaml", Context()).diagnostics
+    line = text.splitlines()[LINE - 1]
+    assert [(d.code, d.severity, d.line, d.column) for d in found] == [(code, "error", LINE, line.index(f" {key}:") + 2)]
+    assert words in found[0].message
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        'name: {type: str, min_length: 2, max_length: 2, description: N.}',
+        'name: {type: "int | None", default: null, ge: 1, le: 10, description: N.}',
+        'name: {type: "int | None", default: 3, ge: 1, le: 10, description: N.}',
+        'name: {type: "list[str]", min_length: 1, description: N.}',
+        'name: {type: "str | None", pattern: "^[a-z]+$", description: N.}',
+        'name: {type: float, ge: 0, le: 0, description: N.}',
+    ],
+)
+def test_constraints_that_apply_and_can_hold_are_silent(field: str) -> None:
+    assert codes(contract(field)) == []
