@@ -158,3 +158,36 @@ def test_impossible_or_ignored_constraints_are_errors_at_their_key(field: str, c
 )
 def test_constraints_that_apply_and_can_hold_are_silent(field: str) -> None:
     assert codes(contract(field)) == []
+
+
+# ----------------------------------------------------------------- 4. on_failure follows whether a fallback is declared
+
+SKELETON = """kind: contract
+name: smallest
+prompt: Answer.
+types:
+  Q: {description: A question., fields: {text: {type: str, description: The question.}}}
+  A: {description: An answer., fields: {answer: {type: str, description: The answer.}}}
+input: Q
+output: A
+"""
+NOT_JSON = ["not json"] * 6  # the first reply and every remedy attempt fail
+
+
+def test_the_smallest_skeleton_has_no_error_and_raises_when_it_fails(tmp_path: Path) -> None:
+    assert [d.code for d in check_text(SKELETON, "t.contract.yaml", Context()).diagnostics if d.severity == "error"] == []
+    with pytest.raises(cs.ContractViolation) as err:
+        load(tmp_path, SKELETON).call({"text": "q"}, NOT_JSON, options=NO_WAIT)
+    assert "the reply is not valid JSON" in err.value.errors[0]
+
+
+def test_a_declared_fallback_is_returned_when_on_failure_is_not_given(tmp_path: Path) -> None:
+    text = SKELETON + "fallback: {answer: \"'unknown'\"}\n"
+    assert [d.code for d in check_text(text, "t.contract.yaml", Context()).diagnostics if d.severity == "error"] == []
+    result = load(tmp_path, text).call({"text": "q"}, NOT_JSON, options=NO_WAIT)
+    assert not result.successful and result.output_data == {"answer": "unknown"}
+
+
+def test_on_failure_fallback_still_needs_a_fallback_that_is_a_valid_output() -> None:
+    assert sorted(c for c, _, _ in codes(SKELETON + "on_failure: fallback\n")) == ["CON103", "CON107"]
+    assert sorted(c for c, _, _ in codes(SKELETON + "fallback: {answr: \"'x'\"}\n")) == ["CON103", "CON103", "CON107"]

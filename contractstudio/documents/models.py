@@ -205,11 +205,21 @@ class Contract(Model):
     act: Act | None = Field(None, description="Computes the intermediate value (scope: input).")
     post: list[Condition] = Field(default_factory=list, description="Post-conditions (scope: output, input, act).")
     remedy: Remedy = Field(default_factory=Remedy, description="Remedy settings.")
-    on_failure: Literal["fallback", "raise"] = Field("fallback", description="fallback returns `fallback`; raise raises ContractViolation.")
+    on_failure: Literal["fallback", "raise"] = Field(
+        "raise", description="fallback returns `fallback`; raise raises ContractViolation. Default: fallback when a "
+        "`fallback:` is declared, raise when none is.")
     fallback: dict[str, Any] | None = Field(None, description="The output returned when the contract fails; values are expressions.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="The live model.")
     examples: list[Example] = Field(default_factory=list, description="Inputs offered in the studio.")
     scenarios: list[Scenario] = Field(default_factory=list, description="Offline contract tests.")
+
+    @model_validator(mode="after")
+    def _failure_follows_fallback(self) -> Contract:
+        # Not written: a declared fallback is what failure returns; without one, failure raises.
+        if "on_failure" not in self.model_fields_set and self.fallback is not None:
+            self.on_failure = "fallback"
+            self.model_fields_set.discard("on_failure")
+        return self
 
 
 # ----------------------------------------------------------------- agent

@@ -291,6 +291,7 @@ class TypeSystem:
             self._types[name] = parsed
         self._models: dict[str, type[BaseModel]] = {}
         self._broken: dict[str, TypeBuildError] = {}
+        self._defaults: dict[tuple[str, str], str | None] = {}  # analysis asks on every edit: answer once
 
     @classmethod
     def from_decls(cls, decls: dict[str, TypeDecl] | None) -> TypeSystem:
@@ -423,6 +424,11 @@ class TypeSystem:
 
     def default_problem(self, name: str, field: str) -> str | None:
         """Why a field's declared default is not a valid value of the field (type and constraints), or None."""
+        if (name, field) not in self._defaults:
+            self._defaults[(name, field)] = self._default_problem(name, field)
+        return self._defaults[(name, field)]
+
+    def _default_problem(self, name: str, field: str) -> str | None:
         spec = self.decls[name].fields[field]
         if spec.required:
             return None
