@@ -1,6 +1,6 @@
 """ContractStudio: write, analyze, visualize and debug contracts around LLM calls.
 
-The public API (`load`, `toolify`, `ContractError`, `ContractViolation`) is
+The public API (`load`, `toolify`, `ContractError`, `ContractViolation`, `InvalidInput`) is
 imported lazily so that `import contractstudio` stays cheap.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 __all__ = [
-    "load", "load_all", "toolify", "ContractError", "ContractViolation", "ScriptedModel", "ReplayModel", "LiveModel",
+    "load", "load_all", "toolify", "ContractError", "ContractViolation", "InvalidInput", "ScriptedModel", "ReplayModel", "LiveModel",
     "CallOptions", "TransportRetry", "Trace", "__version__",
 ]
 
@@ -20,6 +20,7 @@ _LAZY = {
     "toolify": "contractstudio.runtime.toolify",
     "ContractError": "contractstudio.runtime.errors",
     "ContractViolation": "contractstudio.runtime.errors",
+    "InvalidInput": "contractstudio.runtime.errors",
     "ScriptedModel": "contractstudio.runtime.models",
     "ReplayModel": "contractstudio.runtime.models",
     "LiveModel": "contractstudio.runtime.models",

@@ -191,3 +191,65 @@ def test_a_declared_fallback_is_returned_when_on_failure_is_not_given(tmp_path: 
 def test_on_failure_fallback_still_needs_a_fallback_that_is_a_valid_output() -> None:
     assert sorted(c for c, _, _ in codes(SKELETON + "on_failure: fallback\n")) == ["CON103", "CON107"]
     assert sorted(c for c, _, _ in codes(SKELETON + "fallback: {answr: \"'x'\"}\n")) == ["CON103", "CON103", "CON107"]
+
+
+# ----------------------------------------------------------------- 6. invalid input is the caller's error
+
+RUNTIME = Path(__file__).parent / "runtime_contracts"
+QA = RUNTIME / "qa.contract.yaml"  # on_failure: fallback, with a fallback
+BAD_INPUT = {"query": 5, "documents": []}
+GOOD_REPLY = '{"answer": "x", "evidence": [], "coverage_score": 0.9}'
+
+
+def test_invalid_input_raises_even_when_a_fallback_exists_and_no_model_is_called() -> None:
+    with pytest.raises(cs.InvalidInput) as err:
+        cs.load(QA).call(BAD_INPUT, [GOOD_REPLY], options=NO_WAIT)
+    assert isinstance(err.value, ValueError)
+    assert str(err.value).startswith("contract 'qa': the input is not a valid QAInput")
+    assert err.value.errors == ["input.query = 5: Input should be a valid string"]
+    assert err.value.trace.of_type("llm_request") == []
+    assert [e.data["used"] for e in err.value.trace.of_type("forward")] == ["raise"]  # never the fallback
+
+
+def test_a_pre_remedy_repairs_an_invalid_input() -> None:
+    contract = cs.load(RUNTIME / "pre_remedy.contract.yaml")
+    result = contract.call({"nom": "Ada"}, ['{"name": "Ada"}', '{"text": "Hello, Ada"}'], options=NO_WAIT)
+    assert result.successful and result.output_data == {"text": "Hello, Ada"}
+    first = result.trace.of_type("llm_request")[0]
+    assert first["purpose"] == "remedy_pre"
+    assert '"nom": "Ada"' in first["messages"][1]["content"]
+    assert "1. input.name: required field is missing" in first["messages"][1]["content"]
+
+
+def test_a_pre_remedy_that_cannot_repair_the_input_still_raises() -> None:
+    contract = cs.load(RUNTIME / "pre_remedy.contract.yaml")  # tries: 2
+    with pytest.raises(cs.InvalidInput) as err:
+        contract.call({"nom": "Ada"}, ['{"nom": 1}', '{"name": " "}'], options=NO_WAIT)
+    assert err.value.errors[0] == "input.name: required field is missing"
+    assert len(err.value.trace.of_type("llm_request")) == 2
+
+
+def test_run_refuses_an_invalid_input_with_exit_1_and_the_validation_errors(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from contractstudio.cli import main
+    from openai_server import OpenAIServer
+
+    inp = tmp_path / "in.json"
+    inp.write_text(json.dumps(BAD_INPUT))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key-000")
+    with OpenAIServer([GOOD_REPLY]) as server:
+        live = ["--model", "openai/test-model", "--api-base", server.base_url, "--no-wait"]
+        code = main(["run", str(QA), "--input", str(inp), *live])
+        out, _ = capsys.readouterr()
+        assert code == 1
+        assert "FAILED (the input is not a valid QAInput: nothing was called)" in out
+        assert "1. input.query = 5: Input should be a valid string" in out
+        assert "fallback" not in out
+        code = main(["run", str(QA), "--input", str(inp), *live, "--json"])
+        data = json.loads(capsys.readouterr().out)
+        assert server.requests == []
+    assert code == 1
+    assert data["invalid_input"] is True and data["raised"] is True and data["output"] is None
+    assert data["errors"] == ["input.query = 5: Input should be a valid string"]

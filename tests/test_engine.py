@@ -162,18 +162,21 @@ def test_calls_share_nothing() -> None:
     assert second.attempts == 0 and second.errors == []
 
 
-def test_invalid_input_fails_without_calling_the_model() -> None:
-    result = qa().call({"query": "q"}, [], options=NO_WAIT)
-    assert not result.successful and result.llm_calls == 0
-    assert result.errors == ["input.documents: required field is missing"]
-    assert result.output.answer == "not confident: q"
+def test_invalid_input_raises_without_calling_the_model_even_with_a_fallback() -> None:
+    with pytest.raises(cs.InvalidInput) as info:
+        qa().call({"query": 3}, [], options=NO_WAIT)  # no reply is scripted: no model call may happen
+    assert info.value.errors == ["input.query = 3: Input should be a valid string", "input.documents: required field is missing"]
+    assert info.value.trace is not None and info.value.trace[-1]["raised"] is True
 
 
-def test_a_fallback_that_cannot_be_computed_fails_loudly() -> None:
+def test_a_fallback_that_cannot_be_computed_fails_loudly(tmp_path: Path) -> None:
+    path = tmp_path / "f.contract.yaml"  # a valid input, and a fallback that reads past the end of its list
+    path.write_text(QA.read_text().replace("""answer: "'not confident: ' + input.query\"""",
+                                           """answer: "'not confident: ' + input.documents[5].id\""""))
     with pytest.raises(cs.ContractViolation) as info:
-        qa().call({"query": 3}, [], options=NO_WAIT)  # the fallback reads input.query, which is not text
-    assert info.value.errors[:2] == ["input.query = 3: Input should be a valid string", "input.documents: required field is missing"]
-    assert info.value.errors[2].startswith("fallback.answer: ")
+        cs.load(path).call(INPUT, ["no", "no", "no"], options=NO_WAIT)
+    assert not isinstance(info.value, cs.InvalidInput)
+    assert info.value.errors[-1].startswith("fallback.answer: ")
 
 
 def test_pre_remedy_corrects_the_input_and_forward_gets_the_original_on_failure() -> None:

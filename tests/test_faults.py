@@ -276,7 +276,8 @@ def test_an_input_nested_too_deep_fails_the_call_with_a_message(tmp_path: Path, 
     for _ in range(depth):
         inner.append([])
         inner = inner[0]
-    result = cs.load(path).call({**INPUT, "extra": deep}, [GOOD], options=OPTS)
-    assert not result.successful and result.llm_calls == 0
-    assert result.errors[0] == "input: the value nests arrays/objects more than 200 levels deep; it is not recorded"
-    assert len(result.trace.to_jsonl()) < 20_000
+    with pytest.raises(cs.InvalidInput) as err:  # the caller's error: refused before any model call
+        cs.load(path).call({**INPUT, "extra": deep}, [GOOD], options=OPTS)
+    assert err.value.errors[0] == "input: the value nests arrays/objects more than 200 levels deep; it is not recorded"
+    assert err.value.trace is not None and not err.value.trace.of_type("llm_request")
+    assert len(err.value.trace.to_jsonl()) < 20_000

@@ -71,7 +71,7 @@ def describe(event: Any) -> list[str]:
 def run(args: Any) -> int:
     from contractstudio.runtime.api import Contract, load_all
     from contractstudio.runtime.engine import CallOptions
-    from contractstudio.runtime.errors import ContractError, ModelError
+    from contractstudio.runtime.errors import ContractError, InvalidInput, ModelError
     from contractstudio.runtime.models import ReplayModel, ScriptedModel
     from contractstudio.runtime.perf import format_table
     from contractstudio.runtime.session import Session
@@ -142,12 +142,17 @@ def run(args: Any) -> int:
     if args.trace:
         session.trace.write(args.trace)
     raised = result.violation is not None
+    invalid = isinstance(result.violation, InvalidInput)
     if args.json:
         print(redact(json.dumps({"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
                                  "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised,
-                                 "perf": result.perf_stats(cumulative=False), "trace": args.trace}, indent=2, default=str)))
+                                 "invalid_input": invalid, "perf": result.perf_stats(cumulative=False), "trace": args.trace},
+                                indent=2, default=str)))
     else:
         verdict = "successful" if result.successful else ("FAILED (raised ContractViolation)" if raised else "FAILED (fallback returned)")
+        if invalid:
+            done = "nothing was called" if not result.llm_calls else "the pre-remedy could not repair it"
+            verdict = f"FAILED (the input is not a valid {contract.doc.input}: {done})"
         print(f"\n{verdict}: {result.llm_calls} LLM call(s), {result.attempts} remedy attempt(s)")
         if result.errors and not result.successful:
             print("errors:")

@@ -18,7 +18,7 @@ from typing import Any
 from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.compiled import CompiledContract
-from contractstudio.runtime.errors import ContractViolation, ModelError
+from contractstudio.runtime.errors import ContractViolation, InvalidInput, ModelError
 from contractstudio.runtime.messages import clip, generate_messages, pre_remedy_messages, repair_messages
 from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
@@ -83,6 +83,7 @@ class CallState:
         self.in_stages = 0.0
         self.errors: list[str] = []
         self.failed = False
+        self.invalid_input = False  # the input is not a valid value of the input type (and not repaired)
         self.successful = False
         self.final: Any = None
         self.violation: ContractViolation | None = None
@@ -238,7 +239,7 @@ def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:
 
 
 def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
-    """Ask the model to correct an input that fails `pre`; returns the corrected input or None."""
+    """Ask the model to correct an input that fails `pre` (or is not a valid input at all); the corrected input or None."""
     plan = st.plan
     tries = plan.remedy.retry.tries
     history = [errors]
@@ -249,7 +250,8 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
         yield from _wait_before(st, "pre", attempt)
         sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
         if first is None:
-            first = pre_remedy_messages(plan.doc.prompt or "", plan.doc.input, plan.input.schema_text(), plan.input.dump(value), sending)
+            shown = value if st.invalid_input else plan.input.dump(value)  # an invalid input is shown as given
+            first = pre_remedy_messages(plan.doc.prompt or "", plan.doc.input, plan.input.schema_text(), shown, sending)
             messages = first
         else:
             messages = repair_messages(first, previous, sending, "an input that does not satisfy the preconditions")
@@ -388,12 +390,24 @@ def run_call(st: CallState) -> Events:
         value, errors = plan.input.validate(st.raw_input)
     if errors:
         yield st.emit("input", "validation_error", where="type", errors=errors, attempt=0)
-        st.fail(errors)
+        st.errors.extend(errors)
+        # The caller's error (seed 000 validates input first, and fails fast): never a fallback,
+        # unless the contract asks the model to repair its input.
+        st.invalid_input = True
+        st.failed = deep or not plan.remedy.pre
     else:
         original = value
     yield st.end("input", not errors)
 
-    if not st.failed and plan.pre:
+    if not st.failed and st.invalid_input:
+        yield st.start("pre")
+        value = yield from _remedy_pre(st, st.raw_input, errors)
+        st.failed = value is None
+        if value is not None:
+            st.invalid_input = False
+            original = value  # the first valid input there is
+        yield st.end("pre", not st.failed)
+    elif not st.failed and plan.pre:
         yield st.start("pre")
         errors = yield from _conditions(st, "pre", plan.pre, {"input": value})
         if errors:
@@ -419,8 +433,9 @@ def run_call(st: CallState) -> Events:
     st.successful = not st.failed
     final: Any = output
     ok = True
+    raises = plan.doc.on_failure == "raise" or st.invalid_input
     if st.failed:
-        if plan.doc.on_failure == "raise":
+        if raises:
             final = None
         elif plan.fallback is not None:
             final = {}
@@ -432,7 +447,7 @@ def run_call(st: CallState) -> Events:
                     final, ok = None, False  # a fallback that cannot be computed fails loudly
                     break
     yield st.emit("forward", "forward", successful=st.successful, used="output" if st.successful else
-                  ("raise" if plan.doc.on_failure == "raise" else "fallback"))
+                  ("raise" if raises else "fallback"))
     yield st.end("forward", True)
 
     yield st.start("finalize")
@@ -447,7 +462,9 @@ def run_call(st: CallState) -> Events:
             final = checked
     yield st.end("finalize", ok)
     st.final = final
-    if st.failed and plan.doc.on_failure == "raise" or not ok:
+    if st.invalid_input:
+        st.violation = InvalidInput(f"contract '{plan.name}': the input is not a valid {plan.doc.input}", st.errors, st.trace)
+    elif st.failed and raises or not ok:
         st.violation = ContractViolation(f"contract '{plan.name}' failed", st.errors, st.trace)
     yield st.emit("finalize", "result", successful=st.successful,
                   output=plan.output.dump(final) if final is not None else None,

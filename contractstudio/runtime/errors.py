@@ -44,6 +44,13 @@ class ContractViolation(Exception):
         super().__init__(_redacted(f"{message}\n{body}" if body else message))
 
 
+class InvalidInput(ContractViolation, ValueError):
+    """The input of a call is not a valid value of the contract's input type: the caller's error, never a fallback.
+
+    Raised before any model call, unless `remedy.pre: true` asks the model to repair the input and it could not.
+    """
+
+
 class ModelError(Exception):
     """The model could not give a reply: a scripted scenario ran out, a replay diverged, a live call failed for good."""
 
