@@ -253,3 +253,55 @@ def test_run_refuses_an_invalid_input_with_exit_1_and_the_validation_errors(
     assert code == 1
     assert data["invalid_input"] is True and data["raised"] is True and data["output"] is None
     assert data["errors"] == ["input.query = 5: Input should be a valid string"]
+
+
+# ----------------------------------------------------------------- 7. analyzer gaps
+
+
+def test_every_missing_required_key_is_reported_in_one_pass() -> None:
+    found = check_text("kind: contract\ndescription: Nothing else yet.\n", "t.contract.yaml", Context()).diagnostics
+    assert [(d.code, d.line, d.message) for d in found] == [
+        ("SCH101", 1, f"missing required key '{key}' in the document") for key in ("input", "name", "output", "prompt")]  # ordered by message
+    agent = "kind: agent\nname: a\ntasks:\n  - description: x\n"
+    found = check_text(agent, "a.agent.yaml", Context()).diagnostics
+    assert [(d.code, d.line, d.message) for d in found] == [
+        ("SCH101", 4, "missing required key 'id' in tasks.0"), ("SCH101", 4, "missing required key 'oracle' in tasks.0")]
+
+
+AGENT = """kind: agent
+name: support
+tools:
+  - name: search_kb
+  - name: issue_refund
+tasks:
+  - id: answer
+    oracle: llm_judge
+    llm_calls: 2
+ensemble: {judges: [openai/gpt-4o-mini]}
+"""
+
+
+def test_a_required_tool_pattern_that_matches_no_declared_tool_is_a_dangling_reference() -> None:
+    text = AGENT + "policies:\n  - id: must-fetch\n    require: {tool_pattern: \"fetch_.*\"}\n"
+    found = check_text(text, "a.agent.yaml", Context()).diagnostics
+    assert [(d.code, d.severity, d.line, d.column) for d in found] == [("AGT401", "error", 13, 29)]
+    assert found[0].message == "policy 'must-fetch' requires a tool matching 'fetch_.*', but no declared tool does"
+    assert "search_kb, issue_refund" in (found[0].hint or "")
+    matching = AGENT + "policies:\n  - id: must-search\n    require: {tool_pattern: \"search_.*\"}\n"
+    assert check_text(matching, "a.agent.yaml", Context()).diagnostics == []
+
+
+def test_a_cost_budget_for_a_model_without_a_known_price_says_so_naming_the_model() -> None:
+    text = AGENT + """constraints: {max_cost_usd: 0.01}
+backend:
+  model: acme/unpriced-model-7
+  tokens_per_call: {prompt: 1500, completion: 300}
+"""
+    found = check_text(text, "a.agent.yaml", Context()).diagnostics
+    assert [(d.code, d.severity, d.line) for d in found] == [("AGT303", "info", 11)]
+    assert "'acme/unpriced-model-7'" in found[0].message and "max_cost_usd is not checked" in found[0].message
+    assert "cost_per_call_usd" in (found[0].hint or "")
+    priced = text.replace("acme/unpriced-model-7", "openai/gpt-4o-mini")
+    assert check_text(priced, "a.agent.yaml", Context()).diagnostics == []
+    overridden = text + "  cost_per_call_usd: 0.001\n"
+    assert check_text(overridden, "a.agent.yaml", Context()).diagnostics == []

@@ -16,7 +16,7 @@ from contractstudio.analysis import budget
 from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.conditions import expression_diagnostics, value_span
 from contractstudio.analysis.fields import declared_fields
-from contractstudio.documents.models import Agent, Condition, FieldSpec, Policy, Task, TypeDecl
+from contractstudio.documents.models import Agent, Backend, Condition, FieldSpec, Policy, Task, TypeDecl
 from contractstudio.documents.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 from contractstudio.expressions import check, check_template
 from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean, make
@@ -163,6 +163,7 @@ def constraint_feasibility(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
     backend, limits = agent.backend, agent.constraints
     if backend is None:  # seed 001: without a backend the budget is not estimated
         return
+    yield from unchecked_budgets(loaded, agent, backend)
     for task in agent.tasks:
         calls = task.llm_calls
         checks: list[tuple[str, float | None, budget.Estimate | None, str, str]] = [
@@ -182,6 +183,25 @@ def constraint_feasibility(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
                 tail = "above the limit on a typical run" if share > 1 else "little room left"
                 yield _budget(loaded, task, "AGT302", f"task '{task.id}' typically needs {unit.format(est.typical)} of "
                               f"constraints.{key} {unit.format(limit)} ({share:.0%}): {tail}", rel)
+
+
+def unchecked_budgets(loaded: Loaded, agent: Agent, backend: Backend) -> Iterator[Diagnostic]:
+    """AGT303: a constraint the backend cannot estimate is said to be unchecked, never skipped in silence."""
+    limits = agent.constraints
+    if limits.max_latency_ms is not None and backend.latency_ms_per_call is None:
+        yield loaded.diag("AGT303", "constraints.max_latency_ms is not checked: the backend has no latency_ms_per_call",
+                          ("constraints", "max_latency_ms"), hint="add backend.latency_ms_per_call: {min: ..., typical: ...}")
+    if limits.max_cost_usd is None or backend.cost_per_call_usd is not None:
+        return
+    if backend.tokens_per_call is None:
+        yield loaded.diag("AGT303", "constraints.max_cost_usd is not checked: the backend has no tokens_per_call",
+                          ("constraints", "max_cost_usd"),
+                          hint="add backend.tokens_per_call: {prompt: ..., completion: ...}, or backend.cost_per_call_usd")
+    elif budget.price_of(backend.model) is None:
+        yield loaded.diag("AGT303", f"constraints.max_cost_usd is not checked: no price is known for model '{backend.model}' "
+                          "(it is not in litellm's bundled price table)", ("constraints", "max_cost_usd"),
+                          hint="set backend.cost_per_call_usd to the model's price per call",
+                          related=[_related(loaded, ("backend", "model"), f"model '{backend.model}'")])
 
 
 def _how(what: str, calls: int, backend: object) -> str:
@@ -213,6 +233,13 @@ def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
             if ref is not None and ref.tool is not None and ref.tool not in tools:
                 yield loaded.diag("AGT401", f"policy '{p.id}' names tool '{ref.tool}', which is not declared under tools",
                                   p, part, "tool", hint=did_you_mean(ref.tool, tools))
+        if p.require is not None and p.require.tool_pattern is not None:
+            # A required pattern no declared tool matches can never be satisfied (a forbidden one is merely idle).
+            pattern, invalid = _pattern(loaded, p, "require")  # an invalid pattern is its own finding (SCH103)
+            if pattern is not None and invalid is None and not any(pattern.fullmatch(t) for t in tools):
+                yield loaded.diag("AGT401", f"policy '{p.id}' requires a tool matching {p.require.tool_pattern!r}, but no "
+                                  "declared tool does", p, "require", "tool_pattern",
+                                  hint=f"declared tools: {', '.join(tools)}" if tools else "declare the tool under tools")
         for i, task_id in enumerate(p.scope or []):
             if task_id not in tasks:
                 yield loaded.diag("AGT401", f"policy '{p.id}' is scoped to task '{task_id}', which is not declared",

@@ -44,6 +44,7 @@ rule("AGT202", "functional-oracle-without-code", "error", "`oracle: functional` 
 rule("AGT203", "judge-oracle-without-judges", "error", "`oracle: llm_judge` but the ensemble has no judge.")
 rule("AGT301", "budget-exceeded", "error", "A budget that is certainly exceeded (latency, call count or minimum cost).")
 rule("AGT302", "budget-near-limit", "warning", "A budget whose typical estimate is at least 80% of its limit.")
+rule("AGT303", "budget-not-checked", "info", "A budget the backend cannot estimate (a model with no known price, no tokens or latency per call): not checked.")
 rule("AGT401", "dangling-reference", "error", "A trajectory, policy or scope names a tool, field or task that is not declared.")
 # PIP: pipeline
 rule("PIP101", "bad-entry-step", "error", "`entry_step_id` missing or not a step.")

@@ -233,12 +233,13 @@ def _placeholders(data: Any, cls: type[Model], errors: list[Any]) -> bool:
 
 
 def _first_per_place(doc: SourceDocument, file: str, cls: type[Model], data: Any, errors: list[Any]) -> list[Diagnostic]:
-    """One diagnostic per place: a union's alternatives all fail at the same node."""
+    """One diagnostic per place (a union's alternatives all fail at the same node), and per missing key:
+    every required key a mapping lacks is reported at once, all at the mapping's first key."""
     out: list[Diagnostic] = []
-    seen: set[tuple[int, int, str]] = set()
+    seen: set[tuple[int, int, str, str]] = set()
     for err in errors:
         d = _diagnostic(doc, file, cls, data, err)
-        key = (d.line, d.column, d.code)
+        key = (d.line, d.column, d.code, d.message if err["type"] == "missing" else "")
         if key in seen:
             continue
         seen.add(key)
