@@ -214,3 +214,54 @@ def test_tools_as_plain_functions(tools_file) -> None:
     assert create.__name__ == "create_note" and create.__doc__ == "Create a new note with the given title and content."
     assert list(inspect.signature(create).parameters) == ["title", "content"]
     assert create(title="", content="x") == "Contract validation failed:\nPreconditions:\n  - Title cannot be empty"
+
+
+TAGGED_YAML = """\
+kind: tools
+name: notes
+tools:
+  - name: tag_note
+    description: Tag a note.
+    params:
+      title: {type: str, min_length: 1, description: Note title.}
+      tags: {type: "list[str]", default: [], description: Tags to add.}
+      limit: {type: "int | None", default: 3, ge: 1, description: At most this many tags.}
+    preconditions:
+      - assert: len(tags) <= (limit or 3)
+        message: "At most {limit} tags, got {len(tags)}"
+      - assert: title.strip() == title
+        message: Title has surrounding spaces
+"""
+
+
+@pytest.fixture
+def tagged(tmp_path):
+    (tmp_path / "tags.tools.yaml").write_text(TAGGED_YAML)
+    return cs.load(tmp_path / "tags.tools.yaml")
+
+
+def test_omitted_optional_parameters_get_their_defaults(tagged) -> None:
+    assert tagged.call("tag_note", title="Plan") is None  # `tags` and `limit` take their defaults
+    assert tagged.call("tag_note", title="Plan", tags=["a", "b"], limit=1) == (
+        "Contract validation failed:\nPreconditions:\n  - At most 1 tags, got 2")
+
+
+def test_missing_or_wrong_arguments_are_precondition_failures_before_any_condition_runs(tagged) -> None:
+    assert tagged.call("tag_note") == (
+        "Contract validation failed:\nPreconditions:\n  - missing required argument 'title' (str)")
+    assert tagged.call("tag_note", title=5, tags="a", limit=0, color="red") == (
+        "Contract validation failed:\nPreconditions:\n"
+        "  - argument 'title' = 5: Input should be a valid string\n"
+        "  - argument 'tags' = \"a\": Input should be a valid list\n"
+        "  - argument 'limit' = 0: Input should be greater than or equal to 1 (constraint: ge=1)\n"
+        "  - unexpected argument 'color' (parameters: title, tags, limit)")
+    assert tagged.call("tag_note", title="") == (
+        "Contract validation failed:\nPreconditions:\n  - argument 'title' = \"\": String should have at least 1 character "
+        "(constraint: min_length=1)")
+
+
+def test_plain_functions_show_the_defaults(tagged) -> None:
+    import inspect
+
+    params = inspect.signature(tagged.functions()["tag_note"]).parameters
+    assert [(p.name, p.default) for p in params.values()] == [("title", inspect.Parameter.empty), ("tags", []), ("limit", 3)]

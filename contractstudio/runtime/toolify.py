@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,17 +92,49 @@ class Tool:
         self.name: str = decl.name
         self.description: str = decl.description or ""
         self.params = dict(decl.params)
+        self.arguments = _arguments_model(decl)
         self.pre = [Check(c, f"{decl.name}.preconditions[{i}]", root=root, trusted=trusted) for i, c in enumerate(decl.preconditions)]
         self.post = [Check(c, f"{decl.name}.postconditions[{i}]", root=root, trusted=trusted) for i, c in enumerate(decl.postconditions)]
         self.handler_spec: str | None = decl.handler
         self._root, self._trusted = root, trusted
         self._handler: Callable[..., Any] | None = None
 
+    def bind(self, params: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+        """The arguments validated against the declared parameters, defaults bound; or None and what is wrong."""
+        from pydantic import ValidationError
+
+        try:
+            bound = self.arguments.model_validate(params)
+        except ValidationError as err:
+            return None, [self._argument_error(e) for e in err.errors(include_url=False)]
+        return bound.model_dump(by_alias=True), []
+
     def check(self, **params: Any) -> str | None:
-        """The failure text of the contracts for these parameters, or None when every one passes."""
-        failed = ([e for e in (self._failure(c, params) for c in self.pre) if e],
-                  [e for e in (self._failure(c, params) for c in self.post) if e])
-        return failure_message(*failed)
+        """The failure text of the contracts for these arguments, or None when every one passes."""
+        return self._check(params)[1]
+
+    def _check(self, params: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        values, wrong = self.bind(params)
+        if values is None:  # conditions never see a missing or ill-typed argument
+            return None, failure_message(wrong, [])
+        failed = ([e for e in (self._failure(c, values) for c in self.pre) if e],
+                  [e for e in (self._failure(c, values) for c in self.post) if e])
+        return values, failure_message(*failed)
+
+    def _argument_error(self, e: Any) -> str:
+        loc = tuple(e.get("loc") or ())
+        name = str(loc[0]) if loc else "?"
+        if e.get("type") == "missing" and len(loc) == 1:
+            spec = self.params.get(name)
+            return f"missing required argument '{name}'" + (f" ({spec.type})" if spec is not None else "")
+        if e.get("type") == "extra_forbidden" and len(loc) == 1:
+            return f"unexpected argument '{name}' (parameters: {', '.join(self.params) or 'none'})"
+        where = name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+        ctx = {k: v for k, v in (e.get("ctx") or {}).items() if k not in ("error", "class_name")}
+        text = f"argument '{where}' = {_short(e.get('input'))}: {e.get('msg', 'invalid')}"
+        if ctx:
+            text += " (constraint: " + ", ".join(f"{k}={v}" for k, v in ctx.items()) + ")"
+        return text
 
     @staticmethod
     def _failure(check: Any, params: dict[str, Any]) -> str | None:
@@ -109,19 +142,18 @@ class Tool:
         return None if passed else error or check.label
 
     def __call__(self, **params: Any) -> Any:
-        """Check the contracts; run the handler only when all pass (no handler: None)."""
-        message = self.check(**params)
-        if message is not None:
+        """Check the arguments and contracts; run the handler only when all pass (no handler: None)."""
+        values, message = self._check(params)
+        if message is not None or values is None:
             return message
         if self.handler_spec is None:
             return None
         if self._handler is None:
             self._handler = load_hook(self.handler_spec, self._root, self._trusted, f"tool '{self.name}' handler")
-        return self._handler(**params)
-
+        return self._handler(**values)
 
     def as_function(self) -> Callable[..., Any]:
-        """A plain Python function for agent frameworks: the tool's name, description and parameters."""
+        """A plain Python function for agent frameworks: the tool's name, description and parameters (with defaults)."""
 
         def tool(**params: Any) -> Any:
             return self(**params)
@@ -129,8 +161,31 @@ class Tool:
         tool.__name__ = tool.__qualname__ = self.name
         tool.__doc__ = self.description
         tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=spec.type) for name, spec in self.params.items()])
+            [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=spec.type,
+                               default=inspect.Parameter.empty if spec.required else spec.default)
+             for name, spec in self.params.items()])
         return tool
+
+
+def _arguments_model(decl: Any) -> Any:
+    """The tool's parameters as a model: declared types and constraints, defaults, no undeclared argument."""
+    from contractstudio.runtime.errors import ContractError
+    from contractstudio.spec.documents import TypeDecl
+    from contractstudio.spec.types import TypeBuildError, TypeSystem
+
+    types = TypeSystem.from_decls({decl.name: TypeDecl(extra="forbid", fields=dict(decl.params))})
+    try:
+        return types.model(decl.name)
+    except TypeBuildError as err:
+        raise ContractError(f"tool '{decl.name}': its parameters cannot be checked: {err}") from None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ToolSet:
