@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("simulate", help="the path a router reply takes through a pipeline")
     m.add_argument("pipeline", metavar="PIPELINE")
     m.add_argument("--reply", required=True, metavar="TEXT")
+    m.add_argument("--route", action="append", metavar="STEP=ROUTE",
+                   help="the route a custom routing action takes (repeatable; default: its first on_* route)")
     m.add_argument("--json", action="store_true")
 
     e = sub.add_parser("export", help="validated YAML, comments and key order kept")

@@ -185,3 +185,28 @@ def test_graph_falls_back_to_ascii_arrows_on_a_terminal_without_them() -> None:
                           timeout=60, env=env, encoding="cp1252")
     assert done.returncode == 0, done.stderr
     assert "      [BM25:] ------> search" in done.stdout and "▶" not in done.stdout
+
+
+def test_simulate_steers_a_custom_router_with_route(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(FIXTURES / "ok/pip_any_of_on_each_branch.yaml")
+    assert main(["simulate", path, "--reply", "x", "--route", "pick=rewrite", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == ["pick", "rewrite", "search"]
+    assert main(["simulate", path, "--reply", "x", "--route", "pick=on_router"]) == 0
+    assert " 1. pick      [pick_source]" in capsys.readouterr().out
+    for route, message in [
+        ("pick=nope", "--route pick=nope: step 'pick' has no route 'nope' (routes: router, rewrite)"),
+        ("dispatch=other", "--route dispatch=other: step 'dispatch' is a prefix_router: the reply decides its route"),
+        ("search=x", "--route search=x: step 'search' does not route (it has no on_* targets)"),
+        ("nosuch=x", "--route nosuch=x: no step 'nosuch' (steps: pick, route, dispatch, rewrite, search)"),
+        ("pick", "--route pick: write STEP=ROUTE"),
+    ]:
+        assert main(["simulate", path, "--reply", "x", "--route", route]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_simulate_fails_on_a_blank_payload_like_the_runner(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(RAG), "--reply", "[BM25:]   "]) == 1
+    out = capsys.readouterr().out
+    assert "MISSING: followup_query | retrieval_query (a run fails here)" in out
+    assert out.rstrip().endswith("assertion: step 'search' (action 'search_nodes') requires one of the state fields "
+                                 "followup_query, retrieval_query, but none is set")

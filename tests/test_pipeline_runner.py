@@ -168,3 +168,41 @@ def test_cs_load_returns_the_runner_for_a_pipeline_file() -> None:
     assert run.path[:3] == ["route", "dispatch", "search"]
     with pytest.raises(ContractError):
         cs.load(FIXTURES / "err/PIP/maybe_unset.yaml")
+
+
+# ----------------------------------------------------------------- simulate agrees with the runner
+
+
+@pytest.mark.parametrize("reply", ["[BM25:]", "[SEMANTIC:]    ", "  [HYBRID:]\n"])
+def test_a_blank_payload_fails_in_simulate_exactly_as_in_the_runner(reply: str) -> None:
+    runner = PipelineRunner.from_file(RAG)
+    with pytest.raises(PipelineAssertionError) as err:
+        runner.run({"user_query": "q"}, rag_handlers(reply))
+    sim = runner.simulate(reply)
+    assert not sim.ok and sim.outcome == "assertion"
+    assert sim.message == str(err.value)
+    assert sim.path == ["route", "dispatch", "search"] and sim.steps[-1].missing == ["followup_query | retrieval_query"]
+
+
+def test_a_blank_router_reply_fails_at_the_router_in_both() -> None:
+    runner = PipelineRunner.from_file(RAG)
+    with pytest.raises(PipelineAssertionError) as err:
+        runner.run({"user_query": "q"}, rag_handlers("   "))
+    sim = runner.simulate("   ")
+    assert (sim.outcome, sim.message, sim.path) == ("assertion", str(err.value), ["route", "dispatch"])
+
+
+ANY_OF = FIXTURES / "ok" / "pip_any_of_on_each_branch.yaml"
+
+
+def test_a_custom_router_is_steered_in_simulate_as_its_handler_steers_the_run() -> None:
+    runner = PipelineRunner.from_file(ANY_OF)
+    handlers = {"pick_source": lambda state, step: "rewrite", "rewrite_query": lambda state, step: {"retrieval_query": "q"},
+                "search_nodes": lambda state, step: {"context_blocks": [], "seed_nodes": []}}
+    run = runner.run({"retrieval_mode": "x", "use_router": False}, handlers)
+    sim = runner.simulate("anything", routes={"pick": "rewrite"})
+    assert sim.path == run.path == ["pick", "rewrite", "search"] and sim.ok
+    assert sim.steps[0].route == "on_rewrite" and sim.steps[0].note == "route 'rewrite' chosen with --route"
+    first = runner.simulate("anything")  # not steered: the first route, and it says so
+    assert first.path[:2] == ["pick", "route"]
+    assert first.steps[0].note == "its handler chooses at run time; simulated: the first route (steer with --route pick=ROUTE)"

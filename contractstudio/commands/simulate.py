@@ -1,4 +1,5 @@
-"""`contractstudio simulate PIPELINE --reply TEXT [--json]`: the path a router reply takes, and the state at each step."""
+"""`contractstudio simulate PIPELINE --reply TEXT [--route STEP=ROUTE ...] [--json]`: the path a router reply takes,
+and the state at each step; custom routing actions take the route --route names (else their first)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import argparse
 import json
 import sys
 
-from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.commands.graph import pipelines_of
 from contractstudio.reports.graphs import for_terminal
-from contractstudio.runtime.pipeline_runner import Simulation, simulate
+from contractstudio.runtime.pipeline_runner import Simulation, route_problem, simulate
 
 
 def render(sim: Simulation) -> str:
@@ -23,8 +24,10 @@ def render(sim: Simulation) -> str:
             lines.append(f"      MISSING: {', '.join(s.missing)} (a run fails here)")
         if s.values:
             lines.append("      " + ", ".join(f"{k} = {v!r}" for k, v in s.values.items()))
-        elif s.sets:
+        elif s.sets and (s.route is not None or sim.outcome != "assertion"):  # a step refused never set anything
             lines.append(f"      sets: {', '.join(s.sets)}")
+        if s.note:
+            lines.append(f"      {s.note}")
         if s.route is not None:
             lines.append(f"      {s.label} ──▶ {s.target}")
     lines += ["", f"{sim.outcome}: {sim.message}"]
@@ -36,7 +39,17 @@ def run(args: argparse.Namespace) -> int:
     _report, models, stop = pipelines_of(args.pipeline)
     if stop is not None:
         return stop
-    sims = [simulate(m, args.reply) for m in models]
+    routes: dict[str, str] = {}
+    for spec in args.route or []:
+        step, sep, route = spec.partition("=")
+        if not sep or not step.strip() or not route.strip():
+            return usage_error(f"--route {spec}: write STEP=ROUTE, e.g. --route triage=urgent")
+        routes[step.strip()] = route.strip()
+    for step, route in routes.items():
+        problem = next((p for m in models if (p := route_problem(m, step, route))), None)
+        if problem:
+            return usage_error(f"--route {step}={route}: {problem}")
+    sims = [simulate(m, args.reply, routes=routes) for m in models]
     if args.json:
         out = [s.to_dict() for s in sims]
         print(json.dumps(out[0] if len(out) == 1 else out, indent=2, ensure_ascii=False))

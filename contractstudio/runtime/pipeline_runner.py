@@ -87,6 +87,7 @@ class SimulatedStep:
     label: str | None  # the prefix matched, 'next', 'other' or 'end'
     target: str | None  # the next step id ('end' at the end)
     values: dict[str, str] = field(default_factory=dict)  # concrete values the reply determines
+    note: str | None = None  # how a custom router's route was chosen
 
 
 @dataclass(slots=True)
@@ -96,7 +97,7 @@ class Simulation:
     pipeline: str
     reply: str
     steps: list[SimulatedStep]
-    outcome: str  # 'end' | 'loop' | 'dead_end' | 'unknown_target' | 'no_entry' | 'step_limit'
+    outcome: str  # 'end' | 'assertion' | 'loop' | 'dead_end' | 'unknown_target' | 'no_entry' | 'step_limit'
     message: str
 
     @property
@@ -257,16 +258,55 @@ class PipelineRunner:
 
     # ------------------------------------------------------------- simulating
 
-    def simulate(self, reply: str) -> Simulation:
+    def simulate(self, reply: str, routes: Mapping[str, str] | None = None) -> Simulation:
         """The path `reply` takes when every model call answers it, and what is known at each step."""
-        return simulate(self.pipeline, reply, max_steps=self.max_steps)
+        return simulate(self.pipeline, reply, routes=routes, max_steps=self.max_steps)
 
 
-def simulate(pipeline: Pipeline, reply: str, *, max_steps: int = MAX_STEPS) -> Simulation:
-    """Walk a pipeline symbolically: each call_model answers `reply`, each prefix_router parses it."""
+class _Known:
+    """A state value that a step sets but whose content the simulation cannot know (a handler's result)."""
+
+    def __repr__(self) -> str:
+        return "<set>"
+
+
+KNOWN = _Known()
+
+
+def custom_routes(step: Step) -> list[str]:
+    """The routes of a custom routing action (its `on_<route>` targets), in order; [] for any other step."""
+    if step.action in (CALL_MODEL, PREFIX_ROUTER) or step.next is not None:
+        return []
+    return [k[3:] for k, v in step.raw.items() if k.startswith("on_") and isinstance(v, str)]
+
+
+def route_problem(pipeline: Pipeline, step_id: str, route: str) -> str | None:
+    """Why `STEP=ROUTE` cannot steer a simulation (no such step, not a custom router, no such route), or None."""
+    step = next((s for s in pipeline.steps if s.id == step_id), None)  # the first of an id, as the runner takes it
+    if step is None:
+        return f"no step '{step_id}' (steps: {', '.join(dict.fromkeys(s.id for s in pipeline.steps))})"
+    if step.action == PREFIX_ROUTER:
+        return f"step '{step_id}' is a prefix_router: the reply decides its route"
+    choices = custom_routes(step)
+    if not choices:
+        return f"step '{step_id}' does not route (it has no on_* targets)"
+    if route.removeprefix("on_") not in choices:
+        return f"step '{step_id}' has no route '{route}' (routes: {', '.join(choices)})"
+    return None
+
+
+def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None = None,
+             max_steps: int = MAX_STEPS) -> Simulation:
+    """Walk a pipeline symbolically: each call_model answers `reply`, each prefix_router parses it,
+    a custom router takes the route `routes` names for it (else its first), and every step's
+    requirements are asserted by the runner's own check, so a run and its simulation fail alike."""
+    for step_id, route in (routes or {}).items():
+        problem = route_problem(pipeline, step_id, route)
+        if problem:
+            raise ValueError(problem)
+    steer = {k: v.removeprefix("on_") for k, v in (routes or {}).items()}
     runner = PipelineRunner(pipeline)
-    known: set[str] = set(pipeline.inputs)
-    values: dict[str, str] = {}
+    state: dict[str, Any] = {f: KNOWN for f in pipeline.inputs}
     steps: list[SimulatedStep] = []
     seen: set[tuple[str, frozenset[str], tuple[tuple[str, str], ...]]] = set()
     current = pipeline.entry_step_id
@@ -278,7 +318,8 @@ def simulate(pipeline: Pipeline, reply: str, *, max_steps: int = MAX_STEPS) -> S
     if current not in runner.steps:
         return done("no_entry", f"entry_step_id '{current}' is not a step")
     while True:
-        state_key = (current, frozenset(known), tuple(sorted(values.items())))
+        known = frozenset(k for k, v in state.items() if is_set(v))
+        state_key = (current, known, tuple(sorted((k, v) for k, v in state.items() if isinstance(v, str))))
         if state_key in seen:
             return done("loop", f"the reply leads back to '{current}' with nothing new known: it loops forever "
                                 "(at run time a different model reply must leave the loop)")
@@ -287,26 +328,37 @@ def simulate(pipeline: Pipeline, reply: str, *, max_steps: int = MAX_STEPS) -> S
         seen.add(state_key)
         step = runner.steps[current]
         spec = runner.catalog.get(step.action)
-        arrived = sorted(known)
         missing = []
         if spec is not None:
-            missing = [f for f in spec.requires_state if f not in known]
-            missing += [" | ".join(g) for g in spec.requires_any_state if not known.intersection(g)]
-            known.update(spec.ensures_state)
-        here: dict[str, str] = {}
+            missing = [f for f in spec.requires_state if not is_set(state.get(f))]
+            missing += [" | ".join(g) for g in spec.requires_any_state if not any(is_set(state.get(f)) for f in g)]
+        sim = SimulatedStep(step.id, step.action, sorted(known), list(spec.ensures_state) if spec else [], missing,
+                            None, None, None, {})
+        steps.append(sim)
+        if spec is not None:
+            try:  # the runner's own assertion: the same fields, the same words
+                runner._assert_requires(step, spec, state, {"id": step.id, "action": step.action, **step.raw})
+            except PipelineAssertionError as err:
+                return done("assertion", str(err))
         chosen: str | None = None
+        here: dict[str, str] = {}
         if step.action == CALL_MODEL:
             here["last_model_response"] = reply
         elif step.action == PREFIX_ROUTER:
-            chosen, payload = parse_prefix(values.get("last_model_response", reply), step_prefixes(step))
+            last = state.get("last_model_response")
+            chosen, payload = parse_prefix(last if isinstance(last, str) else reply, step_prefixes(step))
             here.update(retrieval_mode=chosen, followup_query=payload)
-        else:
-            ons = [k[3:] for k, v in step.raw.items() if k.startswith("on_") and isinstance(v, str)]
-            if ons and step.next is None:  # a custom router: its choice is unknown, take its first route
-                chosen = ons[0]
-        values.update(here)
-        sim = SimulatedStep(step.id, step.action, arrived, list(spec.ensures_state) if spec else [], missing, None, None, None, here)
-        steps.append(sim)
+        elif choices := custom_routes(step):
+            if step.id in steer:
+                chosen = steer[step.id]
+                sim.note = f"route '{chosen}' chosen with --route"
+            else:  # a handler decides at run time; unsteered, the simulation takes the first route and says so
+                chosen = choices[0]
+                sim.note = f"its handler chooses at run time; simulated: the first route (steer with --route {step.id}=ROUTE)"
+        if spec is not None:
+            state.update({f: KNOWN for f in spec.ensures_state})
+        state.update(here)
+        sim.values.update(here)
         try:
             target, key = runner._next(step, chosen)
         except PipelineError as err:

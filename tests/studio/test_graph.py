@@ -146,3 +146,33 @@ async def test_the_simulated_path_survives_an_export_dialog(make_app) -> None:
         await pilot.press("escape")  # cancel the export
         await pilot.pause()
         assert app.screen.query_one(StepGraphView).highlight.steps == ["route", "dispatch", "answer", "persist"]
+
+
+def emphasised(view: StepGraphView, step: str) -> list[str]:
+    """The route labels drawn in reverse video (taken) in a step's entry of the graph."""
+    index = next(i for i in range(view.option_count) if f" {step} " in view.get_option_at_index(i).prompt.plain)
+    text = view.get_option_at_index(index).prompt
+    lines = text.plain.split("\n")
+    taken, offset = [], 0
+    for line in lines:
+        label = line.strip().split(" ")[0] if line.startswith("     ") else ""
+        if label:
+            at = offset + line.index(label)
+            if any(s.start <= at < s.end and "reverse" in str(s.style) for s in text.spans):
+                taken.append(label)
+        offset += len(line) + 1
+    return taken
+
+
+async def test_the_simulated_path_highlights_only_the_route_taken(make_app) -> None:
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.press("slash", *"[BM25:] refunds", "enter")
+        await pilot.pause()
+        view = app.screen.query_one(StepGraphView)
+        # on_semantic, on_bm25 and on_hybrid all lead to search: only the one the reply took is drawn taken
+        assert emphasised(view, "dispatch") == ["[BM25:]"]
+        assert emphasised(view, "route") == ["next"]

@@ -260,7 +260,7 @@ class GraphScreen(Screen[None]):
 
         sim = simulate(self.graph.pipeline, event.value)
         view = self.query_one(StepGraphView)
-        view.show(self.graph, view.severity, Highlight.of_path(sim.path, "simulated", end=sim.outcome == "end"))
+        view.show(self.graph, view.severity, Highlight.of_routes([(s.step, s.route, s.target) for s in sim.steps], "simulated"))
         t = Text()
         t.append("simulated ", style="bold magenta")
         t.append(f"{' → '.join(sim.path + (['end'] if sim.outcome == 'end' else []))}", style="bold")

@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from contractstudio.analysis.step_graph import END, START, StepGraph, layout
+from contractstudio.analysis.step_graph import END, START, Route, StepGraph, layout
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 
 SEVERITY_COLOR = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -22,13 +22,29 @@ class Highlight:
     steps: list[str] = field(default_factory=list)
     edges: set[tuple[str, str]] = field(default_factory=set)
     title: str = ""
+    routes: dict[str, str] = field(default_factory=dict)  # step -> the route key taken, when it is known
 
     @classmethod
     def of_path(cls, steps: list[str], title: str, end: bool = False) -> Highlight:
+        """Steps in order; every edge between consecutive steps (which route of several is not known)."""
         edges = set(zip(steps, steps[1:], strict=False))
         if end and steps:
             edges.add((steps[-1], END))
         return cls(steps, edges, title)
+
+    @classmethod
+    def of_routes(cls, taken: list[tuple[str, str | None, str | None]], title: str) -> Highlight:
+        """(step, route key, target) in order: exactly the routes taken, not every route to the same step."""
+        steps = [step for step, _, _ in taken]
+        routes = {step: key for step, key, _ in taken if key is not None}
+        edges = {(step, END if target == "end" else target) for step, key, target in taken if key is not None and target}
+        return cls(steps, edges, title, routes)
+
+    def took(self, step: str, route: Route) -> bool:
+        """Whether this route of the step is on the highlighted path."""
+        if step in self.routes:
+            return self.routes[step] == route.key
+        return (step, route.target) in self.edges
 
 
 class StepGraphView(OptionList):
@@ -113,7 +129,7 @@ class StepGraphView(OptionList):
             t.append("\n     (no next, on_* or end: a dead end)", style="red")
         width = max((len(r.label) for r in routes), default=0)
         for r in routes:
-            taken = (node, r.target) in self.highlight.edges
+            taken = self.highlight.took(node, r)
             target = "end" if r.target == END else r.target
             line_style = "bold reverse" if taken else ""
             t.append("\n     ")
