@@ -96,8 +96,8 @@ name: {type: str, max_length: 1000000000000000000000000000000, description: A us
     with pytest.raises(cs.ContractError):
         load(tmp_path, text)
     # and never a permissive model, even when a program builds the contract around the analyzer
-    from contractstudio.runtime.api import Contract
     from contractstudio.analysis.check import check_text as analyze
+    from contractstudio.runtime.api import Contract
 
     doc = analyze(text, "t.contract.yaml", Context()).documents[0].model
     with pytest.raises(cs.ContractError, match="cannot be built"):
@@ -233,8 +233,9 @@ def test_run_refuses_an_invalid_input_with_exit_1_and_the_validation_errors(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    from contractstudio.cli import main
     from openai_server import OpenAIServer
+
+    from contractstudio.cli import main
 
     inp = tmp_path / "in.json"
     inp.write_text(json.dumps(BAD_INPUT))

@@ -16,13 +16,23 @@ from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.analysis.check import Loaded
-from contractstudio.findings.diagnostics import Diagnostic, make
 from contractstudio.analysis.positions import value_span
 from contractstudio.documents.models import FieldSpec
 from contractstudio.documents.types import (
-    CONSTRAINTS, LENGTH_BOUNDS, NUMBER_BOUNDS, Prim, TypeBuildError, TypeExpr, TypeSyntaxError, TypeSystem,
-    applicable_constraints, parse_type, refs, without_none,
+    CONSTRAINTS,
+    LENGTH_BOUNDS,
+    NUMBER_BOUNDS,
+    Prim,
+    TypeBuildError,
+    TypeExpr,
+    TypeSyntaxError,
+    TypeSystem,
+    applicable_constraints,
+    parse_type,
+    refs,
+    without_none,
 )
+from contractstudio.findings.diagnostics import Diagnostic, make
 
 _WHERE = "bounds (ge gt le lt) apply to int and float, min_length / max_length to str, list and dict, pattern to str"
 _SYMBOL = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}

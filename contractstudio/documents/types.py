@@ -435,9 +435,9 @@ class TypeSystem:
         t = self._types[name].get(field, ANY)
         constraints = _constraints(spec, t)
         try:
+            field_type: Any = Annotated[self._annotation(t, set()), Field(**constraints)]
             adapter: TypeAdapter[Any] = TypeAdapter(
-                Annotated[self._annotation(t, set()), Field(**constraints)],  # type: ignore[misc]
-                config=ConfigDict(regex_engine=regex_engine([constraints["pattern"]] if "pattern" in constraints else [])))
+                field_type, config=ConfigDict(regex_engine=regex_engine([constraints["pattern"]] if "pattern" in constraints else [])))
             adapter.validate_python(spec.default)
         except ValidationError as err:
             first = err.errors(include_url=False)[0]

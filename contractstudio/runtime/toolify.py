@@ -169,9 +169,9 @@ class Tool:
 
 def _arguments_model(decl: Any) -> Any:
     """The tool's parameters as a model: declared types and constraints, defaults, no undeclared argument."""
+    from contractstudio.documents.models import TypeDecl
+    from contractstudio.documents.types import TypeBuildError, TypeSystem
     from contractstudio.runtime.errors import ContractError
-    from contractstudio.spec.documents import TypeDecl
-    from contractstudio.spec.types import TypeBuildError, TypeSystem
 
     types = TypeSystem.from_decls({decl.name: TypeDecl(extra="forbid", fields=dict(decl.params))})
     try:
