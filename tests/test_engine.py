@@ -133,9 +133,9 @@ def test_exhausted_then_raise_carries_every_error_and_the_trace(tmp_path: Path) 
 
 
 def test_remedy_waits_follow_the_formula_and_are_shown_when_skipped() -> None:
-    class R:
-        delay, backoff, max_delay, jitter = 0.5, 2.0, 15.0, 0.1
+    from contractstudio.documents.models import Retry
 
+    R = Retry(delay=0.5, backoff=2.0, max_delay=15.0, jitter=0.1)
     assert remedy_wait(R, 1, 0.0) == 0.5
     assert remedy_wait(R, 3, 0.1) == pytest.approx(0.5 * 4 * 1.1)
     assert remedy_wait(R, 10, 0.0) == 15.0

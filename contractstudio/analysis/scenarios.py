@@ -50,6 +50,7 @@ def scenario_rules(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator
     max_calls = 1 + loops * doc.remedy.retry.tries
     for sc in doc.scenarios:
         found = list(_one(loaded, doc, sc, out_model, in_model, loops, max_calls))
+        found += _remedy_claims(loaded, doc, sc, loops)
         if not found:  # one finding per scenario is enough; this one needs the rest to hold
             found = list(_first_reply_claims(loaded, doc, sc, out_model, in_model))
         yield from found
@@ -222,3 +223,62 @@ def _reply_problem(text: str, model: Any, type_name: str) -> str | None:
     if problem:
         return f"is not a valid {type_name} ({problem})"
     return None
+
+
+_ALWAYS = ("input", "forward", "finalize")  # stages every call runs
+
+
+def _remedy_claims(loaded: Loaded, doc: Contract, sc: Scenario, loops: int) -> list[Diagnostic]:
+    """CON108 for remedy_waits, remedy_errors and perf expectations the engine's rules make impossible."""
+    ex, name, retry = sc.expect, f"scenario '{sc.name}'", doc.remedy.retry
+    most = loops * retry.tries
+    found: list[Diagnostic] = []
+    for key, listed in (("remedy_waits", ex.remedy_waits), ("remedy_errors", ex.remedy_errors)):
+        if listed is None:
+            continue
+        what = "remedy waits" if key == "remedy_waits" else "remedy requests"
+        if len(listed) > most:
+            found.append(loaded.diag("CON108", f"{name} expects {len(listed)} {what} but at most {most} remedy attempts can "
+                                     "happen", sc, "expect", key))
+        elif ex.remedy_attempts is not None and len(listed) != ex.remedy_attempts:
+            found.append(loaded.diag("CON108", f"{name} expects {len(listed)} {what} and {ex.remedy_attempts} remedy attempts: "
+                                     "each remedy attempt makes one of each", sc, "expect", key))
+    if ex.remedy_waits is not None and loops == 1 and len(ex.remedy_waits) <= most:
+        for i, seconds in enumerate(ex.remedy_waits):
+            low, high = retry.wait(i + 1, -retry.jitter), retry.wait(i + 1, retry.jitter)
+            if not low - 1e-9 <= seconds <= high + 1e-9:
+                span = f"{low:g} s" if low == high else f"between {low:g} and {high:g} s (jitter {retry.jitter:g})"
+                found.append(loaded.diag("CON108", f"{name}: the wait before remedy attempt {i + 1} is {span}: "
+                                         f"min({retry.delay:g} x {retry.backoff:g}^{i}, {retry.max_delay:g}), not {seconds:g}",
+                                         sc, "expect", "remedy_waits", i))
+    for i, sent in enumerate(ex.remedy_errors or []):
+        if not sent:
+            found.append(loaded.diag("CON108", f"{name}: a remedy request always carries at least one error",
+                                     sc, "expect", "remedy_errors", i))
+        elif doc.remedy.accumulate_errors and len(sent) < i + 1:
+            found.append(loaded.diag("CON108", f"{name}: with accumulate_errors, remedy request {i + 1} carries every error so "
+                                     f"far, at least {i + 1}, not {len(sent)}", sc, "expect", "remedy_errors", i))
+    perf = ex.perf
+    if perf is not None and perf.percent_total is not None and abs(perf.percent_total - 100) > 1e-9:
+        found.append(loaded.diag("CON108", f"{name}: the stages' and the overhead's percentages always add up to 100, "
+                                 f"not {perf.percent_total:g}", sc, "expect", "perf", "percent_total"))
+    if perf is not None and perf.stages is not None:
+        found += _stage_claims(loaded, doc, sc, list(perf.stages))
+    return found
+
+
+def _stage_claims(loaded: Loaded, doc: Contract, sc: Scenario, stages: list[str]) -> list[Diagnostic]:
+    name, where = f"scenario '{sc.name}'", (sc, "expect", "perf", "stages")
+    order = ["input", "pre", "act", "generate", "post", "forward", "finalize"]
+    if stages != sorted(set(stages), key=order.index):
+        return [loaded.diag("CON108", f"{name}: stages run once each in the order {', '.join(order)}", *where)]
+    missing = [s for s in _ALWAYS if s not in stages]
+    if missing:
+        return [loaded.diag("CON108", f"{name}: every call runs {', '.join(_ALWAYS)}; perf.stages leaves out "
+                            f"{', '.join(missing)}", *where)]
+    never = [s for s, runs in (("pre", bool(doc.pre)), ("act", doc.act is not None)) if s in stages and not runs]
+    if "generate" in stages and sc.expect.llm_calls == 0:
+        never.append("generate (with llm_calls: 0)")
+    if never:
+        return [loaded.diag("CON108", f"{name}: perf.stages names stages this contract cannot run: {', '.join(never)}", *where)]
+    return []

@@ -24,6 +24,44 @@ def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
     return [] if expected == actual else [f"{path}: expected {expected!r}, got {actual!r}"]
 
 
+def _texts(what: str, expected: list[str], actual: list[str]) -> list[str]:
+    """Where a list of error texts differs: the count, or an expected text that is not part of its error."""
+    if len(expected) != len(actual):
+        return [f"{what}: expected {len(expected)}, got {len(actual)}: {actual!r:.300}"]
+    return [f"{what}[{i}]: expected a text containing {e!r}, got {a!r:.200}" for i, (e, a) in enumerate(zip(expected, actual, strict=True))
+            if e not in a]
+
+
+def _remedy_expectations(exp: Any, result: Any) -> list[str]:
+    """remedy_errors, remedy_waits, errors and perf, read from the call's trace and perf stats."""
+    problems: list[str] = []
+    trace = result.trace
+    if exp.remedy_errors is not None:
+        sent = [list(e.data.get("errors") or []) for e in trace.of_type("llm_request")
+                if str(e.data.get("purpose", "")).startswith("remedy") and not e.data.get("transport_retry")]
+        if len(sent) != len(exp.remedy_errors):
+            problems.append(f"remedy_errors: expected {len(exp.remedy_errors)} remedy request(s), got {len(sent)}")
+        else:
+            for i, (want, got) in enumerate(zip(exp.remedy_errors, sent, strict=True)):
+                problems.extend(_texts(f"remedy_errors[{i}]", want, got))
+    if exp.remedy_waits is not None:
+        waits = [float(e.data["seconds"]) for e in trace.of_type("retry_wait") if e.data.get("kind") == "remedy"]
+        if len(waits) != len(exp.remedy_waits) or any(abs(w - x) > 1e-9 for w, x in zip(waits, exp.remedy_waits, strict=False)):
+            problems.append(f"remedy_waits: expected {exp.remedy_waits}, got {[round(w, 6) for w in waits]}")
+    if exp.errors is not None:
+        problems.extend(_texts("errors", exp.errors, list(result.errors)))
+    if exp.perf is not None:
+        stats = result.perf_stats(cumulative=False)
+        ran = [k for k in stats if k not in ("overhead", "total_execution", "llm")]
+        if exp.perf.stages is not None and ran != list(exp.perf.stages):
+            problems.append(f"perf.stages: expected {list(exp.perf.stages)}, got {ran}")
+        if exp.perf.percent_total is not None:
+            total = sum(stats[k]["percentage"] for k in [*ran, "overhead"])
+            if abs(total - exp.perf.percent_total) > 1e-6:
+                problems.append(f"perf.percent_total: expected {exp.perf.percent_total:g}, got {total:.6f}")
+    return problems
+
+
 def run_scenario(contract: Any, scenario: Any) -> list[str]:
     """Run one scenario offline; the reasons it failed (empty when it passed)."""
     from contractstudio.runtime.engine import CallOptions
@@ -51,6 +89,7 @@ def run_scenario(contract: Any, scenario: Any) -> list[str]:
         problems.append(f"remedy_attempts: expected {exp.remedy_attempts}, got {result.attempts}")
     if exp.output is not None:
         problems.extend(_subset(exp.output, result.output_data))
+    problems.extend(_remedy_expectations(exp, result))
     if problems and result.errors:
         problems.append("errors of the call: " + " | ".join(result.errors[-3:]))
     return problems

@@ -140,6 +140,10 @@ class Retry(Model):
     backoff: float = Field(2, ge=1, description="Multiplier of the wait from one attempt to the next (>= 1).")
     graceful: bool = Field(False, description="An exhausted loop fails the contract without raising from the loop.")
 
+    def wait(self, attempt: int, u: float = 0.0) -> float:
+        """min(delay * backoff**(attempt-1) * (1+u), max_delay) seconds before remedy attempt `attempt` (1-based)."""
+        return min(self.delay * self.backoff ** (attempt - 1) * (1 + u), self.max_delay)
+
 
 class Remedy(Model):
     """Whether and how the LLM is asked to correct a failing input or output."""
@@ -170,6 +174,16 @@ class Example(Model):
     input: Any = Field(description="The input value.")
 
 
+STAGE_NAMES = Literal["input", "pre", "act", "generate", "post", "forward", "finalize"]
+
+
+class ExpectPerf(Model):
+    """What a scenario expects of the call's perf stats."""
+
+    stages: list[STAGE_NAMES] | None = Field(None, description="The stages that ran, in order (each once, however often).")
+    percent_total: float | None = Field(None, description="The sum of every stage's and the overhead's percentage (always 100).")
+
+
 class Expect(Model):
     """What a scenario expects of its call."""
 
@@ -178,6 +192,12 @@ class Expect(Model):
     remedy_attempts: int | None = Field(None, ge=0, description="Exact number of remedy attempts.")
     output: dict[str, Any] | None = Field(None, description="Fields the final output must have (a subset match).")
     raises: bool | None = Field(None, description="Whether the call raises ContractViolation (on_failure: raise).")
+    remedy_errors: list[list[str]] | None = Field(
+        None, description="The errors each remedy request sends the model, in order; each text is part of the error sent.")
+    remedy_waits: list[float] | None = Field(
+        None, description="Seconds waited before each remedy attempt, in order (computed, not slept, in tests).")
+    errors: list[str] | None = Field(None, description="Every error the call records, in order; each text is part of the error.")
+    perf: ExpectPerf | None = Field(None, description="The call's perf stats: stages that ran, percentages.")
 
 
 class Scenario(Model):

@@ -59,8 +59,8 @@ class CallOptions:
 
 
 def remedy_wait(retry: Any, attempt: int, u: float) -> float:
-    """min(delay * backoff**(attempt-1) * (1+u), max_delay) seconds before remedy attempt `attempt` (1-based)."""
-    return min(retry.delay * retry.backoff ** (attempt - 1) * (1 + u), retry.max_delay)
+    """Seconds before remedy attempt `attempt` (1-based): the formula lives with the retry settings (Retry.wait)."""
+    return float(retry.wait(attempt, u))
 
 
 class CallState:
@@ -141,14 +141,19 @@ def _reply_text(text: str) -> dict[str, Any]:
     return {"text": clip(text, TRACE_TEXT_LIMIT), "text_chars": len(text), "truncated": True}
 
 
-def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int) -> Events:
-    """One LLM call with transport retries; returns the reply, or None when the call failed for good."""
+def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int,
+         errors: list[str] | None = None) -> Events:
+    """One LLM call with transport retries; returns the reply, or None when the call failed for good.
+
+    A remedy request also records the `errors` it tells the model, as they were sent.
+    """
     model = st.model
     params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
+    told = {} if errors is None else {"errors": list(errors)}
     retry = 0
     while True:
         request = st.emit(stage, "llm_request", attempt=attempt, purpose=purpose, model=model.name,
-                          messages=messages, params=params, transport_retry=retry)
+                          messages=messages, params=params, transport_retry=retry, **told)
         sent = yield request
         edited_messages = _edited(sent, "messages")
         if edited_messages is not None:
@@ -255,7 +260,7 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
             messages = first
         else:
             messages = repair_messages(first, previous, sending, "an input that does not satisfy the preconditions")
-        reply = yield from _ask(st, "pre", messages, "remedy_pre", attempt)
+        reply = yield from _ask(st, "pre", messages, "remedy_pre", attempt, sending)
         if reply is None:
             return None
         previous = reply.text
@@ -328,7 +333,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         yield from _wait_before(st, "generate", attempt)
         sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
         messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}")
-        reply = yield from _ask(st, "generate", messages, "remedy_post", attempt)
+        reply = yield from _ask(st, "generate", messages, "remedy_post", attempt, sending)
         if reply is None:
             yield st.end("generate", False)
             return None
