@@ -13,6 +13,7 @@ from contractstudio.documents.types import (
     LiteralOf,
     Prim,
     Ref,
+    TypeBuildError,
     TypeSyntaxError,
     TypeSystem,
     Union,
@@ -114,10 +115,11 @@ def test_recursive_types_build() -> None:
     assert tree.model_dump()["children"][0]["children"][0]["label"] == "c"
 
 
-def test_broken_field_types_behave_as_any_and_never_raise() -> None:
+def test_broken_field_types_are_any_for_expressions_but_never_validated_loosely() -> None:
     assert SYSTEM.field_type("Broken", "x") == Prim("any")
     assert SYSTEM.field_type("Broken", "y") == Ref("Missing")
-    assert SYSTEM.model("Broken").model_validate({"x": 1, "y": {"z": 2}})
+    with pytest.raises(TypeBuildError, match="type 'Broken' cannot be built \\(field 'x'\\): its type 'list\\[' does not parse"):
+        SYSTEM.model("Broken")
 
 
 def test_schema_text_tells_fields_types_descriptions_and_constraints() -> None:

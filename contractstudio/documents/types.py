@@ -281,13 +281,19 @@ class TypeSystem:
     def __init__(self, decls: dict[str, TypeDecl]) -> None:
         self.decls = dict(decls)
         self._types: dict[str, dict[str, TypeExpr]] = {}
+        self._unusable: dict[tuple[str, str], str] = {}  # fields whose type is broken: checked as `any`, never enforced so
         for name, decl in self.decls.items():
             parsed: dict[str, TypeExpr] = {}
             for fname, spec in decl.fields.items():
                 try:
                     parsed[fname] = parse_type(spec.type)
-                except TypeSyntaxError:
+                except TypeSyntaxError as err:
                     parsed[fname] = ANY
+                    self._unusable[(name, fname)] = f"its type {spec.type!r} does not parse: {err.message}"
+                    continue
+                missing = [r for r in refs(parsed[fname]) if r not in self.decls]
+                if missing:
+                    self._unusable[(name, fname)] = f"its type names '{missing[0]}', which is not declared"
             self._types[name] = parsed
         self._models: dict[str, type[BaseModel]] = {}
         self._broken: dict[str, TypeBuildError] = {}
@@ -379,6 +385,10 @@ class TypeSystem:
             raise self._broken[name]
         building = building | {name}
         decl = self.decls[name]
+        for fname in decl.fields:
+            if (name, fname) in self._unusable:  # an expression may treat it as `any`; validation never does
+                self._broken[name] = TypeBuildError(name, self._unusable[(name, fname)], fname)
+                raise self._broken[name]
         definitions: dict[str, Any] = {}
         patterns: list[str] = []
         taken = {f for f in decl.fields if _safe_field_name(f)}  # a generated name must not replace a declared one
