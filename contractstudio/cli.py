@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     h = sub.add_parser("schema", help="the JSON Schema of the format")
     h.add_argument("kind", nargs="?", choices=("contract", "agent", "pipeline", "tools"))
+
+    from contractstudio.commands.eval import add_parser as add_eval
+
+    add_eval(sub)
     return p
 
 
@@ -91,7 +95,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema"}
+    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval"}
     if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
         args_list = ["studio", *args_list]
     parser = build_parser()

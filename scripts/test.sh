@@ -3,7 +3,7 @@
 # lint (ruff), types (mypy), the import layers (import-linter), then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh "[test]"
+bash scripts/bootstrap.sh "[test,ray]"  # ray: the Ray engine's end-to-end test (about 45 s more to install)
 echo "ruff ..." >&2
 .venv/bin/ruff check contractstudio tests scripts bench
 echo "mypy ..." >&2

@@ -5,7 +5,8 @@
         server.requests  # every request received: path, headers, JSON body
 
 Each request takes the next scripted reply; when they run out the last one is
-repeated. A reply can be a normal completion, an HTTP error status, a delay
+repeated; or a `responder(received) -> Reply` answers each request from its
+content (eval tests, where rows arrive in any order). A reply can be a normal completion, an HTTP error status, a delay
 (for timeouts), an empty content, or a raw body (malformed JSON).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -61,8 +63,10 @@ def _completion(reply: Reply, model: str) -> bytes:
 class OpenAIServer:
     """A threaded HTTP server answering /v1/chat/completions with scripted replies."""
 
-    def __init__(self, replies: list[Reply | str] | None = None) -> None:
+    def __init__(self, replies: list[Reply | str] | None = None, responder: Callable[[Received], Reply | str] | None = None,
+                 ) -> None:
         self.replies: list[Reply] = [r if isinstance(r, Reply) else Reply(r) for r in (replies or [])]
+        self.responder = responder
         self.requests: list[Received] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -75,6 +79,11 @@ class OpenAIServer:
             self.requests = []
 
     def _next(self, received: Received) -> Reply:
+        if self.responder is not None:
+            with self._lock:
+                self.requests.append(received)
+            answer = self.responder(received)
+            return answer if isinstance(answer, Reply) else Reply(answer)
         with self._lock:
             index = len(self.requests)
             self.requests.append(received)

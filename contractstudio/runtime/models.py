@@ -277,6 +277,7 @@ class LiveModel:
     def prepare(self) -> None:
         """Import litellm now, so its one-time import is not timed as the model's latency."""
         _litellm()
+        import openai.resources  # noqa: F401 - the OpenAI client imports these on its first call: a second or more
 
     def _openai_wire(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
         """For an OpenAI-compatible server at `api_base`: our own client, whose transport bounds the whole reply in time.

@@ -1,0 +1,214 @@
+"""`contractstudio eval TARGET --data FILE`: a contract run (or a pipeline simulated) over a dataset.
+
+Progress goes to stderr (a bar on a terminal, a plain line every tenth of the
+run otherwise); the summary (text or --json) to stdout. Exit 0 when the run
+completed, 1 when the file has errors or the success rate is under --fail-under,
+2 for bad usage, 130 when interrupted (finished rows are in --out: --resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+
+MAX_BAD_ROWS_PRINTED = 20
+BAR_WIDTH = 24
+
+
+def add_parser(sub: Any) -> None:
+    """The `eval` subcommand's options (called by cli.build_parser)."""
+    v = sub.add_parser("eval", help="run a contract (or simulate a pipeline) over a dataset: rates, failures, cost")
+    v.add_argument("target", metavar="FILE", help="a contract or pipeline file")
+    v.add_argument("--data", required=True, metavar="ROWS", help="the dataset: .jsonl, .json (an array) or .csv")
+    v.add_argument("--format", dest="data_format", choices=("jsonl", "json", "csv"), help="the dataset's format (default: from its suffix)")
+    v.add_argument("--out", metavar="RESULTS.jsonl", help="write one JSON line per row as rows finish")
+    v.add_argument("--resume", action="store_true", help="continue the run in --out: finished rows are not run again")
+    v.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    v.add_argument("--concurrency", type=int, default=8, metavar="N", help="rows in flight at once (default 8)")
+    v.add_argument("--rpm", type=float, metavar="N", help="at most N requests per minute (client-side)")
+    v.add_argument("--tpm", type=float, metavar="N", help="at most about N tokens per minute (client-side)")
+    v.add_argument("--no-cache", action="store_true", help="ask the model even when the same request was answered before")
+    v.add_argument("--cache", metavar="DIR", help="the reply cache folder (default: $CONTRACTSTUDIO_CACHE or ~/.cache/contractstudio)")
+    v.add_argument("--model", metavar="M", help="litellm model string, overrides the file's llm.model")
+    v.add_argument("--api-base", metavar="URL", help="base URL of an OpenAI-compatible server")
+    mode = v.add_mutually_exclusive_group()
+    mode.add_argument("--scripted", action="store_true", help="answer with each row's 'replies' (offline)")
+    mode.add_argument("--replay", metavar="RESULTS", help="replay the traces recorded in an earlier results file (offline)")
+    v.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
+    v.add_argument("--sample", type=int, metavar="N", help="a random sample of N rows (see --seed)")
+    v.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
+    v.add_argument("--no-wait", action="store_true", help="skip remedy and transport waits (live runs wait by default)")
+    v.add_argument("--engine", choices=("local", "ray"), default="local", help="local threads (default) or Ray tasks")
+    v.add_argument("--address", metavar="ADDR", help="the Ray cluster to join (default: start a local one)")
+    v.add_argument("--baseline", metavar="OLD.jsonl", help="compare with an earlier results file: metrics and flipped rows")
+    v.add_argument("--traces", metavar="DIR", help="write each row's trace to DIR/row-N.jsonl instead of embedding it")
+    v.add_argument("--fail-under", type=float, metavar="RATE", help="exit 1 when the success rate is below RATE (0-1)")
+    v.add_argument("--json", action="store_true", help="print the summary as JSON")
+    v.add_argument("--quiet", action="store_true", help="no progress output")
+    v.add_argument("--trust", action="store_true", help="allow python: hooks")
+
+
+class ProgressView:
+    """A live bar on a terminal (redrawn at most 10 times a second), plain lines every tenth of the run otherwise."""
+
+    def __init__(self, stream: Any, *, quiet: bool) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.drawn = 0.0
+        self.next_line = 0.1
+        self.bad_printed = 0
+        self.dirty = False
+
+    def __call__(self, kind: str, payload: Any, progress: Any) -> None:
+        from contractstudio.runtime.trace import redact
+
+        if kind == "bad_row":
+            if self.bad_printed < MAX_BAD_ROWS_PRINTED:
+                self._clear()
+                print(redact(f"contractstudio: {payload} (skipped)"), file=self.stream)
+            elif self.bad_printed == MAX_BAD_ROWS_PRINTED:
+                print("contractstudio: more bad rows skipped (the summary counts them)", file=self.stream)
+            self.bad_printed += 1
+            return
+        if self.quiet:
+            return
+        if self.tty:
+            now = time.monotonic()
+            if kind == "tick" or now - self.drawn >= 0.1 or progress.done == progress.planned:
+                self.drawn = now
+                self.stream.write("\r" + self.line(progress, bar=True) + "\x1b[K")
+                self.stream.flush()
+                self.dirty = True
+        elif kind == "record" and progress.planned and progress.done >= self.next_line * progress.planned:
+            while self.next_line * progress.planned <= progress.done:
+                self.next_line += 0.1
+            print("eval: " + self.line(progress, bar=False), file=self.stream, flush=True)
+
+    @staticmethod
+    def line(p: Any, *, bar: bool) -> str:
+        """Rows done, rate, ETA, running success rate and spend."""
+        share = p.done / p.planned if p.planned else 1.0
+        filled = int(BAR_WIDTH * min(share, 1.0))
+        eta = p.eta
+        parts = [f"{p.done}/{p.planned} rows ({100 * share:.0f}%)"]
+        if bar:
+            parts.insert(0, "[" + "#" * filled + "." * (BAR_WIDTH - filled) + "]")
+        parts.append(f"{p.rate:.1f} rows/s")
+        parts.append(f"ETA {eta:.0f} s" if eta is not None else "ETA -")
+        parts.append(f"ok {100 * p.successful / p.done:.1f}%" if p.done else "ok -")
+        parts.append(f"${p.cost:.4f}")
+        return "  ".join(parts)
+
+    def _clear(self) -> None:
+        if self.tty and self.dirty:
+            self.stream.write("\r\x1b[K")
+            self.dirty = False
+
+    def finish(self) -> None:
+        if self.tty and self.dirty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from contractstudio.evaluation.evaluate import EvalConfig
+
+    return EvalConfig(
+        target=Path(args.target), data=Path(args.data), data_format=args.data_format,
+        out=Path(args.out) if args.out else None, resume=args.resume, overwrite=args.overwrite,
+        concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, cache=not args.no_cache,
+        cache_dir=Path(args.cache) if args.cache else None,
+        mode="scripted" if args.scripted else ("replay" if args.replay else "live"),
+        model=args.model, api_base=args.api_base, replay=Path(args.replay) if args.replay else None,
+        limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine,
+        address=args.address, baseline=Path(args.baseline) if args.baseline else None, trust=args.trust,
+        trace_dir=Path(args.traces) if args.traces else None)
+
+
+def _usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, before anything runs."""
+    if not Path(args.target).is_file():
+        return f"no such file: {args.target}"
+    if not Path(args.data).is_file():
+        return f"no such dataset: {args.data}"
+    if args.concurrency < 1:
+        return "--concurrency must be at least 1"
+    for name in ("rpm", "tpm", "limit", "sample"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            return f"--{name} must be positive"
+    if args.fail_under is not None and not 0 <= args.fail_under <= 1:
+        return "--fail-under is a rate between 0 and 1"
+    if args.resume and not args.out:
+        return "--resume needs --out RESULTS.jsonl (the file to continue)"
+    if args.out and Path(args.out).exists() and not (args.resume or args.overwrite) and Path(args.out).stat().st_size:
+        return f"{args.out} exists: pass --resume to continue that run, or --overwrite to replace it"
+    for name in ("replay", "baseline"):
+        value = getattr(args, name)
+        if value and not Path(value).is_file():
+            return f"no such results file: {value}"
+    if args.address and args.engine != "ray":
+        return "--address is for --engine ray"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from contractstudio.evaluation.dataset import DatasetError
+    from contractstudio.evaluation.evaluate import evaluate
+    from contractstudio.evaluation.results import ResultsError
+    from contractstudio.runtime.errors import ContractError, ModelError
+    from contractstudio.runtime.trace import redact
+
+    problem = _usage(args)
+    if problem is not None:
+        return usage_error(problem)
+    view = ProgressView(sys.stderr, quiet=args.quiet)
+    try:
+        outcome = evaluate(_config(args), on_progress=view)
+    except (DatasetError, ResultsError, ModelError) as err:
+        return usage_error(redact(str(err)))
+    except ContractError as err:
+        print(f"contractstudio: {redact(str(err))}", file=sys.stderr)
+        return EXIT_PROBLEM
+    except ImportError as err:
+        if "ray" in str(err):
+            return usage_error("--engine ray needs Ray: pip install 'contractstudio[ray]'")
+        raise
+    finally:
+        view.finish()
+    summary = outcome.summary
+    if args.json:
+        doc: dict[str, Any] = {"summary": summary}
+        if outcome.comparison is not None:
+            doc["baseline"] = outcome.comparison
+        doc["bad_rows"] = [{"row": b.number, "message": b.message} for b in outcome.bad_rows]
+        if outcome.out is not None:
+            doc["results"] = str(outcome.out)
+        print(redact(json.dumps(doc, indent=2, ensure_ascii=False, default=str)))
+    else:
+        if outcome.kind == "pipeline":
+            from contractstudio.evaluation.pipelines import render
+        else:
+            from contractstudio.evaluation.summary import render
+        print(redact(render(summary)))
+        if outcome.comparison is not None:
+            from contractstudio.evaluation.compare import render as render_comparison
+
+            print(redact(render_comparison(outcome.comparison)))
+        if outcome.out is not None:
+            print(f"results: {outcome.out}")
+    if outcome.interrupted:
+        print("interrupted" + (f": finished rows are in {outcome.out}; run again with --resume" if outcome.out else ""),
+              file=sys.stderr)
+        return 130
+    rate = summary.get("success_rate", summary.get("reached_end_rate", 0.0))
+    if args.fail_under is not None and rate < args.fail_under:
+        return EXIT_PROBLEM
+    return EXIT_OK

@@ -1,0 +1,90 @@
+"""`--baseline OLD.jsonl`: what changed per metric against an earlier results file, and which rows flipped.
+
+Rows are matched by their key (row number and input digest), so the same
+dataset run before and after a contract change lines up row by row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from contractstudio.evaluation.results import read_records
+from contractstudio.evaluation.summary import Tally
+
+METRICS = (
+    ("success_rate", ("success_rate",)), ("first_try_rate", ("first_try_rate",)), ("remedied_rate", ("remedied_rate",)),
+    ("fallback", ("fallback",)), ("raised", ("raised",)), ("tokens", ("tokens", "total")),
+    ("tokens_per_successful_row", ("tokens", "per_successful_row")), ("cost_usd", ("cost_usd", "total")),
+    ("cost_per_successful_row", ("cost_usd", "per_successful_row")), ("remedy_cost_share", ("remedy_share", "cost")),
+    ("latency_p50_s", ("latency_s", "p50")), ("latency_p95_s", ("latency_s", "p95")),
+)
+MAX_FLIPS_SHOWN = 20
+
+
+def _get(summary: dict[str, Any], path: tuple[str, ...]) -> float:
+    value: Any = summary
+    for part in path:
+        value = value.get(part, 0) if isinstance(value, dict) else 0
+    return float(value or 0)
+
+
+class Comparison:
+    """The baseline's summary and outcome per row; `see` each current record, then `report`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tally = Tally()
+        self.before: dict[str, tuple[str, str, bool]] = {}
+        for rec in read_records(path):
+            if self.tally.add(rec):
+                self.before[str(rec["key"])] = (str(rec.get("id", "")), str(rec["outcome"]), bool(rec.get("successful")))
+        self.flips: list[dict[str, Any]] = []
+        self.changed = 0
+        self.matched = 0
+
+    def see(self, rec: dict[str, Any]) -> None:
+        """Compare one current record with the baseline's record of the same row."""
+        old = self.before.get(str(rec.get("key")))
+        if old is None:
+            return
+        self.matched += 1
+        outcome, successful = str(rec.get("outcome")), bool(rec.get("successful"))
+        if old[1] != outcome:
+            self.changed += 1
+        if old[2] != successful:
+            self.flips.append({"key": rec.get("key"), "row": rec.get("row"), "id": rec.get("id"),
+                               "before": old[1], "after": outcome, "now_successful": successful})
+
+    def report(self, current: dict[str, Any]) -> dict[str, Any]:
+        """Per-metric before/after/delta, and the rows whose success flipped."""
+        base = self.tally.summary()
+        metrics = []
+        for name, path in METRICS:
+            before, after = _get(base, path), _get(current, path)
+            metrics.append({"metric": name, "before": before, "after": after, "delta": after - before})
+        flips = sorted(self.flips, key=lambda f: int(f.get("row") or 0))
+        return {"baseline": str(self.path), "baseline_rows": base["rows"], "matched_rows": self.matched,
+                "outcome_changed": self.changed, "metrics": metrics,
+                "fixed": sum(1 for f in flips if f["now_successful"]), "broken": sum(1 for f in flips if not f["now_successful"]),
+                "flipped": flips}
+
+
+def render(report: dict[str, Any]) -> str:
+    """The comparison as text."""
+    lines = [f"against {report['baseline']} ({report['matched_rows']} of {report['baseline_rows']} rows matched, "
+             f"{report['outcome_changed']} changed outcome):"]
+    for m in report["metrics"]:
+        if m["before"] == m["after"]:
+            continue
+        rate = m["metric"].endswith(("_rate", "_share"))
+        fmt = (lambda v: f"{100 * v:.1f}%") if rate else (lambda v: f"{v:,.6g}")
+        sign = "+" if m["delta"] > 0 else ""
+        delta = f"{sign}{100 * m['delta']:.1f} pts" if rate else f"{sign}{m['delta']:,.6g}"
+        lines.append(f"  {m['metric']:<26} {fmt(m['before']):>12} -> {fmt(m['after']):<12} ({delta})")
+    lines.append(f"flipped rows: {report['fixed']} now successful, {report['broken']} now failing")
+    for f in report["flipped"][:MAX_FLIPS_SHOWN]:
+        lines.append(f"  row {f['row']} (id {f['id']}): {f['before']} -> {f['after']}")
+    if len(report["flipped"]) > MAX_FLIPS_SHOWN:
+        lines.append(f"  ... and {len(report['flipped']) - MAX_FLIPS_SHOWN} more (--json lists them all)")
+    return "\n".join(lines)

@@ -1,0 +1,292 @@
+"""An evaluation from start to end: rows in, records out (file, tally, baseline), engine local or Ray.
+
+    outcome = evaluate(EvalConfig(target=Path("qa.contract.yaml"), data=Path("rows.jsonl"), out=Path("r.jsonl")),
+                       on_progress=print)
+    outcome.summary["success_rate"]
+
+The engines only turn rows into records; reading, resuming, writing and
+counting happen here, once, whatever the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, format_of, read_rows
+from contractstudio.evaluation.results import ResultsError, ResultsWriter, read_records
+from contractstudio.evaluation.rows import EvalJob, RowRunner
+from contractstudio.evaluation.summary import Tally
+from contractstudio.runtime.engine import TransportRetry
+
+MAX_BAD_ROWS_KEPT = 100
+
+
+@dataclass(slots=True)
+class EvalConfig:
+    """Every option of `contractstudio eval`."""
+
+    target: Path
+    data: Path
+    data_format: str | None = None
+    out: Path | None = None
+    resume: bool = False
+    overwrite: bool = False
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    cache: bool = True
+    cache_dir: Path | None = None
+    mode: str = "live"  # live | scripted | replay
+    model: str | None = None
+    api_base: str | None = None
+    replay: Path | None = None
+    limit: int | None = None
+    sample: int | None = None
+    seed: int = 0
+    wait: bool = True
+    engine: str = "local"  # local | ray
+    address: str | None = None
+    ray_init: dict[str, Any] = field(default_factory=dict)
+    baseline: Path | None = None
+    trust: bool = False
+    trace_dir: Path | None = None
+    transport: TransportRetry = field(default_factory=TransportRetry)
+    name: str | None = None  # which document of a file with several
+
+
+@dataclass(slots=True)
+class Progress:
+    """How far this run is: rows done now, rows planned, the running success rate and spend."""
+
+    planned: int
+    started: float = field(default_factory=time.perf_counter)
+    done: int = 0
+    successful: int = 0
+    cost: float = 0.0
+    resumed: int = 0
+    bad: int = 0
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        left = max(self.planned - self.done, 0)
+        return left / self.rate if self.rate > 0 else None
+
+
+@dataclass(slots=True)
+class EvalOutcome:
+    """What an evaluation produced."""
+
+    kind: str  # contract | pipeline
+    summary: dict[str, Any]
+    comparison: dict[str, Any] | None
+    bad_rows: list[BadRow]
+    out: Path | None
+    interrupted: bool = False
+
+
+ProgressSink = Callable[[str, Any, Progress], None]  # ("bad_row" | "record" | "tick", payload, progress)
+
+
+def count_rows(path: Path, fmt: str | None) -> int:
+    """About how many rows the file has (for the progress bar's ETA): lines, records or array items."""
+    chosen = format_of(path, fmt)
+    try:
+        if chosen == "json":
+            return sum(1 for _ in read_rows(path, None, fmt="json"))
+        with open(path, "rb") as f:
+            lines = sum(1 for line in f if line.strip())
+        return max(lines - 1, 0) if chosen == "csv" else lines
+    except Exception:  # noqa: BLE001 - only an estimate; read_rows reports the real problems
+        return 0
+
+
+def _finished(cfg: EvalConfig, tally: Tally, contract_sha: str) -> None:
+    """Count the records already in the results file (for --resume); refuse results of another contract."""
+    assert cfg.out is not None
+    for rec in read_records(cfg.out):
+        sha = rec.get("contract_sha")
+        if contract_sha and sha and sha != contract_sha:
+            raise ResultsError(f"{cfg.out} holds results of a different version of {cfg.target.name} (row {rec.get('row')}); "
+                               "start a new results file (unchanged calls come from the reply cache)")
+        tally.add(rec)
+
+
+class _Recordings:
+    """The traces of an earlier results file, found by row key when a row is run (--replay RESULTS.jsonl)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offsets: dict[str, int] = {}
+        with open(path, "rb") as f:
+            offset = 0
+            for line in f:
+                if line.strip():
+                    try:
+                        key = json.loads(line).get("key")
+                    except (json.JSONDecodeError, AttributeError):
+                        key = None
+                    if isinstance(key, str):
+                        self.offsets.setdefault(key, offset)
+                offset += len(line)
+        self._file = open(path, "rb")
+
+    def trace(self, key: str) -> list[dict[str, Any]] | None:
+        offset = self.offsets.get(key)
+        if offset is None:
+            return None
+        self._file.seek(offset)
+        rec = json.loads(self._file.readline())
+        if isinstance(rec.get("trace"), list):
+            return list(rec["trace"])
+        if isinstance(rec.get("trace_file"), str):
+            from contractstudio.runtime.trace import Trace
+
+            return Trace.read(rec["trace_file"]).to_dicts()
+        return None
+
+
+def _job(cfg: EvalConfig) -> EvalJob:
+    text = cfg.target.read_text(encoding="utf-8")
+    return EvalJob(contract_text=text, contract_path=str(cfg.target), contract_name=cfg.name,
+                   contract_digest=digest(text)[:16], trust=cfg.trust, mode=cfg.mode, model=cfg.model,
+                   api_base=cfg.api_base, wait=cfg.wait and cfg.mode == "live", transport=cfg.transport,
+                   use_cache=cfg.cache and cfg.mode == "live",
+                   cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None, rpm=cfg.rpm, tpm=cfg.tpm,
+                   trace_dir=str(cfg.trace_dir.resolve()) if cfg.trace_dir else None)
+
+
+def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None) -> EvalOutcome:
+    """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
+    DatasetError or ResultsError for what cannot start."""
+    from contractstudio.analysis.check import kind_of_text
+
+    kind = "pipeline" if kind_of_text(cfg.target.read_text(encoding="utf-8")) == "pipeline" else "contract"
+    tally: Any
+    if kind == "pipeline":
+        from contractstudio.evaluation.pipelines import PipelineRowRunner, PipelineTally
+
+        runner: Any = PipelineRowRunner(cfg.target, name=cfg.name)
+        tally = PipelineTally()
+        validate = None
+        job = None
+        contract_sha = runner.digest
+    else:
+        job = _job(cfg)
+        store = limits = None
+        if job.mode == "live" and cfg.engine == "local":
+            from contractstudio.evaluation.cache import ReplyCache, default_cache_dir
+            from contractstudio.evaluation.limits import RateLimiter
+
+            store = ReplyCache(cfg.cache_dir or default_cache_dir()) if job.use_cache else None
+            limits = RateLimiter(cfg.rpm, cfg.tpm)
+        runner = RowRunner(job, store=store, limits=limits)
+        tally = Tally()
+        validate = _validator(runner)
+        contract_sha = job.contract_digest
+    if cfg.trace_dir:
+        cfg.trace_dir.mkdir(parents=True, exist_ok=True)
+
+    if cfg.out is not None and cfg.resume and cfg.out.exists():
+        _finished(cfg, tally, contract_sha)
+    already = set(tally.keys)
+    comparison = None
+    if cfg.baseline is not None:
+        from contractstudio.evaluation.compare import Comparison
+
+        comparison = Comparison(cfg.baseline)
+    recordings = _Recordings(cfg.replay) if cfg.mode == "replay" and cfg.replay is not None else None
+
+    planned = count_rows(cfg.data, cfg.data_format)
+    if cfg.sample is not None:
+        planned = min(planned, cfg.sample)
+    if cfg.limit is not None:
+        planned = min(planned, cfg.limit)
+    progress = Progress(planned=max(planned - len(already), 0), resumed=len(already))
+    bad: list[BadRow] = []
+
+    def rows() -> Iterator[Row]:
+        source = choose(read_rows(cfg.data, validate, fmt=cfg.data_format, kind=kind),
+                        sample=cfg.sample, seed=cfg.seed, limit=cfg.limit)
+        for item in source:
+            if isinstance(item, BadRow):
+                progress.bad += 1
+                progress.planned = max(progress.planned - 1, progress.done)  # it was counted, it will not run
+                tally.bad_rows += 1
+                if len(bad) < MAX_BAD_ROWS_KEPT:
+                    bad.append(item)
+                if on_progress is not None:
+                    on_progress("bad_row", item, progress)
+                continue
+            if item.key in already:
+                continue
+            if recordings is not None:
+                item.recording = recordings.trace(item.key)
+            yield item
+
+    writer = ResultsWriter(cfg.out, resume=cfg.resume) if cfg.out is not None else None
+    if comparison is not None and already and cfg.out is not None:
+        for old in read_records(cfg.out):
+            comparison.see(old)
+    interrupted = False
+    started = time.perf_counter()
+    try:
+        for rec in _engine(cfg, kind, job, runner, rows()):
+            if rec is None:
+                if on_progress is not None:
+                    on_progress("tick", None, progress)
+                continue
+            if writer is not None:
+                writer.write(rec)
+            tally.add(rec)
+            if comparison is not None:
+                comparison.see(rec)
+            progress.done += 1
+            progress.successful += bool(rec.get("successful"))
+            progress.cost += float(rec.get("cost_usd") or 0.0) - float((rec.get("cache") or {}).get("saved_usd") or 0.0)
+            if on_progress is not None:
+                on_progress("record", rec, progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if writer is not None:
+            writer.close()
+        close = getattr(getattr(runner, "store", None), "close", None)
+        if close is not None:
+            close()
+    summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
+    report = comparison.report(summary) if comparison is not None else None
+    return EvalOutcome(kind, summary, report, bad, cfg.out, interrupted)
+
+
+def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:
+    shape = runner.plan.input
+
+    def validate(value: Any) -> list[str]:
+        return shape.validate(value)[1]
+
+    return validate
+
+
+def _engine(cfg: EvalConfig, kind: str, job: EvalJob | None, runner: Any, rows: Iterator[Row]) -> Iterator[dict[str, Any] | None]:
+    if cfg.engine == "ray":
+        from contractstudio.evaluation.ray_engine import run_ray
+
+        assert job is not None
+        return run_ray(rows, job, cfg.concurrency, address=cfg.address, init=cfg.ray_init,
+                       cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
+    from contractstudio.evaluation.local import run_local
+
+    return run_local(rows, runner.run, cfg.concurrency)

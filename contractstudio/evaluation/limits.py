@@ -1,0 +1,124 @@
+"""Client-side rate limits (requests and tokens per minute) that slow calls down instead of tripping 429s.
+
+`RateLimiter.reserve(tokens)` books the next slot and returns how long the
+caller must wait before sending; it never sleeps itself, so the same object
+serves the threads of the local engine (behind a lock) and a whole Ray cluster
+(inside one actor: one limiter, not one per worker). It is the generic cell rate
+algorithm: requests are spaced `60 / rpm` seconds apart (no burst); tokens flow
+at `tpm / 60` a second with a burst of six seconds' worth (a request larger than
+that still goes once the bucket is full). A 429 from the
+server (`cool_down`) holds every caller back until its Retry-After has passed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
+
+DEFAULT_COOL_DOWN = 1.0  # seconds all callers hold back after a 429 that named no Retry-After
+TOKEN_BURST_S = 6.0
+
+
+class Limits(Protocol):
+    """What a limited model asks of its limiter (a RateLimiter here, a Ray actor on a cluster)."""
+
+    def reserve(self, tokens: int) -> float: ...
+
+    def settle(self, tokens: int) -> None: ...
+
+    def cool_down(self, seconds: float) -> None: ...
+
+
+class RateLimiter:
+    """Requests per minute and tokens per minute, as reservations; thread-safe."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rpm = rpm
+        self.tpm = tpm
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._request_at = 0.0  # the theoretical time of the next request (GCRA's TAT)
+        self._token_at = 0.0
+        self._paused_until = 0.0
+        self.waited_s = 0.0
+        self.cool_downs = 0
+
+    def reserve(self, tokens: int = 0) -> float:
+        """Book a request of about `tokens` tokens; the seconds to wait before sending it."""
+        with self._lock:
+            now = self.clock()
+            start = max(now, self._paused_until)
+            if self.rpm:
+                # strictly spaced (no burst): safe under limits enforced per second as well as per minute
+                start = max(start, self._request_at)
+                self._request_at = start + 60.0 / self.rpm
+            if self.tpm:
+                rate = self.tpm / 60.0
+                tolerance = TOKEN_BURST_S
+                start = max(start, self._token_at - tolerance)
+                self._token_at = max(self._token_at, start) + tokens / rate
+            wait = max(start - now, 0.0)
+            self.waited_s += wait
+            return wait
+
+    def settle(self, tokens: int) -> None:
+        """Correct the token booking once the real usage is known (positive: more than estimated)."""
+        if self.tpm and tokens:
+            with self._lock:
+                self._token_at += tokens / (self.tpm / 60.0)
+
+    def cool_down(self, seconds: float) -> None:
+        """Hold every caller back for `seconds` (a 429 said so)."""
+        with self._lock:
+            self.cool_downs += 1
+            self._paused_until = max(self._paused_until, self.clock() + max(seconds, 0.0))
+
+
+def estimate_tokens(request: LLMRequest) -> int:
+    """A request's tokens before it is sent: about 4 characters a token, plus the completion bound if set."""
+    chars = sum(len(str(m.get("content", ""))) for m in request.messages)
+    completion = request.params.get("max_tokens")
+    return chars // 4 + (int(completion) if isinstance(completion, int) else 0)
+
+
+class LimitedModel:
+    """A live model whose calls wait for the limiter's slot; a 429 makes every caller cool down."""
+
+    def __init__(self, inner: Any, limits: Limits, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.inner = inner
+        self.limits = limits
+        self.sleep = sleep
+        self.waited_s = 0.0
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    def prepare(self) -> None:
+        prepare = getattr(self.inner, "prepare", None)
+        if prepare is not None:
+            prepare()
+
+    def request_params(self) -> dict[str, Any]:
+        return dict(self.inner.request_params())
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        estimate = estimate_tokens(request)
+        wait = self.limits.reserve(estimate)
+        if wait > 0:
+            self.sleep(wait)
+            self.waited_s += wait
+        try:
+            reply: LLMReply = self.inner.complete(request)
+        except TransportFault as fault:
+            if fault.kind == "rate_limit":
+                self.limits.cool_down(fault.retry_after if fault.retry_after is not None else DEFAULT_COOL_DOWN)
+            raise
+        used = reply.prompt_tokens + reply.completion_tokens
+        if used:
+            self.limits.settle(used - estimate)
+        return reply

@@ -1,0 +1,172 @@
+"""`eval PIPELINE --data FILE`: every row runs the pipeline with simulated actions and the row's model replies.
+
+The row's input is the initial state; its `replies` answer the `call_model`
+steps in order (the last one repeats). Every other action is simulated: it sets
+the fields its contract ensures (to a placeholder, unless the state has them),
+and a custom router takes the route named in the row's `meta.routes` or its
+first route. The runner is the real one (`runtime.pipeline_runner`), so the
+runtime assertions (requires_state, requires_step, ensures_state) are the ones a
+real run makes: the summary counts paths, the end steps reached, and the
+assertion failures per step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER
+from contractstudio.evaluation.dataset import Row, digest
+from contractstudio.evaluation.rows import RECORD_VERSION
+from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner
+from contractstudio.runtime.trace import redact
+
+MAX_PATHS_SHOWN = 10
+
+
+class PipelineRowRunner:
+    """Simulates rows through one pipeline; thread-safe (all state is per row)."""
+
+    def __init__(self, path: Path, *, name: str | None = None) -> None:
+        from contractstudio.analysis.check import check_file
+        from contractstudio.documents.models import Pipeline
+        from contractstudio.runtime.errors import ContractError
+
+        report = check_file(path)
+        errors = [d for d in report.diagnostics if d.severity == "error"]
+        if errors:
+            raise ContractError(f"{path}: {len(errors)} error(s); fix them before running", errors, str(path))
+        models = [d.model for d in report.documents if isinstance(d.model, Pipeline) and (name is None or d.model.name == name)]
+        if not models:
+            raise ContractError(f"{path}: no kind: pipeline document" + (f" named '{name}'" if name else ""), path=str(path))
+        self.runner = PipelineRunner(models[0], path=str(path))
+        self.digest = digest(report.text)[:16]
+        self.store = None
+
+    def _handlers(self, row: Row) -> dict[str, Any]:
+        replies = list(row.replies or [])
+        found = row.meta.get("routes")
+        routes: dict[str, Any] = found if isinstance(found, dict) else {}
+        calls = [0]
+
+        def call_model(state: dict[str, Any], step: dict[str, Any]) -> None:
+            if not replies:
+                raise PipelineError(f"step '{step['id']}': the row has no 'replies' for call_model", step["id"], CALL_MODEL)
+            state["last_model_response"] = replies[min(calls[0], len(replies) - 1)]
+            calls[0] += 1
+
+        def simulated(state: dict[str, Any], step: dict[str, Any]) -> Any:
+            spec = self.runner.catalog[step["action"]]
+            for f in spec.ensures_state:
+                if state.get(f) is None:
+                    state[f] = f"<{step['action']}:{f}>"
+            ons = [k[3:] for k, v in step.items() if k.startswith("on_") and isinstance(v, str)]
+            if ons and step.get("next") is None:
+                return str(routes.get(step["id"], ons[0]))
+            return None
+
+        handlers: dict[str, Any] = {name: simulated for name in self.runner.catalog if name != PREFIX_ROUTER}
+        handlers[CALL_MODEL] = call_model
+        return handlers
+
+    def run(self, row: Row) -> dict[str, Any]:
+        """Simulate one row; its results record."""
+        events: list[dict[str, Any]] = []
+        started = time.perf_counter()
+        state = dict(row.value) if isinstance(row.value, dict) else {}
+        path: list[str] = []
+        assertion = None
+        message = ""
+        try:
+            run = self.runner.run(state, self._handlers(row), on_event=events.append)
+            path, outcome, end = run.path, "end", run.path[-1]
+        except PipelineAssertionError as err:
+            outcome, end, message = "assertion_failed", None, str(err)
+            assertion = {"step": err.step, "action": err.action, "field": err.field, "phase": err.phase}
+        except PipelineError as err:
+            outcome, end, message = ("step_limit" if "without reaching an end" in str(err) else "dead_end"), None, str(err)
+        except Exception as err:  # noqa: BLE001 - a row that cannot be simulated is recorded, never lost
+            outcome, end, message = "error", None, f"{type(err).__name__}: {err}"
+        if not path:
+            path = [e["step"] for e in events if e.get("type") == "step_start"]
+        return {"v": RECORD_VERSION, "kind": "pipeline", "key": row.key, "row": row.number, "id": row.id,
+                "input": redact(row.value), "contract": self.runner.name, "contract_sha": self.digest,
+                "outcome": outcome, "successful": outcome == "end", "path": path, "end_step": end,
+                "failed_step": assertion["step"] if assertion else (path[-1] if outcome != "end" and path else None),
+                "assertion": assertion, "errors": [redact(message)] if message else [],
+                "latency_s": round(time.perf_counter() - started, 6), "trace": redact(events)}
+
+
+class PipelineTally:
+    """Path counts, end steps reached, outcomes and assertion failures per step, over pipeline records."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.rows = 0
+        self.bad_rows = 0
+        self.outcomes: Counter[str] = Counter()
+        self.paths: Counter[tuple[str, ...]] = Counter()
+        self.ends: Counter[str] = Counter()
+        self.assertions: dict[str, dict[str, Any]] = {}
+
+    def add(self, rec: dict[str, Any]) -> bool:
+        key = str(rec.get("key"))
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        self.rows += 1
+        self.outcomes[str(rec.get("outcome"))] += 1
+        self.paths[tuple(rec.get("path") or ())] += 1
+        if rec.get("end_step"):
+            self.ends[str(rec["end_step"])] += 1
+        failed = rec.get("assertion")
+        if isinstance(failed, dict):
+            step = str(failed.get("step"))
+            entry = self.assertions.setdefault(step, {"step": step, "action": failed.get("action"), "count": 0,
+                                                      "fields": Counter(), "message": ""})
+            entry["count"] += 1
+            entry["fields"][f"{failed.get('phase')} {failed.get('field')}"] += 1
+            if not entry["message"] and rec.get("errors"):
+                entry["message"] = rec["errors"][0]
+        return True
+
+    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
+        n = self.rows
+        out: dict[str, Any] = {
+            "kind": "pipeline", "rows": n, "bad_rows": self.bad_rows,
+            "reached_end": self.outcomes["end"], "reached_end_rate": self.outcomes["end"] / n if n else 0.0,
+            "outcomes": dict(self.outcomes.most_common()),
+            "paths": [{"path": list(p), "count": c} for p, c in self.paths.most_common()],
+            "end_steps": dict(self.ends.most_common()),
+            "assertion_failures": [{**e, "fields": dict(e["fields"])} for e in
+                                   sorted(self.assertions.values(), key=lambda e: (-e["count"], e["step"]))],
+        }
+        if duration_s is not None:
+            out["duration_s"] = duration_s
+            out["rows_this_run"] = n if new_rows is None else new_rows
+        return out
+
+
+def render(s: dict[str, Any]) -> str:
+    """A pipeline summary as text."""
+    n = s["rows"]
+    lines = [f"rows: {n}" + (f" ({s['bad_rows']} bad row(s) skipped)" if s.get("bad_rows") else ""),
+             f"reached an end: {s['reached_end']} ({100 * s['reached_end_rate']:.1f}%)   outcomes: "
+             + ", ".join(f"{k} {v}" for k, v in s["outcomes"].items())]
+    if s["end_steps"]:
+        lines.append("end steps: " + ", ".join(f"{k} {v}" for k, v in s["end_steps"].items()))
+    lines.append("paths:")
+    for p in s["paths"][:MAX_PATHS_SHOWN]:
+        lines.append(f"  {p['count']:>5}  {' -> '.join(p['path']) or '(no step)'}")
+    if len(s["paths"]) > MAX_PATHS_SHOWN:
+        lines.append(f"  ... and {len(s['paths']) - MAX_PATHS_SHOWN} more")
+    if s["assertion_failures"]:
+        lines.append("runtime assertion failures per step:")
+        for e in s["assertion_failures"]:
+            fields = ", ".join(f"{k} ({v})" for k, v in e["fields"].items())
+            lines.append(f"  {e['count']:>5}  {e['step']} [{e['action']}]: {fields}")
+            if e["message"]:
+                lines.append(f"         {e['message']}")
+    return "\n".join(lines)

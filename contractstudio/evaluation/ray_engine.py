@@ -1,0 +1,168 @@
+"""`eval --engine ray`: the same rows as tasks of Ray actors, on a running cluster or a local one started here.
+
+The only module that imports `ray` (the `contractstudio[ray]` extra). Each
+worker actor builds one `RowRunner` from the job (the contract's text travels
+with it, so a node needs no copy of the file) and runs rows on `max_concurrency`
+threads, exactly as the local engine does. One hub actor, pinned to the
+driver's node, holds the reply cache (the driver's cache folder) and the rate
+limiter: one limiter for the whole cluster, not one per worker. The driver keeps
+at most `concurrency` rows in flight across the cluster and yields records as
+they finish; reading, resuming, writing and the summary stay in `evaluate.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
+
+LOCAL_OBJECT_STORE_BYTES = 128 * 1024 * 1024  # rows and records are small; Ray's default takes 30% of the memory
+TICK_S = 0.25
+
+
+@ray.remote
+class Hub:
+    """The cluster's one reply cache and one rate limiter."""
+
+    def __init__(self, cache_dir: str | None, rpm: float | None, tpm: float | None) -> None:
+        from contractstudio.evaluation.cache import ReplyCache
+        from contractstudio.evaluation.limits import RateLimiter
+
+        self.cache = ReplyCache(Path(cache_dir)) if cache_dir else None
+        self.limiter = RateLimiter(rpm, tpm)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.cache.get(key) if self.cache is not None else None
+
+    def put(self, key: str, entry: dict[str, Any]) -> None:
+        if self.cache is not None:
+            self.cache.put(key, entry)
+
+    def reserve(self, tokens: int) -> float:
+        return self.limiter.reserve(tokens)
+
+    def settle(self, tokens: int) -> None:
+        self.limiter.settle(tokens)
+
+    def cool_down(self, seconds: float) -> None:
+        self.limiter.cool_down(seconds)
+
+
+class _HubStore:
+    """The cache as seen from a worker: calls to the hub."""
+
+    def __init__(self, hub: Any) -> None:
+        self.hub = hub
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = ray.get(self.hub.get.remote(key))
+        return found
+
+    def put(self, key: str, entry: dict[str, Any]) -> None:
+        self.hub.put.remote(key, entry)  # fire and forget: the row need not wait for the write
+
+
+class _HubLimits:
+    """The limiter as seen from a worker: calls to the hub."""
+
+    def __init__(self, hub: Any) -> None:
+        self.hub = hub
+
+    def reserve(self, tokens: int) -> float:
+        return float(ray.get(self.hub.reserve.remote(tokens)))
+
+    def settle(self, tokens: int) -> None:
+        self.hub.settle.remote(tokens)
+
+    def cool_down(self, seconds: float) -> None:
+        ray.get(self.hub.cool_down.remote(seconds))  # before this row retries, every other row must know
+
+
+@ray.remote
+class RowWorker:
+    """Runs rows of one job on its own threads (a threaded actor)."""
+
+    def __init__(self, job: EvalJob, hub: Any) -> None:
+        live = job.mode == "live"
+        store = _HubStore(hub) if live and job.use_cache else None
+        self.runner = RowRunner(job, store=store, limits=_HubLimits(hub) if live else None)
+
+    def run(self, row: Row) -> dict[str, Any]:
+        return self.runner.run(row)
+
+
+def _start(address: str | None, init: dict[str, Any]) -> bool:
+    """Join the cluster at `address` (or $RAY_ADDRESS), or start a local one; True when started here."""
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
+    if address:
+        options["address"] = address
+    else:
+        import os
+
+        if not os.environ.get("RAY_ADDRESS"):
+            options["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
+    options.update(init)
+    ray.init(**options)
+    return True
+
+
+def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str | None = None,
+            init: dict[str, Any] | None = None, cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
+    """Each row's record as it finishes (None on a quiet tick), the rows running on Ray actors."""
+    from contractstudio.evaluation.cache import default_cache_dir
+
+    started = _start(address, dict(init or {}))
+    hub_actor: Any = Hub  # ray's decorator makes these actor classes; their .options is not in the stubs
+    worker_actor: Any = RowWorker
+    try:
+        folder = (cache_dir or job.cache_dir or str(default_cache_dir())) if job.use_cache else None
+        here = ray.get_runtime_context().get_node_id()
+        hub = hub_actor.options(num_cpus=0, max_concurrency=max(4 * concurrency, 16),
+                                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(folder, job.rpm, job.tpm)
+        cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
+        count = max(min(cpus, concurrency), 1)
+        threads = math.ceil(concurrency / count)
+        workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub) for _ in range(count)]
+        yield from _drive(rows, job, workers, concurrency)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _drive(rows: Iterator[Row], job: EvalJob, workers: list[Any], concurrency: int) -> Iterator[dict[str, Any] | None]:
+    load = [0] * len(workers)
+    pending: dict[Any, tuple[int, Row]] = {}
+    exhausted = False
+    while True:
+        while not exhausted and len(pending) < concurrency:
+            row = next(rows, None)
+            if row is None:
+                exhausted = True
+                break
+            index = min(range(len(workers)), key=load.__getitem__)
+            load[index] += 1
+            pending[workers[index].run.remote(row)] = (index, row)
+        if not pending:
+            return
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=TICK_S)
+        if not ready:
+            yield None
+            continue
+        others = [r for r in pending if r not in ready]
+        more = ray.wait(others, num_returns=len(others), timeout=0)[0] if others else []
+        for ref in [*ready, *more]:
+            index, row = pending.pop(ref)
+            load[index] -= 1
+            try:
+                yield ray.get(ref)
+            except ray.exceptions.RayError as err:  # a worker that died: the row is recorded as failed, never lost
+                yield error_record(job, row, f"Ray: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 0.0)

@@ -1,0 +1,201 @@
+"""One row through the same engine as `run`: a `Session` run to the end, summed up as one results record.
+
+`EvalJob` says everything a worker needs (picklable, so a Ray worker on another
+machine gets the contract's text, not a path it may not have); `RowRunner` is
+built from it once per process and runs rows from any number of threads.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from contractstudio.evaluation.dataset import Row
+from contractstudio.runtime.engine import CallOptions, TransportRetry
+from contractstudio.runtime.trace import Trace, redact
+
+MODES = ("live", "scripted", "replay")
+RECORD_VERSION = 1
+
+
+@dataclass(slots=True)
+class EvalJob:
+    """What every worker needs to run rows: the contract text, how replies are got, waits and retries."""
+
+    contract_text: str
+    contract_path: str
+    contract_name: str | None = None
+    contract_digest: str = ""
+    trust: bool = False
+    mode: str = "live"  # live | scripted | replay
+    model: str | None = None
+    api_base: str | None = None
+    wait: bool = True
+    transport: TransportRetry = field(default_factory=TransportRetry)
+    use_cache: bool = True
+    cache_dir: str | None = None
+    rpm: float | None = None
+    tpm: float | None = None
+    trace_dir: str | None = None  # write each row's trace here instead of embedding it
+
+
+def load_plan(job: EvalJob) -> Any:
+    """The job's contract, analyzed from its text and compiled (raises ContractError on errors)."""
+    from pathlib import Path
+
+    from contractstudio.analysis.check import Context, check_text
+    from contractstudio.runtime.api import Contract
+    from contractstudio.runtime.errors import ContractError
+
+    root = Path(job.contract_path).resolve().parent
+    report = check_text(job.contract_text, job.contract_path, Context(trusted=job.trust, root=root))
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    if errors:
+        raise ContractError(f"{job.contract_path}: {len(errors)} error(s); fix them before running", errors, job.contract_path)
+    contracts = [Contract(d.model, path=job.contract_path, trusted=job.trust) for d in report.documents
+                 if d.model is not None and getattr(d.model, "kind", None) == "contract"]
+    if job.contract_name is not None:
+        contracts = [c for c in contracts if c.name == job.contract_name]
+    if not contracts:
+        raise ContractError(f"{job.contract_path}: no kind: contract document" +
+                            (f" named '{job.contract_name}'" if job.contract_name else ""), path=job.contract_path)
+    return contracts[0]
+
+
+class RowRunner:
+    """Runs rows of one job; thread-safe. `store` and `limits` are local objects or proxies to a Ray actor."""
+
+    def __init__(self, job: EvalJob, *, store: Any = None, limits: Any = None) -> None:
+        self.job = job
+        self.contract = load_plan(job)
+        self.plan = self.contract.plan
+        self.plan.refuse_untrusted()
+        if job.contract_name is None:
+            job.contract_name = self.contract.name
+        self.store = store
+        self.limits = limits
+        self.live: Any = None
+        if job.mode == "live":
+            self.live = self.contract.model_for(job.model, api_base=job.api_base)
+            self.live.prepare()
+
+    def _model(self, row: Row) -> tuple[Any, Any, Any]:
+        """(model for the engine, the cache layer or None, the limit layer or None)."""
+        from contractstudio.runtime.errors import ModelError
+        from contractstudio.runtime.models import ReplayModel, ScriptedModel
+
+        if self.job.mode == "scripted":
+            if row.replies is None:
+                raise ModelError("the row has no 'replies' (an envelope {\"input\": ..., \"replies\": [...]}) for --scripted")
+            replies: list[Any] = list(row.replies)
+            return ScriptedModel(replies, name="scripted"), None, None
+        if self.job.mode == "replay":
+            if row.recording is None:
+                raise ModelError("no recorded trace for this row in the --replay results")
+            return ReplayModel(Trace.from_dicts(row.recording)), None, None
+        from contractstudio.evaluation.cache import CachedModel
+        from contractstudio.evaluation.limits import LimitedModel
+
+        model: Any = self.live
+        limited = cached = None
+        if self.limits is not None:
+            model = limited = LimitedModel(model, self.limits)
+        if self.store is not None:
+            model = cached = CachedModel(model, self.store)
+        return model, cached, limited
+
+    def run(self, row: Row) -> dict[str, Any]:
+        """Run one row to the end; its results record (never raises for a row's own failure)."""
+        from contractstudio.runtime.session import Session
+
+        started = time.perf_counter()
+        try:
+            model, cached, limited = self._model(row)
+            session = Session(self.plan, row.value, model, CallOptions(wait=self.job.wait, transport=self.job.transport))
+            result = session.run(raise_on_violation=False)
+        except Exception as err:  # noqa: BLE001 - a row that cannot run is recorded as failed, never lost
+            return error_record(self.job, row, f"{type(err).__name__}: {err}", time.perf_counter() - started)
+        return record(self.job, row, result, cached, limited)
+
+
+def _base(job: EvalJob, row: Row) -> dict[str, Any]:
+    return {"v": RECORD_VERSION, "key": row.key, "row": row.number, "id": redact(row.id), "input": redact(row.value),
+            "contract": job.contract_name or "", "contract_sha": job.contract_digest}
+
+
+def error_record(job: EvalJob, row: Row, message: str, seconds: float) -> dict[str, Any]:
+    """The record of a row that could not run at all."""
+    return {**_base(job, row), "outcome": "error", "successful": False, "attempts": 0, "llm_calls": 0,
+            "failures": [], "errors": [redact(message)], "used": None, "output": None, "transport": [],
+            "transport_failed": False, "tokens": {"prompt": 0, "completion": 0}, "cost_usd": 0.0,
+            "remedy_cost_usd": 0.0, "remedy_tokens": 0, "latency_s": round(seconds, 6),
+            "cache": {"hits": 0, "misses": 0, "saved_usd": 0.0}, "limit_wait_s": 0.0, "trace": []}
+
+
+def _check_name(event: Any) -> str:
+    d = event.data
+    return f"{event.stage}.{d['id']}" if d.get("id") else f"{event.stage}[{d.get('index', 0)}]"
+
+
+def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any = None) -> dict[str, Any]:
+    """A row's results record from its engine result: outcome, failures per attempt, tokens, cost, trace."""
+    failures: dict[int, list[dict[str, Any]]] = {}
+    transport: list[dict[str, Any]] = []
+    prompt = completion = remedy_tokens = 0
+    cost = remedy_cost = 0.0
+    attempt = 0
+    used: str | None = None
+    gave_up = False
+    for event in result.trace:
+        kind, d = event.type, event.data
+        if kind == "llm_request":
+            attempt = int(d.get("attempt") or 0)
+        elif kind == "llm_response":
+            tokens = int(d.get("prompt_tokens") or 0) + int(d.get("completion_tokens") or 0)
+            prompt += int(d.get("prompt_tokens") or 0)
+            completion += int(d.get("completion_tokens") or 0)
+            cost += float(d.get("cost_usd") or 0.0)
+            if int(d.get("attempt") or 0) > 0:
+                remedy_tokens += tokens
+                remedy_cost += float(d.get("cost_usd") or 0.0)
+        elif kind == "condition" and d.get("applies") and not d.get("passed"):
+            failures.setdefault(attempt, []).append({"check": _check_name(event), "message": redact(d.get("message") or "")})
+        elif kind == "validation_error" and d.get("where") not in ("pre", "post"):
+            where = str(d.get("where"))
+            name = {"input": "input.type", "pre": "pre_remedy.type"}.get(event.stage, "output.type") if where == "type" else where
+            for message in d.get("errors") or []:
+                failures.setdefault(int(d.get("attempt") or 0), []).append({"check": name, "message": redact(str(message))})
+        elif kind == "transport_error":
+            transport.append({"kind": d.get("kind"), "status": d.get("status"), "gave_up": bool(d.get("gave_up"))})
+            gave_up = gave_up or bool(d.get("gave_up"))
+        elif kind == "forward":
+            used = d.get("used")
+    raised = result.violation is not None
+    if result.successful:
+        outcome = "first_try" if result.attempts == 0 else "remedied"
+    else:
+        outcome = "raised" if raised or used == "raise" else "fallback"
+    state = result._state
+    out: dict[str, Any] = {
+        **_base(job, row), "outcome": outcome, "successful": bool(result.successful), "attempts": result.attempts,
+        "llm_calls": result.llm_calls,
+        "failures": [{"attempt": a, "failed": failures[a]} for a in sorted(failures)],
+        "errors": [redact(e) for e in result.errors], "used": used,
+        "output": redact(result.output_data), "transport": transport, "transport_failed": gave_up,
+        "tokens": {"prompt": prompt, "completion": completion}, "cost_usd": cost,
+        "remedy_cost_usd": remedy_cost, "remedy_tokens": remedy_tokens,
+        "latency_s": round(float(state.total or 0.0), 6),
+        "cache": {"hits": cached.hits if cached else 0, "misses": cached.misses if cached else 0,
+                  "saved_usd": cached.saved_usd if cached else 0.0},
+        "limit_wait_s": round(limited.waited_s, 6) if limited else 0.0,
+    }
+    if job.trace_dir:
+        from pathlib import Path
+
+        path = Path(job.trace_dir) / f"row-{row.number}.jsonl"
+        result.trace.write(path)
+        out["trace_file"] = str(path)
+    else:
+        out["trace"] = result.trace.to_dicts()
+    return out

@@ -1,0 +1,167 @@
+"""The summary of an evaluation, aggregated record by record (from the run, or from a results file).
+
+Everything is a running count except the row latencies (one float per row) and
+the set of row keys, so memory grows by a few dozen bytes per row, never by a
+row's trace or output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+MAX_MESSAGES = 3  # distinct messages kept per failing condition
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """The nearest-rank percentile of sorted values (0 for none)."""
+    if not sorted_values:
+        return 0.0
+    rank = max(math.ceil(p / 100.0 * len(sorted_values)), 1)
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def _rate(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+class Tally:
+    """Running figures over row records; `summary()` gives every figure of the eval summary."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.rows = 0
+        self.outcomes: Counter[str] = Counter()
+        self.remedied_at: Counter[int] = Counter()
+        self.checks: dict[str, dict[str, Any]] = {}
+        self.transport: Counter[str] = Counter()
+        self.transport_failed = 0
+        self.prompt_tokens = self.completion_tokens = self.remedy_tokens = 0
+        self.cost = self.remedy_cost = self.saved = 0.0
+        self.cache_hits = self.cache_misses = 0
+        self.latencies: list[float] = []
+        self.limit_wait = 0.0
+        self.bad_rows = 0
+
+    def add(self, rec: dict[str, Any]) -> bool:
+        """Count one record; False (and nothing counted) when its row was counted already."""
+        key = str(rec.get("key"))
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        self.rows += 1
+        outcome = str(rec.get("outcome"))
+        self.outcomes[outcome] += 1
+        if outcome == "remedied":
+            self.remedied_at[int(rec.get("attempts") or 0)] += 1
+        seen_here: set[str] = set()
+        for attempt in rec.get("failures") or []:
+            for failed in attempt.get("failed") or []:
+                name = str(failed.get("check"))
+                entry = self.checks.get(name)
+                if entry is None:
+                    entry = self.checks[name] = {"check": name, "count": 0, "rows": 0, "messages": []}
+                entry["count"] += 1
+                if name not in seen_here:
+                    entry["rows"] += 1
+                    seen_here.add(name)
+                message = str(failed.get("message") or "")
+                if message and len(entry["messages"]) < MAX_MESSAGES and message not in entry["messages"]:
+                    entry["messages"].append(message)
+        for fault in rec.get("transport") or []:
+            self.transport[str(fault.get("kind"))] += 1
+        self.transport_failed += bool(rec.get("transport_failed"))
+        tokens = rec.get("tokens") or {}
+        self.prompt_tokens += int(tokens.get("prompt") or 0)
+        self.completion_tokens += int(tokens.get("completion") or 0)
+        self.remedy_tokens += int(rec.get("remedy_tokens") or 0)
+        self.cost += float(rec.get("cost_usd") or 0.0)
+        self.remedy_cost += float(rec.get("remedy_cost_usd") or 0.0)
+        cache = rec.get("cache") or {}
+        self.cache_hits += int(cache.get("hits") or 0)
+        self.cache_misses += int(cache.get("misses") or 0)
+        self.saved += float(cache.get("saved_usd") or 0.0)
+        self.latencies.append(float(rec.get("latency_s") or 0.0))
+        self.limit_wait += float(rec.get("limit_wait_s") or 0.0)
+        return True
+
+    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
+        """Every figure: rates, remedies by attempt, failing conditions, faults, tokens, cost, latency."""
+        n = self.rows
+        ok = self.outcomes["first_try"] + self.outcomes["remedied"]
+        tokens = self.prompt_tokens + self.completion_tokens
+        lat = sorted(self.latencies)
+        ranked = sorted(self.checks.values(), key=lambda e: (-e["count"], e["check"]))
+        out: dict[str, Any] = {
+            "rows": n, "bad_rows": self.bad_rows,
+            "successful": ok, "success_rate": _rate(ok, n),
+            "first_try": self.outcomes["first_try"], "first_try_rate": _rate(self.outcomes["first_try"], n),
+            "remedied": self.outcomes["remedied"], "remedied_rate": _rate(self.outcomes["remedied"], n),
+            "remedied_by_attempt": {str(k): v for k, v in sorted(self.remedied_at.items())},
+            "fallback": self.outcomes["fallback"], "raised": self.outcomes["raised"], "errors": self.outcomes["error"],
+            "failing_conditions": ranked,
+            "transport_faults": dict(sorted(self.transport.items())), "transport_failed_rows": self.transport_failed,
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens, "total": tokens,
+                       "per_successful_row": tokens / ok if ok else 0.0},
+            "cost_usd": {"total": self.cost, "per_successful_row": self.cost / ok if ok else 0.0,
+                         "paid": max(self.cost - self.saved, 0.0), "from_cache": self.saved},
+            "remedy_share": {"cost": _rate_f(self.remedy_cost, self.cost), "tokens": _rate_f(self.remedy_tokens, tokens)},
+            "latency_s": {"p50": percentile(lat, 50), "p95": percentile(lat, 95), "p99": percentile(lat, 99),
+                          "mean": sum(lat) / n if n else 0.0, "max": lat[-1] if lat else 0.0},
+            "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
+            "rate_limit_wait_s": self.limit_wait,
+        }
+        if duration_s is not None:
+            out["duration_s"] = duration_s
+            done = n if new_rows is None else new_rows
+            out["rows_this_run"] = done
+            out["rows_per_s"] = done / duration_s if duration_s > 0 else 0.0
+        return out
+
+
+def _rate_f(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * x:.1f}%"
+
+
+def render(s: dict[str, Any]) -> str:
+    """The summary as text."""
+    n = s["rows"]
+    lines = [f"rows: {n}" + (f" ({s['bad_rows']} bad row(s) skipped)" if s.get("bad_rows") else "")
+             + (f", {s['rows_this_run']} run now in {s['duration_s']:.1f} s ({s['rows_per_s']:.1f} rows/s)"
+                if "duration_s" in s else "")]
+    lines.append(f"successful: {s['successful']} ({_pct(s['success_rate'])})   first try: {s['first_try']} "
+                 f"({_pct(s['first_try_rate'])})   remedied: {s['remedied']} ({_pct(s['remedied_rate'])})")
+    if s["remedied_by_attempt"]:
+        lines.append("remedied at attempt: " + ", ".join(f"#{k}: {v}" for k, v in s["remedied_by_attempt"].items()))
+    lines.append(f"fallback: {s['fallback']}   raised: {s['raised']}   could not run: {s['errors']}")
+    if s["failing_conditions"]:
+        lines.append("failing conditions (times failed, rows):")
+        for e in s["failing_conditions"][:10]:
+            message = e["messages"][0] if e["messages"] else ""
+            message = message if len(message) <= 100 else message[:97] + "..."
+            lines.append(f"  {e['count']:>5} {e['rows']:>5}  {e['check']}: {message}")
+        if len(s["failing_conditions"]) > 10:
+            lines.append(f"  ... and {len(s['failing_conditions']) - 10} more")
+    if s["transport_faults"]:
+        lines.append("transport faults: " + ", ".join(f"{k} {v}" for k, v in s["transport_faults"].items())
+                     + f"; rows failed for good: {s['transport_failed_rows']}")
+    t, c = s["tokens"], s["cost_usd"]
+    lines.append(f"tokens: {t['total']:,} ({t['prompt']:,} prompt + {t['completion']:,} completion), "
+                 f"{t['per_successful_row']:.1f} per successful row")
+    lines.append(f"cost: ${c['total']:.6f} (${c['per_successful_row']:.6f} per successful row; paid now ${c['paid']:.6f}, "
+                 f"from cache ${c['from_cache']:.6f})")
+    r = s["remedy_share"]
+    lines.append(f"remedies: {_pct(r['cost'])} of the cost, {_pct(r['tokens'])} of the tokens")
+    lat = s["latency_s"]
+    lines.append(f"latency per row: p50 {lat['p50']:.3f} s, p95 {lat['p95']:.3f} s, p99 {lat['p99']:.3f} s")
+    cache = s["cache"]
+    if cache["hits"] or cache["misses"]:
+        lines.append(f"cache: {cache['hits']} hit(s), {cache['misses']} miss(es)")
+    if s.get("rate_limit_wait_s"):
+        lines.append(f"rate limits: {s['rate_limit_wait_s']:.1f} s waited in total")
+    return "\n".join(lines)

@@ -1,0 +1,233 @@
+"""`contractstudio eval` offline: the bundled sample dataset with scripted replies, bad rows, formats,
+sampling, the baseline comparison, replay of a results file, and pipelines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contractstudio.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "multidoc_qa.contract.yaml"
+ROWS = ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl"
+PIPELINE = ROOT / "samples" / "rag_router.pipeline.yaml"
+PIPELINE_ROWS = ROOT / "samples" / "eval" / "rag_router.rows.jsonl"
+QA = ROOT / "tests" / "runtime_contracts" / "qa.contract.yaml"
+GOOD = '{"answer": "ok", "evidence": [{"doc_id": "A1", "snippet": "s"}], "coverage_score": 0.9}'
+LOW = '{"answer": "x", "evidence": [], "coverage_score": 0.2}'
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def qa_row(query: str, replies: list[str], **extra: object) -> dict:
+    return {"id": query, "input": {"query": query, "documents": [{"id": "A1", "content": "text"}], **extra}, "replies": replies}
+
+
+def test_the_sample_dataset_shows_remedies_and_fallbacks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_file = tmp_path / "r.jsonl"
+    code, out, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(out_file), "--json")
+    assert code == 0
+    s = json.loads(out)["summary"]
+    assert (s["rows"], s["bad_rows"], s["successful"], s["first_try"], s["remedied"]) == (48, 2, 42, 24, 18)
+    assert s["remedied_by_attempt"] == {"1": 14, "2": 3, "3": 1}
+    assert (s["fallback"], s["raised"], s["errors"]) == (6, 0, 0)
+    top = s["failing_conditions"][0]
+    assert (top["check"], top["count"], top["rows"]) == ("post.coverage_floor", 17, 13)
+    assert top["messages"][0].startswith("Coverage score 0.30 is below the minimum 0.55.")
+    assert {c["check"] for c in s["failing_conditions"]} >= {"output.type", "pre.query_present", "post.cites_known_documents"}
+    assert "row 9: input.max_snippets = 20: Input should be less than or equal to 10" in err
+    assert "row 20: input.documents: required field is missing (skipped)" in err
+    recs = records(out_file)
+    assert len(recs) == 48 and len({r["key"] for r in recs}) == 48
+    fell_back = next(r for r in recs if r["outcome"] == "fallback" and r["llm_calls"] == 6)
+    assert fell_back["attempts"] == 5 and fell_back["used"] == "fallback"
+    assert fell_back["output"]["answer"] == "I am not confident enough to answer precisely."
+    assert [f["attempt"] for f in fell_back["failures"]] == [0, 1, 2, 3, 4, 5]
+    assert fell_back["trace"][0]["type"] == "stage_start"  # the trace is embedded, ready to replay
+
+
+def test_text_summary_and_plain_progress_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted")
+    assert code == 0
+    assert "successful: 42 (87.5%)   first try: 24 (50.0%)   remedied: 18 (37.5%)" in out
+    assert "remedied at attempt: #1: 14, #2: 3, #3: 1" in out
+    assert "fallback: 6   raised: 0" in out
+    assert "   17    13  post.coverage_floor: Coverage score 0.30 is below the minimum 0.55." in out
+    lines = [line for line in err.splitlines() if line.startswith("eval: ")]
+    assert lines and lines[-1].startswith("eval: 48/48 rows (100%)")  # not a terminal: plain lines, no bar
+    assert "\r" not in err
+
+
+def test_bad_rows_are_reported_with_their_number_and_skipped(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    good = json.dumps(qa_row("q1", [GOOD]))
+    data.write_text("\n".join([good, "{not json", json.dumps(qa_row("q3", [GOOD], max_snippets="many")),
+                               json.dumps({"id": "x", "input": {"query": "q"}, "replies": ["r"]}),
+                               json.dumps({"id": "y", "input": {"query": "q", "documents": []}, "replies": [1]}), good, ""]))
+    out_file = tmp_path / "r.jsonl"
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out_file), "--json")
+    assert code == 0
+    assert "row 2: not a JSON value: Expecting property name enclosed in double quotes (column 2) (skipped)" in err
+    assert "row 3: input.max_snippets = \"many\": Input should be a valid integer" in err
+    assert "row 4: input.documents: required field is missing (skipped)" in err
+    assert "row 5: 'replies' must be a list of strings" in err
+    doc = json.loads(out)
+    assert doc["summary"]["rows"] == 2 and doc["summary"]["bad_rows"] == 4
+    assert [b["row"] for b in doc["bad_rows"]] == [2, 3, 4, 5]
+    assert [r["row"] for r in records(out_file)] in ([1, 6], [6, 1])
+
+
+def test_csv_and_json_datasets(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    csv_file = tmp_path / "rows.csv"
+    documents = json.dumps([{"id": "A1", "content": "text"}]).replace('"', '""')
+    csv_file.write_text("query,documents,max_snippets\n"
+                        f'why,"{documents}",2\n'
+                        f'how,"{documents}",\n'
+                        f'bad,"{documents}",eleven\n')
+    rows = [qa_row("why", [GOOD], max_snippets=2), qa_row("how", [LOW, GOOD])]
+    json_file = tmp_path / "rows.json"
+    json_file.write_text(json.dumps(rows))
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(json_file), "--scripted", "--json")
+    s = json.loads(out)["summary"]
+    assert code == 0 and (s["rows"], s["first_try"], s["remedied"]) == (2, 1, 1)
+    # a CSV with the envelope's columns: input and replies cells hold JSON
+    env = tmp_path / "env.csv"
+    env.write_text('id,input,replies\n'
+                   f'a,"{json.dumps(rows[0]["input"]).replace(chr(34), chr(34) * 2)}","{json.dumps([GOOD]).replace(chr(34), chr(34) * 2)}"\n'
+                   f'b,"{json.dumps({"query": "q"}).replace(chr(34), chr(34) * 2)}","[]"\n')
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(env), "--scripted", "--json")
+    s = json.loads(out)["summary"]
+    assert code == 0 and (s["rows"], s["successful"], s["bad_rows"]) == (1, 1, 1)
+    assert "row 2: input.documents: required field is missing (skipped)" in err
+    # plain columns: one field per column, an empty cell is the field's default, a bad cell a bad row
+    from contractstudio.evaluation.dataset import Row, read_rows
+
+    seen = list(read_rows(csv_file))
+    assert isinstance(seen[0], Row) and seen[0].value == {"query": "why", "documents": [{"id": "A1", "content": "text"}],
+                                                          "max_snippets": "2"}
+    assert isinstance(seen[1], Row) and "max_snippets" not in seen[1].value
+
+
+def test_sample_and_limit_pick_the_same_rows_for_the_same_seed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    picked = []
+    for i in range(2):
+        out_file = tmp_path / f"s{i}.jsonl"
+        code, out, _ = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--sample", "10",
+                           "--seed", "7", "--out", str(out_file), "--json")
+        assert code == 0
+        picked.append(sorted(r["row"] for r in records(out_file)))
+    assert picked[0] == picked[1] and len(picked[0]) <= 10
+    code, out, _ = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--sample", "10", "--seed", "8",
+                       "--out", str(tmp_path / "s2.jsonl"), "--json")
+    assert sorted(r["row"] for r in records(tmp_path / "s2.jsonl")) != picked[0]
+    code, out, _ = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--limit", "5",
+                       "--out", str(tmp_path / "l.jsonl"), "--json")
+    assert sorted(r["row"] for r in records(tmp_path / "l.jsonl")) == [1, 2, 3, 4, 5]
+
+
+def test_baseline_shows_changed_metrics_and_flipped_rows(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    before = tmp_path / "before.jsonl"
+    assert run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(before))[0] == 0
+    looser = tmp_path / "looser.contract.yaml"  # a coverage floor of 0.25 lets 0.3 pass
+    looser.write_text(SAMPLE.read_text().replace("output.coverage_score >= 0.55", "output.coverage_score >= 0.25"))
+    code, out, _ = run(capsys, "eval", str(looser), "--data", str(ROWS), "--scripted", "--baseline", str(before), "--json")
+    assert code == 0
+    report = json.loads(out)["baseline"]
+    assert report["matched_rows"] == 48
+    metrics = {m["metric"]: m for m in report["metrics"]}
+    assert metrics["first_try_rate"]["before"] == 0.5 and metrics["first_try_rate"]["after"] > 0.5
+    flipped = {f["id"]: (f["before"], f["after"]) for f in report["flipped"]}
+    assert flipped and all(after in ("first_try", "remedied") for _, after in flipped.values())
+    assert report["broken"] == 0 and report["fixed"] == len(flipped)
+    code, out, _ = run(capsys, "eval", str(looser), "--data", str(ROWS), "--scripted", "--baseline", str(before))
+    assert f"flipped rows: {len(flipped)} now successful, 0 now failing" in out
+    assert "first_try_rate" in out and "-> " in out
+
+
+def test_replay_of_a_results_file_reproduces_it_offline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    first = tmp_path / "first.jsonl"
+    assert run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(first))[0] == 0
+    code, out, _ = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--replay", str(first), "--json",
+                       "--out", str(tmp_path / "again.jsonl"))
+    s = json.loads(out)["summary"]
+    assert code == 0 and (s["successful"], s["first_try"], s["fallback"]) == (42, 24, 6)
+    again = {r["key"]: r["outcome"] for r in records(tmp_path / "again.jsonl")}
+    assert again == {r["key"]: r["outcome"] for r in records(first)}
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_file = tmp_path / "r.jsonl"
+    out_file.write_text('{"key": "1:x", "outcome": "first_try"}\n')
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(out_file))
+    assert code == 2 and "pass --resume to continue that run, or --overwrite" in err
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(tmp_path / "none.jsonl"))
+    assert code == 2 and "no such dataset" in err
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--resume")
+    assert code == 2 and "--resume needs --out" in err
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--concurrency", "0")
+    assert code == 2
+    bad_json = tmp_path / "rows.json"
+    bad_json.write_text('{"a": 1}')
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(bad_json), "--scripted")
+    assert code == 2 and "a JSON dataset is an array of rows" in err and "Traceback" not in err
+
+
+def test_fail_under_and_a_contract_with_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, _ = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--fail-under", "0.9")
+    assert code == 1  # 87.5% < 90%
+    assert run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--fail-under", "0.8")[0] == 0
+    broken = tmp_path / "b.contract.yaml"
+    broken.write_text(SAMPLE.read_text().replace("output: AnswerWithEvidence", "output: Nope"))
+    code, _, err = run(capsys, "eval", str(broken), "--data", str(ROWS), "--scripted")
+    assert code == 1 and "fix them before running" in err
+
+
+def test_results_are_redacted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    key = "sk-proj-abcdef0123456789abcdef"
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(qa_row(f"my key is {key}", [GOOD.replace('"ok"', f'"echo {key}"')])) + "\n")
+    out_file = tmp_path / "r.jsonl"
+    assert run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out_file))[0] == 0
+    text = out_file.read_text()
+    assert key not in text and "***" in text
+
+
+def test_a_pipeline_over_a_dataset(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_file = tmp_path / "p.jsonl"
+    code, out, err = run(capsys, "eval", str(PIPELINE), "--data", str(PIPELINE_ROWS), "--out", str(out_file), "--json")
+    assert code == 0, err
+    s = json.loads(out)["summary"]
+    assert s["kind"] == "pipeline" and s["rows"] == 12 and s["bad_rows"] == 1
+    assert s["outcomes"] == {"end": 10, "assertion_failed": 2}
+    assert s["end_steps"] == {"persist": 10}
+    paths = {" ".join(p["path"]): p["count"] for p in s["paths"]}
+    assert paths["route dispatch search expand fetch rerank answer persist"] == 7
+    assert paths["route dispatch answer persist"] == 3
+    [failure] = s["assertion_failures"]
+    assert (failure["step"], failure["action"], failure["count"]) == ("search", "search_nodes", 2)
+    assert failure["fields"] == {"requires_state followup_query | retrieval_query": 2}
+    code, out, _ = run(capsys, "eval", str(PIPELINE), "--data", str(PIPELINE_ROWS))
+    assert "runtime assertion failures per step:" in out and "2  search [search_nodes]" in out
+    assert "      7  route -> dispatch -> search -> expand -> fetch -> rerank -> answer -> persist" in out
+
+
+def test_the_local_engine_never_imports_ray(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from contractstudio.cli import main; "
+            f"rc = main(['eval', {str(SAMPLE)!r}, '--data', {str(ROWS)!r}, '--scripted', '--quiet']); "
+            "print(rc, 'ray' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr

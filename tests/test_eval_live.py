@@ -1,0 +1,271 @@
+"""`contractstudio eval` against the local OpenAI-compatible server: the summary's figures on known outcomes,
+the reply cache, rate limits and 429s with Retry-After, and resume after `kill -9`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from openai_server import OpenAIServer, Received, Reply
+
+from contractstudio.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+QA = ROOT / "tests" / "runtime_contracts" / "qa.contract.yaml"
+GOOD = '{"answer": "ok", "evidence": [{"doc_id": "A1", "snippet": "s"}], "coverage_score": 0.9}'
+LOW = '{"answer": "x", "evidence": [], "coverage_score": 0.2}'
+KEY = "sk-test-eval-0a1b2c3d4e5f6a7b"
+MODEL = "openai/gpt-4o-mini"  # in litellm's offline price map: replies have a real cost
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def query_of(received: Received) -> str:
+    found = re.search(r'"query": "([^"]+)"', received.body["messages"][1]["content"])
+    return found.group(1) if found else ""
+
+
+def by_query(received: Received) -> Reply | str:
+    """ok-*: good at once; fix-*: too low, then good when repaired; never-*: always too low."""
+    query = query_of(received)
+    repair = len(received.body["messages"]) > 2
+    if query.startswith("ok"):
+        return GOOD
+    if query.startswith("fix"):
+        return GOOD if repair else LOW
+    return LOW
+
+
+def dataset(path: Path, queries: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"id": q, "input": {"query": q, "documents": [{"id": "A1", "content": "text"}]}}) + "\n"
+                            for q in queries))
+    return path
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("CONTRACTSTUDIO_CACHE", str(folder))
+    return folder
+
+
+def live(server: OpenAIServer, *extra: str) -> list[str]:
+    return ["--model", MODEL, "--api-base", server.base_url, *extra]
+
+
+def test_summary_figures_on_known_outcomes(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path) -> None:
+    data = dataset(tmp_path / "rows.jsonl", ["ok-1", "ok-2", "ok-3", "ok-4", "fix-1", "fix-2", "fix-3", "never-1"])
+    with OpenAIServer(responder=by_query) as server:
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--no-wait",
+                           "--out", str(tmp_path / "r.jsonl"))
+    assert code == 0
+    s = json.loads(out)["summary"]
+    # 4 first try, 3 remedied at attempt 1, 1 fallback after the contract's 2 remedies: 4 + 6 + 3 = 13 calls
+    assert (s["rows"], s["successful"], s["first_try"], s["remedied"], s["fallback"], s["raised"]) == (8, 7, 4, 3, 1, 0)
+    assert (s["success_rate"], s["first_try_rate"], s["remedied_rate"]) == (7 / 8, 4 / 8, 3 / 8)
+    assert s["remedied_by_attempt"] == {"1": 3}
+    [coverage] = s["failing_conditions"]
+    assert (coverage["check"], coverage["count"], coverage["rows"]) == ("post[0]", 3 + 3, 4)
+    assert coverage["messages"] == ["Coverage score 0.20 is below the minimum 0.55. (condition: output.coverage_score >= 0.55; "
+                                    "output.coverage_score = 0.2)"]
+    assert s["tokens"] == {"prompt": 13 * 11, "completion": 13 * 7, "total": 13 * 18, "per_successful_row": 13 * 18 / 7}
+    cost = s["cost_usd"]
+    per_call = cost["total"] / 13
+    assert per_call > 0 and cost["per_successful_row"] == pytest.approx(cost["total"] / 7)
+    assert cost["paid"] == pytest.approx(cost["total"]) and cost["from_cache"] == 0
+    # the remedies are the 3 repairs of fix-* and the 2 of never-1: 5 of 13 calls
+    assert s["remedy_share"]["tokens"] == pytest.approx(5 / 13) and s["remedy_share"]["cost"] == pytest.approx(5 / 13)
+    lat = s["latency_s"]
+    assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
+    assert s["transport_faults"] == {} and s["cache"] == {"hits": 0, "misses": 13}
+
+
+def test_a_changed_contract_re_asks_only_the_affected_calls(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                            cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    data = dataset(tmp_path / "rows.jsonl", ["ok-1", "ok-2", "ok-3", "fix-1", "fix-2", "fix-3"])
+    out_file = tmp_path / "r.jsonl"
+    contract = tmp_path / "qa.contract.yaml"
+    contract.write_text(QA.read_text())
+    with OpenAIServer(responder=by_query) as server:
+        args = ["eval", str(contract), "--data", str(data), *live(server), "--json", "--no-wait", "--out", str(out_file), "--overwrite"]
+        code, out, _ = run(capsys, *args)
+        assert code == 0 and len(server.requests) == 9
+        assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+        first = json.loads(out)["summary"]
+
+        server.requests.clear()
+        code, out, _ = run(capsys, *args)  # unchanged: every call replays from the cache, offline
+        again = json.loads(out)["summary"]
+        assert code == 0 and server.requests == []
+        assert again["cache"] == {"hits": 9, "misses": 0}
+        assert (again["successful"], again["first_try"], again["remedied"]) == (first["successful"], first["first_try"], first["remedied"])
+        assert again["cost_usd"]["paid"] == 0 and again["cost_usd"]["from_cache"] == pytest.approx(first["cost_usd"]["total"])
+
+        # a new message for the coverage condition changes only the repair requests of the fix-* rows
+        contract.write_text(QA.read_text().replace("is below the minimum 0.55.", "is under 0.55, the floor."))
+        server.requests.clear()
+        code, out, _ = run(capsys, *args)
+        changed = json.loads(out)["summary"]
+        assert code == 0 and changed["cache"] == {"hits": 6, "misses": 3}
+        assert sorted(query_of(r) for r in server.requests) == ["fix-1", "fix-2", "fix-3"]
+        assert all("is under 0.55, the floor." in r.body["messages"][-1]["content"] for r in server.requests)
+
+        server.requests.clear()
+        code, out, _ = run(capsys, *args, "--no-cache")
+        assert code == 0 and len(server.requests) == 9 and json.loads(out)["summary"]["cache"] == {"hits": 0, "misses": 0}
+    stored = b"".join(p.read_bytes() for p in cache_dir.iterdir() if p.is_file())
+    assert stored and KEY.encode() not in stored  # never stored, never part of a key
+    assert KEY not in out_file.read_text()
+    assert oct(cache_dir.stat().st_mode & 0o777) == "0o700"
+
+
+def test_429_with_retry_after_holds_every_row_back(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path) -> None:
+    blocked = {"until": 0.0, "served": 0}
+    lock = threading.Lock()
+
+    def limited(received: Received) -> Reply | str:
+        # the third request trips the limit; the server then answers 429 until 2 s have passed
+        with lock:
+            now = time.monotonic()
+            blocked["served"] += 1
+            if blocked["served"] == 3:
+                blocked["until"] = now + 2.0
+            if now < blocked["until"]:
+                return Reply(status=429, content="rate limited", headers={"Retry-After": str(max(1, round(blocked["until"] - now)))})
+        return GOOD
+
+    data = dataset(tmp_path / "rows.jsonl", [f"ok-{i}" for i in range(12)])
+    with OpenAIServer(responder=limited) as server:
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--concurrency", "4",
+                           "--no-cache")
+    s = json.loads(out)["summary"]
+    assert code == 0 and s["successful"] == 12 and s["transport_failed_rows"] == 0
+    # the rows in flight when the limit tripped got a 429 each; after it, every row waited for Retry-After
+    assert 1 <= s["transport_faults"]["rate_limit"] <= 4
+    statuses = len(server.requests)
+    assert statuses == 12 + s["transport_faults"]["rate_limit"]
+
+
+def test_rpm_keeps_under_a_server_limit_that_would_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path) -> None:
+    arrivals: list[float] = []
+    lock = threading.Lock()
+
+    def window(received: Received) -> Reply | str:
+        # at most 3 requests in any 0.5 s; more is a 429
+        with lock:
+            now = time.monotonic()
+            arrivals.append(now)
+            recent = [t for t in arrivals if now - t < 0.5]
+            if len(recent) > 3:
+                return Reply(status=429, content="slow down", headers={"Retry-After": "1"})
+        return GOOD
+
+    data = dataset(tmp_path / "rows.jsonl", [f"ok-{i}" for i in range(10)])
+    with OpenAIServer(responder=window) as server:
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--concurrency", "8",
+                           "--no-cache")
+        unlimited = json.loads(out)["summary"]
+        assert code == 0 and unlimited["transport_faults"].get("rate_limit", 0) > 0  # the limit is real
+        arrivals.clear()
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--concurrency", "8",
+                           "--no-cache", "--rpm", "180")
+    limited = json.loads(out)["summary"]
+    assert code == 0 and limited["successful"] == 10
+    assert limited["transport_faults"] == {}  # spaced 1/3 s apart: never more than 2 in half a second
+    assert limited["rate_limit_wait_s"] > 0
+
+
+def test_the_limiter_is_shared_and_cools_down_after_a_429() -> None:
+    from contractstudio.evaluation.limits import LimitedModel, RateLimiter
+    from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
+
+    now = [100.0]
+    limiter = RateLimiter(rpm=60, clock=lambda: now[0])
+    assert [limiter.reserve() for _ in range(3)] == [0.0, 1.0, 2.0]  # one a second, no burst
+    tokens = RateLimiter(tpm=600, clock=lambda: now[0])  # 10 tokens a second, 6 s (60 tokens) of burst
+    assert [tokens.reserve(60), tokens.reserve(60), tokens.reserve(10)] == [0.0, 0.0, 6.0]
+    tokens.settle(-60)  # the second request used 60 tokens fewer than booked
+    assert tokens.reserve(10) == 1.0
+
+    class Refusing:
+        name = "x"
+
+        def complete(self, request: LLMRequest) -> LLMReply:
+            raise TransportFault("429", kind="rate_limit", retryable=True, status=429, retry_after=5.0)
+
+    shared = RateLimiter(clock=lambda: now[0])
+    with pytest.raises(TransportFault):
+        LimitedModel(Refusing(), shared, sleep=lambda s: None).complete(LLMRequest([], {}))
+    slept: list[float] = []
+    other = LimitedModel(Refusing(), shared, sleep=slept.append)
+    with pytest.raises(TransportFault):
+        other.complete(LLMRequest([], {}))
+    assert slept == [5.0]  # another row, same limiter: it waits out the first row's Retry-After
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines(keepends=True) if path.exists() else []
+
+
+@pytest.mark.timeout(90)
+def test_resume_after_kill_9_repeats_no_finished_row_and_loses_none(tmp_path: Path, cache_dir: Path) -> None:
+    queries = [f"ok-{i:03d}" for i in range(120)]
+    data = dataset(tmp_path / "rows.jsonl", queries)
+    out_file = tmp_path / "r.jsonl"
+
+    def slow(received: Received) -> Reply:
+        return Reply(GOOD, delay=0.03)
+
+    with OpenAIServer(responder=slow) as server:
+        cmd = [sys.executable, "-m", "contractstudio", "eval", str(QA), "--data", str(data), *live(server),
+               "--no-cache", "--concurrency", "4", "--out", str(out_file), "--quiet"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        deadline = time.monotonic() + 60
+        while len(_lines(out_file)) < 60 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL
+        before = [json.loads(line) for line in _lines(out_file) if line.endswith("\n")]
+        assert 40 <= len(before) < 120
+        with open(out_file, "a") as f:  # the worst moment: killed in the middle of writing a line
+            f.write('{"v": 1, "key": "999:cut", "row": 999, "outc')
+        finished = {r["id"] for r in before}
+
+        server.requests.clear()
+        done = subprocess.run([*cmd, "--resume", "--json"], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr
+    asked_again = {query_of(r) for r in server.requests}
+    assert not asked_again & finished  # no finished row was run again
+    after = [json.loads(line) for line in _lines(out_file)]
+    assert sorted(r["id"] for r in after) == queries  # every row once: none lost, none repeated
+    assert json.loads(done.stdout)["summary"]["rows"] == 120
+    assert json.loads(done.stdout)["summary"]["rows_this_run"] == 120 - len(before)
+
+
+def test_resume_refuses_results_of_another_contract_version(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rows = ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl"
+    sample = ROOT / "samples" / "multidoc_qa.contract.yaml"
+    out_file = tmp_path / "r.jsonl"
+    assert run(capsys, "eval", str(sample), "--data", str(rows), "--scripted", "--out", str(out_file), "--limit", "5")[0] == 0
+    changed = tmp_path / "c.contract.yaml"
+    changed.write_text(sample.read_text().replace(">= 0.55", ">= 0.5"))
+    code, _, err = run(capsys, "eval", str(changed), "--data", str(rows), "--scripted", "--out", str(out_file), "--resume")
+    assert code == 2 and "holds results of a different version" in err
+    code, out, _ = run(capsys, "eval", str(sample), "--data", str(rows), "--scripted", "--out", str(out_file), "--resume", "--json")
+    s = json.loads(out)["summary"]
+    assert code == 0 and s["rows"] == 48 and s["rows_this_run"] == 43

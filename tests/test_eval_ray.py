@@ -1,0 +1,94 @@
+"""`eval --engine ray` end to end on a local 2-CPU Ray cluster against the local test server: the same records
+and summary as the local engine, the reply cache and resume, and one rate limiter across the cluster."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from openai_server import OpenAIServer, Received, Reply
+from test_eval_live import GOOD, MODEL, QA, by_query, dataset, query_of, run
+
+ray = pytest.importorskip("ray")
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             object_store_memory=96 * 1024 * 1024)
+    yield
+    ray.shutdown()
+
+
+def outcomes(path: Path) -> dict[str, tuple[str, int, int]]:
+    return {r["id"]: (r["outcome"], r["attempts"], r["llm_calls"]) for r in map(json.loads, path.read_text().splitlines())}
+
+
+def test_ray_gives_the_local_results_with_cache_and_resume(cluster: None, capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONTRACTSTUDIO_CACHE", str(tmp_path / "cache"))
+    queries = [f"{kind}-{i}" for i in range(8) for kind in ("ok", "fix", "never")][:20]
+    data = dataset(tmp_path / "rows.jsonl", queries)
+    local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    with OpenAIServer(responder=by_query) as server:
+        live = ["--model", MODEL, "--api-base", server.base_url, "--no-wait", "--json"]
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live, "--no-cache", "--out", str(local_out))
+        assert code == 0
+        local = json.loads(out)["summary"]
+        asked_locally = len(server.requests)
+
+        server.requests.clear()
+        code, out, err = run(capsys, "eval", str(QA), "--data", str(data), *live, "--engine", "ray", "--out", str(ray_out))
+        assert code == 0, err
+        on_ray = json.loads(out)["summary"]
+        assert len(server.requests) == asked_locally  # every call went to the server once, from the Ray workers
+        assert outcomes(ray_out) == outcomes(local_out)
+        for figure in ("rows", "successful", "first_try", "remedied", "remedied_by_attempt", "fallback", "failing_conditions",
+                       "tokens", "transport_faults"):
+            assert on_ray[figure] == local[figure], figure
+        for figure in ("cost_usd", "remedy_share"):  # sums of floats in another order
+            assert on_ray[figure] == pytest.approx(local[figure]), figure
+
+        server.requests.clear()  # the hub's cache, filled by the workers, answers the same calls again
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live, "--engine", "ray", "--out", str(ray_out),
+                           "--overwrite")
+        assert code == 0 and server.requests == []
+        assert json.loads(out)["summary"]["cache"] == {"hits": asked_locally, "misses": 0}
+
+        lines = ray_out.read_text().splitlines(keepends=True)
+        ray_out.write_text("".join(lines[:12]))  # an interrupted run: 12 rows finished
+        finished = {json.loads(line)["id"] for line in lines[:12]}
+        server.requests.clear()
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live, "--engine", "ray", "--out", str(ray_out),
+                           "--resume", "--no-cache")
+        assert code == 0
+        assert server.requests and not {query_of(r) for r in server.requests} & finished
+        assert sorted(outcomes(ray_out)) == sorted(queries)
+        assert json.loads(out)["summary"]["successful"] == local["successful"]
+
+
+def test_one_rate_limiter_for_the_whole_cluster(cluster: None, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    arrivals: list[float] = []
+    lock = threading.Lock()
+
+    def window(received: Received) -> Reply | str:
+        with lock:  # at most 3 requests in any 0.5 s
+            now = time.monotonic()
+            arrivals.append(now)
+            if len([t for t in arrivals if now - t < 0.5]) > 3:
+                return Reply(status=429, content="slow down", headers={"Retry-After": "1"})
+        return GOOD
+
+    data = dataset(tmp_path / "rows.jsonl", [f"ok-{i}" for i in range(10)])
+    with OpenAIServer(responder=window) as server:
+        code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--model", MODEL, "--api-base", server.base_url,
+                             "--json", "--no-cache", "--engine", "ray", "--concurrency", "8", "--rpm", "180")
+    s = json.loads(out)["summary"]
+    # two workers with a limiter each would send up to 4 in half a second; the cluster's one limiter sends 2
+    assert code == 0 and s["successful"] == 10 and s["transport_faults"] == {}, err
+    assert s["rate_limit_wait_s"] > 0
