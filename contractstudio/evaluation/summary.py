@@ -142,7 +142,7 @@ def render(s: dict[str, Any]) -> str:
     if s["failing_conditions"]:
         lines.append("failing conditions (times failed, rows):")
         for e in s["failing_conditions"][:10]:
-            message = e["messages"][0] if e["messages"] else ""
+            message = (e["messages"][0] if e["messages"] else "").split(" (condition: ")[0]  # --json keeps the values
             message = message if len(message) <= 100 else message[:97] + "..."
             lines.append(f"  {e['count']:>5} {e['rows']:>5}  {e['check']}: {message}")
         if len(s["failing_conditions"]) > 10:
