@@ -302,15 +302,18 @@ def success_criteria_expressions(loaded: Loaded, agent: Agent) -> Iterator[Diagn
     conditions = [c for t in agent.tasks for c in t.success_criteria if isinstance(c, Condition)]
     if not conditions:
         return
-    # The schema as a declared type, so `output.<field>` resolves with did-you-mean hints;
-    # a field whose type is broken (reported above) is checked as `any`.
-    decl = TypeDecl(fields={n: FieldSpec(type="any" if field_types[n] is ANY else f.type, description=f.description)
-                            for n, f in agent.output_schema.fields.items()})
-    types = TypeSystem.from_decls({OUTPUT_TYPE: decl})
-    scope: dict[str, TypeExpr] = {"output": Ref(OUTPUT_TYPE)}
+    scope, types = output_scope(agent, field_types)
     for cond in conditions:
         for key, src in (("when", cond.when), ("assert", cond.assert_)):
             if src is not None:
                 yield from expression_diagnostics(loaded, cond.src + (key,), check(src, scope, types)[1])
         if cond.message is not None:
             yield from expression_diagnostics(loaded, cond.src + ("message",), check_template(cond.message, scope, types))
+
+
+def output_scope(agent: Agent, field_types: dict[str, TypeExpr]) -> tuple[dict[str, TypeExpr], TypeSystem]:
+    """The scope of success criteria: `output` typed as the schema (a broken field type is `any`)."""
+    # The schema as a declared type, so `output.<field>` resolves with did-you-mean hints.
+    decl = TypeDecl(fields={n: FieldSpec(type="any" if field_types.get(n, ANY) is ANY else f.type, description=f.description)
+                            for n, f in agent.output_schema.fields.items()})
+    return {"output": Ref(OUTPUT_TYPE)}, TypeSystem.from_decls({OUTPUT_TYPE: decl})

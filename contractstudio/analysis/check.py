@@ -47,6 +47,8 @@ class Loaded:
     text: str
     doc: SourceDocument
     model: Model | None
+    # Per-document facts computed once and shared by rules and the editing layer (analysis/facts.py).
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def kind(self) -> str | None:

@@ -1,6 +1,7 @@
 """Rules of kind: pipeline documents: structure (PIP10x), state dataflow (PIP20x), routing (RTE30x).
 
-The step graph is built once per document and shared by every rule function.
+The step graph is built once per document (analysis/facts.py) and shared by every rule function
+and the editing layer.
 """
 
 from __future__ import annotations
@@ -8,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.check import Context, Loaded, analyzer
+from contractstudio.analysis.facts import state_flow, step_graph
 from contractstudio.analysis.step_graph import (
     END,
     StateFlow,
     StepGraph,
     config,
     routes_of,
-    state_flow,
     unset_paths,
     witness_path,
 )
@@ -34,7 +35,8 @@ def pipeline_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     pipeline = loaded.model
     if not isinstance(pipeline, Pipeline):
         return
-    sg = StepGraph.build(pipeline)
+    sg, flow = step_graph(loaded), state_flow(loaded)
+    assert sg is not None and flow is not None  # a Pipeline model always has both
     yield from bad_entry_step(loaded, sg)
     yield from unknown_target(loaded, sg)
     yield from duplicate_step(loaded, sg)
@@ -42,7 +44,7 @@ def pipeline_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     yield from unreachable_step(loaded, sg)
     yield from no_way_to_end(loaded, sg)
     yield from missing_step_key(loaded, sg)
-    yield from state_unset(loaded, sg, state_flow(sg))
+    yield from state_unset(loaded, sg, flow)
     for step in sg.steps.values():
         if step.action == PREFIX_ROUTER:
             yield from prefix_pairs(loaded, step)

@@ -70,8 +70,8 @@ def _src_of(data: Any, path: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(best) + tuple(path[rest:])
 
 
-def _model_at(cls: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class that owns the mapping at a data path, for did-you-mean hints."""
+def annotation_at(cls: type[BaseModel], path: tuple[Any, ...]) -> Any:
+    """The annotation of the value at a document path of a model (None where the path leaves the models)."""
     current: Any = cls
     for part in path:
         current = _unwrap_optional(current)
@@ -87,7 +87,12 @@ def _model_at(cls: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | 
                 return None
         if current is None:
             return None
-    current = _unwrap_optional(current)
+    return current
+
+
+def _model_at(cls: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that owns the mapping at a data path, for did-you-mean hints."""
+    current = _unwrap_optional(annotation_at(cls, path))
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 

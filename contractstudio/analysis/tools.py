@@ -43,7 +43,8 @@ def tools_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     yield from one_trust_note(found)
 
 
-def _param_types(loaded: Loaded, tool: ToolDecl) -> tuple[dict[str, TypeExpr], list[Diagnostic]]:
+def param_types(loaded: Loaded, tool: ToolDecl) -> tuple[dict[str, TypeExpr], list[Diagnostic]]:
+    """The scope of a tool's conditions (its parameters by type; a broken type is `any`) and the type diagnostics."""
     scope: dict[str, TypeExpr] = {}
     found: list[Diagnostic] = []
     for name, spec in tool.params.items():
@@ -65,7 +66,7 @@ def _param_types(loaded: Loaded, tool: ToolDecl) -> tuple[dict[str, TypeExpr], l
 
 
 def _tool(loaded: Loaded, ctx: Context, tool: ToolDecl) -> Iterator[Diagnostic]:
-    scope, found = _param_types(loaded, tool)
+    scope, found = param_types(loaded, tool)
     yield from found
     params = ", ".join(scope) or "none"
 

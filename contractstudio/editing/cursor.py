@@ -1,0 +1,356 @@
+"""Where the cursor is in the YAML structure, read from the live text by indentation.
+
+While an author types, the text is usually not valid YAML (`ent` without its
+colon is a syntax error), so the node tree of the last analysis cannot say
+where the cursor is. Block YAML's structure is in its indentation: walking up
+from the cursor line to the lines that open each enclosing mapping or list
+gives the document path of the key or value being typed, which is all
+completion needs. Flow collections on the cursor line (`[a, b` / `{type: st`)
+are followed too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from contractstudio.analysis.check import FileReport, Loaded
+from contractstudio.findings.diagnostics import Span
+
+_DOC_SEP = re.compile(r"^---(?:[ \t]|$)")
+_DASH = re.compile(r"-(?: +|$)")
+_KEY = re.compile(r"""(?P<key>"[^"]*"|'[^']*'|[^\s#'"{}\[\],&*!|>%@`-][^:#]*?|-[^\s:#][^:#]*?)[ \t]*:(?=[ \t]|$)""")
+_BLOCK_INDICATOR = re.compile(r"^[|>][-+0-9]*[ \t]*(?:#.*)?$")
+_KIND = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)")
+WORD = re.compile(r"[A-Za-z0-9_\-]*$")
+WORD_AFTER = re.compile(r"^[A-Za-z0-9_\-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Something that opens structure on a line: a list dash or a key."""
+
+    kind: str  # 'dash' | 'key'
+    col: int  # 0-based column
+    key: str = ""
+    value: str = ""  # the inline value after 'key:' (comments stripped)
+    value_col: int = 0
+
+
+def anchors(line: str) -> list[Anchor]:
+    """The dashes and the key that open structure on one line (`  - - key: v` -> dash, dash, key)."""
+    out: list[Anchor] = []
+    pos = len(line) - len(line.lstrip(" "))
+    while True:
+        m = _DASH.match(line, pos)
+        if not m:
+            break
+        out.append(Anchor("dash", pos))
+        pos = m.end()
+    m = _KEY.match(line, pos)
+    if m:
+        key = m.group("key")
+        if key[:1] in "\"'":
+            key = key[1:-1]
+        rest = line[m.end() :]
+        value_col = m.end() + len(rest) - len(rest.lstrip(" \t"))
+        out.append(Anchor("key", pos, key, _strip_comment(rest).strip(), value_col))
+    return out
+
+
+def _strip_comment(text: str) -> str:
+    quote = ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or text[i - 1] in " \t"):
+            return text[:i]
+    return text
+
+
+def _blank(line: str) -> bool:
+    s = line.strip()
+    return not s or s.startswith("#")
+
+
+@dataclass(slots=True)
+class Cursor:
+    """The cursor's place: a key being typed in the mapping at `path`, or the value at `path`."""
+
+    line: int  # 1-based
+    column: int  # 1-based, the cursor is before this character
+    doc_index: int  # which `---` document of the text (0 for the first)
+    role: str  # 'key' | 'value'
+    path: tuple[Any, ...]  # key: the mapping's path; value: the value's path
+    word: str  # the identifier-like text typed before the cursor
+    word_span: Span  # the whole word around the cursor (what a completion replaces)
+    value_before: str = ""  # value: the scalar's text before the cursor (after the key and any quote)
+    value_span: Span | None = None  # value: from the start of the value to the end of the line's value text
+    quote: str = ""  # the value's opening quote, if any
+    block: bool = False  # the value is a block scalar (| or >)
+    siblings: dict[str, str] = field(default_factory=dict)  # keys already in the mapping -> inline values
+    needs_space: bool = False  # the cursor is right after 'key:' (a value needs a space first)
+    kind: str | None = None  # the document's `kind:` as written in the live text
+    rest: str = ""  # the line's text after the word (a key already followed by ':' needs none inserted)
+    item_path: tuple[Any, ...] | None = None  # key role on a bare `- `: the path if the item is a scalar
+
+
+def document_index(lines: list[str], line_index: int) -> int:
+    """The `---` document a 0-based line belongs to (a leading `---` opens the first one)."""
+    seps = 0
+    content = False
+    for i in range(min(line_index + 1, len(lines))):
+        if _DOC_SEP.match(lines[i]):
+            if content:
+                seps += 1
+                content = False
+        elif not _blank(lines[i]):
+            content = True
+    return seps
+
+
+def loaded_for(report: FileReport | None, doc_index: int) -> Loaded | None:
+    """The analyzed document that is the `doc_index`-th `---` document of the report's text."""
+    if report is None:
+        return None
+    if len(report.documents) == 1 and doc_index == 0:
+        return report.documents[0]
+    lines = report.text.split("\n")
+    return next((d for d in report.documents if document_index(lines, d.doc.line - 1) == doc_index), None)
+
+
+def document_at(report: FileReport, line: int) -> Loaded | None:
+    """The analyzed document that holds a 1-based line of the report's own text."""
+    return loaded_for(report, document_index(report.text.split("\n"), line - 1))
+
+
+def _doc_start(lines: list[str], line_index: int) -> int:
+    for i in range(line_index, -1, -1):
+        if _DOC_SEP.match(lines[i]) and i != line_index:
+            return i + 1
+    return 0
+
+
+def _walk_up(lines: list[str], start: int, col: int, mode: str, top: int) -> tuple[list[Any], dict[str, str]]:
+    """The path of the collection holding a key (mode 'map') or an item (mode 'seq') at `col`, above line `start`."""
+    path: list[Any] = []
+    siblings: dict[str, str] = {}
+    collecting = mode == "map"
+    index = 0
+    j = start - 1
+    while j >= top:
+        line = lines[j]
+        j -= 1
+        if _blank(line) or _DOC_SEP.match(line):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if indent > col:
+            continue
+        found = anchors(line)
+        if not found:
+            continue  # a line of a multi-line scalar
+        at = [a for a in found if a.col == col]
+        below = [a for a in found if a.col < col]
+        if mode == "map" and at and at[0].kind == "key":
+            if collecting:
+                siblings.setdefault(at[0].key, at[0].value)
+            if below and below[-1].kind == "dash":  # the first key of our list item
+                collecting = False
+                mode, col, index = "seq", below[-1].col, 0
+            continue
+        if mode == "seq" and at and at[0].kind == "dash":
+            index += 1
+            continue
+        if mode == "seq" and at and at[0].kind == "key":
+            # a compact list (`steps:` then `- id: a` at the same column): this key owns it
+            path.insert(0, index)
+            below = found[: found.index(at[0]) + 1]
+        elif not below:
+            continue
+        elif mode == "seq":
+            path.insert(0, index)
+        collecting = False
+        parent = below[-1]
+        if parent.kind == "dash":  # we are inside an item that starts on this line
+            mode, col, index = "seq", parent.col, 0
+            continue
+        path.insert(0, parent.key)
+        mode, col = "map", parent.col
+        before = found[: found.index(parent)]
+        if before and before[-1].kind == "dash":
+            mode, col, index = "seq", before[-1].col, 0
+        if col == 0 and mode == "map":
+            return path, siblings
+    if mode == "seq":
+        path.insert(0, index)
+    return path, siblings
+
+
+def _siblings_below(lines: list[str], start: int, col: int, bottom: int) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for j in range(start + 1, bottom):
+        line = lines[j]
+        if _blank(line):
+            continue
+        if _DOC_SEP.match(line):
+            break
+        indent = len(line) - len(line.lstrip(" "))
+        found = anchors(line)
+        if indent < col:
+            break
+        for a in found:
+            if a.col == col and a.kind == "key":
+                out.setdefault(a.key, a.value)
+            elif a.col == col and a.kind == "dash":
+                return out  # the next item of an enclosing list
+    return out
+
+
+def _block_scalar_owner(lines: list[str], li: int, col: int, top: int) -> tuple[int, Anchor] | None:
+    """The key line whose `|` / `>` block scalar contains line li (indented deeper than col), or None."""
+    line = lines[li]
+    inner = len(line) - len(line.lstrip(" ")) if line.strip() else col
+    for j in range(li - 1, top - 1, -1):
+        above = lines[j]
+        if not above.strip():
+            continue
+        indent = len(above) - len(above.lstrip(" "))
+        if indent >= inner:
+            continue
+        found = anchors(above)
+        if found and found[-1].kind == "key" and _BLOCK_INDICATOR.match(found[-1].value or "-"):
+            return j, found[-1]
+        return None
+    return None
+
+
+def locate(text: str, line: int, column: int) -> Cursor | None:
+    """The cursor context at a 1-based position of the live text (None past the end of the text)."""
+    lines = text.split("\n")
+    li = line - 1
+    if not 0 <= li < len(lines):
+        return None
+    cursor = _locate(lines, line, column)
+    if cursor is not None:
+        raw = lines[li].rstrip("\r")
+        cursor.rest = raw[cursor.word_span.end_column - 1 :]
+        top = _doc_start(lines, li)
+        for j in range(top, len(lines)):
+            if j > li and _DOC_SEP.match(lines[j]):
+                break
+            m = _KIND.match(lines[j])
+            if m:
+                cursor.kind = m.group(1)
+                break
+    return cursor
+
+
+def _locate(lines: list[str], line: int, column: int) -> Cursor | None:
+    li = line - 1
+    raw = lines[li].rstrip("\r")
+    col0 = min(max(column - 1, 0), len(raw))
+    before = raw[:col0]
+    word = WORD.search(before).group(0)  # type: ignore[union-attr]
+    after = WORD_AFTER.match(raw[col0:]).group(0)  # type: ignore[union-attr]
+    word_span = Span(line, col0 - len(word) + 1, line, col0 + len(after) + 1)
+    top = _doc_start(lines, li)
+    doc = document_index(lines, li)
+    bottom = next((j for j in range(li + 1, len(lines)) if _DOC_SEP.match(lines[j])), len(lines))
+
+    owner = _block_scalar_owner(lines, li, col0, top)
+    if owner is not None:
+        kline, block_key = owner
+        map_path, _ = _key_path(lines, kline, block_key, top)
+        content = [ln.strip() for ln in lines[kline + 1 : li]] + [before.strip()]
+        return Cursor(line, column, doc, "value", map_path + (block_key.key,), word, word_span,
+                      value_before="\n".join(content), block=True)
+
+    found = anchors(before)
+    key = found[-1] if found and found[-1].kind == "key" else None
+    if key is None or col0 < key.value_col:
+        # typing a key (maybe the first key of a new list item)
+        dashes = [a for a in found if a.kind == "dash"]
+        kcol = col0 - len(word)
+        if before[: kcol].strip(" -") or (key is not None):
+            return None  # inside something we do not follow (a key's own text)
+        if dashes:
+            path, _ = _walk_up(lines, li, dashes[-1].col, "seq", top)
+            path_t = tuple(path)
+            siblings = _siblings_below(lines, li, kcol, bottom)
+            return Cursor(line, column, doc, "key", path_t, word, word_span, siblings=siblings, item_path=path_t)
+        path, siblings = _walk_up(lines, li, kcol, "map", top)
+        siblings.update(_siblings_below(lines, li, kcol, bottom))
+        return Cursor(line, column, doc, "key", tuple(path), word, word_span, siblings=siblings)
+
+    map_path, siblings = _key_path(lines, li, key, top)
+    siblings.update(_siblings_below(lines, li, key.col, bottom))
+    value_before = raw[key.value_col : col0]
+    value_end = len(_strip_comment(raw[key.value_col :]).rstrip()) + key.value_col
+    vspan = Span(line, key.value_col + 1, line, max(value_end, col0) + 1)
+    value_path = map_path + (key.key,)
+    if value_before[:1] in ("[", "{"):
+        return _flow(line, column, doc, value_path, value_before, word, word_span, siblings)
+    quote = value_before[:1] if value_before[:1] in ("'", '"') else ""
+    return Cursor(line, column, doc, "value", value_path, word, word_span, value_before=value_before[len(quote):],
+                  value_span=vspan, quote=quote, siblings=siblings, needs_space=col0 > 0 and raw[col0 - 1] == ":")
+
+
+def _key_path(lines: list[str], li: int, key: Anchor, top: int) -> tuple[tuple[Any, ...], dict[str, str]]:
+    """The path of the mapping that holds the key on line li."""
+    before = [a for a in anchors(lines[li]) if a.col < key.col]
+    if before and before[-1].kind == "dash":
+        path, _ = _walk_up(lines, li, before[-1].col, "seq", top)
+        return tuple(path), {}
+    path, siblings = _walk_up(lines, li, key.col, "map", top)
+    return tuple(path), siblings
+
+
+def _flow(line: int, column: int, doc: int, path: tuple[Any, ...], text: str, word: str, word_span: Span,
+          siblings: dict[str, str]) -> Cursor:
+    """A cursor inside `[a, b` or `{k: v, k2: ` on the cursor line."""
+    stack: list[list[Any]] = []  # [bracket, path, item index, current key, keys seen]
+    quote = ""
+    token_start = 0
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "[{":
+            inner = path if not stack else _flow_child(stack[-1])
+            stack.append([ch, inner, 0, None, {}])
+            token_start = i + 1
+        elif ch in "]}" and stack:
+            stack.pop()
+        elif ch == "," and stack:
+            top = stack[-1]
+            top[2] += 1
+            top[3] = None
+            token_start = i + 1
+        elif ch == ":" and stack and stack[-1][0] == "{" and (i + 1 == len(text) or text[i + 1] in " \t"):
+            top = stack[-1]
+            top[3] = text[token_start:i].strip().strip("'\"")
+            top[4][top[3]] = ""
+            token_start = i + 1
+    if not stack:
+        return Cursor(line, column, doc, "value", path, word, word_span, value_before=text, siblings=siblings)
+    bracket, where, index, key, seen = stack[-1]
+    piece = text[token_start:].lstrip()
+    q = piece[:1] if piece[:1] in ("'", '"') else ""
+    if bracket == "[":
+        return Cursor(line, column, doc, "value", tuple(where) + (index,), word, word_span, value_before=piece[len(q):], quote=q)
+    if key is None:
+        return Cursor(line, column, doc, "key", tuple(where), word, word_span, siblings=dict(seen))
+    return Cursor(line, column, doc, "value", tuple(where) + (key,), word, word_span, value_before=piece[len(q):], quote=q,
+                  siblings=dict(seen))
+
+
+def _flow_child(frame: list[Any]) -> tuple[Any, ...]:
+    bracket, where, index, key, _ = frame
+    return tuple(where) + ((index,) if bracket == "[" else (key,) if key is not None else ())
