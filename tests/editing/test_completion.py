@@ -1,0 +1,224 @@
+"""Completion: position -> the items offered (labels, what they insert, their docs)."""
+
+from __future__ import annotations
+
+from contractstudio.editing import complete
+from tests.editing.conftest import marked
+
+CONTRACT = """\
+kind: contract
+name: qa
+prompt: Answer the question.
+types:
+  Question:
+    fields:
+      text: {type: str, description: The question.}
+      documents: {type: "list[Doc]", description: Corpus.}
+  Doc:
+    fields:
+      id: {type: str, description: Document id.}
+      body: {type: str, description: Text.}
+  Answer:
+    fields:
+      answer: {type: str, description: The answer.}
+      evidence: {type: "list[Snippet]", description: Cited passages.}
+  Snippet:
+    fields:
+      doc_id: {type: str, description: Cited document.}
+      quote: {type: str, description: Verbatim excerpt.}
+input: Question
+output: Answer
+post:
+  - assert: len(output.evidence) > 0
+    message: "No evidence for {output.answer}"
+"""
+
+
+def labels(text: str, report_text: str | None = None) -> list[str]:
+    m = marked(text, report_text)
+    return [i.label for i in complete(m.report, m.line, m.column, m.text)]
+
+
+def items(text: str, report_text: str | None = None) -> dict:
+    m = marked(text, report_text)
+    return {i.label: i for i in complete(m.report, m.line, m.column, m.text)}
+
+
+def test_top_level_keys_of_a_contract_are_those_not_yet_written_with_their_docs() -> None:
+    found = items(CONTRACT + "‸\n")
+    assert "pre" in found and "on_failure" in found and "fallback" in found
+    assert "prompt" not in found and "types" not in found  # already there
+    assert found["pre"].documentation == "Pre-conditions (scope: input)."
+    assert found["on_failure"].insert_text == "on_failure: "
+    assert found["pre"].insert_text == "pre:"  # a list goes on the lines below
+
+
+def test_a_word_typed_narrows_the_keys_and_is_what_the_item_replaces() -> None:
+    m = marked(CONTRACT + "on_f‸\n")
+    got = complete(m.report, m.line, m.column, m.text)
+    assert [i.label for i in got] == ["on_failure"]
+    assert (got[0].replace.column, got[0].replace.end_column) == (1, 5)
+
+
+def test_enum_values_after_a_key() -> None:
+    assert labels(CONTRACT + "on_failure: ‸\n") == ["fallback", "raise"]
+    # right after the colon the value gets its space
+    assert [i.insert_text for i in items(CONTRACT + "on_failure:‸\n").values()] == [" fallback", " raise"]
+
+
+def test_an_empty_document_offers_the_four_kinds() -> None:
+    assert labels("‸") == ["kind: contract", "kind: agent", "kind: pipeline", "kind: tools"]
+
+
+def test_declared_type_names_for_input_output_and_inside_type_strings() -> None:
+    text = CONTRACT.replace("input: Question", "input: Qu‸")
+    assert labels(text, CONTRACT) == ["Question"]
+    text = CONTRACT.replace('"list[Doc]"', '"list[Sn‸]"')
+    assert labels(text, CONTRACT) == ["Snippet"]
+    field_type = CONTRACT.replace("{type: str, description: The question.}", "{type: ‸}")
+    got = labels(field_type, CONTRACT)
+    assert {"Question", "Doc", "str", "int", "list[...]"} <= set(got)
+
+
+def test_fields_of_the_output_inside_an_expression_and_nested_through_a_list() -> None:
+    text = CONTRACT.replace("len(output.evidence) > 0", "output.‸")
+    assert labels(text, CONTRACT) == ["answer", "evidence"]
+    text = CONTRACT.replace("len(output.evidence) > 0", "output.evidence[0].‸")
+    got = items(text, CONTRACT)
+    assert list(got) == ["doc_id", "quote"]
+    assert got["quote"].detail == "str" and got["quote"].documentation == "Verbatim excerpt."
+
+
+def test_a_comprehension_variable_is_typed_by_what_it_iterates() -> None:
+    text = CONTRACT.replace("len(output.evidence) > 0", "all(s.‸ for s in output.evidence)")
+    assert labels(text, CONTRACT) == ["doc_id", "quote"]
+
+
+def test_names_functions_and_methods_in_expressions() -> None:
+    got = labels(CONTRACT.replace("len(output.evidence) > 0", "‸"), CONTRACT)
+    assert {"input", "output", "len", "matches", "all"} <= set(got)
+    assert "act" not in got  # no act: not in scope
+    methods = labels(CONTRACT.replace("len(output.evidence) > 0", "output.answer.st‸"), CONTRACT)
+    assert methods[:2] == ["startswith", "strip"]  # then those that contain "st" (istitle, lstrip, ...)
+
+
+def test_inside_a_message_template_placeholder_only() -> None:
+    assert labels(CONTRACT.replace("{output.answer}", "{output.‸}"), CONTRACT) == ["answer", "evidence"]
+    assert labels(CONTRACT.replace("No evidence for {output.answer}", "No evid‸"), CONTRACT) == []
+
+
+def test_pre_conditions_see_only_the_input() -> None:
+    text = CONTRACT + "pre:\n  - assert: ‸\n"
+    got = labels(text, CONTRACT)
+    assert "input" in got and "output" not in got
+
+
+def test_completion_works_while_the_buffer_does_not_parse_using_the_last_good_analysis() -> None:
+    # 'inp' without its colon is a YAML syntax error; the report of the previous text still knows the types
+    broken = CONTRACT.replace("input: Question\n", "inp‸\n")
+    assert labels(broken, CONTRACT) == ["input"]
+    broken = CONTRACT.replace("input: Question\n", "inp\n").replace("output: Answer", "output: ‸")
+    assert labels(broken, CONTRACT) == ["Question", "Doc", "Answer", "Snippet"]
+
+
+PIPELINE = """\
+kind: pipeline
+name: rag
+entry_step_id: route
+routers:
+  router_v1:
+    prefixes: ["[BM25:]", "[DIRECT:]"]
+steps:
+  - id: route
+    action: call_model
+    prompt: router_v1
+    next: dispatch
+  - id: dispatch
+    action: prefix_router
+    bm25_prefix: "[BM25:]"
+    on_bm25: answer
+    on_other: answer
+  - id: answer
+    action: call_model
+    prompt: answer_v1
+    end: true
+"""
+
+
+def test_step_ids_after_next_and_on_keys_and_entry_step_id() -> None:
+    assert labels(PIPELINE.replace("next: dispatch", "next: ‸")) == ["route", "dispatch", "answer"]
+    assert labels(PIPELINE.replace("on_bm25: answer", "on_bm25: an‸")) == ["answer"]
+    assert labels(PIPELINE.replace("entry_step_id: route", "entry_step_id: ‸")) == ["route", "dispatch", "answer"]
+
+
+def test_actions_with_their_contracts_and_router_names_for_a_model_prompt() -> None:
+    got = items(PIPELINE.replace("action: prefix_router", "action: ‸"))
+    assert "search_nodes" in got and "prefix_router" in got
+    assert "requires state: retrieval_mode" in got["search_nodes"].documentation
+    assert labels(PIPELINE.replace("prompt: router_v1", "prompt: ‸")) == ["router_v1"]
+
+
+def test_a_new_list_item_offers_step_keys_and_a_router_step_its_routes() -> None:
+    new_step = PIPELINE + "  - ‸\n"
+    assert labels(new_step, PIPELINE)[:2] == ["id", "action"]
+    router = PIPELINE.replace("    on_other: answer\n", "    ‸\n")
+    got = labels(router, PIPELINE)
+    assert "on_other" in got and "direct_prefix" in got and "on_direct" in got
+    assert "on_bm25" not in got  # already written
+
+
+def test_router_prefixes_are_offered_quoted() -> None:
+    got = items(PIPELINE.replace('bm25_prefix: "[BM25:]"', "bm25_prefix: ‸"))
+    assert list(got) == ['"[BM25:]"', '"[DIRECT:]"']
+
+
+AGENT = """\
+kind: agent
+name: support
+tools:
+  - name: search_kb
+    description: Search the knowledge base.
+  - name: issue_refund
+schema:
+  fields:
+    status: {type: "Literal['resolved', 'escalated']", description: Outcome.}
+policies:
+  - id: must-search
+    require: {tool: search_kb}
+    scope: [answer]
+tasks:
+  - id: answer
+    oracle: functional
+    success_criteria:
+      - assert: output.status == 'resolved'
+    trajectory:
+      - expect_tool: search_kb
+"""
+
+
+def test_agent_references_tools_tasks_fields_and_oracle_values() -> None:
+    assert labels(AGENT.replace("{tool: search_kb}", "{tool: ‸}")) == ["search_kb", "issue_refund"]
+    assert labels(AGENT.replace("scope: [answer]", "scope: [‸]")) == ["answer"]
+    assert labels(AGENT.replace("expect_tool: search_kb", "expect_tool: iss‸")) == ["issue_refund"]
+    assert labels(AGENT.replace("oracle: functional", "oracle: ‸")) == ["human", "functional", "llm_judge"]
+    assert labels(AGENT.replace("output.status == 'resolved'", "output.‸"), AGENT) == ["status"]
+
+
+def test_tool_conditions_see_the_parameters() -> None:
+    tools = """\
+kind: tools
+name: notes
+tools:
+  - name: create_note
+    params:
+      title: {type: str, description: Title.}
+    preconditions:
+      - assert: ‸
+"""
+    got = labels(tools, tools.replace("‸", "True"))
+    assert "title" in got and "input" not in got
+
+
+def test_the_second_document_of_a_file_completes_for_its_own_kind() -> None:
+    text = AGENT + "---\n" + PIPELINE.replace("next: dispatch", "next: ‸")
+    assert labels(text) == ["route", "dispatch", "answer"]
