@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from contractstudio.editing import complete
-from tests.editing.conftest import marked
+
+from .conftest import marked
 
 CONTRACT = """\
 kind: contract

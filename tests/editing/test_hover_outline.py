@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from contractstudio.analysis.check import check_text
 from contractstudio.editing import document_symbols, folding_ranges, hover
-from tests.editing.conftest import position
-from tests.editing.test_completion import CONTRACT, PIPELINE
+
+from .conftest import position
+from .test_completion import CONTRACT, PIPELINE
 
 
 def test_hover_on_a_field_in_an_expression_shows_its_type_and_description() -> None:

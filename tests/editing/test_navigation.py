@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from contractstudio.analysis.check import check_text
 from contractstudio.editing import apply_edits, definition, references, rename
-from tests.editing.conftest import position
-from tests.editing.test_completion import AGENT, PIPELINE
+
+from .conftest import position
+from .test_completion import AGENT, PIPELINE
 
 
 def test_definition_of_a_step_named_by_next_is_its_id() -> None:
