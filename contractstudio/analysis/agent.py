@@ -107,6 +107,7 @@ def policy_contradictions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
                               "apply to the same tasks", p, "conflicts_with", i,
                               hint="give them disjoint scopes, or remove one of them",
                               related=[_related(loaded, other.src + ("id",), f"policy '{other_id}' is here")])
+    yield from forbidden_allowed_tool(loaded, agent, patterns)
     requires = [p for p in policies if p.require is not None]
     for f in policies:
         if f.forbid is None:
@@ -133,6 +134,24 @@ def policy_contradictions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
                                           hint="tighten the pattern so some required tool stays allowed", related=rel)
 
 
+def forbidden_allowed_tool(loaded: Loaded, agent: Agent, patterns: dict[tuple[str, str], re.Pattern[str] | None]) -> Iterator[Diagnostic]:
+    """AGT103: a policy on every task forbids a tool that constraints.allowed_tools explicitly allows."""
+    allowed = agent.constraints.allowed_tools or []
+    for f in agent.policies:
+        if f.forbid is None or f.scope is not None:
+            continue
+        pat = patterns.get((f.id, "forbid"))
+        for i, tool in enumerate(allowed):
+            hit = tool == f.forbid.tool if f.forbid.tool is not None else (pat is not None and pat.fullmatch(tool))
+            if hit:
+                part = "tool" if f.forbid.tool is not None else "tool_pattern"
+                shown = repr(f.forbid.tool_pattern) if f.forbid.tool is None else f"'{f.forbid.tool}'"
+                yield loaded.diag("AGT103", f"policy '{f.id}' forbids {shown} on every task, which matches tool '{tool}' "
+                                  "that constraints.allowed_tools allows", f, "forbid", part,
+                                  hint="tighten the pattern, scope the policy, or remove the tool from allowed_tools",
+                                  related=[_related(loaded, ("constraints", "allowed_tools", i), f"'{tool}' is allowed here")])
+
+
 # ----------------------------------------------------------------- cons_oracle
 
 
@@ -140,19 +159,55 @@ def _code_level(criterion: str | Condition) -> bool:
     return isinstance(criterion, Condition) and (criterion.assert_ is not None or criterion.python is not None)
 
 
+# What each oracle (or policy check) needs: annotators, judges, code-level criteria. A hybrid oracle needs all three.
+ORACLE_NEEDS = {"human": ("annotators",), "llm_judge": ("judges",), "functional": ("code",),
+                "hybrid": ("code", "judges", "annotators")}
+CHECK_NEEDS = {"human": ("annotators",), "llm": ("judges",)}
+UNCHECKABLE = {"annotators": "whether anyone can annotate", "judges": "whether a judge is available",
+               "code_criteria": "whether a rule can check their success criteria"}
+
+
 def oracle_availability(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
-    """AGT201-203: the declared oracle can be realised with the corpus and ensemble configured."""
-    for task in agent.tasks:
-        if task.oracle == "human" and agent.corpus.annotators.get("human", 0) < 1:
-            yield loaded.diag("AGT201", f"task '{task.id}' uses oracle: human, but the corpus has no human annotator", task, "oracle",
-                              hint="add 'corpus: {annotators: {human: 1}}' or choose another oracle")
-        elif task.oracle == "functional" and not any(_code_level(c) for c in task.success_criteria):
-            yield loaded.diag("AGT202", f"task '{task.id}' uses oracle: functional, but none of its success criteria is a "
-                              "code-level assert", task, "oracle",
-                              hint="add a criterion such as '- assert: output.status == ...', or use oracle: llm_judge or human")
-        elif task.oracle == "llm_judge" and not agent.ensemble.judges:
-            yield loaded.diag("AGT203", f"task '{task.id}' uses oracle: llm_judge, but the ensemble has no judge", task, "oracle",
-                              hint="add 'ensemble: {judges: [<model>]}'")
+    """AGT201-203: each oracle (and each policy's check) can be realised with the corpus and ensemble configured.
+
+    Where the document's format cannot declare what a check needs (`loaded.unsupported`), one AGT501 per
+    missing resource says so instead (info), naming every task or policy it leaves unchecked.
+    """
+    unknown: dict[str, list[tuple[str, tuple[Any, ...]]]] = {}
+    humans = agent.corpus.annotators.get("human", 0)
+    items: list[tuple[str, str, tuple[str, ...], Task | None, tuple[Any, ...]]] = [
+        ("task", t.id, ORACLE_NEEDS[t.oracle], t, t.src + ("oracle",)) for t in agent.tasks]
+    items += [("policy", p.id, CHECK_NEEDS.get(p.check or "", ()), None, p.src + ("check",)) for p in agent.policies]
+    for what, name, needs, task, where in items:
+        how = f"oracle: {task.oracle}" if task is not None else "check: " + ("human" if needs == ("annotators",) else "llm")
+        for need in needs:
+            if need == "annotators" and humans < 1:
+                if "annotators" in loaded.unsupported:
+                    unknown.setdefault("annotators", []).append((f"{what} '{name}'", where))
+                else:
+                    yield loaded.diag("AGT201", f"{what} '{name}' uses {how}, but the corpus has no human annotator", where,
+                                      hint="add 'corpus: {annotators: {human: 1}}' or choose another oracle")
+            elif need == "judges" and not agent.ensemble.judges:
+                if "judges" in loaded.unsupported:
+                    unknown.setdefault("judges", []).append((f"{what} '{name}'", where))
+                else:
+                    yield loaded.diag("AGT203", f"{what} '{name}' uses {how}, but the ensemble has no judge", where,
+                                      hint="add 'ensemble: {judges: [<model>]}'")
+            elif need == "code" and task is not None and not any(_code_level(c) for c in task.success_criteria):
+                if task.success_criteria and "code_criteria" in loaded.unsupported:
+                    unknown.setdefault("code_criteria", []).append((f"{what} '{name}'", where))
+                elif not task.success_criteria:
+                    yield loaded.diag("AGT202", f"task '{name}' uses {how}, but it has no success criteria to check", where,
+                                      hint="add success criteria the oracle can check")
+                else:
+                    yield loaded.diag("AGT202", f"task '{name}' uses {how}, but none of its success criteria is a "
+                                      "code-level assert", where,
+                                      hint="add a criterion such as '- assert: output.status == ...', or use oracle: llm_judge or human")
+    for need, users in unknown.items():
+        names = ", ".join(n for n, _ in users)
+        yield loaded.diag("AGT501", f"{UNCHECKABLE[need]} for {names} is not checkable", users[0][1],
+                          hint=f"not checkable: {loaded.unsupported[need]}",
+                          related=[_related(loaded, w, f"{n} is not checked either") for n, w in users[1:]])
 
 
 # ----------------------------------------------------------------- cons_budget
@@ -162,6 +217,10 @@ def constraint_feasibility(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
     """AGT301 when a task certainly exceeds a constraint, AGT302 when its typical estimate reaches 80% of it."""
     backend, limits = agent.backend, agent.constraints
     if backend is None:  # seed 001: without a backend the budget is not estimated
+        set_limits = [k for k in ("max_latency_ms", "max_cost_usd") if getattr(limits, k) is not None]
+        if set_limits and "backend" in loaded.unsupported:  # the format cannot name one: say so, not silence
+            yield loaded.diag("AGT501", f"whether the tasks fit constraints.{set_limits[0]} is not checkable", ("constraints", set_limits[0]),
+                              key=True, hint=f"not checkable: {loaded.unsupported['backend']}")
         return
     yield from unchecked_budgets(loaded, agent, backend)
     for task in agent.tasks:

@@ -18,6 +18,8 @@ from contractstudio.analysis import registry as _registry  # noqa: F401
 from contractstudio.analysis.schema import validate
 from contractstudio.documents.models import Model
 from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make
+from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, read_dialects, sniff_kind
+from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_at, nearest, read_source
 
 KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
@@ -26,9 +28,9 @@ _KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
 
 
 def kind_of_text(text: str) -> str | None:
-    """The first top-level `kind:` of a YAML text, without parsing it (file discovery, the studio's file list)."""
+    """The first top-level `kind:` of a YAML text (or the kind another format reads as), without parsing it."""
     m = _KIND_LINE.search(text)
-    return m.group(1) if m else None
+    return m.group(1) if m else sniff_kind(text)
 
 
 @dataclass(slots=True)
@@ -37,6 +39,7 @@ class Context:
 
     trusted: bool = False  # python: hooks are imported only in a trusted workspace
     root: Path | None = None  # where hook modules are looked up (the file's folder by default)
+    dialect: str | None = None  # read every document as this format (--dialect); None: by setting and shape
 
 
 @dataclass(slots=True)
@@ -53,6 +56,16 @@ class Loaded:
     @property
     def kind(self) -> str | None:
         return self.doc.kind
+
+    @property
+    def dialect(self) -> str:
+        """The format the document was read as."""
+        return self.doc.dialect
+
+    @property
+    def unsupported(self) -> dict[str, str]:
+        """What the document's format cannot express, and why (a rule then says "not checkable")."""
+        return self.doc.unsupported
 
     def node(self, path: Iterable[Any], *, key: bool = False) -> Node | None:
         """The node at a document path (its key node with `key`), or the nearest existing one."""
@@ -112,6 +125,16 @@ class FileReport:
     documents: list[Loaded] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
+    @property
+    def dialect(self) -> str:
+        """The format the file was read as (its first document of another format decides)."""
+        return next((d.dialect for d in self.documents if d.dialect != NATIVE), NATIVE)
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """The file's text and that of every file it read along (bases), by path."""
+        return texts(self.source) if self.source is not None else {self.path: self.text}
+
 
 def analyze_source(source: SourceFile, ctx: Context | None = None) -> FileReport:
     """Run every rule on a parsed file; one broken document never hides another's findings."""
@@ -147,15 +170,19 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
     refused = {(d.line, d.column) for d in found if d.code == "YML004"}
     if refused:
         found = [d for d in found if not (d.code.startswith("SCH") and (d.line, d.column) in refused)]
-    return FileReport(source.path, source.text, source, loaded, finalize(found, {source.path: source.text}))
+    found = relocate(found, source)  # positions in files read along (bases) go back to those files
+    return FileReport(source.path, source.text, source, loaded, finalize(found, texts(source)))
 
 
-def check_text(text: str, path: str = "<text>", ctx: Context | None = None) -> FileReport:
-    """Analyze YAML text (the studio's path on every edit)."""
+def check_text(text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
+    """Analyze YAML text (the studio's path on every edit); `location` is the file on disk when `path` is a display name."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return analyze_source(read_source(text, path), ctx)
+        if location is None and not path.startswith("<"):
+            location = Path(path)
+        source = read_dialects(read_source(text, path), dialect=ctx.dialect if ctx else None, location=location)
+        return analyze_source(source, ctx)
     finally:
         if enabled:
             gc.enable()
@@ -183,8 +210,8 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
     if ctx is None:
         ctx = Context(root=path.parent)
     elif ctx.root is None:
-        ctx = Context(trusted=ctx.trusted, root=path.parent)
-    return check_text(text, name, ctx)
+        ctx = Context(trusted=ctx.trusted, root=path.parent, dialect=ctx.dialect)
+    return check_text(text, name, ctx, location=path)
 
 
 def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
@@ -198,7 +225,7 @@ def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
 
 
 def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Files to analyze: explicit files always; in folders, *.yaml/*.yml with a top-level kind.
+    """Files to analyze: explicit files always; in folders, *.yaml/*.yml with a top-level kind (or of a dialect).
 
     A folder's `.contractstudioignore` lists glob patterns (a trailing '/'
     for folders) that discovery skips; naming a file or folder explicitly
@@ -216,15 +243,17 @@ def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
             if ignore.is_file():
                 patterns = [ln.strip() for ln in ignore.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(d, patterns, True))
+            # A folder whose .contractstudio.yaml names a dialect: every YAML file in it is of that format.
+            every = any(n.endswith((".yaml", ".yml")) for n in filenames) and folder_settings(here).dialect not in (None, NATIVE)
             for name in sorted(filenames):
-                if not name.endswith((".yaml", ".yml")) or _ignored(name, patterns, False):
+                if not name.endswith((".yaml", ".yml")) or name == SETTINGS_FILE or _ignored(name, patterns, False):
                     continue
                 f = here / name
                 try:
                     head = f.read_text(encoding="utf-8", errors="replace")
                 except OSError:
                     continue
-                if kind_of_text(head):
+                if every or kind_of_text(head):
                     yield f
 
 

@@ -19,7 +19,7 @@ from contractstudio.analysis.step_graph import (
     unset_paths,
     witness_path,
 )
-from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER
+from contractstudio.documents.actions import CALL_MODEL, SETTINGS
 from contractstudio.documents.models import Pipeline, Step
 from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean
 
@@ -44,12 +44,17 @@ def pipeline_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     yield from unreachable_step(loaded, sg)
     yield from no_way_to_end(loaded, sg)
     yield from missing_step_key(loaded, sg)
+    yield from unknown_setting(loaded, sg)
     yield from state_unset(loaded, sg, flow)
     for step in sg.steps.values():
-        if step.action == PREFIX_ROUTER:
+        spec = sg.catalog.get(step.action)
+        routing = spec.routing if spec is not None else ""
+        if routing == "prefix":
             yield from prefix_pairs(loaded, step)
             yield from shadowed_prefix(loaded, step)
             yield from router_handler_mismatch(loaded, sg, step)
+        elif routing:
+            yield from no_other_route(loaded, step)
 
 
 # ----------------------------------------------------------------- structure
@@ -70,7 +75,7 @@ def bad_entry_step(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
 def unknown_target(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
     """PIP102: `next` or `on_*` names a step that does not exist."""
     for step in sg.pipeline.steps:
-        routes = sg.routes[step.id] if sg.steps[step.id] is step else routes_of(step)
+        routes = sg.routes[step.id] if sg.steps[step.id] is step else routes_of(step, sg.catalog.get(step.action))
         for r in routes:
             if r.target != END and r.target not in sg.steps:
                 yield loaded.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
@@ -156,16 +161,41 @@ def no_way_to_end(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
 
 
 def missing_step_key(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
-    """PIP203: a key the action requires on the step (`requires_step`) is missing."""
+    """PIP203: a key the action requires on the step (`requires_step`; 'a|settings.b' = one of them) is missing."""
+    settings = sg.pipeline.settings
     for step in sg.pipeline.steps:
         spec = sg.catalog.get(step.action)
         if spec is None:
             continue
         raw = config(step)
-        for key in spec.requires_step:
-            if key not in raw and getattr(step, key, None) is None:
-                yield loaded.diag("PIP203", f"step '{step.id}': action '{step.action}' requires the key '{key}' on the step",
-                                  step, "action", hint=f"add '{key}: ...' to the step")
+        for need in spec.requires_step:
+            options = need.split("|")
+            if any(settings.get(o[len(SETTINGS):]) is not None if o.startswith(SETTINGS) else
+                   (o in raw or getattr(step, o, None) is not None) for o in options):
+                continue
+            if len(options) > 1:
+                shown = " or ".join(f"'{o}'" if o.startswith(SETTINGS) else f"'{o}' on the step" for o in options)
+                msg, hint = f"step '{step.id}': action '{step.action}' requires {shown}", f"add '{options[0]}: ...' to the step"
+            elif need.startswith(SETTINGS):
+                msg = f"step '{step.id}': action '{step.action}' requires the setting '{need[len(SETTINGS):]}'"
+                hint = f"add '{need[len(SETTINGS):]}: ...' to the pipeline's settings"
+            else:
+                msg, hint = f"step '{step.id}': action '{step.action}' requires the key '{need}' on the step", f"add '{need}: ...' to the step"
+            yield loaded.diag("PIP203", msg, step, "action", hint=hint)
+
+
+FROM_SETTINGS = "_from_settings"
+
+
+def unknown_setting(loaded: Loaded, sg: StepGraph) -> Iterator[Diagnostic]:
+    """PIP204: a `<key>_from_settings` step key names a setting the pipeline does not have."""
+    settings = sg.pipeline.settings
+    for step in sg.pipeline.steps:
+        for key, value in config(step).items():
+            if key.endswith(FROM_SETTINGS) and (not isinstance(value, str) or value not in settings):
+                yield loaded.diag("PIP204", f"step '{step.id}': {key} names the setting '{value}', which the pipeline's settings do "
+                                  "not have", step.src + (key,), hint=did_you_mean(str(value), settings) or
+                                  f"add '{value}: ...' to settings" if isinstance(value, str) else "name a key of settings")
 
 
 def state_unset(loaded: Loaded, sg: StepGraph, flow: StateFlow) -> Iterator[Diagnostic]:
@@ -243,9 +273,14 @@ def prefix_pairs(loaded: Loaded, step: Step) -> Iterator[Diagnostic]:
         if key.startswith("on_") and route != "other" and f"{route}_prefix" not in raw:
             yield loaded.diag("RTE302", f"step '{step.id}': {key} has no {route}_prefix, so no reply can take it", step, key,
                               key=True, hint=f"add '{route}_prefix: \"[{route.upper()}:]\"'")
-    if "on_other" not in raw:
-        yield loaded.diag("RTE305", f"prefix_router step '{step.id}' has no on_other for unrecognised replies", step, "action",
-                          hint="add 'on_other: <step>' (a reply without a known prefix otherwise stops the pipeline)")
+    yield from no_other_route(loaded, step)
+
+
+def no_other_route(loaded: Loaded, step: Step) -> Iterator[Diagnostic]:
+    """RTE305: a router without `on_other` for the replies it does not recognise."""
+    if "on_other" not in config(step):
+        yield loaded.diag("RTE305", f"{step.action} step '{step.id}' has no on_other for unrecognised replies", step, "action",
+                          hint="add 'on_other: <step>' (a reply the router does not recognise otherwise stops the pipeline)")
 
 
 def shadowed_prefix(loaded: Loaded, step: Step) -> Iterator[Diagnostic]:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from contractstudio.documents.models import KINDS, Model, SrcDict
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
+from contractstudio.reading.dialects import HINT as DIALECT_HINT
 from contractstudio.reading.source import MapNode, SourceDocument, key_at, nearest, node_at
 
 _RANGE_ERRORS = {
@@ -194,7 +195,7 @@ def validate(doc: SourceDocument, file: str) -> tuple[Model | None, list[Diagnos
         node = node_at(root, ("kind",))
         if node is None:
             return None, [make("YML003", "the document has no 'kind:'", file, root.span,  # type: ignore[union-attr]
-                               hint="add 'kind: contract' (or agent, pipeline, tools)")]
+                               hint=DIALECT_HINT)]
         hint = did_you_mean(str(kind), KINDS) or "kind is one of: contract, agent, pipeline, tools"
         return None, [make("YML003", f"unknown kind '{kind}'", file, node.span, hint=hint)]
     data = with_paths(doc.data)

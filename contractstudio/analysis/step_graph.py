@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from contractstudio.documents.actions import PREFIX_ROUTER, ActionSpec, action_catalog
+from contractstudio.documents.actions import ActionSpec, action_catalog
 from contractstudio.documents.models import Pipeline, Step
 
 # A NUL character cannot appear in a YAML plain or single-quoted scalar, so no step id
@@ -62,8 +62,13 @@ class StepGraph:
         for step in pipeline.steps:
             steps.setdefault(step.id, step)
         entry = pipeline.entry_step_id if pipeline.entry_step_id in steps else None
-        routes = {sid: routes_of(step) for sid, step in steps.items()}
-        sg = cls(pipeline, action_catalog(pipeline), steps, routes, entry)
+        catalog = action_catalog(pipeline)
+        routes = {sid: routes_of(step, catalog.get(step.action)) for sid, step in steps.items()}
+        for sid, step in steps.items():  # a step that jumps back to the step that sent control to it (merge -> fork)
+            spec = catalog.get(step.action)
+            if spec is not None and spec.returns_to:
+                routes[sid] += [Route("action", "back", t, step) for t, s in steps.items() if s.action == spec.returns_to]
+        sg = cls(pipeline, catalog, steps, routes, entry)
         succ: dict[str, list[str]] = {START: [entry] if entry else [], END: []}
         pred: dict[str, list[str]] = {sid: [] for sid in steps}
         pred[START], pred[END] = [], []
@@ -118,18 +123,22 @@ class StepGraph:
         return _walk(END, self.pred) - {START, END}
 
 
-def routes_of(step: Step) -> list[Route]:
-    """The outgoing edges a step writes: `next`, its `on_*` keys, `end: true`."""
+def routes_of(step: Step, spec: ActionSpec | None = None) -> list[Route]:
+    """The outgoing edges a step writes: `next`, its `on_*` keys, its action's branch keys, `end: true`."""
     out: list[Route] = []
     if isinstance(step.next, str):
         out.append(Route("next", "next", step.next, step))
     raw = config(step)
-    router = step.action == PREFIX_ROUTER
+    router = spec is not None and spec.routing == "prefix"
     for key, value in raw.items():
         if key[:3] == "on_" and isinstance(value, str):
             route = key[3:]
             prefix = raw.get(route + "_prefix") if router else None
             out.append(Route(key, prefix if isinstance(prefix, str) else route, value, step))
+    for key in spec.branches if spec is not None else ():
+        value = raw.get(key)
+        if isinstance(value, str):
+            out.append(Route(key, key, value, step))
     if step.end:
         out.append(Route("end", "end", END, step))
     return out
@@ -243,6 +252,11 @@ def state_flow(sg: StepGraph) -> StateFlow:
             # keeps that one mistake from cascading into PIP201s downstream.
             mask = everything if spec is None else with_groups(sum(bits[f] for f in set(spec.ensures_state)))
             by_action[step.action] = mask
+        spec = sg.catalog.get(step.action)
+        if spec is not None and spec.ensures_from:  # fields this step's own configuration says it sets
+            named = {bits[f] for f in spec.ensured_by(step) if f in bits}
+            if named:
+                mask = with_groups(mask | sum(named))
         gen[sid] = mask
     inputs = with_groups(sum(bits[f] for f in set(sg.pipeline.inputs)))
 
@@ -428,7 +442,8 @@ def layout(sg: StepGraph) -> GraphLayout:
                 placed.append(LayoutNode(n, VIRTUAL_LABELS[n], VIRTUAL_LABELS[n], None, depth, i))
                 continue
             step = sg.steps[n]
-            kind = "router" if step.action == PREFIX_ROUTER else "step"
+            spec = sg.catalog.get(step.action)
+            kind = "router" if spec is not None and spec.routing else "step"
             placed.append(LayoutNode(n, n, kind, step.action, depth, i, n == sg.entry, step.end, n in reach))
     edges: list[LayoutEdge] = []
     for n in nodes:

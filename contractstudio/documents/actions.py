@@ -7,45 +7,16 @@ docs/actions.md all read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contractstudio.documents.action_spec import SETTINGS, ActionSpec
+from contractstudio.documents.localai_actions import LOCALAI_ACTIONS
+from contractstudio.documents.models import Pipeline
 
-from contractstudio.documents.models import ActionContract, Pipeline
+__all__ = ["BUILTIN_ACTIONS", "CALL_MODEL", "CATALOGS", "LOCALAI_ACTIONS", "PREFIX_ROUTER", "SETTINGS", "ActionSpec", "action_catalog"]
 
 # prefix_router routes on the model's reply; this action is special-cased by the
 # graph (its on_* keys are routes) and by the runner (it is built in).
 PREFIX_ROUTER = "prefix_router"
 CALL_MODEL = "call_model"
-
-
-@dataclass(frozen=True, slots=True)
-class ActionSpec:
-    """What one action needs before it runs and guarantees after it ran."""
-
-    name: str
-    requires_state: tuple[str, ...] = ()
-    requires_any_state: tuple[tuple[str, ...], ...] = ()  # one field of each group must be set
-    requires_step: tuple[str, ...] = ()  # keys the step itself must carry
-    ensures_state: tuple[str, ...] = ()
-    why: str = ""  # the reason for the contract, shown in docs/actions.md
-    builtin: bool = True
-
-    @classmethod
-    def declared(cls, name: str, contract: ActionContract) -> ActionSpec:
-        """An action contract from a file's `actions:` block."""
-        return cls(
-            name,
-            tuple(contract.requires_state),
-            tuple(tuple(g) for g in contract.requires_any_state if g),
-            tuple(contract.requires_step),
-            tuple(contract.ensures_state),
-            contract.description or "",
-            builtin=False,
-        )
-
-    def requirement_text(self) -> str:
-        """A short human summary of the requirements, for messages and docs."""
-        parts = list(self.requires_state) + [" or ".join(g) for g in self.requires_any_state]
-        return ", ".join(parts) or "nothing"
 
 
 # The built-in actions of the LocalAI-RAG ADR (seed 002), as in FORMAT.md.
@@ -63,6 +34,8 @@ BUILTIN_ACTIONS: dict[str, ActionSpec] = {
             PREFIX_ROUTER,
             requires_state=("last_model_response",),
             ensures_state=("retrieval_mode", "followup_query"),
+            routing="prefix",
+            route_state=("retrieval_mode", "followup_query"),
             why="Parses the router model's reply (first matching prefix wins); the matched route "
             "becomes retrieval_mode and the rest of the reply, trimmed, the followup_query.",
         ),
@@ -95,9 +68,13 @@ BUILTIN_ACTIONS: dict[str, ActionSpec] = {
 }
 
 
+# The built-in catalogs a pipeline can name with `catalog:` (LocalAI-RAG's in documents/localai_actions.py).
+CATALOGS: dict[str, dict[str, ActionSpec]] = {"contractstudio": BUILTIN_ACTIONS, "localai-rag": LOCALAI_ACTIONS}
+
+
 def action_catalog(pipeline: Pipeline) -> dict[str, ActionSpec]:
-    """Built-in actions plus the file's `actions:`; a declared action overrides a built-in of that name."""
-    catalog = dict(BUILTIN_ACTIONS)
+    """The pipeline's built-in catalog plus its `actions:`; a declared action overrides a built-in of that name."""
+    catalog = dict(CATALOGS.get(pipeline.catalog, BUILTIN_ACTIONS))
     for name, contract in pipeline.actions.items():
         catalog[name] = ActionSpec.declared(name, contract)
     return catalog

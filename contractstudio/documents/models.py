@@ -273,7 +273,7 @@ class ToolRef(Model):
 
 
 class Policy(Model):
-    """A rule on tool use: `require` a tool or `forbid` a tool (or pattern), on some tasks."""
+    """A rule on tool use (`require` or `forbid` a tool or pattern, on some tasks), or a rule judged by its `check`."""
 
     id: str = Field(description="Policy id, unique in the agent.")
     description: str | None = Field(None, description="What the policy is for.")
@@ -281,10 +281,16 @@ class Policy(Model):
     forbid: ToolRef | None = Field(None, description="A tool (or pattern) that must not be used.")
     scope: list[str] | None = Field(None, description="Task ids; omitted means every task.")
     conflicts_with: list[str] = Field(default_factory=list, description="Explicitly contradictory policy ids.")
+    check: Literal["rule", "llm", "metric", "human"] | None = Field(
+        None, description="Who checks a policy written in prose: a rule, an LLM judge, a metric or a human annotator.")
+    severity: Literal["critical", "high", "medium", "low"] | None = Field(None, description="How bad a violation is.")
 
     @model_validator(mode="before")
     @classmethod
     def _require_or_forbid(cls, data: Any) -> Any:
+        # A prose policy (AgentAnvil's kind) names no tool: its `check` says who judges it.
+        if isinstance(data, dict) and "check" in data and not ("require" in data or "forbid" in data):
+            return data
         _one_of(data, ("require", "forbid"), "a policy")
         return data
 
@@ -307,7 +313,9 @@ class Task(Model):
 
     id: str = Field(description="Task id, unique in the agent; policies scope to it.")
     description: str | None = Field(None, description="What the task is.")
-    oracle: Literal["human", "functional", "llm_judge"] = Field(description="Who judges success: human annotators, code-level asserts, or LLM judges.")
+    oracle: Literal["human", "functional", "llm_judge", "hybrid"] = Field(
+        description="Who judges success: human annotators, code-level asserts, LLM judges, or hybrid (all three).")
+    inputs: list[str] = Field(default_factory=list, description="What the task is given, in prose.")
     success_criteria: list[str | Condition] = Field(default_factory=list, description="Code-level asserts or natural-language criteria.")
     llm_calls: int = Field(1, ge=0, description="Sequential LLM calls the task needs.")
     trajectory: list[TrajectoryStep] = Field(default_factory=list, description="Assertions on the steps the task takes.")
@@ -319,6 +327,8 @@ class Constraints(Model):
     max_latency_ms: float | None = Field(None, gt=0, description="Latency budget of one task, in milliseconds.")
     max_cost_usd: float | None = Field(None, gt=0, description="Cost budget of one task, in US dollars.")
     max_llm_calls: int | None = Field(None, ge=0, description="Most LLM calls one task may make.")
+    max_tool_calls: int | None = Field(None, ge=0, description="Most tool calls one task may make (recorded; no check uses it yet).")
+    allowed_tools: list[str] | None = Field(None, description="The only tools the agent may use (omitted: any tool).")
 
 
 class Corpus(Model):
@@ -361,6 +371,7 @@ class Agent(Model):
 
     kind: Literal["agent"] = Field(description="Always `agent`.")
     name: str = Field(description="Agent name.")
+    version: str | None = Field(None, description="Version of the contract.")
     description: str | None = Field(None, description="What the agent does.")
     tools: list[AgentTool] = Field(default_factory=list, description="L1: the tool schema.")
     output_schema: OutputSchema = Field(default_factory=OutputSchema, alias="schema", description="L1: the agent's output fields.")
@@ -414,6 +425,10 @@ class Pipeline(Model):
     name: str = Field(description="Pipeline name.")
     description: str | None = Field(None, description="What the pipeline does.")
     entry_step_id: str | None = Field(None, description="The first step (PIP101 when missing).")
+    catalog: Literal["contractstudio", "localai-rag"] = Field(
+        "contractstudio", description="The built-in actions the steps use: ContractStudio's (the ADR's) or LocalAI-RAG's.")
+    settings: dict[str, Any] = Field(default_factory=dict, description="Named values that steps refer to with `<key>_from_settings` "
+                                     "and that actions read (`requires_step: [settings.<key>]`).")
     inputs: list[str] = Field(default_factory=list, description="State fields set before the first step.")
     routers: dict[str, Router] = Field(default_factory=dict, description="Known router prompts and the prefixes they emit.")
     actions: dict[str, ActionContract] = Field(default_factory=dict, description="Contracts of custom actions; built-ins need none.")

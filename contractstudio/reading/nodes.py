@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from contractstudio.findings.diagnostics import Diagnostic, Span
+from contractstudio.findings.diagnostics import Diagnostic, Related, Span
 
 
 class Node:
@@ -92,12 +92,15 @@ class SeqNode(Node):
 
 @dataclass(slots=True)
 class SourceDocument:
-    """One `---` document of a file: its root node and plain data."""
+    """One `---` document of a file: its root node and plain data (for a dialect, the native reading of it)."""
 
     index: int
     root: Node | None
     data: Any
     line: int  # first line of the document
+    dialect: str = "contractstudio"  # the format the document was read as (reading/dialects)
+    # What the document's format cannot express, and why: rules say "not checkable" instead of guessing.
+    unsupported: dict[str, str] = field(default_factory=dict)
 
     @property
     def kind(self) -> str | None:
@@ -116,6 +119,26 @@ class SourceFile:
     text: str
     documents: list[SourceDocument] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Other files read with this one (a dialect's `extends:` bases), placed after its last line.
+    includes: list[Included] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Included:
+    """Another file read as part of a file: its nodes sit at lines `first_line`.. of the including file.
+
+    Like a source map: rules see one file, and every position past the file's own
+    lines is moved back to the included file (with `via`, the lines that included it).
+    """
+
+    path: str  # the included file as the user would name it
+    text: str
+    first_line: int  # the line number its line 1 has while it is analyzed with the including file
+    lines: int
+    via: tuple[Related, ...]  # the `extends:` lines that brought it in, nearest first
+
+    def holds(self, line: int) -> bool:
+        return self.first_line <= line < self.first_line + self.lines
 
 
 def node_at(root: Node | None, path: tuple[Any, ...] | list[Any]) -> Node | None:

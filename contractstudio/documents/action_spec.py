@@ -1,0 +1,58 @@
+"""What one pipeline action needs, guarantees, and how it branches: the entries of every action catalog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contractstudio.documents.models import ActionContract, Step
+
+SETTINGS = "settings."  # a requires_step entry 'settings.<key>' names a key of the pipeline's settings
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    """What one action needs before it runs, guarantees after it ran, and which step keys are its edges."""
+
+    name: str
+    requires_state: tuple[str, ...] = ()
+    requires_any_state: tuple[tuple[str, ...], ...] = ()  # one field of each group must be set
+    # Keys the step itself must carry; 'a|b|settings.c' means one of them ('settings.c': a pipeline setting).
+    requires_step: tuple[str, ...] = ()
+    ensures_state: tuple[str, ...] = ()
+    why: str = ""  # the reason for the contract, shown in docs/actions.md
+    builtin: bool = True
+    # How the step picks one of its on_<route> targets: 'prefix' (the first `<route>_prefix` the
+    # model's reply starts with), 'decision' (the `decision` value of the JSON reply), '' (its handler).
+    routing: str = ""
+    route_state: tuple[str, ...] = ()  # (field set to the route taken, field set to the payload) by a router
+    branches: tuple[str, ...] = ()  # step keys, besides next and on_*, whose value is a step the action jumps to
+    returns_to: str = ""  # an action whose steps this one jumps back to (a merge back to its fork)
+    ensures_from: tuple[str, ...] = ()  # (list key, item key): the state fields a step's configuration says it sets
+
+    @classmethod
+    def declared(cls, name: str, contract: ActionContract) -> ActionSpec:
+        """An action contract from a file's `actions:` block."""
+        return cls(
+            name,
+            tuple(contract.requires_state),
+            tuple(tuple(g) for g in contract.requires_any_state if g),
+            tuple(contract.requires_step),
+            tuple(contract.ensures_state),
+            contract.description or "",
+            builtin=False,
+        )
+
+    def requirement_text(self) -> str:
+        """A short human summary of the requirements, for messages and docs."""
+        parts = list(self.requires_state) + [" or ".join(g) for g in self.requires_any_state]
+        return ", ".join(parts) or "nothing"
+
+    def ensured_by(self, step: Step) -> list[str]:
+        """State fields this step sets because its configuration names them (set_variables' `rules[].set`)."""
+        if not self.ensures_from:
+            return []
+        items: Any = (step.model_extra or {}).get(self.ensures_from[0])
+        if not isinstance(items, list):
+            return []
+        return [i[self.ensures_from[1]] for i in items if isinstance(i, dict) and isinstance(i.get(self.ensures_from[1]), str)]

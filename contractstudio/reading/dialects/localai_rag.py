@@ -1,0 +1,292 @@
+"""LocalAI-RAG pipelines (`YAMLpipeline:` / `YAMLpipelines:` / `pipelines:`) read as `kind: pipeline` documents.
+
+Their `extends:` is resolved as LocalAI-RAG's loader does it (a deep merge: settings
+by key, steps by id, the child winning), but on nodes, so every value keeps the
+place it was written: a step the child touched is reported in the child, a step
+only the base has is reported in the base. What the mapping does key by key is in
+docs/dialects.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contractstudio.findings.diagnostics import Diagnostic, Related, make
+from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence, text_of
+from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, SeqNode, SourceDocument
+
+NAME = "localai-rag"
+CONTAINERS = ("YAMLpipelines", "pipelines")  # several pipelines in one file
+MAX_EXTENDS = 20  # LocalAI-RAG's own cap on the depth of an extends chain
+COMPAT_MODES = ("locked", "latest", "strict")
+# The state the runner fills from each request (their DynamicPipelineRunner), before the first step.
+REQUEST_FIELDS = (
+    "user_query", "session_id", "consultant", "request_id", "branch", "translate_chat",
+    "user_id", "repository", "snapshot_id", "snapshot_id_b", "snapshot_set_id",
+)
+
+Loader = Callable[[Path, tuple[Related, ...]], "tuple[list[SourceDocument], str | None]"]
+
+
+def is_localai(root: Node | None) -> bool:
+    """A mapping with a `YAMLpipeline:` mapping or a `YAMLpipelines:` / `pipelines:` list, and no `kind:`."""
+    if not isinstance(root, MapNode) or root.get("kind") is not None:
+        return False
+    return isinstance(root.get("YAMLpipeline"), MapNode) or any(isinstance(root.get(k), SeqNode) for k in CONTAINERS)
+
+
+def pipelines_in(root: Node | None) -> list[tuple[Node, MapNode]]:
+    """(anchor, pipeline mapping) of each pipeline a document holds; a list entry with no steps, extends or settings
+    (a test manifest row) is not a pipeline."""
+    if not isinstance(root, MapNode):
+        return []
+    single = root.get("YAMLpipeline")
+    if isinstance(single, MapNode):
+        return [(root.key_node("YAMLpipeline") or single, single)]
+    for key in CONTAINERS:
+        items = root.get(key)
+        if isinstance(items, SeqNode):
+            return [(i, i) for i in items.items
+                    if isinstance(i, MapNode) and any(i.get(k) is not None for k in ("steps", "extends", "settings"))]
+    return []
+
+
+@dataclass(slots=True)
+class Resolver:
+    """Resolves `extends:` chains of one file; files it reads come from `load` (cached, placed past the file)."""
+
+    path: str  # the file as the user named it
+    real: Path  # the file on disk (resolved), or a path in the folder it would be in
+    root_dir: Path  # LocalAI-RAG's pipelines_root: the last place `extends:` is looked up
+    load: Loader
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def report(self, code: str, message: str, at: Node, hint: str | None = None) -> None:
+        self.diagnostics.append(make(code, message, self.path, at.span, hint=hint))
+
+    def read(self, doc: SourceDocument) -> list[SourceDocument]:
+        """The native reading of every pipeline of one document."""
+        out = []
+        for anchor, node in pipelines_in(doc.root):
+            merged = self.resolve(node, self.real, ((self.real, text_of(node.get("name"))),), ())
+            root = self.native(merged, anchor)
+            out.append(SourceDocument(doc.index, root, data_of(root), anchor.line, dialect=NAME))
+        if not out and isinstance(doc.root, MapNode):
+            self.report("YML003", "the file holds no LocalAI-RAG pipeline: no entry of its list has steps, settings or extends",
+                        doc.root, hint="a pipeline is a mapping with name, settings and steps")
+        return out
+
+    # ------------------------------------------------------------- extends
+
+    def resolve(self, node: MapNode, real: Path, chain: tuple[tuple[Path, str | None], ...], via: tuple[Related, ...]) -> MapNode:
+        """The pipeline with its `extends:` chain merged in (LocalAI-RAG's semantics), `extends` removed."""
+        ext = node.get("extends")
+        if ext is None or (isinstance(ext, ScalarNode) and not ext.value):
+            return _without(node, "extends")
+        value = text_of(ext)
+        if value is None:
+            self.report("SCH103", "extends: must be a string 'path' or 'path#pipeline_name'", ext)
+            return _without(node, "extends")
+        target, _, name = value.partition("#")
+        target, pick = target.strip(), name.strip() or None
+        if len(chain) > MAX_EXTENDS:
+            self.report("REF203", f"the extends chain is deeper than {MAX_EXTENDS} files", ext)
+            return _without(node, "extends")
+        found = self._locate(target, real.parent) if target else None
+        if found is None:
+            where = "names no file" if not target else f"names '{target}', which is not a file"
+            self.report("REF203", f"extends {where}", ext,
+                        hint=f"looked next to this file, then in the pipelines root {self.root_dir}" if target else None)
+            return _without(node, "extends")
+        here = Related(self.path, ext.line, ext.column, f"inherits from '{value}' here")
+        docs, problem = self.load(found, (here, *via))
+        if problem is not None:
+            self.report("REF203", f"extends target '{target}' cannot be read: {problem}", ext)
+            return _without(node, "extends")
+        parent, why = _select(docs, pick)
+        if parent is None:
+            self.report("REF203", f"extends target '{value}' {why}", ext)
+            return _without(node, "extends")
+        link = (found, text_of(parent.get("name")))
+        if link in chain:
+            names = " -> ".join(_short(p, n) for p, n in (*chain, link))
+            self.report("REF203", f"circular extends: {names}", ext, hint="a base must not extend (directly or not) its own child")
+            return _without(node, "extends")
+        parent = self.resolve(parent, found, (*chain, link), (here, *via))
+        return _merge_pipeline(parent, node)
+
+    def _locate(self, target: str, folder: Path) -> Path | None:
+        """LocalAI-RAG's lookup order: absolute, next to the file, under pipelines_root, then <root>/<name>.yaml|.yml."""
+        candidate = Path(target)
+        tries = [candidate] if candidate.is_absolute() else [folder / candidate, self.root_dir / candidate,
+                                                             self.root_dir / f"{target}.yaml", self.root_dir / f"{target}.yml"]
+        for path in tries:
+            try:
+                if path.is_file():
+                    return path.resolve()
+            except OSError:
+                continue
+        return None
+
+    # ------------------------------------------------------------- the native reading
+
+    def native(self, p: MapNode, anchor: Node) -> MapNode:
+        """kind: pipeline with catalog: localai-rag; settings.entry_step_id as entry_step_id; routes flattened."""
+        pairs = [entry("kind", scalar("pipeline", anchor), anchor), entry("catalog", scalar(NAME, anchor), anchor)]
+        for key in ("name", "description"):
+            if p.get(key) is not None:
+                pairs.append((p.key_node(key), p.get(key)))  # type: ignore[arg-type]
+        settings = p.get("settings")
+        if isinstance(settings, MapNode):
+            eid = settings.get("entry_step_id")
+            if eid is not None:
+                pairs.append((settings.key_node("entry_step_id"), eid))  # type: ignore[arg-type]
+            self._required_settings(settings, p.key_node("settings") or anchor)
+        elif settings is not None:
+            self.report("SCH103", "settings: must be a mapping", settings)
+        else:
+            self._required_settings(None, p.key_node("name") or anchor)
+        if isinstance(settings, MapNode):
+            pairs.append((p.key_node("settings"), settings))  # type: ignore[arg-type]
+        pairs.append(entry("inputs", sequence((scalar(f, anchor) for f in REQUEST_FIELDS), anchor), anchor))
+        steps = p.get("steps")
+        if isinstance(steps, SeqNode):
+            steps = sequence((self._step(s) for s in steps.items), steps)
+        if steps is not None:
+            pairs.append((p.key_node("steps"), steps))  # type: ignore[arg-type]
+        return mapping(pairs, p)
+
+    def _required_settings(self, settings: MapNode | None, at: Node) -> None:
+        """What LocalAI-RAG's validator refuses to load without (entry_step_id is PIP101's)."""
+        version = settings.get("behavior_version") if settings is not None else None
+        if version is None:
+            self.report("SCH101", "missing required key 'behavior_version' in settings", at,
+                        hint="LocalAI-RAG's validator requires it, e.g. behavior_version: \"0.2.0\"")
+        elif not (text_of(version) or "").strip():
+            self.report("SCH103", "settings.behavior_version must be a non-empty string", version)
+        mode = settings.get("compat_mode") if settings is not None else None
+        if mode is None:
+            self.report("SCH101", "missing required key 'compat_mode' in settings", at, hint="one of: locked, latest, strict")
+        elif (text_of(mode) or "").strip().lower() not in COMPAT_MODES:
+            self.report("SCH104", f"settings.compat_mode must be one of {', '.join(COMPAT_MODES)}", mode)
+
+    def _step(self, step: Node) -> Node:
+        """A step with its nested `routes:` flattened into on_<route> (and <route>_prefix) keys."""
+        if not isinstance(step, MapNode):
+            return step
+        action = text_of(step.get("action"))
+        if action not in ("prefix_router", "json_decision_router"):
+            return step
+        routes = step.get("routes")
+        if routes is None:
+            if action == "json_decision_router":
+                self.report("SCH101", "json_decision_router needs 'routes: {<decision>: <step>}'", step.key_node("action") or step)
+            return step
+        if not isinstance(routes, MapNode):
+            self.report("SCH103", "routes: must be a mapping", routes)
+            return _without(step, "routes")
+        flat: list[tuple[Node, Node]] = []
+        for key, value in routes.pairs:
+            route = key.value if isinstance(key, ScalarNode) else None
+            if not isinstance(route, str):
+                continue
+            if action == "json_decision_router":
+                flat.append(entry(f"on_{route}", value, key))
+            elif isinstance(value, MapNode):
+                prefix, target = value.get("prefix"), value.get("next")
+                if prefix is None and target is None:
+                    self.report("SCH101", f"route '{route}' needs a prefix and a next step", key)
+                if prefix is not None:
+                    flat.append(entry(f"{route}_prefix", prefix, key))
+                if target is not None:
+                    flat.append(entry(f"on_{route}", target, key))
+            else:
+                self.report("SCH103", f"route '{route}' must be a mapping with prefix and next", value)
+        pairs: list[tuple[Node, Node]] = []
+        for k, v in step.pairs:
+            pairs.extend(flat if isinstance(k, ScalarNode) and k.value == "routes" else [(k, v)])
+        return mapping(pairs, step)
+
+
+# ----------------------------------------------------------------- merging (LocalAI-RAG's loader, on nodes)
+
+
+def _without(node: MapNode, key: str) -> MapNode:
+    if node.get(key) is None and node.key_node(key) is None:
+        return node
+    return mapping(((k, v) for k, v in node.pairs if not (isinstance(k, ScalarNode) and k.value == key)), node)
+
+
+def _merge(parent: Node, child: Node) -> Node:
+    """Mappings merge key by key (the child's keys win, new ones come last); anything else: the child replaces."""
+    if not (isinstance(parent, MapNode) and isinstance(child, MapNode)):
+        return child
+    index = child.index
+    pairs = [(index[k.value][0], _merge(v, index[k.value][1])) if isinstance(k, ScalarNode) and k.value in index else (k, v)
+             for k, v in parent.pairs]
+    mine = {k.value for k, _ in parent.pairs if isinstance(k, ScalarNode)}
+    pairs += [(k, v) for k, v in child.pairs if not (isinstance(k, ScalarNode) and k.value in mine)]
+    return mapping(pairs, child)
+
+
+def _sid(step: Node) -> str | None:
+    if isinstance(step, MapNode):
+        value = step.get("id")
+        if isinstance(value, ScalarNode) and value.value:
+            return str(value.value)
+    return None
+
+
+def _merge_steps(parent: Node | None, child: Node | None) -> SeqNode:
+    """Steps merge by id: the parent's order, a child step of the same id merged into it, new child steps appended."""
+    mine = [s for s in parent.items if isinstance(s, MapNode)] if isinstance(parent, SeqNode) else []
+    theirs = child.items if isinstance(child, SeqNode) else []
+    by_id = {sid: s for s in theirs if (sid := _sid(s))}
+    known = {_sid(s) for s in mine}
+    out: list[Node] = [_merge(s, by_id[sid]) if (sid := _sid(s)) in by_id else s for s in mine]
+    # LocalAI-RAG drops child steps without an id silently; they are kept so that the reader reports them.
+    out += [s for s in theirs if _sid(s) not in known]
+    at = child if isinstance(child, SeqNode) else parent
+    return sequence(out, at)  # type: ignore[arg-type]
+
+
+def _merge_pipeline(parent: MapNode, child: MapNode) -> MapNode:
+    merged = _merge(parent, _without(child, "extends"))
+    assert isinstance(merged, MapNode)
+    if parent.get("steps") is None and child.get("steps") is None:
+        return merged
+    steps = _merge_steps(parent.get("steps"), child.get("steps"))
+    key: Node = child.key_node("steps") or parent.key_node("steps") or steps
+    return mapping(((key, steps) if isinstance(k, ScalarNode) and k.value == "steps" else (k, v) for k, v in merged.pairs), merged)
+
+
+def _select(docs: list[SourceDocument], pick: str | None) -> tuple[MapNode | None, str]:
+    """The pipeline an extends target names (LocalAI-RAG: a single pipeline wins; in a list, by name)."""
+    for doc in docs:
+        root = doc.root
+        if not isinstance(root, MapNode):
+            continue
+        if isinstance(root.get("YAMLpipeline"), MapNode):
+            return root.get("YAMLpipeline"), ""  # type: ignore[return-value]
+        items = next((root.get(k) for k in CONTAINERS if isinstance(root.get(k), SeqNode)), None)
+        if isinstance(items, SeqNode):
+            entries = [i for i in items.items if isinstance(i, MapNode)]
+            if pick is not None:
+                hit = next((i for i in entries if (text_of(i.get("name")) or "").strip() == pick), None)
+                names = ", ".join(n for i in entries if (n := text_of(i.get("name")))) or "none"
+                return hit, f"has no pipeline named '{pick}' (it has: {names})"
+            if len(entries) == 1:
+                return entries[0], ""
+            return None, "holds several pipelines: name one with 'extends: <path>#<pipeline name>'"
+    return None, "holds no LocalAI-RAG pipeline (no YAMLpipeline:, YAMLpipelines: or pipelines:)"
+
+
+def _short(path: Path, name: str | None) -> str:
+    return path.name
+
+
+def included(path: str, text: str, first_line: int, via: tuple[Related, ...]) -> Included:
+    """The source-map entry of a base file read at `first_line`."""
+    return Included(path, text, first_line, text.count("\n") + 1, via)

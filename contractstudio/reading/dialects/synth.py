@@ -1,0 +1,99 @@
+"""Building the native reading of a dialect document out of the nodes of the user's own file.
+
+Every node of the result is either a node of the user's file (so its span is the
+user's text) or a new node placed at the span of the node it stands for (a
+flattened route's key sits on the route's key). Positions therefore stay in the
+user's file without the rules knowing a dialect exists. Files read along (bases)
+sit past the file's last line; `relocate` moves their positions back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from contractstudio.findings.diagnostics import Diagnostic, Related
+from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, SeqNode, SourceFile, new_scalar
+
+_STR = "tag:yaml.org,2002:str"
+
+
+def scalar(value: Any, at: Node) -> ScalarNode:
+    """A new scalar placed where `at` is."""
+    return new_scalar(at.line, at.column, at.end_line, at.end_column, _STR, value, "", str(value))
+
+
+def mapping(pairs: Iterable[tuple[Node, Node]], at: Node) -> MapNode:
+    """A new mapping with the span of `at`."""
+    node = MapNode()
+    node.line, node.column, node.end_line, node.end_column, node.tag = at.line, at.column, at.end_line, at.end_column, at.tag
+    node.pairs = list(pairs)
+    return node
+
+
+def sequence(items: Iterable[Node], at: Node) -> SeqNode:
+    """A new sequence with the span of `at`."""
+    node = SeqNode()
+    node.line, node.column, node.end_line, node.end_column, node.tag = at.line, at.column, at.end_line, at.end_column, at.tag
+    node.items = list(items)
+    return node
+
+
+def entry(key: str, value: Node, at: Node | None = None) -> tuple[Node, Node]:
+    """A (key, value) pair whose key is a new scalar at `at` (default: the value's place)."""
+    return scalar(key, at if at is not None else value), value
+
+
+def data_of(node: Node | None) -> Any:
+    """The plain data of a node tree (what the native validator reads)."""
+    if isinstance(node, ScalarNode):
+        return node.value
+    if isinstance(node, MapNode):
+        return {k.value: data_of(v) for k, v in node.pairs if isinstance(k, ScalarNode)}
+    if isinstance(node, SeqNode):
+        return [data_of(i) for i in node.items]
+    return None
+
+
+def text_of(node: Node | None) -> str | None:
+    """A scalar's value when it is a string, else None."""
+    return node.value if isinstance(node, ScalarNode) and isinstance(node.value, str) else None
+
+
+# ----------------------------------------------------------------- positions of included files
+
+
+def _home(source: SourceFile, line: int) -> Included | None:
+    if line <= source.text.count("\n") + 1:
+        return None
+    return next((inc for inc in source.includes if inc.holds(line)), None)
+
+
+def relocate(diagnostics: Iterable[Diagnostic], source: SourceFile) -> list[Diagnostic]:
+    """Positions past the file's own lines moved back into the included file they belong to."""
+    if not source.includes:
+        return list(diagnostics)
+    out = []
+    for d in diagnostics:
+        related = tuple(_related(r, source) for r in d.related)
+        inc = _home(source, d.line) if d.file == source.path else None
+        if inc is not None:
+            shift = inc.first_line - 1
+            d = replace(d, file=inc.path, line=d.line - shift, end_line=max(d.end_line - shift, 1), related=related + inc.via)
+        elif related != d.related:
+            d = replace(d, related=related)
+        out.append(d)
+    return out
+
+
+def _related(r: Related, source: SourceFile) -> Related:
+    inc = _home(source, r.line) if r.file == source.path else None
+    return r if inc is None else replace(r, file=inc.path, line=r.line - inc.first_line + 1)
+
+
+def texts(source: SourceFile) -> dict[str, str]:
+    """The text of the file and of every file it included, by path (for suppressions and source lines)."""
+    out = {inc.path: inc.text for inc in source.includes}
+    out[source.path] = source.text
+    return out
