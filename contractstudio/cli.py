@@ -19,6 +19,12 @@ from typing import NoReturn
 from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github")
+DIALECTS = ("contractstudio", "localai-rag", "agentanvil")  # reading/dialects: how a file of another tool is read
+
+
+def _dialect(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dialect", choices=DIALECTS, default=None,
+                   help="read every document as this format (default: by .contractstudio.yaml, then by its shape)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("studio", help="open the studio (the default when no command is given)")
     s.add_argument("paths", nargs="*", help="files or folders (default: the current folder, else the bundled samples)")
     s.add_argument("--trust", action="store_true", help="trust this workspace: allow python: hooks")
+    _dialect(s)
 
     c = sub.add_parser("check", help="analyze files and folders")
     c.add_argument("paths", nargs="+", metavar="PATH")
@@ -44,10 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 1 when a diagnostic at or above this level is found (default: error)")
     c.add_argument("--trust", action="store_true", help="import python: hooks to check them (TOL102)")
     c.add_argument("--no-color", action="store_true", help="plain text output")
+    _dialect(c)
 
     g = sub.add_parser("graph", help="the step graph of a pipeline with its routing prefixes")
     g.add_argument("pipeline", metavar="PIPELINE")
     g.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")
+    _dialect(g)
 
     r = sub.add_parser("run", help="one contracted call")
     r.add_argument("contract", metavar="CONTRACT")
@@ -60,11 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print the result as JSON")
     r.add_argument("--trust", action="store_true", help="allow python: hooks")
     r.add_argument("--no-wait", action="store_true", help="skip remedy waits (they are still shown)")
+    _dialect(r)
 
     t = sub.add_parser("test", help="run every scenarios: entry offline")
     t.add_argument("paths", nargs="+", metavar="PATH")
     t.add_argument("--trust", action="store_true", help="allow python: hooks")
     t.add_argument("-k", metavar="PATTERN", help="only scenarios whose 'file::contract::scenario' name contains PATTERN")
+    _dialect(t)
 
     m = sub.add_parser("simulate", help="the path a router reply takes through a pipeline")
     m.add_argument("pipeline", metavar="PIPELINE")
@@ -72,10 +83,18 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--route", action="append", metavar="STEP=ROUTE",
                    help="the route a custom routing action takes (repeatable; default: its first on_* route)")
     m.add_argument("--json", action="store_true")
+    _dialect(m)
 
     e = sub.add_parser("export", help="validated YAML, comments and key order kept")
     e.add_argument("file", metavar="FILE")
     e.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    _dialect(e)
+
+    v = sub.add_parser("convert", help="a file of another format (LocalAI-RAG, AgentAnvil) as a native document")
+    v.add_argument("file", metavar="FILE")
+    v.add_argument("--to", choices=("contractstudio",), required=True, help="the format to write")
+    v.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    _dialect(v)
 
     h = sub.add_parser("schema", help="the JSON Schema of the format")
     h.add_argument("kind", nargs="?", choices=("contract", "agent", "pipeline", "tools"))
@@ -95,7 +114,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval"}
+    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval", "convert"}
     if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
         args_list = ["studio", *args_list]
     parser = build_parser()

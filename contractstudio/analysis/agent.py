@@ -20,6 +20,7 @@ from contractstudio.documents.models import Agent, Backend, Condition, FieldSpec
 from contractstudio.documents.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 from contractstudio.expressions import check, check_template
 from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean, make
+from contractstudio.reading.nodes import ScalarNode
 
 NEAR_LIMIT = 0.8  # a typical estimate at 80% of a limit leaves little room for a slow day
 OUTPUT_TYPE = "AgentOutput"  # the name the schema's fields go by in expression messages
@@ -163,8 +164,9 @@ def _code_level(criterion: str | Condition) -> bool:
 ORACLE_NEEDS = {"human": ("annotators",), "llm_judge": ("judges",), "functional": ("code",),
                 "hybrid": ("code", "judges", "annotators")}
 CHECK_NEEDS = {"human": ("annotators",), "llm": ("judges",)}
-UNCHECKABLE = {"annotators": "whether anyone can annotate", "judges": "whether a judge is available",
-               "code_criteria": "whether a rule can check their success criteria"}
+UNCHECKABLE = {"annotators": "whether anyone can annotate {} is not checkable",
+               "judges": "whether a judge is available for {} is not checkable",
+               "code_criteria": "whether a rule can check the success criteria of {} is not checkable"}
 
 
 def oracle_availability(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
@@ -179,7 +181,9 @@ def oracle_availability(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
         ("task", t.id, ORACLE_NEEDS[t.oracle], t, t.src + ("oracle",)) for t in agent.tasks]
     items += [("policy", p.id, CHECK_NEEDS.get(p.check or "", ()), None, p.src + ("check",)) for p in agent.policies]
     for what, name, needs, task, where in items:
-        how = f"oracle: {task.oracle}" if task is not None else "check: " + ("human" if needs == ("annotators",) else "llm")
+        written = loaded.node(where)  # quoted as written: a dialect's own word for the oracle
+        shown = written.text if isinstance(written, ScalarNode) and written.text else (task.oracle if task else "")
+        how = f"oracle: {shown}" if task is not None else "check: " + ("human" if needs == ("annotators",) else "llm")
         for need in needs:
             if need == "annotators" and humans < 1:
                 if "annotators" in loaded.unsupported:
@@ -205,7 +209,7 @@ def oracle_availability(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
                                       hint="add a criterion such as '- assert: output.status == ...', or use oracle: llm_judge or human")
     for need, users in unknown.items():
         names = ", ".join(n for n, _ in users)
-        yield loaded.diag("AGT501", f"{UNCHECKABLE[need]} for {names} is not checkable", users[0][1],
+        yield loaded.diag("AGT501", UNCHECKABLE[need].format(names), users[0][1],
                           hint=f"not checkable: {loaded.unsupported[need]}",
                           related=[_related(loaded, w, f"{n} is not checked either") for n, w in users[1:]])
 
@@ -282,7 +286,7 @@ def _budget(loaded: Loaded, task: Task, code: str, message: str, related: list[R
 
 def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
     """AGT401: every L2/L3 reference (trajectory, policy, scope, conflicts_with) names a declared L1 entity."""
-    tools = [t.name for t in agent.tools]
+    tools = [t.name for t in agent.tools] + list(agent.constraints.allowed_tools or [])  # names either way
     fields = list(agent.output_schema.fields)
     tasks = [t.id for t in agent.tasks]
     policies = [p.id for p in agent.policies]

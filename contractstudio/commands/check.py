@@ -5,12 +5,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from contractstudio.analysis.check import Context, check_paths
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
-from contractstudio.findings.diagnostics import at_least
+from contractstudio.findings.diagnostics import Diagnostic, at_least
 from contractstudio.reports import diagnostics as report
+
+
+def once_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """A finding in a base is found again through every file that extends it: keep one (the base's own, when found)."""
+    kept: dict[tuple[str, int, int, str, str], Diagnostic] = {}
+    for d in diagnostics:
+        key = (d.file, d.line, d.column, d.code, d.message)
+        if key not in kept or len(d.related) < len(kept[key].related):
+            kept[key] = d
+    return list(kept.values())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,14 +29,16 @@ def run(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         return usage_error(f"no such file or folder: {', '.join(missing)}")
-    reports = check_paths(args.paths, Context(trusted=args.trust))
-    diagnostics = [d for r in reports for d in r.diagnostics]
+    reports = check_paths(args.paths, Context(trusted=args.trust, dialect=args.dialect))
+    diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
     files = len(reports)
+    read_as = {r.path: r.dialect for r in reports}
     if args.format == "text":
         color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        print(report.text(diagnostics, {r.path: r.text for r in reports}, files, color))
+        texts = {path: text for r in reports for path, text in r.texts.items()}
+        print(report.text(diagnostics, texts, files, color, read_as))
     elif args.format == "json":
-        print(report.as_json(diagnostics, files))
+        print(report.as_json(diagnostics, files, read_as))
     elif args.format == "jsonl":
         out = report.as_jsonl(diagnostics)
         if out:

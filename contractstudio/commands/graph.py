@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from contractstudio.analysis.check import FileReport, check_file
+from contractstudio.analysis.check import Context, FileReport, check_file
 from contractstudio.analysis.step_graph import StepGraph
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.documents.models import Pipeline
@@ -14,11 +14,11 @@ from contractstudio.findings.diagnostics import Counts
 from contractstudio.reports.graphs import for_terminal, render
 
 
-def pipelines_of(path: str) -> tuple[FileReport | None, list[Pipeline], int | None]:
+def pipelines_of(path: str, dialect: str | None = None) -> tuple[FileReport | None, list[Pipeline], int | None]:
     """Analyze a file for graph/simulate; (report, pipeline models, exit code when it cannot go on)."""
     if not Path(path).is_file():
         return None, [], usage_error(f"no such file: {path}")
-    report = check_file(Path(path))
+    report = check_file(Path(path), Context(dialect=dialect))
     kinds = [d.kind for d in report.documents]
     models = [d.model for d in report.documents if isinstance(d.model, Pipeline)]
     if "pipeline" not in kinds:
@@ -36,7 +36,7 @@ def pipelines_of(path: str) -> tuple[FileReport | None, list[Pipeline], int | No
 
 def run(args: argparse.Namespace) -> int:
     """Draw every pipeline of the file; a file with errors is still drawn as far as it goes (exit 1)."""
-    report, models, stop = pipelines_of(args.pipeline)
+    report, models, stop = pipelines_of(args.pipeline, args.dialect)
     if stop is not None:
         return stop
     print(for_terminal("\n\n".join(render(StepGraph.build(m), args.format) for m in models), sys.stdout.encoding))

@@ -81,7 +81,7 @@ def run(args: Any) -> int:
     if not path.is_file():
         return usage_error(f"no such file: {args.contract}")
     try:
-        contracts = [o for o in load_all(path, trust=args.trust) if isinstance(o, Contract)]
+        contracts = [o for o in load_all(path, trust=args.trust, dialect=args.dialect) if isinstance(o, Contract)]
     except ContractError as err:
         print(f"contractstudio: {err}", file=sys.stderr)
         return EXIT_PROBLEM

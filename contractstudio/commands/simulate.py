@@ -36,7 +36,7 @@ def render(sim: Simulation) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate each pipeline of the file; exit 1 when the reply does not reach an end with all it needs."""
-    _report, models, stop = pipelines_of(args.pipeline)
+    _report, models, stop = pipelines_of(args.pipeline, args.dialect)
     if stop is not None:
         return stop
     routes: dict[str, str] = {}

@@ -106,7 +106,7 @@ def run(args: Any) -> int:
     passed = failed = 0
     for file in discover(args.paths):
         try:
-            objects = load_all(file, trust=args.trust)
+            objects = load_all(file, trust=args.trust, dialect=args.dialect)
         except ContractError as err:
             text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
             if "scenarios:" in text:  # a broken file without scenarios has nothing to test; `check` reports it

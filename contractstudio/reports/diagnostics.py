@@ -9,12 +9,15 @@ from typing import Any
 from contractstudio import __version__
 from contractstudio.findings.diagnostics import RULES, Counts, Diagnostic
 
+NATIVE = "contractstudio"  # files read in their own format are not listed
+
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
-def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color: bool = False) -> str:
-    """`file:line:col: severity CODE message`, the source line with a caret, a summary line."""
+def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color: bool = False,
+         read_as: dict[str, str] | None = None) -> str:
+    """`file:line:col: severity CODE message`, the source line with a caret, the files read in another format, a summary line."""
     lines: list[str] = []
     split: dict[str, list[str]] = {}
     for d in diagnostics:
@@ -35,6 +38,7 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
             lines.append(f"       = hint: {d.hint}")
         for r in d.related:
             lines.append(f"       - {r.file}:{r.line}:{r.column}: {r.message}")
+    lines += [f"{path}: read as {dialect}" for path, dialect in (read_as or {}).items() if dialect != NATIVE]
     lines.append(summary_line(Counts.of(diagnostics, files)))
     return "\n".join(lines)
 
@@ -61,9 +65,12 @@ def summary_line(c: Counts) -> str:
     return f"{n(c.files, 'file')} checked: {n(c.error, 'error')}, {n(c.warning, 'warning')}, {n(c.info, 'info')}"
 
 
-def as_json(diagnostics: list[Diagnostic], files: int) -> str:
-    """One object {"diagnostics": [...], "summary": {...}}."""
-    return json.dumps({"diagnostics": [d.to_dict() for d in diagnostics], "summary": Counts.of(diagnostics, files).to_dict()}, indent=2)
+def as_json(diagnostics: list[Diagnostic], files: int, read_as: dict[str, str] | None = None) -> str:
+    """One object {"diagnostics": [...], "files": [{"path", "dialect"}], "summary": {...}}."""
+    out = {"diagnostics": [d.to_dict() for d in diagnostics],
+           "files": [{"path": path, "dialect": dialect} for path, dialect in (read_as or {}).items()],
+           "summary": Counts.of(diagnostics, files).to_dict()}
+    return json.dumps(out, indent=2)
 
 
 def as_jsonl(diagnostics: Iterable[Diagnostic]) -> str:

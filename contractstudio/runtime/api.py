@@ -99,14 +99,14 @@ def _runtime_object(doc: Any, path: str, trusted: bool) -> Any:
     return doc  # an agent contract is analyzed, not run
 
 
-def load_all(path: str | Path, *, trust: bool = False) -> list[Any]:
+def load_all(path: str | Path, *, trust: bool = False, dialect: str | None = None) -> list[Any]:
     """Every document of a file as its runtime object; raises ContractError when the analyzer finds errors."""
     from contractstudio.analysis.check import Context, check_file
 
     p = Path(path)
     if not p.exists():
         raise ContractError(f"{p}: no such file")
-    report = check_file(p, Context(trusted=trust, root=p.resolve().parent))
+    report = check_file(p, Context(trusted=trust, root=p.resolve().parent, dialect=dialect))
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise ContractError(f"{p}: {len(errors)} error{'s' if len(errors) != 1 else ''}; fix them before running", errors, str(p))

@@ -20,8 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER, ActionSpec, action_catalog
+from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER, SETTINGS, ActionSpec, action_catalog
 from contractstudio.documents.models import Pipeline, Step
+from contractstudio.reading.replies import extract_json
 
 Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
 EventSink = Callable[[dict[str, Any]], None]
@@ -58,6 +59,20 @@ def parse_prefix(reply: str, prefixes: list[tuple[str, str]]) -> tuple[str, str]
         if text.startswith(prefix):
             return route, text[len(prefix):].strip()
     return "other", text.strip()
+
+
+DECISION_KEYS = ("decision", "route", "mode")  # the JSON keys a decision router reads, first present wins
+
+
+def parse_decision(reply: str) -> str:
+    """The route a JSON reply names (its decision, route or mode, trimmed and lower-cased), or 'other'."""
+    value, _problem = extract_json(reply)
+    if isinstance(value, dict):
+        for key in DECISION_KEYS:
+            decision = str(value.get(key) or "").strip().lower()
+            if decision:
+                return decision
+    return "other"
 
 
 def step_prefixes(step: Step) -> list[tuple[str, str]]:
@@ -197,8 +212,8 @@ class PipelineRunner:
         config = {"id": step.id, "action": step.action, **step.raw}
         self._assert_requires(step, spec, state, config)
         chosen: str | None = None
-        if step.action == PREFIX_ROUTER and step.action not in handlers:
-            chosen = self._prefix_router(step, state)
+        if spec.routing and step.action not in handlers:
+            chosen = self._route(step, spec, state)
         else:
             handler = handlers.get(step.action)
             if handler is None:
@@ -216,9 +231,13 @@ class PipelineRunner:
         return self._next(step, chosen)
 
     def _assert_requires(self, step: Step, spec: ActionSpec, state: dict[str, Any], config: dict[str, Any]) -> None:
-        for key in spec.requires_step:
-            if key not in config:
-                raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires the key '{key}' on the step",
+        settings = self.pipeline.settings
+        for key in spec.requires_step:  # 'a|settings.b': the key a on the step, or the pipeline setting b
+            options = key.split("|")
+            if not any(settings.get(o[len(SETTINGS):]) is not None if o.startswith(SETTINGS) else o in config for o in options):
+                what = " or ".join(f"the setting '{o[len(SETTINGS):]}'" if o.startswith(SETTINGS) else f"the key '{o}' on the step"
+                                   for o in options)
+                raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires {what}",
                                              step.id, step.action, key, "requires_step")
         for f in spec.requires_state:
             if not is_set(state.get(f)):
@@ -230,11 +249,16 @@ class PipelineRunner:
                 raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires one of the state fields "
                                              f"{', '.join(group)}, but none is set", step.id, step.action, " | ".join(group), "requires_state")
 
-    def _prefix_router(self, step: Step, state: dict[str, Any]) -> str:
+    def _route(self, step: Step, spec: ActionSpec, state: dict[str, Any]) -> str:
+        """A built-in router: the route the model's reply names (by prefix or JSON decision), recorded as the catalog says."""
         reply = state.get("last_model_response")
-        route, payload = parse_prefix(reply if isinstance(reply, str) else str(reply), step_prefixes(step))
-        state["retrieval_mode"] = route
-        state["followup_query"] = payload
+        text = reply if isinstance(reply, str) else str(reply)
+        if spec.routing == "decision":
+            return parse_decision(text)
+        route, payload = parse_prefix(text, step_prefixes(step))
+        if spec.route_state:
+            state[spec.route_state[0]] = route
+            state[spec.route_state[-1]] = payload
         return route
 
     def _next(self, step: Step, chosen: str | None) -> tuple[str | None, str]:
@@ -273,9 +297,12 @@ class _Known:
 KNOWN = _Known()
 
 
-def custom_routes(step: Step) -> list[str]:
-    """The routes of a custom routing action (its `on_<route>` targets), in order; [] for any other step."""
-    if step.action in (CALL_MODEL, PREFIX_ROUTER) or step.next is not None:
+def custom_routes(step: Step, spec: ActionSpec | None = None) -> list[str]:
+    """The routes of a custom routing action (its `on_<route>` targets), in order; [] for any other step.
+
+    A built-in router (its catalog entry has `routing`) is decided by the reply, never steered."""
+    builtin_router = spec.routing if spec is not None else step.action == PREFIX_ROUTER
+    if step.action == CALL_MODEL or builtin_router or step.next is not None:
         return []
     return [k[3:] for k, v in step.raw.items() if k.startswith("on_") and isinstance(v, str)]
 
@@ -285,9 +312,10 @@ def route_problem(pipeline: Pipeline, step_id: str, route: str) -> str | None:
     step = next((s for s in pipeline.steps if s.id == step_id), None)  # the first of an id, as the runner takes it
     if step is None:
         return f"no step '{step_id}' (steps: {', '.join(dict.fromkeys(s.id for s in pipeline.steps))})"
-    if step.action == PREFIX_ROUTER:
-        return f"step '{step_id}' is a prefix_router: the reply decides its route"
-    choices = custom_routes(step)
+    spec = action_catalog(pipeline).get(step.action)
+    if spec is not None and spec.routing:
+        return f"step '{step_id}' is a {step.action}: the reply decides its route"
+    choices = custom_routes(step, spec)
     if not choices:
         return f"step '{step_id}' does not route (it has no on_* targets)"
     if route.removeprefix("on_") not in choices:
@@ -344,11 +372,15 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         here: dict[str, str] = {}
         if step.action == CALL_MODEL:
             here["last_model_response"] = reply
-        elif step.action == PREFIX_ROUTER:
+        elif spec is not None and spec.routing == "prefix":
             last = state.get("last_model_response")
             chosen, payload = parse_prefix(last if isinstance(last, str) else reply, step_prefixes(step))
-            here.update(retrieval_mode=chosen, followup_query=payload)
-        elif choices := custom_routes(step):
+            if spec.route_state:
+                here.update({spec.route_state[0]: chosen, spec.route_state[-1]: payload})
+        elif spec is not None and spec.routing == "decision":
+            last = state.get("last_model_response")
+            chosen = parse_decision(last if isinstance(last, str) else reply)
+        elif choices := custom_routes(step, spec):
             if step.id in steer:
                 chosen = steer[step.id]
                 sim.note = f"route '{chosen}' chosen with --route"
@@ -356,7 +388,7 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
                 chosen = choices[0]
                 sim.note = f"its handler chooses at run time; simulated: the first route (steer with --route {step.id}=ROUTE)"
         if spec is not None:
-            state.update({f: KNOWN for f in spec.ensures_state})
+            state.update({f: KNOWN for f in (*spec.ensures_state, *spec.ensured_by(step))})
         state.update(here)
         sim.values.update(here)
         try:

@@ -130,7 +130,7 @@ class AgentAnvilReader:
     def _oracle(self, value: Node) -> Node:
         oracle = value.value if isinstance(value, ScalarNode) else None
         if isinstance(oracle, str) and oracle in ORACLES:
-            return scalar(ORACLES[oracle], value)
+            return scalar(ORACLES[oracle], value, text=oracle)  # messages quote what the user wrote
         self.report("SCH104", f"oracle must be one of: {', '.join(ORACLES)} (got {oracle!r})", value,
                     hint=did_you_mean(str(oracle), ORACLES))
         return scalar("hybrid", value)  # analysis goes on with AgentAnvil's default

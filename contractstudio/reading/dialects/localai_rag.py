@@ -111,7 +111,8 @@ class Resolver:
             return _without(node, "extends")
         link = (found, text_of(parent.get("name")))
         if link in chain:
-            names = " -> ".join(_short(p, n) for p, n in (*chain, link))
+            loop = (*chain[chain.index(link):], link)  # the loop itself, the same from wherever it is entered
+            names = " -> ".join(_short(p, n) for p, n in loop)
             self.report("REF203", f"circular extends: {names}", ext, hint="a base must not extend (directly or not) its own child")
             return _without(node, "extends")
         parent = self.resolve(parent, found, (*chain, link), (here, *via))

@@ -19,9 +19,9 @@ from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, Se
 _STR = "tag:yaml.org,2002:str"
 
 
-def scalar(value: Any, at: Node) -> ScalarNode:
-    """A new scalar placed where `at` is."""
-    return new_scalar(at.line, at.column, at.end_line, at.end_column, _STR, value, "", str(value))
+def scalar(value: Any, at: Node, text: str | None = None) -> ScalarNode:
+    """A new scalar placed where `at` is (`text`: what the user wrote there, when the value is a translation of it)."""
+    return new_scalar(at.line, at.column, at.end_line, at.end_column, _STR, value, "", str(value) if text is None else text)
 
 
 def mapping(pairs: Iterable[tuple[Node, Node]], at: Node) -> MapNode:

@@ -1,0 +1,54 @@
+"""`contractstudio convert FILE --to contractstudio [-o OUT]`: a LocalAI-RAG or AgentAnvil file as a native document.
+
+What is written is the native reading the analyzer itself works on (bases merged
+in, routes flattened, `catalog: localai-rag`; AgentAnvil's oracles in native
+words), so the converted file analyzes, graphs and simulates as the original
+does. A file with errors is refused, as `export` refuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from contractstudio.analysis.check import Context, check_file
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.findings.diagnostics import at_least
+from contractstudio.reports import diagnostics as report
+from contractstudio.storage.atomic import write_atomic
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, with list items indented under their key as the samples are."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the native reading of every document of the file; refuse a native file or one with errors."""
+    source = Path(args.file)
+    if not source.is_file():
+        return usage_error(f"no such file: {args.file}")
+    result = check_file(source, Context(root=source.parent, dialect=args.dialect))
+    if result.dialect == "contractstudio":
+        print(f"{args.file} is already a ContractStudio document (or of no known format); nothing to convert", file=sys.stderr)
+        return EXIT_PROBLEM
+    errors = at_least(result.diagnostics, "error")
+    if errors:
+        print(f"convert refused: {args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}", file=sys.stderr)
+        print(report.text(errors, result.texts, 1), file=sys.stderr)
+        return EXIT_PROBLEM
+    docs = [yaml.dump(d.doc.data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
+            for d in result.documents if d.model is not None]
+    header = f"# converted from {source.name} ({result.dialect}) by contractstudio convert\n"
+    text = header + "---\n".join(docs)
+    if args.output:
+        write_atomic(Path(args.output), text)
+        print(f"converted {args.file} -> {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

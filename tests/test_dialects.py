@@ -1,0 +1,190 @@
+"""Dialects: LocalAI-RAG pipelines and AgentAnvil contracts analyzed as they are written.
+
+Fixtures under tests/fixtures/dialects/<dialect>/: each err/*.yaml has a .out of
+`line:col: CODE` lines, with `path:line:col: CODE` for a finding in another file
+(a base), the path relative to the fixture's folder. Files of a clean folder
+(localai-rag/pipelines, with its base/) report nothing; an AgentAnvil contract
+cannot declare judges, annotators or a model, so a clean one reports exactly the
+"not checkable" infos its .out lists, and nothing above info.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, SAMPLES
+
+from contractstudio.analysis.check import check_file
+from contractstudio.cli import main
+
+DIALECTS = FIXTURES / "dialects"
+ERR = sorted(DIALECTS.glob("*/err/*.yaml"))
+OK_LOCALAI = sorted((DIALECTS / "localai-rag" / "pipelines").rglob("*.yaml"))
+OK_ANVIL = sorted((DIALECTS / "agentanvil" / "ok").glob("*.yaml"))
+
+
+def found(path: Path) -> list[str]:
+    out = []
+    for d in check_file(path).diagnostics:
+        where = os.path.relpath(d.file, path.parent)
+        prefix = "" if where == path.name else f"{Path(where).as_posix()}:"
+        out.append(f"{prefix}{d.line}:{d.column}: {d.code}")
+    return out
+
+
+def expected(path: Path) -> list[str]:
+    return [ln.strip() for ln in path.with_suffix(".out").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+@pytest.mark.parametrize("case", ERR, ids=lambda p: f"{p.parts[-3]}/{p.stem}")
+def test_broken_dialect_file_reports_exactly_its_out_file(case: Path) -> None:
+    assert found(case) == expected(case)
+
+
+@pytest.mark.parametrize("case", OK_LOCALAI, ids=lambda p: p.stem)
+def test_clean_localai_pipeline_is_silent(case: Path) -> None:
+    assert found(case) == []
+
+
+@pytest.mark.parametrize("case", OK_ANVIL, ids=lambda p: p.stem)
+def test_clean_agentanvil_contract_reports_only_what_cannot_be_checked(case: Path) -> None:
+    report = check_file(case)
+    assert {d.severity for d in report.diagnostics} <= {"info"}
+    assert found(case) == expected(case)
+    assert all((d.hint or "").startswith("not checkable: AgentAnvil") for d in report.diagnostics)
+
+
+def test_every_branch_key_is_an_edge_of_the_graph(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["graph", str(DIALECTS / "localai-rag" / "pipelines" / "compare_snapshots.yaml")]) == 0
+    out = capsys.readouterr().out
+    for edge in ("[LOOKUP:] ──▶ prepare", "answer ────────▶ reply_grounded", "search_again ──▶ repeat_check",
+                 "ok ────▶ judge", "over ──▶ retry_guard", "allow ──▶ shrink", "deny ───▶ reply_unsure",
+                 "repeat ──▶ reply_unsure", "search_action ──▶ find", "done ───────────▶ fit", "back ──▶ each_snapshot"):
+        assert edge in out
+
+
+def test_check_on_a_localai_pipelines_folder_analyzes_every_pipeline_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = DIALECTS / "localai-rag" / "pipelines"
+    assert main(["check", "--format", "json", str(folder)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    read_as = {Path(f["path"]).name: f["dialect"] for f in out["files"]}
+    assert read_as == {name: "localai-rag" for name in (
+        "code_help.yaml", "code_help_strict.yaml", "compare_snapshots.yaml", "legacy_router.yaml", "pack.yaml",
+        "code_help_base.yaml")}
+    assert out["diagnostics"] == []
+
+
+def test_a_broken_base_is_reported_once_per_place_when_a_folder_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--format", "json", str(DIALECTS / "localai-rag" / "err")]) == 1
+    diagnostics = json.loads(capsys.readouterr().out)["diagnostics"]
+    places = [(d["file"], d["line"], d["column"], d["code"]) for d in diagnostics]
+    assert len(places) == len(set(places))
+    in_base = [d for d in diagnostics if d["file"].endswith("broken_base.yaml") and d["code"] == "PIP204"]
+    assert len(in_base) == 1
+
+
+def test_inherited_finding_names_the_extends_line_that_brought_it(tmp_path: Path) -> None:
+    report = check_file(DIALECTS / "localai-rag" / "err" / "uses_broken_base.yaml")
+    [pip204] = [d for d in report.diagnostics if d.code == "PIP204"]
+    assert pip204.file.endswith(os.path.join("base", "broken_base.yaml"))
+    assert [(Path(r.file).name, r.line, r.column) for r in pip204.related] == [("uses_broken_base.yaml", 4, 12)]
+
+
+def test_text_output_says_what_each_file_was_read_as_and_shows_the_base_line(capsys: pytest.CaptureFixture[str]) -> None:
+    case = DIALECTS / "localai-rag" / "err" / "uses_broken_base.yaml"
+    assert main(["check", str(case)]) == 1
+    out = capsys.readouterr().out
+    assert f"{case}: read as localai-rag" in out
+    assert "edge_allowlist_from_settings: graph_edge_list" in out  # the base's own line under its finding
+
+
+def test_a_file_of_no_known_format_gets_yml003_with_a_hint_listing_the_dialects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "other.yaml"
+    f.write_text("title: not ours\nitems: [1, 2]\n")
+    assert main(["check", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "YML003 the document has no 'kind:'" in out
+    assert "LocalAI-RAG" in out and "AgentAnvil" in out and "--dialect" in out
+
+
+def test_dialect_option_forces_the_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "contract.yaml"
+    f.write_text("name: minimal\n")  # no AgentAnvil lists: not detected by shape
+    assert main(["check", str(f)]) == 1
+    assert "YML003" in capsys.readouterr().out
+    assert main(["check", "--dialect", "agentanvil", "--format", "json", str(f)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["files"] == [{"path": str(f), "dialect": "agentanvil"}]
+    native = DIALECTS / "localai-rag" / "pipelines" / "pack.yaml"
+    assert main(["check", "--dialect", "contractstudio", str(native)]) == 1
+    assert "YML003" in capsys.readouterr().out
+
+
+def test_folder_setting_reads_every_yaml_file_below_it_as_its_dialect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".contractstudio.yaml").write_text("dialect: agentanvil\n")
+    sub = tmp_path / "contracts"
+    sub.mkdir()
+    (sub / "tiny.yaml").write_text("name: tiny\n")
+    assert main(["check", "--format", "json", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [Path(f["path"]).name for f in out["files"]] == ["tiny.yaml"]
+    assert out["files"][0]["dialect"] == "agentanvil"
+
+
+def test_pipelines_root_from_the_folder_setting_resolves_extends_by_name(tmp_path: Path) -> None:
+    shutil.copytree(DIALECTS / "localai-rag" / "pipelines", tmp_path / "pipes")
+    (tmp_path / "pipes" / "code_help.yaml").write_text(
+        (tmp_path / "pipes" / "code_help.yaml").read_text().replace("./base/code_help_base.yaml", "base/code_help_base"))
+    (tmp_path / "elsewhere").mkdir()
+    moved = tmp_path / "elsewhere" / "code_help.yaml"
+    (tmp_path / "pipes" / "code_help.yaml").rename(moved)
+    assert "REF203" in [d.code for d in check_file(moved).diagnostics]
+    (tmp_path / ".contractstudio.yaml").write_text("pipelines_root: pipes\n")
+    assert check_file(moved).diagnostics == []
+
+
+def test_convert_writes_the_native_document_that_reads_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = DIALECTS / "localai-rag" / "pipelines" / "compare_snapshots.yaml"
+    out = tmp_path / "compare_snapshots.pipeline.yaml"
+    assert main(["convert", str(source), "--to", "contractstudio", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "\nkind: pipeline\n" in text and "catalog: localai-rag" in text and "extends" not in text
+    assert check_file(out).diagnostics == []
+    capsys.readouterr()
+    assert main(["graph", str(out)]) == 0
+    native_graph = capsys.readouterr().out
+    assert main(["graph", str(source)]) == 0
+    assert capsys.readouterr().out == native_graph
+
+
+def test_convert_of_an_agentanvil_contract_keeps_its_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = DIALECTS / "agentanvil" / "ok" / "support_desk.yaml"
+    assert main(["convert", str(source), "--to", "contractstudio"]) == 0
+    text = capsys.readouterr().out
+    for piece in ("kind: agent", "version: '2.1'", "oracle: functional", "max_cost_usd: 0.08", "max_tool_calls: 6",
+                  "tool_pattern: issue_.*", "check: metric", "inputs:"):
+        assert piece in text
+
+
+def test_convert_refuses_a_native_file_and_a_broken_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(SAMPLES / "rag_router.pipeline.yaml"), "--to", "contractstudio"]) == 1
+    assert "already" in capsys.readouterr().err
+    assert main(["convert", str(DIALECTS / "localai-rag" / "err" / "branches.yaml"), "--to", "contractstudio"]) == 1
+
+
+def test_simulate_follows_prefix_and_json_decision_routes(capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline = str(DIALECTS / "localai-rag" / "pipelines" / "code_help.yaml")
+    assert main(["simulate", pipeline, "--reply", "[ANSWER:] it is in utils", "--json"]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert sim["path"][:5] == ["to_english", "past_turns", "plan", "plan_route", "reply_direct"]
+    # One reply answers every model call: the router's prefix, then the judge's JSON decision.
+    assert main(["simulate", pipeline, "--reply", '[LOOKUP:] {"decision": "Answer"}', "--json"]) == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    path = [s["step"] for s in steps]
+    assert path[path.index("plan_route") + 1] == "find"
+    assert path[path.index("enough") + 1] == "reply_grounded"
+    assert steps[path.index("enough")]["label"] == "answer"
