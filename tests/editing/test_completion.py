@@ -201,7 +201,7 @@ def test_agent_references_tools_tasks_fields_and_oracle_values() -> None:
     assert labels(AGENT.replace("{tool: search_kb}", "{tool: ‸}")) == ["search_kb", "issue_refund"]
     assert labels(AGENT.replace("scope: [answer]", "scope: [‸]")) == ["answer"]
     assert labels(AGENT.replace("expect_tool: search_kb", "expect_tool: iss‸")) == ["issue_refund"]
-    assert labels(AGENT.replace("oracle: functional", "oracle: ‸")) == ["human", "functional", "llm_judge"]
+    assert labels(AGENT.replace("oracle: functional", "oracle: ‸")) == ["human", "functional", "llm_judge", "hybrid"]
     assert labels(AGENT.replace("output.status == 'resolved'", "output.‸"), AGENT) == ["status"]
 
 
