@@ -20,8 +20,7 @@ from collections.abc import Callable
 
 import yaml
 
-from contractstudio.analysis.check import Context, check_text
-from contractstudio.analysis.pipeline import pipeline_rules
+from contractstudio.analysis.check import check_text, load, run_rules
 from contractstudio.analysis.schema import validate
 from contractstudio.reading.source import read_source
 
@@ -125,7 +124,8 @@ def main() -> None:
             source = best(lambda text=text: read_source(text, "generated.yaml"), args.runs, collect)
             doc = read_source(text, "generated.yaml").documents[0]
             shape = best(lambda doc=doc: validate(doc, "generated.yaml"), args.runs, collect)
-            rules = best(lambda loaded=loaded: list(pipeline_rules(loaded, Context())), args.runs, collect)
+            # A fresh document each run: its facts (step graph, state flow) are computed once per analysis, as in check.
+            rules = best(lambda d=loaded: run_rules(load(d.file, d.text, d.doc, d.model, d.ctx)), args.runs, collect)
             rest = max(0.0, check - source - shape - rules)
             results[n] = (compose, check)
             steps = len(loaded.model.steps)  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-"""Write docs/rules.md from the rule registry and the error fixtures (run: python scripts/gen_rules_doc.py).
+"""Write docs/rules.md from the rule table (the @rule decorators and declare calls) and the error fixtures (run: python scripts/gen_rules_doc.py).
 
 Each rule shows its code, name, severity, what it finds, and one real example:
 a fixture's YAML and what `contractstudio check` prints for it. A test keeps
@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from contractstudio.analysis.check import check_file  # noqa: E402
+from contractstudio.analysis.rules import every_rule  # noqa: E402
 from contractstudio.findings.diagnostics import RULES  # noqa: E402
 from contractstudio.reports import diagnostics as report  # noqa: E402
 
@@ -36,6 +37,7 @@ def examples() -> dict[str, Path]:
 
 
 def render() -> str:
+    every_rule()  # the rule table fills as rule modules are imported: import them all
     ex = examples()
     lines = [
         "# Rules",
@@ -66,7 +68,8 @@ def render() -> str:
         rel = case.relative_to(ROOT).as_posix()
         rep = check_file(case)
         mine = [d for d in rep.diagnostics if d.code == r.code]
-        text = report.text(mine, {rep.path: rep.text}, 1).replace(str(case), rel)
+        # Paths relative to the repository, so the page does not depend on where it was generated.
+        text = report.text(mine, {rep.path: rep.text}, 1).replace(str(case), rel).replace(str(ROOT) + "/", "")
         body = case.read_text()
         if len(body) > 3000:
             body = body[:3000] + "\n# ... (truncated)\n"

@@ -11,7 +11,8 @@ import pytest
 from conftest import FIXTURES, SAMPLES
 
 from contractstudio.analysis.check import check_file, check_text
-from contractstudio.analysis.step_graph import END, START, StepGraph, layout, state_flow
+from contractstudio.analysis.graph_layout import layout
+from contractstudio.analysis.step_graph import END, START, StepGraph, state_flow
 from contractstudio.cli import main
 from contractstudio.reports.graphs import render
 

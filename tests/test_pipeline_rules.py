@@ -197,7 +197,7 @@ def test_docs_actions_table_matches_the_builtin_catalog() -> None:
 
 
 def test_many_fields_unset_keep_every_finding_and_show_paths_for_the_first_ones() -> None:
-    from contractstudio.analysis.pipeline import MAX_WITNESS_FIELDS
+    from contractstudio.analysis.rules.pipeline_state import MAX_WITNESS_FIELDS
 
     n = MAX_WITNESS_FIELDS + 6
     actions = "".join(f"  use{i}: {{requires_state: [f{i}]}}\n  set{i}: {{ensures_state: [f{i}]}}\n" for i in range(n))

@@ -12,17 +12,19 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from contractstudio.analysis import registry as _registry  # noqa: F401
+from contractstudio.analysis.loaded import KNOWN_KINDS, Context, Loaded
+from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.schema import validate
 from contractstudio.documents.models import Model
 from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make
 from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, read_dialects, sniff_kind
 from contractstudio.reading.dialects.synth import relocate, texts
-from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_at, nearest, read_source
+from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 
-KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
+__all__ = ["KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "discover", "load", "run_rules"]
+
 IGNORE_FILE = ".contractstudioignore"
 _KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
 
@@ -33,64 +35,12 @@ def kind_of_text(text: str) -> str | None:
     return m.group(1) if m else sniff_kind(text)
 
 
-@dataclass(slots=True)
-class Context:
-    """What the analysis may know about its surroundings."""
-
-    trusted: bool = False  # python: hooks are imported only in a trusted workspace
-    root: Path | None = None  # where hook modules are looked up (the file's folder by default)
-    dialect: str | None = None  # read every document as this format (--dialect); None: by setting and shape
-
-
-@dataclass(slots=True)
-class Loaded:
-    """One validated document: its model (None when its shape is too broken) and its nodes."""
-
-    file: str
-    text: str
-    doc: SourceDocument
-    model: Model | None
-    # Per-document facts computed once and shared by rules and the editing layer (analysis/facts.py).
-    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def kind(self) -> str | None:
-        return self.doc.kind
-
-    @property
-    def dialect(self) -> str:
-        """The format the document was read as."""
-        return self.doc.dialect
-
-    @property
-    def unsupported(self) -> dict[str, str]:
-        """What the document's format cannot express, and why (a rule then says "not checkable")."""
-        return self.doc.unsupported
-
-    def node(self, path: Iterable[Any], *, key: bool = False) -> Node | None:
-        """The node at a document path (its key node with `key`), or the nearest existing one."""
-        path = tuple(path)
-        if key:
-            return key_at(self.doc.root, path) or nearest(self.doc.root, path)
-        return nearest(self.doc.root, path)
-
-    def span(self, where: Model | Iterable[Any], *sub: Any, key: bool = False) -> Span:
-        """The span of a model object (by its source path) or of a path, plus sub-keys."""
-        base = where.src if isinstance(where, Model) else tuple(where)
-        node = self.node(tuple(base) + sub, key=key)
-        return node.span if node is not None else Span(self.doc.line, 1, self.doc.line, 2)
-
-    def diag(self, code: str, message: str, where: Model | Iterable[Any], *sub: Any, key: bool = False, **kw: Any) -> Diagnostic:
-        """A diagnostic of `code` at a model object or path."""
-        return make(code, message, self.file, self.span(where, *sub, key=key), **kw)
-
-
 DocumentRule = Callable[[Loaded, Context], Iterable[Diagnostic]]
 _ANALYZERS: dict[str, list[DocumentRule]] = {k: [] for k in KNOWN_KINDS}
 
 
 def analyzer(*kinds: str) -> Callable[[DocumentRule], DocumentRule]:
-    """Register a rule function for documents of the given kinds."""
+    """Register a rule function for documents of the given kinds (the families not yet moved to analysis/rules/)."""
 
     def register(fn: DocumentRule) -> DocumentRule:
         for kind in kinds:
@@ -102,17 +52,45 @@ def analyzer(*kinds: str) -> Callable[[DocumentRule], DocumentRule]:
 
 
 _FAMILY_LOADED: set[str] = set()
+_OLD_FAMILIES = {"contract": "contract", "agent": "agent", "tools": "tools"}
 
 
 def _load_family(kind: str) -> None:
-    """Import the rule modules of one kind (their @analyzer registrations): a file pays only for its kinds."""
+    """Import the rule modules of one kind (their registrations): a file pays only for its kinds."""
     if kind in _FAMILY_LOADED or kind not in _ANALYZERS:
         return
     import importlib
 
     importlib.import_module("contractstudio.analysis.secrets")
-    importlib.import_module(f"contractstudio.analysis.{kind}")
+    if kind in _OLD_FAMILIES:
+        importlib.import_module(f"contractstudio.analysis.{_OLD_FAMILIES[kind]}")
     _FAMILY_LOADED.add(kind)
+
+
+def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context) -> Loaded:
+    """The per-document object of a document's kind (its facts are computed on first use)."""
+    cls = loaded_class(doc.kind) if model is not None else None
+    return (cls or Loaded)(file, text, doc, model, ctx)
+
+
+def run_rules(item: Loaded) -> list[Diagnostic]:
+    """Every rule of the document's kind on one loaded document (its shape validated)."""
+    kind = item.kind
+    if item.model is None or kind not in _ANALYZERS:
+        return []
+    _load_family(kind)
+    found: list[Diagnostic] = []
+    for fn in _ANALYZERS[kind]:
+        try:
+            found.extend(fn(item, item.ctx))
+        except RecursionError:
+            found.append(make("YML006", "the document is too deeply nested to analyze", item.file, item.span(())))
+    for entry in rules_for(kind):
+        try:
+            found.extend(entry.run(item))
+        except RecursionError:
+            found.append(make("YML006", "the document is too deeply nested to analyze", item.file, item.span(())))
+    return found
 
 
 @dataclass(slots=True)
@@ -156,16 +134,9 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
     for doc in source.documents:
         model, shape = validate(doc, source.path)
         found.extend(shape)
-        item = Loaded(source.path, source.text, doc, model)
+        item = load(source.path, source.text, doc, model, ctx)
         loaded.append(item)
-        if model is None or doc.kind not in _ANALYZERS:
-            continue
-        _load_family(doc.kind)
-        for fn in _ANALYZERS[doc.kind]:
-            try:
-                found.extend(fn(item, ctx))
-            except RecursionError:
-                found.append(make("YML006", "the document is too deeply nested to analyze", source.path, item.span(())))
+        found.extend(run_rules(item))
     # A value whose tag was refused is null; its shape error would only repeat YML004.
     refused = {(d.line, d.column) for d in found if d.code == "YML004"}
     if refused:

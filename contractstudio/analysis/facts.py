@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from contractstudio.analysis.check import Loaded
+from contractstudio.analysis.loaded import Loaded
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline
 from contractstudio.analysis.step_graph import StateFlow, StepGraph
-from contractstudio.analysis.step_graph import state_flow as _state_flow
-from contractstudio.documents.models import Agent, Condition, Contract, Pipeline, ToolDecl, ToolSet
+from contractstudio.documents.models import Agent, Condition, Contract, ToolDecl, ToolSet
 from contractstudio.documents.types import TypeExpr, TypeSystem
 
 T = TypeVar("T")
@@ -44,19 +44,13 @@ def memo(loaded: Loaded, key: str, compute: Callable[[], T]) -> T:
 
 
 def step_graph(loaded: Loaded) -> StepGraph | None:
-    """The step graph of a pipeline document (None for other kinds or a broken shape)."""
-    model = loaded.model
-    if not isinstance(model, Pipeline):
-        return None
-    return memo(loaded, "step_graph", lambda: StepGraph.build(model))
+    """The step graph of a pipeline document (None for other kinds or a broken shape): `LoadedPipeline.step_graph`."""
+    return loaded.step_graph if isinstance(loaded, LoadedPipeline) else None
 
 
 def state_flow(loaded: Loaded) -> StateFlow | None:
     """The state fields set on every path into each reachable step of a pipeline (None for other kinds)."""
-    sg = step_graph(loaded)
-    if sg is None:
-        return None
-    return memo(loaded, "state_flow", lambda: _state_flow(sg))
+    return loaded.state_flow if isinstance(loaded, LoadedPipeline) else None
 
 
 def type_system(loaded: Loaded) -> TypeSystem:

@@ -1,8 +1,9 @@
-"""A pipeline as a step graph: reachability, all-paths state dataflow, one witness path, layout.
+"""A pipeline as a step graph: reachability, all-paths state dataflow, one witness path.
 
 The graph has a virtual START (before the entry step) and END (after every
-`end: true` step). Rules (analysis/pipeline.py), `graph`, `simulate` and the
-studio all build on `StepGraph`; rendering lives in reports/graphs.py.
+`end: true` step). The rules (analysis/rules/pipeline_*.py, routing.py), `graph`, `simulate` and the
+studio all build on `StepGraph`; its layout for drawings is analysis/graph_layout.py,
+rendering lives in reports/graphs.py.
 """
 
 from __future__ import annotations
@@ -286,6 +287,42 @@ def state_flow(sg: StepGraph) -> StateFlow:
     return StateFlow(bits, gen, known, inputs)
 
 
+class Requirement(NamedTuple):
+    """One state requirement of a step's action: a field, or a group of fields one of which must be set."""
+
+    step: Step
+    fields: tuple[str, ...]  # one field, or a `requires_any_state` group
+    mask: int  # its bit in the StateFlow
+    set_elsewhere: bool  # an input or some OTHER step sets it (a step needing what only it sets fails on its first run)
+    on_every_path: bool | None  # set on every path from the entry into the step; None when the step is unreachable
+
+
+def requirements(sg: StepGraph, flow: StateFlow) -> list[Requirement]:
+    """Every state requirement of every step (first step of each id, file order), with what the dataflow knows of it."""
+    ids = list(sg.steps)
+    before, after = [flow.inputs], [0]  # what the inputs and the steps before / after each position set
+    for sid in ids:
+        before.append(before[-1] | flow.gen[sid])
+    for sid in reversed(ids):
+        after.append(after[-1] | flow.gen[sid])
+    after.reverse()
+    needs_of: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+    found: list[Requirement] = []
+    for i, (sid, step) in enumerate(sg.steps.items()):
+        needs = needs_of.get(step.action)
+        if needs is None:
+            spec = sg.catalog.get(step.action)
+            groups = [] if spec is None else [(f,) for f in spec.requires_state] + list(spec.requires_any_state)
+            needs = needs_of[step.action] = [(tuple(g), flow.mask(g)) for g in groups]
+        if not needs:
+            continue
+        ever = before[i] | after[i + 1]
+        known = flow.known.get(sid)
+        for group, mask in needs:
+            found.append(Requirement(step, group, mask, bool(ever & mask), None if known is None else bool(known & mask)))
+    return found
+
+
 def unset_paths(sg: StepGraph, flow: StateFlow, mask: int) -> dict[str, str]:
     """Parents of a BFS from the entry through steps that set nothing in `mask`.
 
@@ -322,132 +359,3 @@ def witness_path(parents: dict[str, str], target: str) -> list[str]:
 def path_without(sg: StepGraph, flow: StateFlow, target: str, mask: int) -> list[str]:
     """One shortest path from the entry to `target` on which no step before it sets anything in `mask`."""
     return witness_path(unset_paths(sg, flow, mask), target)
-
-
-# ----------------------------------------------------------------- layout (data for every drawing)
-
-
-@dataclass(frozen=True, slots=True)
-class LayoutNode:
-    """A node placed on a grid: `layer` is its row (START is 0), `order` its column in the row."""
-
-    id: str
-    label: str  # what to print: the step id, 'start' or 'end'
-    kind: str  # 'start' | 'end' | 'step' | 'router'
-    action: str | None
-    layer: int
-    order: int
-    entry: bool = False
-    ends: bool = False  # an `end: true` step
-    reachable: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class LayoutEdge:
-    """An edge with its routing labels; `back` edges close a loop (drawn upward)."""
-
-    source: str
-    target: str
-    labels: tuple[str, ...]
-    back: bool = False
-
-    @property
-    def label(self) -> str:
-        return ", ".join(lb for lb in self.labels if lb not in ("next", "end"))
-
-
-@dataclass(slots=True)
-class GraphLayout:
-    """A layered layout of a step graph, plain data for the CLI renderers and the studio."""
-
-    name: str
-    nodes: list[LayoutNode]
-    edges: list[LayoutEdge]
-    layers: list[list[str]]  # node ids per layer, in column order
-
-    def node(self, node_id: str) -> LayoutNode:
-        return next(n for n in self.nodes if n.id == node_id)
-
-
-def _back_edges(sg: StepGraph) -> set[tuple[str, str]]:
-    """Edges that close a cycle in a DFS from START, then from each step never reached."""
-    back: set[tuple[str, str]] = set()
-    state: dict[str, int] = {}  # 1 on the stack, 2 done
-    for root in (START, *sg.steps):
-        if root in state:
-            continue
-        state[root] = 1
-        stack: list[tuple[str, int]] = [(root, 0)]
-        while stack:
-            node, i = stack[-1]
-            nexts = sg.succ[node]
-            if i < len(nexts):
-                stack[-1] = (node, i + 1)
-                child = nexts[i]
-                mark = state.get(child)
-                if mark == 1:
-                    back.add((node, child))
-                elif mark is None:
-                    state[child] = 1
-                    stack.append((child, 0))
-            else:
-                state[node] = 2
-                stack.pop()
-    return back
-
-
-def layout(sg: StepGraph) -> GraphLayout:
-    """Longest-path layers over the forward edges; columns by the mean column of predecessors."""
-    back = _back_edges(sg)
-    nodes = [START, *sg.steps, END]
-    indeg = {n: 0 for n in nodes}
-    for n in nodes:
-        for m in sg.succ[n]:
-            if (n, m) not in back:
-                indeg[m] += 1
-    layer = {n: 0 for n in nodes}
-    queue = deque(n for n in nodes if indeg[n] == 0)
-    while queue:  # Kahn's order over the DAG of forward edges
-        n = queue.popleft()
-        for m in sg.succ[n]:
-            if (n, m) in back:
-                continue
-            layer[m] = max(layer[m], layer[n] + 1)
-            indeg[m] -= 1
-            if indeg[m] == 0:
-                queue.append(m)
-    for sid in sg.steps:  # a step nothing leads to sits right under START
-        layer[sid] = max(layer[sid], 1)
-    layer[END] = max([layer[s] for s in sg.steps] + [0]) + 1
-    rows: dict[int, list[str]] = {}
-    for n in nodes:
-        rows.setdefault(layer[n], []).append(n)
-    column: dict[str, float] = {}
-    position = {n: i for i, n in enumerate(nodes)}
-    for depth in sorted(rows):
-        row = rows[depth]
-
-        def weight(n: str) -> tuple[float, int]:
-            cols = [column[p] for p in sg.pred[n] if p in column and (p, n) not in back]
-            return (sum(cols) / len(cols) if cols else float(position[n]), position[n])
-
-        row.sort(key=weight)
-        for i, n in enumerate(row):
-            column[n] = float(i)
-    reach = sg.reachable()
-    placed: list[LayoutNode] = []
-    for depth in sorted(rows):
-        for i, n in enumerate(rows[depth]):
-            if n in (START, END):
-                placed.append(LayoutNode(n, VIRTUAL_LABELS[n], VIRTUAL_LABELS[n], None, depth, i))
-                continue
-            step = sg.steps[n]
-            spec = sg.catalog.get(step.action)
-            kind = "router" if spec is not None and spec.routing else "step"
-            placed.append(LayoutNode(n, n, kind, step.action, depth, i, n == sg.entry, step.end, n in reach))
-    edges: list[LayoutEdge] = []
-    for n in nodes:
-        for m in sg.succ[n]:
-            labels = tuple(r.label for r in sg.routes.get(n, ()) if r.target == m)
-            edges.append(LayoutEdge(n, m, labels, (n, m) in back))
-    return GraphLayout(sg.pipeline.name, placed, edges, [rows[d] for d in sorted(rows)])

@@ -1,4 +1,10 @@
-"""Diagnostics: the finding model of RULES.md, the rule registry, suppression and ordering."""
+"""Diagnostics: the finding model of RULES.md, the rule table, suppression and ordering.
+
+The rule table (RULES) is filled where codes are produced: analysis rules declare
+theirs with the `@rule` decorator (analysis/rules/), and machinery that emits
+codes itself (the YAML reader, the shape validator, the expression checker)
+calls `declare` next to the code that emits them.
+"""
 
 from __future__ import annotations
 
@@ -69,7 +75,7 @@ class Diagnostic:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A registered rule: stable code, kebab-case name, default severity and docs text."""
+    """A declared code: stable code, kebab-case name, default severity and docs text."""
 
     code: str
     name: str
@@ -80,12 +86,12 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, severity: Severity, summary: str) -> Rule:
-    """Register a rule (idempotent for identical definitions) and return it."""
+def declare(code: str, name: str, severity: Severity, summary: str) -> Rule:
+    """Declare a code once, where it is produced (idempotent for the identical definition) and return it."""
     existing = RULES.get(code)
     new = Rule(code, name, severity, summary)
     if existing is not None and existing != new:
-        raise ValueError(f"rule code {code} registered twice with different meanings")
+        raise ValueError(f"code {code} declared twice with different meanings")
     RULES[code] = new
     return new
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 
-from contractstudio.analysis.step_graph import END, START, GraphLayout, StepGraph, layout
+from contractstudio.analysis.graph_layout import GraphLayout, layout
+from contractstudio.analysis.step_graph import END, START, StepGraph
 from contractstudio.documents.actions import CALL_MODEL
 
 LABEL_WIDTH = 22  # route labels wider than this push their arrow right instead of wrapping

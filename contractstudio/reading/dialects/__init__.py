@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from contractstudio.findings.diagnostics import Diagnostic, Related, Span, make, rule
+from contractstudio.findings.diagnostics import Diagnostic, Related, Span, declare, make
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.dialects import agentanvil, localai_rag
 from contractstudio.reading.nodes import SourceDocument, SourceFile
@@ -32,7 +32,7 @@ HINT = ("add 'kind: contract' (or agent, pipeline, tools); other formats are rea
         "(a top-level YAMLpipeline:) and AgentAnvil contracts (name with policies, tasks or constraints); "
         "--dialect contractstudio|localai-rag|agentanvil forces one")
 
-rule("REF203", "bad-extends", "error", "An `extends:` base that cannot be found or read, or a chain of bases that loops.")
+declare("REF203", "bad-extends", "error", "An `extends:` base that cannot be found or read, or a chain of bases that loops.")
 
 _LOCALAI = re.compile(r"^(?:YAMLpipeline[ \t]*:|(?:YAMLpipelines|pipelines)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- ))", re.M)
 _NAME = re.compile(r"^name[ \t]*:", re.M)

@@ -9,7 +9,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from contractstudio.analysis.step_graph import END, START, Route, StepGraph, layout
+from contractstudio.analysis.graph_layout import layout
+from contractstudio.analysis.step_graph import END, START, Route, StepGraph
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 
 SEVERITY_COLOR = {"error": "red", "warning": "yellow", "info": "cyan"}

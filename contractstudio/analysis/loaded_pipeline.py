@@ -1,0 +1,58 @@
+"""A pipeline document with its facts: the step graph, the state flow, its requirements, its routers, its layout.
+
+Each fact is computed on first use and kept for the rest of the analysis and
+after it: the rules of analysis/rules/pipeline_*.py and routing.py share them,
+and `graph`, the studio's graph screen and editing help read them from the
+analysis result (`FileReport.documents`) instead of building them again.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import cast
+
+from contractstudio.analysis.graph_layout import GraphLayout, layout
+from contractstudio.analysis.loaded import Loaded
+from contractstudio.analysis.step_graph import Requirement, StateFlow, StepGraph, requirements, state_flow
+from contractstudio.documents.models import Pipeline, Step
+
+
+class LoadedPipeline(Loaded):
+    """A validated `kind: pipeline` document and the facts its rules share."""
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The validated model (rules run only on documents whose shape validated)."""
+        return cast(Pipeline, self.model)
+
+    @cached_property
+    def step_graph(self) -> StepGraph:
+        """The steps and the edges between them (the first step of each id; unknown targets get no edge)."""
+        return StepGraph.build(self.pipeline)
+
+    @cached_property
+    def state_flow(self) -> StateFlow:
+        """Which state fields are set on every path into each reachable step."""
+        return state_flow(self.step_graph)
+
+    @cached_property
+    def requirements(self) -> list[Requirement]:
+        """Every state requirement of every step, with whether it is set elsewhere and on every path."""
+        return requirements(self.step_graph, self.state_flow)
+
+    @cached_property
+    def routers(self) -> list[Step]:
+        """The steps whose action routes a reply (prefix_router, json_decision_router, ...), in file order."""
+        catalog = self.step_graph.catalog
+        return [step for step in self.step_graph.steps.values() if (spec := catalog.get(step.action)) is not None and spec.routing]
+
+    @cached_property
+    def prefix_routers(self) -> list[Step]:
+        """The routers that route by reply prefix under first-match-wins (`routing: prefix`), in file order."""
+        catalog = self.step_graph.catalog
+        return [step for step in self.routers if catalog[step.action].routing == "prefix"]
+
+    @cached_property
+    def layout(self) -> GraphLayout:
+        """The step graph laid out in layers, for drawings (not used by any rule)."""
+        return layout(self.step_graph)

@@ -1,0 +1,107 @@
+"""The analyzer's rules: one decorated function per rule, in modules by family and subject.
+
+    @rule("PIP101", "bad-entry-step", "error", kinds=("pipeline",))
+    def bad_entry_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+        \"\"\"`entry_step_id` missing or not a step.\"\"\"
+
+The decorator declares the code in the rule table (`findings.diagnostics.RULES`;
+the docstring's first line is the summary in docs/rules.md) and runs the function
+on every document of those kinds, handing it the document's `Loaded` object with
+its shared facts. A rule function emits its own code only, at its declared
+severity or, for a variant of the same finding, another one (tests/test_rulebook.py).
+
+Rule modules are imported per kind on first use (MODULES), so `check` on a
+contract never imports the pipeline rules (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from contractstudio.findings.diagnostics import Diagnostic, Severity, declare
+
+# The rule modules of each kind, in the order their rules run (the order does not change the
+# findings: they are sorted, and repeats dropped, at the end). A module serves every kind it is
+# listed under; a rule naming a kind its module is not listed under is refused at import.
+MODULES: dict[str, tuple[str, ...]] = {
+    "contract": (),
+    "agent": (),
+    "pipeline": ("pipeline_structure", "pipeline_state", "routing"),
+    "tools": (),
+}
+
+# The per-document class of each kind: its cached properties are the facts its rules share.
+LOADED: dict[str, str] = {
+    "pipeline": "contractstudio.analysis.loaded_pipeline:LoadedPipeline",
+}
+
+RuleBody = Callable[[Any], Iterable[Diagnostic]]
+F = TypeVar("F", bound=RuleBody)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFunction:
+    """A registered rule function: the code it emits and the kinds of document it runs on."""
+
+    code: str
+    kinds: tuple[str, ...]
+    run: RuleBody
+
+
+_BY_KIND: dict[str, list[RuleFunction]] = {kind: [] for kind in MODULES}
+_IMPORTED: set[str] = set()
+
+
+def rule(code: str, name: str, severity: Severity, *, kinds: tuple[str, ...]) -> Callable[[F], F]:
+    """Declare a rule's code (the docstring's first line is its summary) and run the function on documents of `kinds`."""
+
+    def register(fn: F) -> F:
+        summary = (fn.__doc__ or "").strip().splitlines()
+        if not summary:
+            raise ValueError(f"rule {code} ({fn.__qualname__}) needs a docstring: its first line is the docs' summary")
+        module = fn.__module__.rpartition(".")[2]
+        for kind in kinds:
+            if kind not in MODULES:
+                raise ValueError(f"rule {code}: unknown kind '{kind}'")
+            if module not in MODULES[kind]:
+                raise ValueError(f"rule {code}: module '{module}' is not listed under MODULES['{kind}'], so it would not run there")
+        declare(code, name, severity, summary[0])
+        entry = RuleFunction(code, tuple(kinds), fn)
+        for kind in kinds:
+            if all(r.run is not fn for r in _BY_KIND[kind]):
+                _BY_KIND[kind].append(entry)
+        return fn
+
+    return register
+
+
+def rules_for(kind: str) -> list[RuleFunction]:
+    """The rule functions of a kind, importing its rule modules on first use ([] for an unknown kind)."""
+    if kind not in MODULES:
+        return []
+    if kind not in _IMPORTED:
+        for module in MODULES[kind]:
+            importlib.import_module(f"{__name__}.{module}")
+        _IMPORTED.add(kind)
+    return _BY_KIND[kind]
+
+
+def loaded_class(kind: str | None) -> type[Any] | None:
+    """The per-document class of a kind (None: the plain `Loaded`), imported on first use."""
+    target = LOADED.get(kind or "")
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    cls: type[Any] = getattr(importlib.import_module(module), name)
+    return cls
+
+
+def every_rule() -> None:
+    """Import every rule module and every module that declares codes, so the rule table is complete (docs, tests)."""
+    for kind in MODULES:
+        rules_for(kind)
+    for module in ("contractstudio.analysis.check", "contractstudio.analysis.registry"):
+        importlib.import_module(module)

@@ -1,0 +1,92 @@
+"""Pipeline state (PIP201-203): what each step's action requires, against what the steps before it set.
+
+The rules read the document's state flow and its requirements (`doc.requirements`),
+computed once per analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline
+from contractstudio.analysis.rules import rule
+from contractstudio.analysis.step_graph import config, unset_paths, witness_path
+from contractstudio.documents.actions import SETTINGS
+from contractstudio.documents.models import Step
+from contractstudio.findings.diagnostics import Diagnostic, Related
+
+# One BFS per field finds witness paths for every step that needs it; past this many
+# fields with PIP201s a pathological file would make that quadratic.
+MAX_WITNESS_FIELDS = 64
+
+
+def _what(group: tuple[str, ...]) -> str:
+    return f"'{group[0]}'" if len(group) == 1 else "one of " + ", ".join(f"'{f}'" for f in group)
+
+
+@rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",))
+def state_maybe_unset(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A required state field is unset on at least one path to the step."""
+    sg, flow = doc.step_graph, doc.state_flow
+    witnesses: dict[int, tuple[dict[str, str], list[str]]] = {}  # per field: BFS parents and the steps that set it
+    for need in doc.requirements:
+        if not need.set_elsewhere or need.on_every_path is not False:
+            continue
+        mask = need.mask
+        if mask not in witnesses and len(witnesses) >= MAX_WITNESS_FIELDS:
+            witnesses[mask] = ({}, [])  # enough paths shown; the rest keep the message and position
+        if mask not in witnesses:
+            setters = [s for s, g in flow.gen.items() if g & mask and sg.catalog.get(sg.steps[s].action) is not None]
+            witnesses[mask] = (unset_paths(sg, flow, mask), setters)
+        yield _maybe_unset(doc, need.step, _what(need.fields), *witnesses[mask])
+
+
+def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, str], setters: list[str]) -> Diagnostic:
+    sg = doc.step_graph
+    path = witness_path(parents, step.id)
+    related = []
+    for sid in path:
+        where = doc.span(sg.steps[sid], "id")
+        note = f"requires {what} here" if sid == step.id else f"step '{sid}' ({sg.steps[sid].action}) does not set it"
+        related.append(Related(doc.file, where.line, where.column, note))
+    others = [s for s in setters if s != step.id]
+    hint = f"on the path {' -> '.join(path)} nothing sets it" if path else "set it on every path to this step"
+    if others:
+        hint += f"; steps that set it: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''}"
+    return doc.diag("PIP201", f"step '{step.id}' (action {step.action}) requires {what}, which is unset on at least one path from the entry",
+                    step, "action", hint=hint, related=related)
+
+
+@rule("PIP202", "state-never-set", "error", kinds=("pipeline",))
+def state_never_set(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A required state field that no step and no input ever sets."""
+    for need in doc.requirements:
+        if not need.set_elsewhere:
+            step = need.step
+            yield doc.diag("PIP202", f"step '{step.id}' (action {step.action}) requires {_what(need.fields)}, which no other step "
+                           "and no input ever sets", step, "action", hint="add it to 'inputs:' or run an action that ensures it first")
+
+
+@rule("PIP203", "missing-step-key", "error", kinds=("pipeline",))
+def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A key the action requires on the step (`requires_step`), or a setting it requires, is missing."""
+    catalog, settings = doc.step_graph.catalog, doc.pipeline.settings
+    for step in doc.pipeline.steps:
+        spec = catalog.get(step.action)
+        if spec is None:
+            continue
+        raw = config(step)
+        for need in spec.requires_step:  # 'a|settings.b': one of them
+            options = need.split("|")
+            if any(settings.get(o[len(SETTINGS):]) is not None if o.startswith(SETTINGS) else
+                   (o in raw or getattr(step, o, None) is not None) for o in options):
+                continue
+            if len(options) > 1:
+                shown = " or ".join(f"'{o}'" if o.startswith(SETTINGS) else f"'{o}' on the step" for o in options)
+                msg, hint = f"step '{step.id}': action '{step.action}' requires {shown}", f"add '{options[0]}: ...' to the step"
+            elif need.startswith(SETTINGS):
+                msg = f"step '{step.id}': action '{step.action}' requires the setting '{need[len(SETTINGS):]}'"
+                hint = f"add '{need[len(SETTINGS):]}: ...' to the pipeline's settings"
+            else:
+                msg, hint = f"step '{step.id}': action '{step.action}' requires the key '{need}' on the step", f"add '{need}: ...' to the step"
+            yield doc.diag("PIP203", msg, step, "action", hint=hint)

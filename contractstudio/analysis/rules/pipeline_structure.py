@@ -1,0 +1,136 @@
+"""Pipeline structure (PIP101-106, PIP204): the entry step, targets, step ids, actions, reachability, a way to end, settings.
+
+Every rule reads the document's one step graph (`doc.step_graph`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline
+from contractstudio.analysis.rules import rule
+from contractstudio.analysis.step_graph import END, config, routes_of
+from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean
+
+
+@rule("PIP101", "bad-entry-step", "error", kinds=("pipeline",))
+def bad_entry_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """`entry_step_id` missing or not a step."""
+    sg, p = doc.step_graph, doc.pipeline
+    first = p.steps[0].id if p.steps else "<step id>"
+    if p.entry_step_id is None:
+        yield doc.diag("PIP101", "the pipeline has no entry_step_id", ("steps",), key=True,
+                       hint=f"add 'entry_step_id: {first}'")
+    elif sg.entry is None:
+        yield doc.diag("PIP101", f"entry_step_id '{p.entry_step_id}' is not a step", ("entry_step_id",),
+                       hint=did_you_mean(p.entry_step_id, sg.steps) or f"steps are: {', '.join(sg.steps) or 'none'}")
+
+
+@rule("PIP102", "unknown-target", "error", kinds=("pipeline",))
+def unknown_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """`next` or `on_*` names a step that does not exist."""
+    sg = doc.step_graph
+    for step in doc.pipeline.steps:
+        routes = sg.routes[step.id] if sg.steps[step.id] is step else routes_of(step, sg.catalog.get(step.action))
+        for r in routes:
+            if r.target != END and r.target not in sg.steps:
+                yield doc.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
+                               hint=did_you_mean(r.target, sg.steps))
+        for key, value in config(step).items():
+            if key[:3] == "on_" and not isinstance(value, str):
+                yield doc.diag("PIP102", f"step '{step.id}': {key} must name a step", step.src + (key,))
+
+
+@rule("PIP103", "duplicate-step", "error", kinds=("pipeline",))
+def duplicate_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """Duplicate step id."""
+    sg = doc.step_graph
+    for step in doc.pipeline.steps:
+        first = sg.steps[step.id]  # the first step of an id is the one the graph uses
+        if first is not step:
+            where = doc.span(first, "id")
+            yield doc.diag("PIP103", f"step id '{step.id}' is used twice", step, "id",
+                           hint="rename one of the steps",
+                           related=[Related(doc.file, where.line, where.column, f"first step '{step.id}' is here")])
+
+
+@rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",))
+def unreachable_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A step unreachable from the entry step."""
+    sg = doc.step_graph
+    if sg.entry is None:
+        return
+    reach = sg.reachable()
+    for sid, step in sg.steps.items():
+        if sid not in reach:
+            yield doc.diag("PIP104", f"step '{sid}' cannot be reached from the entry step '{sg.entry}'", step, "id",
+                           hint="route to it with next or on_*, or remove it")
+
+
+@rule("PIP105", "no-way-to-end", "error", kinds=("pipeline",))
+def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A step from which no `end: true` step can be reached (dead end or trap cycle)."""
+    sg = doc.step_graph
+    # A step with an unknown target is already an error (PIP102); count it as finishing
+    # so that one typo does not also flag every step before it.
+    finishing = {END} | {s for s, rs in sg.routes.items() if any(r.target != END and r.target not in sg.steps for r in rs)}
+    seen = set(finishing)
+    stack = list(finishing)
+    while stack:
+        for p in sg.pred.get(stack.pop(), ()):
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    scope = sg.reachable() if sg.entry is not None else set(sg.steps)
+    stuck = [sid for sid in sg.steps if sid in scope and sid not in seen]
+    if not stuck:
+        return
+    # Report causes, not consequences: each dead end, and each cycle without an exit;
+    # a step that merely leads into one of them is fixed with it.
+    import networkx as nx  # only a broken pipeline pays for the import
+
+    traps = nx.DiGraph()
+    traps.add_nodes_from(stuck)
+    traps.add_edges_from((s, t) for s in stuck for t in sg.succ[s] if t in traps)
+    for sid in stuck:
+        if not sg.routes[sid]:
+            msg = f"step '{sid}' is a dead end: it has no next, on_* target or end: true"
+            yield doc.diag("PIP105", msg, sg.steps[sid], "id", hint="add 'next: <step>' or 'end: true'")
+    order = {sid: i for i, sid in enumerate(sg.steps)}
+    for component in nx.strongly_connected_components(traps):
+        members = sorted(component, key=order.__getitem__)
+        first = members[0]
+        if len(members) == 1 and not traps.has_edge(first, first):
+            continue
+        related = []
+        for sid in members[1:]:
+            where = doc.span(sg.steps[sid], "id")
+            related.append(Related(doc.file, where.line, where.column, f"step '{sid}' is part of the loop"))
+        names = ", ".join(f"'{m}'" for m in members)
+        msg = f"the loop through {names} never reaches an end: true step" if len(members) > 1 else f"step '{first}' loops to itself and never reaches an end: true step"
+        yield doc.diag("PIP105", msg, sg.steps[first], "id", hint="give the loop an exit to a step that ends", related=related)
+
+
+@rule("PIP106", "unknown-action", "error", kinds=("pipeline",))
+def unknown_action(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """An action that is neither built in nor declared under `actions:`."""
+    catalog = doc.step_graph.catalog
+    for step in doc.pipeline.steps:
+        if step.action not in catalog:
+            hint = did_you_mean(step.action, catalog) or "declare it under 'actions:' with what it requires and ensures"
+            yield doc.diag("PIP106", f"step '{step.id}': unknown action '{step.action}'", step, "action", hint=hint)
+
+
+FROM_SETTINGS = "_from_settings"
+
+
+@rule("PIP204", "unknown-setting", "error", kinds=("pipeline",))
+def unknown_setting(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A `<key>_from_settings` step key names a setting the pipeline's `settings:` does not have."""
+    settings = doc.pipeline.settings
+    for step in doc.pipeline.steps:
+        for key, value in config(step).items():
+            if key.endswith(FROM_SETTINGS) and (not isinstance(value, str) or value not in settings):
+                yield doc.diag("PIP204", f"step '{step.id}': {key} names the setting '{value}', which the pipeline's settings do "
+                               "not have", step.src + (key,), hint=did_you_mean(str(value), settings) or
+                               f"add '{value}: ...' to settings" if isinstance(value, str) else "name a key of settings")
