@@ -8,7 +8,6 @@ success criteria are type-checked against the agent's output schema (EXP*).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from contractstudio.analysis.fields import declared_fields
 from contractstudio.documents.models import Agent, Backend, Condition, FieldSpec, Policy, Task, TypeDecl
 from contractstudio.documents.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 from contractstudio.expressions import check, check_template
+from contractstudio.expressions.patterns import PatternError, RegexTimeout
 from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean, make
 from contractstudio.reading.nodes import ScalarNode
 
@@ -52,13 +52,43 @@ def _related(loaded: Loaded, where: tuple[object, ...], message: str) -> Related
     return Related(loaded.file, span.line, span.column, message)
 
 
-def _pattern(loaded: Loaded, policy: Policy, part: str) -> tuple[re.Pattern[str] | None, Diagnostic | None]:
-    ref = getattr(policy, part)
+def _pattern(loaded: Loaded, policy: Policy, part: str) -> tuple[str | None, Diagnostic | None]:
+    """The policy's tool_pattern when it can be run (compiled within the file's regex budget), or the finding why not."""
+    pattern = getattr(policy, part).tool_pattern
     try:
-        return re.compile(ref.tool_pattern), None
-    except re.error as err:
-        return None, loaded.diag("SCH103", f"policy '{policy.id}': tool_pattern is not a valid regular expression ({err})",
+        loaded.regex.compile(pattern)
+        return pattern, None
+    except PatternError as err:
+        return None, loaded.diag("SCH103", f"policy '{policy.id}': tool_pattern is not usable: {err}",
                                  policy, part, "tool_pattern")
+    except RegexTimeout as err:
+        return None, _too_slow(loaded, policy, part, err)
+
+
+def _too_slow(loaded: Loaded, policy: Policy, part: str, err: RegexTimeout) -> Diagnostic:
+    pattern = getattr(policy, part).tool_pattern
+    return loaded.diag("YML006", f"policy '{policy.id}': tool_pattern {pattern!r} was not checked: {err} in this file",
+                       policy, part, "tool_pattern",
+                       hint="simplify the pattern: nested or alternated repeats such as '(a|aa)+' backtrack exponentially")
+
+
+class _Matcher:
+    """Full matches of tool patterns against tool names, within the file's regex budget; a timeout becomes one YML006."""
+
+    def __init__(self, loaded: Loaded) -> None:
+        self.loaded = loaded
+        self.slow: list[Diagnostic] = []
+        self._reported: set[tuple[str, str]] = set()
+
+    def __call__(self, policy: Policy, part: str, pattern: str, name: str) -> bool | None:
+        """Whether the pattern matches the whole name; None when the budget ran out (reported once per pattern)."""
+        try:
+            return self.loaded.regex.fullmatch(pattern, name)
+        except RegexTimeout as err:
+            if (policy.id, part) not in self._reported:
+                self._reported.add((policy.id, part))
+                self.slow.append(_too_slow(self.loaded, policy, part, err))
+            return None
 
 
 def duplicate_names(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
@@ -87,13 +117,13 @@ def policy_contradictions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
     policies = agent.policies
     by_id = {p.id: p for p in policies}
     declared = [t.name for t in agent.tools]
-    patterns: dict[tuple[str, str], re.Pattern[str] | None] = {}
+    patterns: dict[tuple[str, str], str | None] = {}
     for p in policies:
         for part in ("require", "forbid"):
             ref = getattr(p, part)
             if ref is not None and ref.tool_pattern is not None:
-                compiled, problem = _pattern(loaded, p, part)
-                patterns[(p.id, part)] = compiled
+                usable, problem = _pattern(loaded, p, part)
+                patterns[(p.id, part)] = usable
                 if problem:
                     yield problem
     reported: set[frozenset[str]] = set()
@@ -110,6 +140,7 @@ def policy_contradictions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
                               related=[_related(loaded, other.src + ("id",), f"policy '{other_id}' is here")])
     yield from forbidden_allowed_tool(loaded, agent, patterns)
     requires = [p for p in policies if p.require is not None]
+    match = _Matcher(loaded)
     for f in policies:
         if f.forbid is None:
             continue
@@ -123,27 +154,30 @@ def policy_contradictions(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
                                   "on overlapping scope", f, "forbid", "tool",
                                   hint="narrow one policy's scope, or drop one of them", related=rel)
             elif f.forbid.tool_pattern is not None and (pat := patterns.get((f.id, "forbid"))) is not None:
-                if r.require.tool is not None and pat.fullmatch(r.require.tool):
+                if r.require.tool is not None and match(f, "forbid", pat, r.require.tool):
                     yield loaded.diag("AGT102", f"policy '{f.id}' forbids tool_pattern {f.forbid.tool_pattern!r}, which matches "
                                       f"tool '{r.require.tool}' that policy '{r.id}' requires", f, "forbid", "tool_pattern",
                                       hint="tighten the pattern so it excludes the required tool", related=rel)
                 elif r.require.tool_pattern is not None and (rpat := patterns.get((r.id, "require"))) is not None:
-                    wanted = [t for t in declared if rpat.fullmatch(t)]
-                    if wanted and all(pat.fullmatch(t) for t in wanted):
+                    hits = [(t, match(r, "require", rpat, t)) for t in declared]
+                    wanted = [t for t, hit in hits if hit]
+                    if wanted and None not in (h for _, h in hits) and all(match(f, "forbid", pat, t) for t in wanted):
                         yield loaded.diag("AGT102", f"policy '{f.id}' forbids tool_pattern {f.forbid.tool_pattern!r}, which matches "
                                           f"every tool policy '{r.id}' may use ({', '.join(wanted)})", f, "forbid", "tool_pattern",
                                           hint="tighten the pattern so some required tool stays allowed", related=rel)
+    yield from match.slow
 
 
-def forbidden_allowed_tool(loaded: Loaded, agent: Agent, patterns: dict[tuple[str, str], re.Pattern[str] | None]) -> Iterator[Diagnostic]:
+def forbidden_allowed_tool(loaded: Loaded, agent: Agent, patterns: dict[tuple[str, str], str | None]) -> Iterator[Diagnostic]:
     """AGT103: a policy on every task forbids a tool that constraints.allowed_tools explicitly allows."""
     allowed = agent.constraints.allowed_tools or []
+    match = _Matcher(loaded)
     for f in agent.policies:
         if f.forbid is None or f.scope is not None:
             continue
         pat = patterns.get((f.id, "forbid"))
         for i, tool in enumerate(allowed):
-            hit = tool == f.forbid.tool if f.forbid.tool is not None else (pat is not None and pat.fullmatch(tool))
+            hit = tool == f.forbid.tool if f.forbid.tool is not None else (pat is not None and match(f, "forbid", pat, tool))
             if hit:
                 part = "tool" if f.forbid.tool is not None else "tool_pattern"
                 shown = repr(f.forbid.tool_pattern) if f.forbid.tool is None else f"'{f.forbid.tool}'"
@@ -151,6 +185,7 @@ def forbidden_allowed_tool(loaded: Loaded, agent: Agent, patterns: dict[tuple[st
                                   "that constraints.allowed_tools allows", f, "forbid", part,
                                   hint="tighten the pattern, scope the policy, or remove the tool from allowed_tools",
                                   related=[_related(loaded, ("constraints", "allowed_tools", i), f"'{tool}' is allowed here")])
+    yield from match.slow
 
 
 # ----------------------------------------------------------------- cons_oracle
@@ -287,6 +322,7 @@ def _budget(loaded: Loaded, task: Task, code: str, message: str, related: list[R
 def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]:
     """AGT401: every L2/L3 reference (trajectory, policy, scope, conflicts_with) names a declared L1 entity."""
     tools = [t.name for t in agent.tools] + list(agent.constraints.allowed_tools or [])  # names either way
+    match = _Matcher(loaded)
     fields = list(agent.output_schema.fields)
     tasks = [t.id for t in agent.tasks]
     policies = [p.id for p in agent.policies]
@@ -299,7 +335,8 @@ def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
         if p.require is not None and p.require.tool_pattern is not None:
             # A required pattern no declared tool matches can never be satisfied (a forbidden one is merely idle).
             pattern, invalid = _pattern(loaded, p, "require")  # an invalid pattern is its own finding (SCH103)
-            if pattern is not None and invalid is None and not any(pattern.fullmatch(t) for t in tools):
+            hits = [match(p, "require", pattern, t) for t in tools] if pattern is not None and invalid is None else [True]
+            if None not in hits and not any(hits):
                 yield loaded.diag("AGT401", f"policy '{p.id}' requires a tool matching {p.require.tool_pattern!r}, but no "
                                   "declared tool does", p, "require", "tool_pattern",
                                   hint=f"declared tools: {', '.join(tools)}" if tools else "declare the tool under tools")
@@ -319,6 +356,7 @@ def cross_level_references(loaded: Loaded, agent: Agent) -> Iterator[Diagnostic]
             if step.expect_field is not None and step.expect_field not in fields:
                 yield loaded.diag("AGT401", f"task '{task.id}': trajectory expects field '{step.expect_field}', which is not in the schema",
                                   task, "trajectory", i, "expect_field", hint=did_you_mean(step.expect_field, fields))
+    yield from match.slow
 
 
 # ----------------------------------------------------------------- L1 types and success criteria

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.analysis import registry as _registry  # noqa: F401
-from contractstudio.analysis.loaded import KNOWN_KINDS, Context, Loaded
+from contractstudio.analysis.loaded import KNOWN_KINDS, Context, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.schema import validate
 from contractstudio.documents.models import Model
+from contractstudio.expressions.patterns import RegexBudget
 from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make
 from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, read_dialects, sniff_kind
 from contractstudio.reading.dialects.synth import relocate, texts
@@ -67,10 +68,13 @@ def _load_family(kind: str) -> None:
     _FAMILY_LOADED.add(kind)
 
 
-def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context) -> Loaded:
-    """The per-document object of a document's kind (its facts are computed on first use)."""
+def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context, regex: RegexBudget | None = None) -> Loaded:
+    """The per-document object of a document's kind (its facts are computed on first use); `regex`: the file's budget."""
     cls = loaded_class(doc.kind) if model is not None else None
-    return (cls or Loaded)(file, text, doc, model, ctx)
+    item = (cls or Loaded)(file, text, doc, model, ctx)
+    if regex is not None:
+        item.regex = regex
+    return item
 
 
 def run_rules(item: Loaded) -> list[Diagnostic]:
@@ -131,10 +135,11 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
     ctx = ctx or Context()
     found: list[Diagnostic] = list(source.diagnostics)
     loaded: list[Loaded] = []
+    budget = file_regex_budget()  # every regex of the file's documents together
     for doc in source.documents:
         model, shape = validate(doc, source.path)
         found.extend(shape)
-        item = load(source.path, source.text, doc, model, ctx)
+        item = load(source.path, source.text, doc, model, ctx, budget)
         loaded.append(item)
         found.extend(run_rules(item))
     # A value whose tag was refused is null; its shape error would only repeat YML004.

@@ -16,10 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.documents.models import Model
+from contractstudio.expressions.patterns import RegexBudget
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.source import Node, SourceDocument, key_at, nearest
 
 KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
+REGEX_BUDGET_S = 1.0  # seconds of regex work (tool patterns) in the analysis of one file, all documents together
+
+
+def file_regex_budget() -> RegexBudget:
+    """A new budget for the regexes of one file's analysis (shared by its documents)."""
+    return RegexBudget(REGEX_BUDGET_S)
 
 
 @dataclass(slots=True)
@@ -45,6 +52,7 @@ class Loaded:
     ctx: Context = field(default_factory=Context)
     # Facts other layers compute once per analysis and keep with the document (analysis/facts.py).
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    regex: RegexBudget = field(default_factory=file_regex_budget, repr=False, compare=False)  # one per file (analysis/check.py)
 
     @property
     def kind(self) -> str | None:

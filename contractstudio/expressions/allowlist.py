@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from contractstudio.expressions import patterns
 from contractstudio.expressions.sandbox import (
     CONTAINERS,
     MAX_SIZE,
@@ -26,11 +27,10 @@ from contractstudio.expressions.sandbox import (
     type_name,
 )
 
-MAX_REGEX = 500  # characters of a `matches` pattern
 MAX_MATCH_TEXT = 100_000  # characters `matches` searches
 MAX_NDIGITS = 100  # round(x, n)
 MAX_FORMAT_WIDTH = 1_000  # width and precision in a format spec
-REGEX_TIMEOUT_S = 1.0
+REGEX_BUDGET_S = 1.0  # seconds of regex work in one evaluation, every `matches` call together
 
 
 # ----------------------------------------------------------------- text
@@ -116,22 +116,11 @@ def format_value(value: Any, spec: str) -> str:
 
 
 def regex_problem(pattern: str) -> str | None:
-    """Why a `matches` pattern is refused (too long, invalid, or exponential backtracking), or None."""
-    if len(pattern) > MAX_REGEX:
-        return f"the regular expression is longer than {MAX_REGEX} characters"
-    try:
-        import re._parser as sre  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse as sre
-    try:
-        parsed = sre.parse(pattern)
-    except re.error as err:
-        return f"invalid regular expression: {err}"
-    except RecursionError:
-        return "the regular expression nests too deeply"
-    except Exception as err:  # noqa: BLE001 - sre's parser has other failure modes (e.g. OverflowError)
-        return f"invalid regular expression: {err}"
-    return _nested_repeat(parsed, inside=False)
+    """Why a `matches` pattern is refused (see patterns.pattern_problem, or exponential backtracking), or None."""
+    problem = patterns.pattern_problem(pattern)
+    if problem:
+        return problem
+    return _nested_repeat(patterns.parse_pattern(pattern), inside=False)
 
 
 def _nested_repeat(items: Any, inside: bool) -> str | None:
@@ -173,33 +162,27 @@ def _flatten(items: Any) -> list[tuple[Any, Any]]:
 
 
 @lru_cache(maxsize=256)
-def _compiled(pattern: str) -> Any:
-    problem = regex_problem(pattern)
-    if problem:
-        raise ExpressionError(problem)
-    try:  # the `regex` package (a litellm dependency) can stop a slow match; `re` cannot
-        import regex
-
-        return regex.compile(pattern)
-    except ImportError:  # pragma: no cover
-        return re.compile(pattern)
-    except Exception as err:  # a pattern `re` accepts but `regex` does not
-        raise ExpressionError(f"invalid regular expression: {err}") from None
+def _refused(pattern: str) -> str | None:
+    return regex_problem(pattern)
 
 
-def matches(text: Any, pattern: Any) -> bool:
-    """True when the regular expression matches somewhere in the text."""
+def matches(meter: Meter, text: Any, pattern: Any) -> bool:
+    """True when the regular expression matches somewhere in the text, within the evaluation's regex budget."""
     if not isinstance(text, str) or not isinstance(pattern, str):
         raise ExpressionError(f"matches(text, regex) needs two strings, got {type_name(text)} and {type_name(pattern)}")
     if len(text) > MAX_MATCH_TEXT:
         raise ExpressionError(f"matches() searches at most {MAX_MATCH_TEXT:,} characters")
-    compiled = _compiled(pattern)
+    problem = _refused(pattern)
+    if problem:
+        raise ExpressionError(problem)
+    if meter.regex is None:
+        meter.regex = patterns.RegexBudget(REGEX_BUDGET_S)
     try:
-        if isinstance(compiled, re.Pattern):
-            return compiled.search(text) is not None
-        return compiled.search(text, timeout=REGEX_TIMEOUT_S) is not None
-    except TimeoutError:
-        raise ExpressionError("the regular expression took too long") from None
+        return meter.regex.search(pattern, text)
+    except patterns.PatternError as err:
+        raise ExpressionError(str(err)) from None
+    except patterns.RegexTimeout as err:
+        raise ExpressionError(f"{err} in this evaluation") from None
 
 
 # ----------------------------------------------------------------- allowlisted functions and methods
@@ -286,7 +269,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "bool": lambda m, x=False: truth(x),
     "list": lambda m, x=(): m.bounded(list(iterate(x, m))),
     "set": lambda m, x=(): m.bounded(set(iterate(x, m))),
-    "matches": lambda m, text, pattern: matches(text, pattern),
+    "matches": matches,
 }
 FUNCTION_KEYWORDS: dict[str, set[str]] = {"sorted": {"reverse"}, "min": {"default"}, "max": {"default"}}
 

@@ -68,9 +68,10 @@ class Meter:
     or compare n items), so `[x in input.big for x in input.big]` is bounded too.
     """
 
-    __slots__ = ("steps", "iterations", "done", "_weights")
+    __slots__ = ("steps", "iterations", "done", "_weights", "regex")
 
     def __init__(self) -> None:
+        self.regex: Any = None  # the evaluation's RegexBudget (patterns.py), made on the first `matches`
         self.steps = 0
         self.iterations = 0
         self.done = 0

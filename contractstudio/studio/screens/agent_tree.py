@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 from textual.widgets import Tree
 
 from contractstudio.documents.models import Agent
+from contractstudio.expressions.patterns import PatternError, RegexBudget, RegexTimeout
 from contractstudio.findings.diagnostics import Diagnostic
 
+TREE_REGEX_S = 0.2  # this runs on the UI thread: a pattern that backtracks must not freeze the screen
 
-def _tool_ref(ref: object, tools: set[str]) -> Text:
+
+def _tool_ref(ref: object, tools: set[str], budget: RegexBudget) -> Text:
     tool = getattr(ref, "tool", None)
     pattern = getattr(ref, "tool_pattern", None)
     if tool:
         return Text(f"tool {tool}", style="" if tool in tools else "bold red")
     if pattern:
         try:
-            hits = sorted(t for t in tools if re.fullmatch(pattern, t))
-        except re.error:
+            hits = sorted(t for t in tools if budget.fullmatch(pattern, t))
+        except PatternError:
             return Text(f"pattern {pattern} (invalid regex)", style="bold red")
+        except RegexTimeout:
+            return Text(f"pattern {pattern} (too slow to match)", style="bold red")
         return Text(f"pattern {pattern} → {', '.join(hits) or 'no tool'}", style="" if hits else "yellow")
     return Text("?", style="dim")
 
@@ -31,6 +34,7 @@ def fill_agent_tree(tree: Tree, agent: Agent, diagnostics: list[Diagnostic]) -> 
     tree.root.set_label(Text(f"agent {agent.name}", style="bold"))
     tree.root.data = agent
     tools = {t.name for t in agent.tools}
+    budget = RegexBudget(TREE_REGEX_S)
     tasks = {t.id for t in agent.tasks}
     lines = {d.line for d in diagnostics}
     tnode = tree.root.add(Text(f"Tools ({len(agent.tools)})", style="bold"), expand=True)
@@ -41,9 +45,9 @@ def fill_agent_tree(tree: Tree, agent: Agent, diagnostics: list[Diagnostic]) -> 
     for policy in agent.policies:
         node = pnode.add(Text(policy.id), data=policy, expand=True)
         if policy.require is not None:
-            node.add_leaf(Text("require ").append_text(_tool_ref(policy.require, tools)), data=policy)
+            node.add_leaf(Text("require ").append_text(_tool_ref(policy.require, tools, budget)), data=policy)
         if policy.forbid is not None:
-            node.add_leaf(Text("forbid ").append_text(_tool_ref(policy.forbid, tools)), data=policy)
+            node.add_leaf(Text("forbid ").append_text(_tool_ref(policy.forbid, tools, budget)), data=policy)
         scope = policy.scope if policy.scope is not None else ["every task"]
         label = Text("scope ")
         for i, s in enumerate(scope):
@@ -56,7 +60,7 @@ def fill_agent_tree(tree: Tree, agent: Agent, diagnostics: list[Diagnostic]) -> 
         node = knode.add(Text(f"{task.id}  oracle {task.oracle}, {task.llm_calls} LLM call(s)"), data=task, expand=True)
         for step in task.trajectory:
             if step.expect_tool:
-                node.add_leaf(Text("expects ").append_text(_tool_ref(step, tools) if False else Text(
+                node.add_leaf(Text("expects ").append_text(Text(
                     f"tool {step.expect_tool}", style="" if step.expect_tool in tools else "bold red")), data=step)
             if step.expect_field:
                 fields = set(agent.output_schema.fields)
