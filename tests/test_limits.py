@@ -91,3 +91,89 @@ def test_the_regex_budget_bounds_all_searches_of_one_evaluation(capsys: pytest.C
     code, out, _ = run(capsys, "test", str(path))
     assert code == 1
     assert "regular expressions took more than 1 s in this evaluation" in out
+
+
+# ----------------------------------------------------------------- 2. check is linear in the number of documents
+
+
+def many_documents(n: int) -> str:
+    return "---\n".join(f"kind: tools\nname: t{i}\ndescription: d\ntools:\n  - name: f{i}\n    description: does f\n"
+                        f"    params:\n      title: {{type: str, description: T}}\n" for i in range(n))
+
+
+class CountingPattern:
+    """A compiled pattern that counts the characters it is asked to search."""
+
+    def __init__(self, pattern) -> None:  # noqa: ANN001
+        self.pattern = pattern
+        self.scanned = 0
+
+    def search(self, text: str, *args: object):  # noqa: ANN202
+        self.scanned += len(text)
+        return self.pattern.search(text, *args)
+
+
+def test_the_secrets_scan_reads_a_many_document_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.analysis import secrets
+
+    counting = CountingPattern(secrets._ANYWHERE)
+    monkeypatch.setattr(secrets, "_ANYWHERE", counting)
+    text = many_documents(300)
+    report = check_text(text, "many.tools.yaml")
+    assert len(report.documents) == 300 and report.diagnostics == []
+    assert counting.scanned <= len(text)  # it was 300 times the text: once per document
+
+
+class CountingText(str):
+    """A file's text that counts the characters its whole-text methods scan."""
+
+    scanned = 0
+
+    def splitlines(self, keepends: bool = False) -> list[str]:  # type: ignore[override]
+        self.scanned += len(self)
+        return super().splitlines(keepends)
+
+    def count(self, sub: str, start: int | None = None, end: int | None = None) -> int:  # type: ignore[override]
+        self.scanned += len(self[start:end])
+        return super().count(sub, start, end)
+
+
+def contract_with_findings(i: int) -> str:
+    # An unknown field in a multi-line expression: its position is computed from the text lines.
+    return textwrap.dedent(f"""\
+        kind: contract
+        name: c{i}
+        prompt: Answer.
+        types:
+          In: {{description: In, fields: {{text: {{type: str, description: T}}}}}}
+          Out: {{description: Out, fields: {{ok: {{type: bool, description: B}}}}}}
+        input: In
+        output: Out
+        on_failure: raise
+        pre:
+          - assert: "input.text != ''
+              and input.txet != ''"
+          - assert: input.tetx != ""
+        """)
+
+
+def test_finding_positions_split_a_many_document_file_into_lines_once() -> None:
+    from contractstudio.analysis.check import analyze_source
+    from contractstudio.spec.source import read_source
+
+    source = read_source("---\n".join(contract_with_findings(i) for i in range(200)), "many.contract.yaml")
+    text = source.text = CountingText(source.text)  # what the rules see (libyaml reads only exact str)
+    report = analyze_source(source)
+    assert [d.code for d in report.diagnostics].count("EXP201") == 400
+    assert text.scanned <= 2 * len(text)  # it was once per finding
+
+
+def test_recovering_the_documents_after_a_syntax_error_reads_the_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.spec import source
+
+    build = source.Builder.build
+    monkeypatch.setattr(source.Builder, "build", lambda self, text, first: build(self, str(text), first))  # exact str for libyaml
+    text = CountingText(many_documents(300) + "bad: [\n")
+    report = check_text(text, "many.tools.yaml")
+    assert [d.code for d in report.diagnostics] == ["YML001"] and len(report.documents) == 299
+    assert text.scanned <= 2 * len(text)  # it counted the lines before each document from the start of the file

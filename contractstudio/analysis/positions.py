@@ -12,7 +12,7 @@ from typing import Any
 
 from contractstudio.analysis.check import Loaded
 from contractstudio.findings.diagnostics import Span
-from contractstudio.reading.source import ScalarNode, inner_span, node_at
+from contractstudio.reading.source import ScalarNode, inner_span, node_at, text_lines
 
 
 def value_span(loaded: Loaded, path: tuple[Any, ...], start: int = 0, end: int | None = None) -> Span:
@@ -49,7 +49,7 @@ def _indent(line: str) -> int:
 
 def _block(node: ScalarNode, text: str) -> Segments | None:
     """Segments of a `|` or `>` block, rebuilt with YAML's folding rules and checked against the value."""
-    lines = text.splitlines()[node.line : node.end_line]  # the content lines below the indicator
+    lines = text_lines(text)[node.line : node.end_line]  # the content lines below the indicator
     first = next((ln for ln in lines if ln.strip()), None)
     if first is None:
         return None
@@ -81,7 +81,7 @@ def _block(node: ScalarNode, text: str) -> Segments | None:
 
 def _flow(node: ScalarNode, text: str) -> Segments | None:
     """Segments of a plain or quoted scalar written over several lines (no escapes, no blank lines)."""
-    lines = text.splitlines()
+    lines = text_lines(text)
     if node.end_line > len(lines):
         return None
     quote = 1 if node.style else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from contractstudio.analysis.check import KNOWN_KINDS, Context, Loaded, analyzer
 from contractstudio.findings.diagnostics import Diagnostic, make
@@ -33,10 +34,16 @@ def _walk(node: Node | None) -> Iterator[tuple[Node | None, Node]]:
 _ANYWHERE = re.compile(r"(?i)\b(api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|password|bearer)\b|" + _SECRET_VALUE.pattern)
 
 
+@lru_cache(maxsize=4)
+def _mentions_secrets(text: str) -> bool:
+    """Whether the file's text could hold a credential: searched once per file, not once per document."""
+    return _ANYWHERE.search(text) is not None
+
+
 @analyzer(*KNOWN_KINDS)
 def literal_secrets(doc: Loaded, ctx: Context) -> Iterator[Diagnostic]:
     """A credential-looking key with a literal value, or a value shaped like a provider key."""
-    if not _ANYWHERE.search(doc.text):
+    if not _mentions_secrets(doc.text):
         return
     for key, node in _walk(doc.doc.root):
         if not isinstance(node, ScalarNode) or not isinstance(node.value, str) or not node.value:

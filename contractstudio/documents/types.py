@@ -133,9 +133,8 @@ class _Parser:
         self.text = text
         self.tokens: list[tuple[str, str, int]] = []
         pos = 0
-        while pos < len(text):
-            if text[pos:].strip() == "":
-                break
+        stop = len(text.rstrip())  # never `text[pos:].strip()` per token: that is quadratic in the type's length
+        while pos < stop:
             m = _TOKEN.match(text, pos)
             if not m or m.end() == pos:
                 bad = pos + len(text[pos:]) - len(text[pos:].lstrip())

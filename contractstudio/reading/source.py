@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import re
+from functools import lru_cache
 
 from contractstudio.findings.diagnostics import Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
@@ -59,9 +60,10 @@ def _read_source(text: str, path: str) -> SourceFile:
         # document must not hide the diagnostics of the rest.
         diagnostics, docs = [], []
         starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
+        offset = 0
         for i, begin in enumerate(starts):
             end = starts[i + 1] if i + 1 < len(starts) else len(text)
-            offset = text.count("\n", 0, begin)
+            offset += text.count("\n", starts[i - 1] if i else 0, begin)  # from the previous start: linear in the file
             docs.extend(Builder(path, diagnostics, offset).build(text[begin:end], len(docs)))
     source.documents = docs
     source.diagnostics = diagnostics
@@ -85,11 +87,17 @@ def inner_span(node: Node, start: int, end: int, source_text: str | None = None)
     return Span(node.line, col + start, node.line, col + max(end, start + 1))
 
 
+@lru_cache(maxsize=4)
+def text_lines(text: str) -> tuple[str, ...]:
+    """`text.splitlines()`, split once per text: positions are asked for per finding, and a file may hold thousands."""
+    return tuple(text.splitlines())
+
+
 def source_text_slice(text: str | None, node: Node) -> str:
     """The raw text of a single-line node, or '' when unknown."""
     if text is None or node.line != node.end_line:
         return ""
-    lines = text.splitlines()
+    lines = text_lines(text)
     if not 0 < node.line <= len(lines):
         return ""
     return lines[node.line - 1][node.column - 1 : node.end_column - 1]
