@@ -177,3 +177,20 @@ def test_recovering_the_documents_after_a_syntax_error_reads_the_file_once(monke
     report = check_text(text, "many.tools.yaml")
     assert [d.code for d in report.diagnostics] == ["YML001"] and len(report.documents) == 299
     assert text.scanned <= 2 * len(text)  # it counted the lines before each document from the start of the file
+
+
+# ----------------------------------------------------------------- 4. aliases measured in characters
+
+
+def test_one_big_scalar_aliased_many_times_is_a_finding_at_check_and_refused_at_run(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # 100 KB aliased 20,000 times: 2 GB once expanded. `run` grew to 3.9 GB and never finished.
+    text = contract("True").replace("    input: {text: hi}\n", "    input:\n      text: &big " + "x" * 100_000 + "\n"
+                                    "      copies: [" + ", ".join(["*big"] * 20_000) + "]\n")
+    path = tmp_path / "c.contract.yaml"
+    path.write_text(text)
+    [d] = [d for d in check_text(text, str(path)).diagnostics if d.severity == "error"]
+    assert (d.code, d.line) == ("YML006", 17)
+    assert d.message == "aliases expand this document by more than 10,000,000 characters"
+    code, out, err = run(capsys, "run", str(path), "--scenario", "s")
+    assert code == 1 and "YML006" in err and "Traceback" not in err

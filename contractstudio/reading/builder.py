@@ -26,6 +26,7 @@ except AttributeError:  # pragma: no cover
 
 MAX_DEPTH = 200  # deeper documents are a mistake or an attack
 MAX_ALIAS_EXPANSION = 200_000  # nodes that aliases may add by repetition (billion laughs)
+MAX_ALIAS_CHARS = 10_000_000  # characters of scalars that aliases may add: one big scalar aliased many times
 
 _STD = "tag:yaml.org,2002:"
 _STR, _MAP, _SEQ = f"{_STD}str", f"{_STD}map", f"{_STD}seq"
@@ -71,11 +72,11 @@ def _tagged(text: str, tag: str) -> Any:
 
 
 class _Frame:
-    __slots__ = ("node", "data", "size", "key", "is_map", "anchor")
+    __slots__ = ("node", "data", "size", "chars", "key", "is_map", "anchor")
 
     def __init__(self, node: Any, data: Any, is_map: bool, anchor: str | None) -> None:
-        self.node, self.data, self.size, self.is_map, self.anchor = node, data, 1, is_map, anchor
-        self.key: tuple[Any, Any, int] | None = None
+        self.node, self.data, self.size, self.chars, self.is_map, self.anchor = node, data, 1, 0, is_map, anchor
+        self.key: tuple[Any, Any, int, int] | None = None
 
 
 class Builder:
@@ -112,10 +113,11 @@ class Builder:
     def _run(self, text: str, first_index: int, docs: list[SourceDocument]) -> None:  # noqa: C901 - one loop over event kinds
         off = self.offset
         stack: list[_Frame] = []
-        anchors: dict[str, tuple[Any, Any, int]] = {}
-        root: tuple[Any, Any, int] | None = None
+        # An item is (node, data, nodes in it, characters of its scalars): aliases are measured by both.
+        anchors: dict[str, tuple[Any, Any, int, int]] = {}
+        root: tuple[Any, Any, int, int] | None = None
         skip = 0  # > 0 while inside a subtree deeper than MAX_DEPTH
-        expansion = 0
+        expansion = chars = 0
         bomb = False
         ev: Any  # libyaml's C events: typed only as the abstract yaml.Event
         node: Any
@@ -141,7 +143,7 @@ class Builder:
                     self._refuse_tag(tag, sm, em)
                     value = None
                 node = new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, tag, value, style, raw)
-                item: tuple[Any, Any, int] = (node, value, 1)
+                item: tuple[Any, Any, int, int] = (node, value, 1, len(raw))
                 if ev.anchor:
                     anchors[ev.anchor] = item
             elif cls is _MapStart or cls is _SeqStart:
@@ -168,7 +170,7 @@ class Builder:
                     if skip == 0:  # the too-deep subtree becomes a null in its parent
                         em = ev.end_mark
                         node = new_scalar(em.line + 1 + off, em.column + 1, em.line + 1 + off, em.column + 2, _STR, None, "", "")
-                        item = (node, None, 1)
+                        item = (node, None, 1, 0)
                     else:
                         continue
                 else:
@@ -176,7 +178,7 @@ class Builder:
                     node = frame.node
                     em = ev.end_mark
                     node.end_line, node.end_column = em.line + 1 + off, em.column + 1
-                    item = (node, frame.data, frame.size)
+                    item = (node, frame.data, frame.size, frame.chars)
                     if frame.anchor:
                         anchors[frame.anchor] = item
             elif cls is _Alias:
@@ -186,19 +188,21 @@ class Builder:
                 if hit is None:
                     self._report("YML001", f"YAML syntax error: undefined alias '*{ev.anchor}'", ev.start_mark, ev.end_mark)
                     sm, em = ev.start_mark, ev.end_mark
-                    hit = (new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, _STR, None, "", ""), None, 1)
+                    hit = (new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, _STR, None, "", ""), None, 1, 0)
                 expansion += hit[2]
-                if expansion > MAX_ALIAS_EXPANSION and not bomb:
+                chars += hit[3]
+                if (expansion > MAX_ALIAS_EXPANSION or chars > MAX_ALIAS_CHARS) and not bomb:
                     bomb = True
-                    self._report("YML006", f"aliases expand this document by more than {MAX_ALIAS_EXPANSION:,} nodes",
+                    what = f"{MAX_ALIAS_EXPANSION:,} nodes" if expansion > MAX_ALIAS_EXPANSION else f"{MAX_ALIAS_CHARS:,} characters"
+                    self._report("YML006", f"aliases expand this document by more than {what}",
                                  ev.start_mark, ev.end_mark, hint="anchors and aliases (&a / *a) must not multiply; write the values out")
                 item = hit
             elif cls is _DocStart:
-                anchors, root, expansion, bomb = {}, None, 0, False
+                anchors, root, expansion, chars, bomb = {}, None, 0, 0, False
                 continue
             elif cls is _DocEnd:
                 if root is not None:
-                    rnode, rdata, _ = root
+                    rnode, rdata = root[0], root[1]
                     docs.append(SourceDocument(first_index + len(docs), rnode, None if bomb else rdata, rnode.line))
                 root = None
                 continue
@@ -210,6 +214,7 @@ class Builder:
                 continue
             frame = stack[-1]
             frame.size += item[2]
+            frame.chars += item[3]
             if not frame.is_map:
                 frame.node.items.append(item[0])
                 if frame.data is not None:
@@ -219,9 +224,9 @@ class Builder:
             else:
                 self._pair(frame, item)
 
-    def _pair(self, frame: _Frame, value: tuple[Any, Any, int]) -> None:
+    def _pair(self, frame: _Frame, value: tuple[Any, Any, int, int]) -> None:
         assert frame.key is not None  # _pair is called only with a key waiting
-        knode, kdata, _ = frame.key
+        knode, kdata = frame.key[0], frame.key[1]
         frame.key = None
         if not isinstance(knode, ScalarNode):
             self.diagnostics.append(make("YML001", "a mapping key must be a plain scalar, not a list or mapping", self.path, knode.span))
