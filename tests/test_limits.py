@@ -194,3 +194,155 @@ def test_one_big_scalar_aliased_many_times_is_a_finding_at_check_and_refused_at_
     assert d.message == "aliases expand this document by more than 10,000,000 characters"
     code, out, err = run(capsys, "run", str(path), "--scenario", "s")
     assert code == 1 and "YML006" in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------- 5. `run --input` is read like documents
+
+
+def strict_json(line: str) -> object:
+    """json.loads that refuses NaN / Infinity, which are not JSON."""
+    def refuse(token: str) -> object:
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+FLOAT_CONTRACT = textwrap.dedent("""\
+    kind: contract
+    name: f
+    prompt: Say ok.
+    types:
+      In: {description: In, fields: {x: {type: float, description: X}, tag: {type: "str | None", default: null, description: T}}}
+      Out: {description: Out, fields: {ok: {type: bool, description: B}}}
+    input: In
+    output: Out
+    on_failure: raise
+    scenarios:
+      - name: s
+        input: {x: 1.0}
+        responses: ['{"ok": true}']
+        expect: {successful: true}
+    """)
+
+BILLION_LAUGHS = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+
+
+@pytest.mark.parametrize("text, message", [
+    (BILLION_LAUGHS, "aliases expand this document by more than 200,000 nodes"),
+    ("[" * 5000 + "]" * 5000, "the document nests deeper than 200 levels"),
+    ("x: 1\n---\nx: 2\n", "the input holds 2 YAML documents; it must be one value"),
+    ("x: [1,\n", "the input is not valid YAML or JSON"),
+    ("x: !!python/object:os.system echo\n", "unsafe YAML tag"),
+], ids=["billion-laughs", "5000-nested-lists", "two-documents", "syntax-error", "python-tag"])
+def test_a_hostile_input_file_is_refused_with_a_message(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                         text: str, message: str) -> None:
+    path = tmp_path / "f.contract.yaml"
+    path.write_text(FLOAT_CONTRACT)
+    data = tmp_path / "in.yaml"
+    data.write_text(text)
+    code, out, err = run(capsys, "run", str(path), "--input", str(data), "--scenario", "s")
+    assert code == 2 and message in err and "Traceback" not in err
+    assert err.startswith(f"contractstudio: error: {data}:")  # where in the input
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_non_finite_numbers_in_the_input_keep_the_trace_strict_json(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                     value: str) -> None:
+    path = tmp_path / "f.contract.yaml"
+    path.write_text(FLOAT_CONTRACT)
+    data = tmp_path / "in.yaml"
+    data.write_text(f"x: {value}\n")
+    trace = tmp_path / "t.jsonl"
+    code, out, err = run(capsys, "run", str(path), "--input", str(data), "--scenario", "s", "--trace", str(trace), "--json")
+    assert code == 0 and "Traceback" not in err
+    events = [strict_json(line) for line in trace.read_text().splitlines()]
+    assert events[0]["value"] == {"x": {".nan": "NaN", ".inf": "Infinity", "-.inf": "-Infinity"}[value]}
+    strict_json(out)
+
+
+# ----------------------------------------------------------------- 6. huge integers, and a failed run keeps the old trace
+
+
+INT_CONTRACT = textwrap.dedent("""\
+    kind: contract
+    name: n
+    prompt: Give a number.
+    types:
+      In: {description: In, fields: {x: {type: int, description: X}}}
+      Mid: {description: Mid, fields: {big: {type: int, description: B}}}
+      Out: {description: Out, fields: {n: {type: int, description: N}}}
+    input: In
+    output: Out
+    on_failure: fallback
+    fallback: {n: "input.x"}
+    post:
+      - assert: output.n < 10
+        message: "{output.n} is too big"
+    scenarios:
+      - name: s
+        input: {x: 10}
+        responses: ['{"n": 1}']
+        expect: {successful: true}
+    """)
+
+
+@pytest.mark.parametrize("change, shown", [
+    (('message: "{output.n} is too big"', 'message: "{input.x ** 5000} is too big"'),
+     "(the message could not be rendered: power result is too large"),
+    (("output: Out\n", "output: Out\nintermediate: Mid\nact: {assign: {big: \"input.x ** 5000\"}}\n"),
+     "act.assign.big: power result is too large"),
+    (('fallback: {n: "input.x"}', 'fallback: {n: "input.x ** 5000"}'), "fallback.n: power result is too large"),
+    (("responses: ['{\"n\": 1}']", "responses: ['{\"n\": 1" + "0" * 5000 + "}']"), "a number is too long"),
+], ids=["message-template", "act-assign", "fallback", "reply"])
+def test_huge_integers_are_a_clear_failure_of_run_and_test(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                          change: tuple[str, str], shown: str) -> None:
+    text = INT_CONTRACT.replace(*change)
+    if "fallback" in change[1] or "message" in change[1]:
+        text = text.replace("responses: ['{\"n\": 1}']", "responses: ['{\"n\": 99}']")
+    assert text != INT_CONTRACT
+    path = tmp_path / "n.contract.yaml"
+    path.write_text(text)
+    trace = tmp_path / "t.jsonl"
+    code, out, err = run(capsys, "run", str(path), "--scenario", "s", "--trace", str(trace), "--json")
+    assert code == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert shown in out + err
+    for line in trace.read_text().splitlines() if trace.exists() else []:
+        strict_json(line)
+    code, out, err = run(capsys, "test", str(path))
+    assert code == 1 and ("FAILED" in out or "ERROR" in out) and "internal error" not in err
+
+
+def test_a_reply_with_a_huge_integer_is_an_invalid_reply(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from openai_server import OpenAIServer
+
+    path = tmp_path / "n.contract.yaml"
+    path.write_text(INT_CONTRACT.replace("on_failure: fallback", "on_failure: raise"))
+    data = tmp_path / "in.json"
+    data.write_text('{"x": 1}')
+    trace = tmp_path / "t.jsonl"
+    with OpenAIServer(['{"n": 1' + "0" * 5000 + "}"] * 3) as server:
+        code, out, err = run(capsys, "run", str(path), "--input", str(data), "--model", "openai/test-model",
+                             "--api-base", server.base_url, "--no-wait", "--trace", str(trace))
+    assert code == 1 and "internal error" not in err
+    assert "the reply is not valid JSON: a number is too long (more than 4,300 digits)" in out
+    for line in trace.read_text().splitlines():
+        strict_json(line)
+
+
+def test_a_run_that_fails_to_write_its_trace_keeps_the_old_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.runtime.trace import Trace
+
+    path = tmp_path / "f.contract.yaml"
+    path.write_text(FLOAT_CONTRACT)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"seq": 0, "type": "old"}\n')
+
+    def broken(self: Trace) -> str:
+        raise RuntimeError("cannot serialize")
+
+    monkeypatch.setattr(Trace, "to_jsonl", broken)
+    code, _, err = run(capsys, "run", str(path), "--scenario", "s", "--trace", str(trace))
+    assert code == 3 and "internal error" in err
+    assert trace.read_text() == '{"seq": 0, "type": "old"}\n'

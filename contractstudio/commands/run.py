@@ -11,16 +11,25 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 
 
 def read_input(spec: str) -> Any:
-    """The input value from a YAML or JSON file, or stdin for '-'."""
-    import yaml
+    """The input value from a YAML or JSON file, or stdin for '-': the documents' reader, with the same limits.
+
+    Depth, alias expansion (nodes and characters) and tags are bounded as in a
+    document, so a hostile input is a ValueError with its position, never a hang.
+    """
+    from contractstudio.reading.source import read_source
 
     text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{spec}:{mark.line + 1}:{mark.column + 1}: " if mark else f"{spec}: "
-        raise ValueError(f"{where}the input is not valid YAML or JSON: {getattr(err, 'problem', err)}") from None
+    source = read_source(text, spec)
+    errors = [d for d in source.diagnostics if d.severity == "error"]
+    if errors:
+        d = errors[0]
+        if d.code == "YML001":
+            raise ValueError(f"{spec}:{d.line}:{d.column}: the input is not valid YAML or JSON: {d.message.removeprefix('YAML syntax error: ')}")
+        raise ValueError(f"{spec}:{d.line}:{d.column}: the input is refused: {d.message}")
+    if len(source.documents) > 1:
+        raise ValueError(f"{spec}:{source.documents[1].line}:1: the input holds {len(source.documents)} YAML documents; "
+                         "it must be one value")
+    return source.documents[0].data if source.documents else None
 
 
 def recorded_input(trace_path: str) -> Any:
@@ -75,7 +84,7 @@ def run(args: Any) -> int:
     from contractstudio.runtime.models import ReplayModel, ScriptedModel
     from contractstudio.runtime.perf import format_table
     from contractstudio.runtime.session import Session
-    from contractstudio.runtime.trace import redact  # nothing printed may carry a key: replies can echo one
+    from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key: replies can echo one
 
     path = Path(args.contract)
     if not path.is_file():
@@ -144,10 +153,10 @@ def run(args: Any) -> int:
     raised = result.violation is not None
     invalid = isinstance(result.violation, InvalidInput)
     if args.json:
-        print(redact(json.dumps({"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
-                                 "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised,
-                                 "invalid_input": invalid, "perf": result.perf_stats(cumulative=False), "trace": args.trace},
-                                indent=2, default=str)))
+        print(redact(json.dumps(jsonable({"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
+                                          "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised,
+                                          "invalid_input": invalid, "perf": result.perf_stats(cumulative=False), "trace": args.trace}),
+                                indent=2, allow_nan=False)))
     else:
         verdict = "successful" if result.successful else ("FAILED (raised ContractViolation)" if raised else "FAILED (fallback returned)")
         if invalid:
@@ -159,7 +168,7 @@ def run(args: Any) -> int:
             for i, e in enumerate(result.errors, 1):
                 print(redact(f"  {i}. {e}"))
         print("output:")
-        print(redact(json.dumps(result.output_data, indent=2, ensure_ascii=False, default=str)))
+        print(redact(json.dumps(jsonable(result.output_data), indent=2, ensure_ascii=False, allow_nan=False)))
         print()
         print(format_table(result.perf_stats(cumulative=False)))
         if args.trace:

@@ -54,7 +54,11 @@ def to_text(value: Any, limit: int = MAX_SIZE) -> str:
         if isinstance(v, str):
             put(v if top else repr(v))
         elif v is None or isinstance(v, (bool, int, float)):
-            put(repr(v) if isinstance(v, float) else str(v))
+            try:
+                put(repr(v) if isinstance(v, float) else str(v))
+            except ValueError:  # Python converts at most 4,300 digits (sys.get_int_max_str_digits) to text
+                raise ExpressionError(f"an integer of about {int(v.bit_length() * 0.30103):,} digits is too long "
+                                      "to convert to text") from None
         elif isinstance(v, BaseModel):
             put(type(v).__name__ + "(")
             for i, (k, item) in enumerate(v):

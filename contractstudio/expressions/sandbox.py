@@ -20,7 +20,8 @@ MAX_STEPS = 1_000_000  # tree nodes visited per evaluation
 MAX_ITERATIONS = 200_000  # comprehension iterations per evaluation
 MAX_SIZE = 1_000_000  # characters of a string, or expanded items of a container
 MAX_WORK = 10_000_000  # element operations done in C per evaluation: items built, scanned, compared
-MAX_INT_BITS = 33_300  # about 10,000 decimal digits
+MAX_INT_BITS = 14_000  # about 4,200 decimal digits: below the 4,300 digits Python converts to text (and JSON)
+MAX_INT_DIGITS = 4_200
 
 VIEWS: Any = (type({}.keys()), type({}.values()), type({}.items()))
 CONTAINERS = (list, tuple, set, frozenset, dict) + VIEWS
@@ -127,7 +128,7 @@ class Meter:
             return value
         if isinstance(value, int):
             if value.bit_length() > MAX_INT_BITS:
-                raise ExpressionError("integer result is too large (more than about 10,000 digits)")
+                raise ExpressionError(f"integer result is too large (more than about {MAX_INT_DIGITS:,} digits)")
         elif isinstance(value, complex):
             raise ExpressionError("the result is a complex number")
         elif isinstance(value, (str,) + CONTAINERS):
@@ -163,7 +164,7 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
             return meter.bounded(seq * n)
         if is_number(a) and is_number(b):
             if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
-                raise ExpressionError("integer result is too large (more than about 10,000 digits)")
+                raise ExpressionError(f"integer result is too large (more than about {MAX_INT_DIGITS:,} digits)")
             return meter.bounded(a * b)
         raise ExpressionError(f"cannot multiply {type_name(a)} and {type_name(b)}")
     if op is ast.Pow:

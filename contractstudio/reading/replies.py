@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 MAX_JSON_DEPTH = 200  # nesting of a reply: pydantic stops serializing at about 255, Python's JSON reader at about 1,000
@@ -38,6 +39,10 @@ def _loads(text: str) -> Any:
         return json.loads(text, parse_constant=_reject_constant)
     except _NotJSONNumber as err:
         raise json.JSONDecodeError(f"{err} is not a JSON number (write a number, or null)", text, max(text.find(str(err)), 0)) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer longer than Python converts to a number: no output type needs one
+        raise json.JSONDecodeError(f"a number is too long (more than {sys.get_int_max_str_digits():,} digits)", text, 0) from None
 
 
 def _too_deep(text: str, value: Any) -> bool:

@@ -70,8 +70,8 @@ class Check:
         if self.message:
             try:
                 text = render_template(self.message, values)
-            except ExpressionError:
-                text = self.message
+            except ExpressionError as err:
+                text = f"{self.message} (the message could not be rendered: {err})"
         else:
             text = why or f"{self.label} failed"
         if self.test is not None:

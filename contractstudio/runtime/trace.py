@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -128,7 +129,7 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """The event as one JSON-ready mapping (secrets redacted)."""
-        return {"seq": self.seq, "t": round(self.t, 6), "stage": self.stage, "type": self.type, **redact(_jsonable(self.data))}
+        return {"seq": self.seq, "t": round(self.t, 6), "stage": self.stage, "type": self.type, **redact(jsonable(self.data))}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Event:
@@ -145,26 +146,46 @@ class Event:
         return f"Event({self.seq}, {self.stage}/{self.type}, {self.data!r:.120})"
 
 
-def _jsonable(value: Any) -> Any:
+# Strict JSON has no NaN or Infinity: a non-finite float is written as one of these strings.
+NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+_BIG_INT_BITS = 14_000  # near the 4,300 digits Python converts to text by default: checked before converting
+
+
+def jsonable(value: Any) -> Any:
+    """A value that strict JSON can hold: non-finite floats as strings, an integer too long for text described."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else NON_FINITE[repr(value)]
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _BIG_INT_BITS:
+        try:
+            str(value)
+        except ValueError:
+            return f"<an integer of about {int(value.bit_length() * math.log10(2)):,} digits>"
+        return value
+    if value is None or isinstance(value, (str, int, bool)):
         return value
     dump = getattr(value, "model_dump", None)
     if dump is not None:
-        return dump(mode="json")
+        return jsonable(dump(mode="python"))
     return str(value)
+
 
 
 # Line separators that JSON leaves raw but editors, `str.splitlines` and JavaScript break lines at.
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _line(event: dict[str, Any]) -> str:
     """One JSON Lines line: the event on one physical line, whatever its strings hold."""
-    text = json.dumps(event, ensure_ascii=False)
+    text = json.dumps(event, ensure_ascii=False, allow_nan=False)
+    if _SURROGATE.search(text):  # a lone surrogate (e.g. from a reply's "\ud800") cannot be written as UTF-8: escape it
+        text = json.dumps(event, ensure_ascii=True, allow_nan=False)
     if "\x85" in text or "\u2028" in text or "\u2029" in text:
         text = text.translate(_LINE_BREAKS)  # only inside strings, where an escape means the same character
     return text + "\n"
@@ -197,9 +218,15 @@ class Trace:
         return "".join(_line(d) for d in self.to_dicts())
 
     def write(self, path: str | Path, *, append: bool = False) -> None:
-        """Write (or append) the trace as JSON Lines."""
-        with open(path, "a" if append else "w", encoding="utf-8") as f:
-            f.write(self.to_jsonl())
+        """Write (or append) the trace as JSON Lines: serialized first, then written atomically (an old trace survives a failure)."""
+        text = self.to_jsonl()
+        if append:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(text)
+            return
+        from contractstudio.saving import write_atomic
+
+        write_atomic(Path(path), text)
 
     @classmethod
     def from_dicts(cls, events: Iterable[dict[str, Any]]) -> Trace:
