@@ -159,7 +159,7 @@ def contract_with_findings(i: int) -> str:
 
 def test_finding_positions_split_a_many_document_file_into_lines_once() -> None:
     from contractstudio.analysis.check import analyze_source
-    from contractstudio.spec.source import read_source
+    from contractstudio.reading.source import read_source
 
     source = read_source("---\n".join(contract_with_findings(i) for i in range(200)), "many.contract.yaml")
     text = source.text = CountingText(source.text)  # what the rules see (libyaml reads only exact str)
@@ -169,7 +169,7 @@ def test_finding_positions_split_a_many_document_file_into_lines_once() -> None:
 
 
 def test_recovering_the_documents_after_a_syntax_error_reads_the_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from contractstudio.spec import source
+    from contractstudio.reading import source
 
     build = source.Builder.build
     monkeypatch.setattr(source.Builder, "build", lambda self, text, first: build(self, str(text), first))  # exact str for libyaml

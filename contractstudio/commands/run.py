@@ -11,25 +11,11 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 
 
 def read_input(spec: str) -> Any:
-    """The input value from a YAML or JSON file, or stdin for '-': the documents' reader, with the same limits.
-
-    Depth, alias expansion (nodes and characters) and tags are bounded as in a
-    document, so a hostile input is a ValueError with its position, never a hang.
-    """
-    from contractstudio.reading.source import read_source
+    """The input value from a YAML or JSON file, or stdin for '-': read like a document (reading.source.read_value)."""
+    from contractstudio.reading.source import read_value
 
     text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
-    source = read_source(text, spec)
-    errors = [d for d in source.diagnostics if d.severity == "error"]
-    if errors:
-        d = errors[0]
-        if d.code == "YML001":
-            raise ValueError(f"{spec}:{d.line}:{d.column}: the input is not valid YAML or JSON: {d.message.removeprefix('YAML syntax error: ')}")
-        raise ValueError(f"{spec}:{d.line}:{d.column}: the input is refused: {d.message}")
-    if len(source.documents) > 1:
-        raise ValueError(f"{spec}:{source.documents[1].line}:1: the input holds {len(source.documents)} YAML documents; "
-                         "it must be one value")
-    return source.documents[0].data if source.documents else None
+    return read_value(text, spec)
 
 
 def recorded_input(trace_path: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import re
 from functools import lru_cache
+from typing import Any
 
 from contractstudio.findings.diagnostics import Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
@@ -68,6 +69,26 @@ def _read_source(text: str, path: str) -> SourceFile:
     source.documents = docs
     source.diagnostics = diagnostics
     return source
+
+
+def read_value(text: str, name: str = "<value>") -> Any:
+    """One YAML or JSON value (a call's input), read like a document: the same reader, the same limits.
+
+    Depth, alias expansion (nodes and characters) and tags are bounded as in a
+    document, so a hostile input is a ValueError naming its position, never a hang.
+    """
+    source = read_source(text, name)
+    errors = [d for d in source.diagnostics if d.severity == "error"]
+    if errors:
+        d = errors[0]
+        if d.code == "YML001":
+            problem = d.message.removeprefix("YAML syntax error: ")
+            raise ValueError(f"{name}:{d.line}:{d.column}: the input is not valid YAML or JSON: {problem}")
+        raise ValueError(f"{name}:{d.line}:{d.column}: the input is refused: {d.message}")
+    if len(source.documents) > 1:
+        raise ValueError(f"{name}:{source.documents[1].line}:1: the input holds {len(source.documents)} YAML documents; "
+                         "it must be one value")
+    return source.documents[0].data if source.documents else None
 
 
 def inner_span(node: Node, start: int, end: int, source_text: str | None = None) -> Span:

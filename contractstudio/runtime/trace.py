@@ -245,7 +245,14 @@ class Trace:
                     d = json.loads(line)
                 except json.JSONDecodeError as err:
                     raise ValueError(f"{path}:{n}: not a JSON line: {err.msg}") from None
+                except RecursionError:
+                    raise ValueError(f"{path}:{n}: the line nests too deeply to read") from None
+                except ValueError as err:  # e.g. a number of more than 4,300 digits
+                    raise ValueError(f"{path}:{n}: not a JSON line: {str(err).split(';')[0]}") from None
                 if not isinstance(d, dict):
                     raise ValueError(f"{path}:{n}: an event must be a JSON object")
-                events.append(Event.from_dict(d))
+                try:
+                    events.append(Event.from_dict(d))
+                except (TypeError, ValueError, OverflowError) as err:  # e.g. "seq": [1] or "t": "soon"
+                    raise ValueError(f"{path}:{n}: not an event: {err}") from None
         return cls(events)

@@ -151,12 +151,12 @@ class DebugScreen(Screen[None]):
     def _typed(self, text: str | None) -> None:
         if text is None:
             return
+        from contractstudio.reading.source import read_value  # the documents' reader and limits (depth, aliases, tags)
+
         try:
-            self.typed_input = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            self.notify(f"The input is not valid YAML{where}.", severity="error")
+            self.typed_input = read_value(text, "input")
+        except ValueError as err:
+            self.notify(f"The input cannot be used: {err}", severity="error")
 
     @on(Select.Changed, "#model-select")
     def _model_changed(self) -> None:

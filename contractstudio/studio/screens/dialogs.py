@@ -154,11 +154,11 @@ class TextPrompt(ModalScreen[str | None]):
         self.help_text = help_text
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import TextArea
+        from contractstudio.studio.widgets.editor import YamlTextArea  # YAML highlighting never sees too-deep text
 
         with Vertical(id="prompt-box"):
             yield Label(self.title_text, id="dialog-title")
-            yield TextArea(self.text, language=self.language, id="prompt-text", soft_wrap=True, show_line_numbers=False)
+            yield YamlTextArea(self.text, language=self.language, id="prompt-text", soft_wrap=True, show_line_numbers=False)
             yield Static(self.help_text or "Ctrl+S uses this text, Escape cancels.", id="dialog-body")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Use", variant="primary", id="use")

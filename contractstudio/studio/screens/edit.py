@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState
 
 from contractstudio.analysis.check import Context, FileReport, check_text
 from contractstudio.findings.diagnostics import Counts, Diagnostic
-from contractstudio.studio.widgets.editor import ContractEditor
+from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.workspace import kind_of_text
@@ -191,6 +191,8 @@ class EditScreen(Screen[None]):
         dirty = " [b]modified[/b]" if self.is_dirty() else ""
         row, col = self.editor.cursor_location
         state = " [dim]checking…[/dim]" if pending else ""
+        if not self.editor.highlighting:
+            state += f" · [b yellow]highlighting off[/] (indented past {MAX_HIGHLIGHT_INDENT} levels)"
         errors = f"[b red]{counts.error} errors[/]" if counts.error else "0 errors"
         warnings = f"[b yellow]{counts.warning} warnings[/]" if counts.warning else "0 warnings"
         # Position and counts first: on a narrow terminal the end of the line (the long name) is what gets cut.

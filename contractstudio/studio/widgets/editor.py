@@ -1,4 +1,5 @@
-"""The YAML editor: Textual's TextArea with finding markers in the gutter and windowed highlighting for big files."""
+"""The YAML editor: Textual's TextArea with finding markers in the gutter, windowed highlighting for big files, and
+no highlighting for text nested deeper than tree-sitter survives."""
 
 from __future__ import annotations
 
@@ -6,17 +7,67 @@ from collections.abc import Iterable
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.document._document import Document, EditResult, Location
+from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
 from textual.strip import Strip
 from textual.widgets import TextArea
 
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
+from contractstudio.reading.builder import MAX_DEPTH
 
 # Above this many lines, tree-sitter highlights are queried only around the viewport:
 # TextArea re-queries the whole tree on every edit, which grows with the file (see bench/bench_studio.py).
 LARGE_FILE_LINES = 400
 _WINDOW_MARGIN = 150
 MARKER_GLYPHS = {"error": "●", "warning": "▲", "info": "•"}
+
+# tree-sitter's YAML scanner crashes the process (SIGSEGV) at about 255 levels of block nesting.
+# Each level needs its own column, so the widest run of indentation and block indicators on a
+# line bounds the nesting: past MAX_DEPTH (the analyzer's limit too), the text is never parsed.
+MAX_HIGHLIGHT_INDENT = MAX_DEPTH
+_TAB_COLUMNS = 8  # a tab may count as several columns in the scanner: count it as many
+
+
+def block_indent(text: str) -> int:
+    """The widest leading run of spaces, tabs and block indicators (`- `, `? `, `: `) on any line of the text."""
+    widest = 0
+    for piece in text.split("\n"):
+        for line in piece.split("\r"):
+            width = i = 0
+            n = len(line)
+            while i < n:
+                c = line[i]
+                if c == " ":
+                    width += 1
+                elif c == "\t":
+                    width += _TAB_COLUMNS
+                elif c in "-?:" and (i + 1 == n or line[i + 1] in " \t"):
+                    width += 1
+                else:
+                    break
+                i += 1
+            widest = max(widest, width)
+    return widest
+
+
+class _GuardedSyntaxDocument(SyntaxAwareDocument):
+    """A syntax-aware document that stops handing its text to tree-sitter once an edit indents past the limit."""
+
+    parsing = True
+
+    def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
+        if self.parsing:
+            top, bottom = sorted((start, end))
+            edited = self[top[0]][: top[1]] + text + self[bottom[0]][bottom[1]:]  # the lines as they will be
+            if block_indent(edited) > MAX_HIGHLIGHT_INDENT:
+                self.parsing = False
+        if not self.parsing:
+            return Document.replace_range(self, start, end, text)
+        return super().replace_range(start, end, text)
+
+    def query_syntax_tree(self, query, start_point=None, end_point=None):  # type: ignore[no-untyped-def]
+        return super().query_syntax_tree(query, start_point, end_point) if self.parsing else {}
 
 
 class _RowCountCache(WrappedDocument):
@@ -43,7 +94,23 @@ class _RowCountCache(WrappedDocument):
         return self._rows
 
 
-class ContractEditor(TextArea):
+class YamlTextArea(TextArea):
+    """A TextArea whose YAML highlighting is off for text nested deeper than tree-sitter can parse (every YAML text area)."""
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        if language and block_indent(text) > MAX_HIGHLIGHT_INDENT:
+            language = None  # plain text: the highlighter would crash on it (the analyzer reports YML006)
+        super()._set_document(text, language)
+        if isinstance(self.document, SyntaxAwareDocument):
+            self.document.__class__ = _GuardedSyntaxDocument  # same data, edits checked before tree-sitter parses them
+
+    @property
+    def highlighting(self) -> bool:
+        """Whether the text is highlighted (off when it nests deeper than tree-sitter can parse)."""
+        return isinstance(self.document, _GuardedSyntaxDocument) and self.document.parsing
+
+
+class ContractEditor(YamlTextArea):
     """TextArea.code_editor for YAML, marking lines that have findings."""
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
