@@ -54,7 +54,7 @@ def main() -> None:
                                                     "      x: {type: \"Literal[" + ", ".join(f"'v{i}'" for i in range(n * 5)) + "]\"}\n"),
     ]
     for name, make in cases:
-        previous = None
+        previous, prev_n = 0.0, 0
         for n in args.sizes:
             seconds = best_of(make(n), args.runs)
             ratio = f"  x{seconds / previous:4.2f} for x{n / prev_n:g} documents" if previous else ""

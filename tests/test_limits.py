@@ -225,7 +225,7 @@ FLOAT_CONTRACT = textwrap.dedent("""\
     """)
 
 BILLION_LAUGHS = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
 
 
 @pytest.mark.parametrize("text, message", [
@@ -346,3 +346,42 @@ def test_a_run_that_fails_to_write_its_trace_keeps_the_old_trace(capsys: pytest.
     code, _, err = run(capsys, "run", str(path), "--scenario", "s", "--trace", str(trace))
     assert code == 3 and "internal error" in err
     assert trace.read_text() == '{"seq": 0, "type": "old"}\n'
+
+
+# ----------------------------------------------------------------- 1. type patterns that the linear engine cannot run
+
+
+SLOW_TYPE = textwrap.dedent("""\
+    kind: contract
+    name: p
+    prompt: Give a name.
+    types:
+      In: {description: In, fields: {x: {type: str, description: X}}}
+      Out: {description: Out, fields: {name: {type: str, pattern: "^(?=a)(a|aa)+$", description: N}}}
+    input: In
+    output: Out
+    on_failure: raise
+    scenarios:
+      - name: s
+        input: {x: hi}
+        responses: ['{"name": "SLOW"}']
+        expect: {successful: false}
+    """).replace("SLOW", SLOW_NAME)
+
+
+def test_a_look_around_type_pattern_is_matched_within_the_budget_at_check_and_at_run(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Python's `re` runs look-around patterns pydantic's linear engine cannot: it ran for minutes, holding the GIL.
+    path = tmp_path / "p.contract.yaml"
+    path.write_text(SLOW_TYPE)
+    assert [d.code for d in check_text(SLOW_TYPE, str(path)).diagnostics if d.severity == "error"] == []
+    code, out, err = run(capsys, "run", str(path), "--scenario", "s")
+    assert code == 1 and "internal error" not in err
+    assert "output.name" in out and "regular expressions took more than 1 s" in out
+
+
+def test_a_look_around_type_pattern_the_bounded_matcher_cannot_compile_in_time_is_a_finding() -> None:
+    text = SLOW_TYPE.replace("^(?=a)(a|aa)+$", "^(?=a)(?:x{65535}){65535}")
+    [d] = [d for d in check_text(text, "p.contract.yaml").diagnostics if d.severity == "error"]
+    assert (d.code, d.line) == ("SCH103", 6)
+    assert "pattern cannot be enforced: the regular expression repeats too much" in d.message

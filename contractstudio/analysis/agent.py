@@ -16,9 +16,9 @@ from contractstudio.analysis.check import Context, Loaded, analyzer
 from contractstudio.analysis.conditions import expression_diagnostics, value_span
 from contractstudio.analysis.fields import declared_fields
 from contractstudio.documents.models import Agent, Backend, Condition, FieldSpec, Policy, Task, TypeDecl
+from contractstudio.documents.patterns import PatternError, RegexTimeout
 from contractstudio.documents.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
 from contractstudio.expressions import check, check_template
-from contractstudio.expressions.patterns import PatternError, RegexTimeout
 from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean, make
 from contractstudio.reading.nodes import ScalarNode
 

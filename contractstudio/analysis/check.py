@@ -18,7 +18,7 @@ from contractstudio.analysis.loaded import KNOWN_KINDS, Context, Loaded, file_re
 from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.schema import validate
 from contractstudio.documents.models import Model
-from contractstudio.expressions.patterns import RegexBudget
+from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make
 from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, read_dialects, sniff_kind
 from contractstudio.reading.dialects.synth import relocate, texts
@@ -136,12 +136,13 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
     found: list[Diagnostic] = list(source.diagnostics)
     loaded: list[Loaded] = []
     budget = file_regex_budget()  # every regex of the file's documents together
-    for doc in source.documents:
-        model, shape = validate(doc, source.path)
-        found.extend(shape)
-        item = load(source.path, source.text, doc, model, ctx, budget)
-        loaded.append(item)
-        found.extend(run_rules(item))
+    with shared_budget(budget):  # type patterns checked by the rules (scenario responses, examples) draw on it too
+        for doc in source.documents:
+            model, shape = validate(doc, source.path)
+            found.extend(shape)
+            item = load(source.path, source.text, doc, model, ctx, budget)
+            loaded.append(item)
+            found.extend(run_rules(item))
     # A value whose tag was refused is null; its shape error would only repeat YML004.
     refused = {(d.line, d.column) for d in found if d.code == "YML004"}
     if refused:

@@ -18,6 +18,7 @@ from typing import Any
 from contractstudio.analysis.check import Loaded
 from contractstudio.analysis.positions import value_span
 from contractstudio.documents.models import FieldSpec
+from contractstudio.documents.patterns import pattern_problem
 from contractstudio.documents.types import (
     CONSTRAINTS,
     LENGTH_BOUNDS,
@@ -28,6 +29,7 @@ from contractstudio.documents.types import (
     TypeSyntaxError,
     TypeSystem,
     applicable_constraints,
+    needs_backtracking,
     parse_type,
     refs,
     without_none,
@@ -92,6 +94,12 @@ def field_constraints(loaded: Loaded, path: tuple[Any, ...], spec: FieldSpec, t:
             at = err.pos or 0
             yield make("SCH103", f"{label}: pattern is not a valid regular expression ({err.msg})", loaded.file,
                        value_span(loaded, path + ("pattern",), at, at + 1))
+        else:
+            # The linear engine runs most patterns; the rest run on the bounded matcher, with its limits.
+            problem = pattern_problem(spec.pattern) if needs_backtracking(spec.pattern) else None
+            if problem:
+                yield loaded.diag("SCH103", f"{label}: pattern cannot be enforced: {problem}", path + ("pattern",),
+                                  hint="simplify it (without look-around or back-references the linear engine runs any length)")
     if "ge" in allowed:
         yield from _number_range(loaded, path, spec, t, label)
     lo, hi = spec.min_length, spec.max_length

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.documents.models import Model
-from contractstudio.expressions.patterns import RegexBudget
+from contractstudio.documents.patterns import RegexBudget
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.source import Node, SourceDocument, key_at, nearest
 
 KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
-REGEX_BUDGET_S = 1.0  # seconds of regex work (tool patterns) in the analysis of one file, all documents together
+REGEX_BUDGET_S = 1.0  # seconds of regex work (tool and type patterns) in the analysis of one file, all documents together
 
 
 def file_regex_budget() -> RegexBudget:

@@ -15,9 +15,10 @@ import typing
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
-from pydantic_core import SchemaValidator, core_schema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic_core import PydanticCustomError, SchemaValidator, core_schema
 
+from contractstudio.documents import patterns
 from contractstudio.documents.models import FieldSpec, TypeDecl
 
 PRIMITIVES = ("str", "int", "float", "bool", "any", "none")
@@ -389,16 +390,12 @@ class TypeSystem:
                 self._broken[name] = TypeBuildError(name, self._unusable[(name, fname)], fname)
                 raise self._broken[name]
         definitions: dict[str, Any] = {}
-        patterns: list[str] = []
         taken = {f for f in decl.fields if _safe_field_name(f)}  # a generated name must not replace a declared one
         py_names: dict[str, str] = {}
         for fname, spec in decl.fields.items():
             t = self._types[name].get(fname, ANY)
-            annotation = self._annotation(t, building)
-            constraints = _constraints(spec, t)
+            annotation, constraints = _with_pattern(self._annotation(t, building), _constraints(spec, t))
             kwargs: dict[str, Any] = {"description": spec.description, **constraints}
-            if "pattern" in constraints:
-                patterns.append(constraints["pattern"])
             if not spec.required:
                 kwargs["default"] = spec.default
             py_name = fname
@@ -409,7 +406,7 @@ class TypeSystem:
             definitions[py_name] = (annotation, Field(**kwargs))
             py_names[py_name] = fname
         config = ConfigDict(extra=decl.extra, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True,
-                            validate_default=True, regex_engine=regex_engine(patterns))
+                            validate_default=True)
         model_name = name if name.isidentifier() else "Model"
         try:
             model: type[BaseModel] = create_model(model_name, __config__=config, __doc__=decl.description, **definitions)
@@ -442,11 +439,10 @@ class TypeSystem:
         if spec.required:
             return None
         t = self._types[name].get(field, ANY)
-        constraints = _constraints(spec, t)
         try:
-            field_type: Any = Annotated[self._annotation(t, set()), Field(**constraints)]
-            adapter: TypeAdapter[Any] = TypeAdapter(
-                field_type, config=ConfigDict(regex_engine=regex_engine([constraints["pattern"]] if "pattern" in constraints else [])))
+            annotation, constraints = _with_pattern(self._annotation(t, set()), _constraints(spec, t))
+            field_type: Any = Annotated[annotation, Field(**constraints)]
+            adapter: TypeAdapter[Any] = TypeAdapter(field_type)
             adapter.validate_python(spec.default)
         except ValidationError as err:
             first = err.errors(include_url=False)[0]
@@ -565,13 +561,45 @@ def _linear_engine_compiles(pattern: str) -> bool:
     return True
 
 
-def regex_engine(patterns: typing.Iterable[str]) -> typing.Literal["rust-regex", "python-re"]:
-    """pydantic's linear-time engine when it can compile every pattern; Python's `re` for the rest (look-around, ...).
+def needs_backtracking(pattern: str) -> bool:
+    """Whether pydantic's linear-time engine cannot run the pattern (look-around, back-references, ...)."""
+    return not _linear_engine_compiles(pattern)
 
-    Every pattern valid in Python's `re` is enforced; the linear engine is kept wherever it suffices, so a
-    pattern it could always run never becomes a backtracking one.
+
+TYPE_PATTERN_S = 1.0  # seconds of regex work for the backtracking patterns of one validation (runtime/validation.py)
+
+
+def _with_pattern(annotation: Any, constraints: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A field's annotation and Field constraints; a pattern the linear engine cannot run is checked in patterns.py.
+
+    Every pattern valid in Python's `re` is enforced; the linear engine is kept wherever it suffices, and
+    the others run on the bounded matcher (a deadline, the GIL released), never on Python's `re`.
     """
-    return "rust-regex" if all(_linear_engine_compiles(p) for p in patterns) else "python-re"
+    pattern = constraints.get("pattern")
+    if pattern is None or not needs_backtracking(pattern):
+        return annotation, constraints
+    rest = {k: v for k, v in constraints.items() if k != "pattern"}
+    rest["json_schema_extra"] = {"pattern": pattern}  # schemas and prompts still show it
+    return Annotated[annotation, AfterValidator(_bounded_pattern(pattern))], rest
+
+
+def _bounded_pattern(pattern: str) -> Any:
+    def check(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            found = patterns.active_budget(TYPE_PATTERN_S).search(pattern, value)
+        except patterns.PatternError as err:  # the analyzer reports it (SCH103); the value cannot be checked
+            raise PydanticCustomError("string_pattern_unusable", f"{err}: the pattern '{{pattern}}' cannot be checked",
+                                      {"pattern": pattern}) from None
+        except patterns.RegexTimeout as err:  # fail closed: a value that could not be checked is not accepted
+            raise PydanticCustomError("string_pattern_timeout", f"{err} matching the pattern '{{pattern}}'; the value is refused",
+                                      {"pattern": pattern}) from None
+        if not found:
+            raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": pattern})
+        return value
+
+    return check
 
 
 def _first_line(err: Exception) -> str:

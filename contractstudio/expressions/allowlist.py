@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from contractstudio.expressions import patterns
+from contractstudio.documents import patterns
 from contractstudio.expressions.sandbox import (
     CONTAINERS,
     MAX_SIZE,
@@ -53,12 +53,14 @@ def to_text(value: Any, limit: int = MAX_SIZE) -> str:
             raise ExpressionError("value nests too deeply to convert to text")
         if isinstance(v, str):
             put(v if top else repr(v))
-        elif v is None or isinstance(v, (bool, int, float)):
+        elif isinstance(v, int) and not isinstance(v, bool):
             try:
-                put(repr(v) if isinstance(v, float) else str(v))
+                put(str(v))
             except ValueError:  # Python converts at most 4,300 digits (sys.get_int_max_str_digits) to text
                 raise ExpressionError(f"an integer of about {int(v.bit_length() * 0.30103):,} digits is too long "
                                       "to convert to text") from None
+        elif v is None or isinstance(v, (bool, float)):
+            put(repr(v) if isinstance(v, float) else str(v))
         elif isinstance(v, BaseModel):
             put(type(v).__name__ + "(")
             for i, (k, item) in enumerate(v):

@@ -103,8 +103,12 @@ class Tool:
         """The arguments validated against the declared parameters, defaults bound; or None and what is wrong."""
         from pydantic import ValidationError
 
+        from contractstudio.documents import patterns
+        from contractstudio.documents.types import TYPE_PATTERN_S
+
         try:
-            bound = self.arguments.model_validate(params)
+            with patterns.shared_budget(patterns.RegexBudget(TYPE_PATTERN_S)):  # backtracking patterns share one budget
+                bound = self.arguments.model_validate(params)
         except ValidationError as err:
             return None, [self._argument_error(e) for e in err.errors(include_url=False)]
         return bound.model_dump(by_alias=True), []

@@ -224,7 +224,7 @@ class Trace:
             with open(path, "a", encoding="utf-8") as f:
                 f.write(text)
             return
-        from contractstudio.saving import write_atomic
+        from contractstudio.storage.atomic import write_atomic
 
         write_atomic(Path(path), text)
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from contractstudio.documents.types import TypeSystem, parse_type
+from contractstudio.documents import patterns
+from contractstudio.documents.types import TYPE_PATTERN_S, TypeSystem, parse_type
 
 MAX_ERRORS = 20  # error lines per validation: a reply with thousands of bad items must not flood the remedy
 _JSON_KIND = {dict: "a JSON object", list: "a JSON array", str: "a string", bool: "a boolean", int: "a number",
@@ -80,7 +81,11 @@ class Shape:
             self.adapter = TypeAdapter(types.annotation(parse_type(type_name)))
 
     def validate(self, value: Any) -> tuple[Any, list[str]]:
-        """The validated value, or None and the error texts."""
+        """The validated value, or None and the error texts (backtracking type patterns share one regex budget)."""
+        with patterns.shared_budget(patterns.RegexBudget(TYPE_PATTERN_S)):
+            return self._validate(value)
+
+    def _validate(self, value: Any) -> tuple[Any, list[str]]:
         try:
             if self.model is not None:
                 if isinstance(value, self.model):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contractstudio.expressions import patterns
+from contractstudio.documents import patterns
 
 from .conftest import settle
 

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Tree
 
 from contractstudio.documents.models import Agent
-from contractstudio.expressions.patterns import PatternError, RegexBudget, RegexTimeout
+from contractstudio.documents.patterns import PatternError, RegexBudget, RegexTimeout
 from contractstudio.findings.diagnostics import Diagnostic
 
 TREE_REGEX_S = 0.2  # this runs on the UI thread: a pattern that backtracks must not freeze the screen

@@ -4,6 +4,7 @@ no highlighting for text nested deeper than tree-sitter survives."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -66,7 +67,8 @@ class _GuardedSyntaxDocument(SyntaxAwareDocument):
             return Document.replace_range(self, start, end, text)
         return super().replace_range(start, end, text)
 
-    def query_syntax_tree(self, query, start_point=None, end_point=None):  # type: ignore[no-untyped-def]
+    def query_syntax_tree(self, query: Any, start_point: tuple[int, int] | None = None,
+                          end_point: tuple[int, int] | None = None) -> dict[str, list[Any]]:
         return super().query_syntax_tree(query, start_point, end_point) if self.parsing else {}
 
 

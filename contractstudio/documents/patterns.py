@@ -1,22 +1,26 @@
 """Regular expressions written in files, run within a time budget that the GIL cannot stretch.
 
-Every regex a file supplies (an agent's `tool_pattern`, `matches()` in expressions)
-is checked, compiled and run here. The checked subset is Python's `re` syntax (so
+Every regex a file supplies (an agent's `tool_pattern`, `matches()` in expressions,
+a type's `pattern:` that pydantic's linear engine cannot run) is checked, compiled and run here. The checked subset is Python's `re` syntax (so
 no fuzzy matching or recursion) with a bounded length and a bounded expansion of
 counted repeats (compiling `(?:x{65535}){65535}` never ends). The patterns run on
 the `regex` package: its matcher checks a deadline while it backtracks
 (`timeout=`) and releases the GIL while it runs (`concurrent=True`), so a
 catastrophic pattern neither hangs a command nor freezes the studio's UI thread
 while a worker analyzes. One `RegexBudget` is shared by every regex of one
-expression evaluation or one file's analysis, so many slow searches cannot add up
-to a hang either. Type `pattern:` constraints are not run here: pydantic-core runs
-them on Rust's regex engine, which has no backtracking (linear time).
+expression evaluation, one validation or one file's analysis, so many slow searches
+cannot add up to a hang either. Type patterns that pydantic-core's Rust engine can
+compile run there (no backtracking: linear time); the rest (look-around,
+back-references) run here, on the budget `shared_budget` makes active.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -60,7 +64,7 @@ def parse_pattern(pattern: str) -> Any:
     try:
         import re._parser as sre  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse as sre  # type: ignore[no-redef]
+        import sre_parse as sre
     return sre.parse(pattern)
 
 
@@ -151,3 +155,21 @@ class RegexBudget:
             raise self._spent() from None
         finally:
             self.left -= time.perf_counter() - start
+
+
+_ACTIVE: ContextVar[RegexBudget | None] = ContextVar("contractstudio_regex_budget", default=None)
+
+
+@contextmanager
+def shared_budget(budget: RegexBudget) -> Iterator[RegexBudget]:
+    """Every type pattern checked inside (this thread or task) draws on this budget: one validation, one file's analysis."""
+    token = _ACTIVE.set(budget)
+    try:
+        yield budget
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_budget(seconds: float) -> RegexBudget:
+    """The budget `shared_budget` made active, or a new one of `seconds` for a check made outside any."""
+    return _ACTIVE.get() or RegexBudget(seconds)
