@@ -1,59 +1,62 @@
-"""YML007: literal credentials in documents (they must come from the environment, never the file)."""
+"""YML007: literal credentials in documents (they must come from the environment, never the file).
+
+Detection follows names and shapes everywhere in a document: a value under a credential name
+(`api_key`, `X-Auth-Token`, `client_secret`, `password`, ... at any depth, headers and bodies
+included), and a token of a well-known shape (`ghp_...`, `xoxb-...`, `AKIA...`, `sk-...`) in
+any value or mapping key. The names and shapes are the ones redaction masks (contractstudio.safe_text).
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from functools import lru_cache
 
 from contractstudio.analysis.check import KNOWN_KINDS, Context, Loaded, analyzer
-from contractstudio.findings.diagnostics import Diagnostic, make
+from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
+from contractstudio.safe_text import literal_credential, secret_name, token_in
 
-_SECRET_KEY = re.compile(r"^(api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|password|bearer)$", re.I)
-# Shapes of real provider keys: OpenAI/Anthropic/Groq/Google/HF/AWS style.
-_SECRET_VALUE = re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|gsk_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_\-]{30,}|hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16})\b")
+# Mappings whose keys are field names and whose values are expressions (`password: input.password`).
+_EXPRESSION_MAPS = {"assign", "fallback"}
+_MESSAGE = "a literal credential is written in the file; it would leak into exports, traces and version control"
+_SHORTEST_TOKEN = 15  # `xoxb-` and ten characters: no shape is shorter, so shorter values skip the search
+_HINT = "remove it and name an environment variable instead (llm.api_key_env: OPENAI_API_KEY)"
 
 
-def _walk(node: Node | None) -> Iterator[tuple[Node | None, Node]]:
-    stack: list[tuple[Node | None, Node]] = [(None, node)] if node is not None else []
+def _walk(node: Node | None) -> Iterator[tuple[ScalarNode | None, Node, bool]]:
+    """(key node, node, whether the node is a field-name -> expression value) for every node, iteratively."""
+    stack: list[tuple[ScalarNode | None, Node, bool]] = [(None, node, False)] if node is not None else []
     seen: set[int] = set()
     while stack:
-        key, current = stack.pop()
+        key, current, expression = stack.pop()
         if id(current) in seen:
             continue
         seen.add(id(current))
-        yield key, current
+        yield key, current, expression
         if isinstance(current, MapNode):
-            stack.extend((k, v) for k, v in current.pairs)
+            inner = isinstance(key, ScalarNode) and key.value in _EXPRESSION_MAPS
+            for k, v in current.pairs:
+                if isinstance(k, ScalarNode):
+                    yield None, k, False  # a key is text too: a token can be written as a mapping key
+                stack.append((k if isinstance(k, ScalarNode) else None, v, inner))
         elif isinstance(current, SeqNode):
-            stack.extend((None, item) for item in current.items)
+            stack.extend((None, item, False) for item in current.items)
 
 
-# One search over the text rules out almost every file before any node is visited.
-_ANYWHERE = re.compile(r"(?i)\b(api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|password|bearer)\b|" + _SECRET_VALUE.pattern)
-
-
-@lru_cache(maxsize=4)
-def _mentions_secrets(text: str) -> bool:
-    """Whether the file's text could hold a credential: searched once per file, not once per document."""
-    return _ANYWHERE.search(text) is not None
+def _token_span(node: ScalarNode) -> Span:
+    """The token inside a one-line plain scalar, else the whole scalar."""
+    m = token_in(node.value)
+    if m and node.line == node.end_line and node.end_column - node.column == len(node.value):
+        return Span(node.line, node.column + m.start(), node.line, node.column + m.end())
+    return node.span
 
 
 @analyzer(*KNOWN_KINDS)
 def literal_secrets(doc: Loaded, ctx: Context) -> Iterator[Diagnostic]:
-    """A credential-looking key with a literal value, or a value shaped like a provider key."""
-    if not _mentions_secrets(doc.text):
-        return
-    for key, node in _walk(doc.doc.root):
+    """A credential-named key with a literal value, or a token of a well-known shape in any value or key."""
+    for key, node, expression in _walk(doc.doc.root):
         if not isinstance(node, ScalarNode) or not isinstance(node.value, str) or not node.value:
             continue
-        named = isinstance(key, ScalarNode) and isinstance(key.value, str) and _SECRET_KEY.match(key.value)
-        if named or _SECRET_VALUE.search(node.value):
-            yield make(
-                "YML007",
-                "a literal credential is written in the file; it would leak into exports and version control",
-                doc.file,
-                node.span,
-                hint="remove it and name an environment variable instead (llm.api_key_env: OPENAI_API_KEY)",
-            )
+        if len(node.value) >= _SHORTEST_TOKEN and token_in(node.value):
+            yield make("YML007", _MESSAGE, doc.file, _token_span(node), hint=_HINT)
+        elif key is not None and not expression and secret_name(key.value) and literal_credential(node.value):
+            yield make("YML007", _MESSAGE, doc.file, node.span, hint=_HINT)

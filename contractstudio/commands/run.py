@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.safe_text import printable, shorten, shown
 
 
 def read_input(spec: str) -> Any:
@@ -45,14 +46,13 @@ def describe(event: Any) -> list[str]:
         retry = f", transport retry {d['transport_retry']}" if d.get("transport_retry") else ""
         return [f"    -> {d['model']} ({d['purpose']}, {len(d['messages'])} messages{retry})"]
     if t == "llm_response":
-        text = d["text"].replace("\n", " ")
         return [f"    <- {d.get('text_chars', len(d['text']))} chars, {d['prompt_tokens']}+{d['completion_tokens']} tokens, "
-                f"{d['latency_s']:.2f} s: {text[:70]}{'...' if len(text) > 70 else ''}"]
+                f"{d['latency_s']:.2f} s: {shorten(d['text'].replace(chr(10), ' '), 70)}"]
     if t == "validation_error" and d["where"] not in ("pre", "post"):  # failed conditions were printed already
         return [f"    x {d['where']}: {e}" for e in d["errors"]]
     if t == "transport_error":
         status = f" HTTP {d['status']}" if d.get("status") else ""
-        return [f"    ! {d['exception']}{status} ({d['kind']}){' - giving up' if d.get('gave_up') else ''}: {d['message'][:120]}"]
+        return [f"    ! {d['exception']}{status} ({d['kind']}){' - giving up' if d.get('gave_up') else ''}: {shorten(d['message'], 120)}"]
     if t == "retry_wait":
         note = "" if d["waited"] else " (not waited: --no-wait)"
         return [f"    ... {d['kind']} wait {d['seconds']:.2f} s{note}"]
@@ -70,7 +70,7 @@ def run(args: Any) -> int:
     from contractstudio.runtime.models import ReplayModel, ScriptedModel
     from contractstudio.runtime.perf import format_table
     from contractstudio.runtime.session import Session
-    from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key: replies can echo one
+    from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key (shown() redacts too)
 
     path = Path(args.contract)
     if not path.is_file():
@@ -78,7 +78,7 @@ def run(args: Any) -> int:
     try:
         contracts = [o for o in load_all(path, trust=args.trust, dialect=args.dialect) if isinstance(o, Contract)]
     except ContractError as err:
-        print(f"contractstudio: {err}", file=sys.stderr)
+        print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
     if not contracts:
         return usage_error(f"{path}: the file holds no kind: contract document")
@@ -123,15 +123,15 @@ def run(args: Any) -> int:
     except ValueError as err:
         return usage_error(str(err))
     except ContractError as err:
-        print(f"contractstudio: {err}", file=sys.stderr)
+        print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
 
     if not args.json:
-        print(f"{contract.name}: {model.name}")
+        print(shown(f"{contract.name}: {model.name}"))
     while (event := session.step()) is not None:
         if not args.json:
             for line in describe(event):
-                print(redact(line), flush=True)
+                print(shown(line), flush=True)
     result = session.result
     assert result is not None
     if args.trace:
@@ -139,22 +139,23 @@ def run(args: Any) -> int:
     raised = result.violation is not None
     invalid = isinstance(result.violation, InvalidInput)
     if args.json:
-        print(redact(json.dumps(jsonable({"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
-                                          "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised,
-                                          "invalid_input": invalid, "perf": result.perf_stats(cumulative=False), "trace": args.trace}),
-                                indent=2, allow_nan=False)))
+        print(printable(redact(json.dumps(jsonable({"successful": result.successful, "output": result.output_data,
+                                                    "llm_calls": result.llm_calls, "remedy_attempts": result.attempts,
+                                                    "errors": result.errors, "raised": raised, "invalid_input": invalid,
+                                                    "perf": result.perf_stats(cumulative=False), "trace": args.trace}),
+                                          indent=2, allow_nan=False)), json=True))
     else:
         verdict = "successful" if result.successful else ("FAILED (raised ContractViolation)" if raised else "FAILED (fallback returned)")
         if invalid:
             done = "nothing was called" if not result.llm_calls else "the pre-remedy could not repair it"
             verdict = f"FAILED (the input is not a valid {contract.doc.input}: {done})"
-        print(f"\n{verdict}: {result.llm_calls} LLM call(s), {result.attempts} remedy attempt(s)")
+        print(printable(f"\n{verdict}: {result.llm_calls} LLM call(s), {result.attempts} remedy attempt(s)", lines=True))
         if result.errors and not result.successful:
             print("errors:")
             for i, e in enumerate(result.errors, 1):
-                print(redact(f"  {i}. {e}"))
+                print(shown(f"  {i}. {e}"))
         print("output:")
-        print(redact(json.dumps(jsonable(result.output_data), indent=2, ensure_ascii=False, allow_nan=False)))
+        print(printable(redact(json.dumps(jsonable(result.output_data), indent=2, ensure_ascii=False, allow_nan=False)), json=True))
         print()
         print(format_table(result.perf_stats(cumulative=False)))
         if args.trace:

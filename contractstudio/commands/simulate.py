@@ -11,6 +11,7 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.commands.graph import pipelines_of
 from contractstudio.reports.graphs import for_terminal
 from contractstudio.runtime.pipeline_runner import Simulation, route_problem, simulate
+from contractstudio.safe_text import printable
 
 
 def render(sim: Simulation) -> str:
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     sims = [simulate(m, args.reply, routes=routes) for m in models]
     if args.json:
         out = [s.to_dict() for s in sims]
-        print(json.dumps(out[0] if len(out) == 1 else out, indent=2, ensure_ascii=False))
+        print(printable(json.dumps(out[0] if len(out) == 1 else out, indent=2, ensure_ascii=False), json=True))
     else:
         print(for_terminal("\n\n".join(render(s) for s in sims), sys.stdout.encoding))
     return EXIT_OK if all(s.ok for s in sims) else EXIT_PROBLEM

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.safe_text import shown
 
 
 def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
@@ -111,9 +112,9 @@ def run(args: Any) -> int:
             text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
             if "scenarios:" in text:  # a broken file without scenarios has nothing to test; `check` reports it
                 failed += 1
-                print(f"{file} ERROR")
+                print(f"{shown(str(file))} ERROR")
                 for line in str(err).splitlines()[1:]:
-                    print(f"    {line.strip()}")
+                    print(f"    {shown(line.strip())}")
             continue
         for contract in objects:
             if not isinstance(contract, Contract):
@@ -125,12 +126,12 @@ def run(args: Any) -> int:
                 problems = run_scenario(contract, scenario)
                 if problems:
                     failed += 1
-                    print(f"{name} FAILED")
+                    print(f"{shown(name)} FAILED")
                     for line in problems:
-                        print(f"    {line}")
+                        print(f"    {shown(line)}")
                 else:
                     passed += 1
-                    print(f"{name} PASSED")
+                    print(f"{shown(name)} PASSED")
     sys.stdout.flush()
     print(f"{passed} passed, {failed} failed")
     return EXIT_PROBLEM if failed else EXIT_OK

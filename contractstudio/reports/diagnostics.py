@@ -8,6 +8,7 @@ from typing import Any
 
 from contractstudio import __version__
 from contractstudio.findings.diagnostics import RULES, Counts, Diagnostic
+from contractstudio.safe_text import printable
 
 NATIVE = "contractstudio"  # files read in their own format are not listed
 
@@ -22,23 +23,25 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
     split: dict[str, list[str]] = {}
     for d in diagnostics:
         sev = f"{_COLORS[d.severity]}{d.severity}{_RESET}" if color else d.severity
-        head = f"{d.file}:{d.line}:{d.column}: {sev} {d.code} {d.message}"
+        head = f"{printable(d.file)}:{d.line}:{d.column}: {sev} {d.code} {printable(d.message)}"
         lines.append(f"{_BOLD}{head}{_RESET}" if color else head)
         src = split.get(d.file)
         if src is None and d.file in texts:
             src = split[d.file] = _mask_secrets(texts[d.file].splitlines(), diagnostics, d.file)
         if src and 0 < d.line <= len(src):
-            line = src[d.line - 1].expandtabs(1)
-            width = max(1, (d.end_column - d.column) if d.end_line == d.line else len(line) - d.column + 1)
-            width = min(width, max(1, len(line) - d.column + 1))
+            raw = src[d.line - 1].expandtabs(1)
+            end = d.end_column if d.end_line == d.line else len(raw) + 1
+            # the line as the terminal may show it; the caret counts the escapes that stand for controls
+            line, before, marked = printable(raw), printable(raw[: d.column - 1]), printable(raw[d.column - 1: end - 1])
+            width = max(1, min(len(marked), len(line) - len(before)))
             lines.append(f"  {d.line:>4} | {line}")
-            caret = " " * (d.column - 1) + "^" + "~" * (width - 1)
+            caret = " " * len(before) + "^" + "~" * (width - 1)
             lines.append(f"       | {_COLORS[d.severity] if color else ''}{caret}{_RESET if color else ''}")
         if d.hint:
-            lines.append(f"       = hint: {d.hint}")
+            lines.append(f"       = hint: {printable(d.hint)}")
         for r in d.related:
-            lines.append(f"       - {r.file}:{r.line}:{r.column}: {r.message}")
-    lines += [f"{path}: read as {dialect}" for path, dialect in (read_as or {}).items() if dialect != NATIVE]
+            lines.append(f"       - {printable(r.file)}:{r.line}:{r.column}: {printable(r.message)}")
+    lines += [printable(f"{path}: read as {dialect}") for path, dialect in (read_as or {}).items() if dialect != NATIVE]
     lines.append(summary_line(Counts.of(diagnostics, files)))
     return "\n".join(lines)
 
@@ -79,6 +82,7 @@ def as_jsonl(diagnostics: Iterable[Diagnostic]) -> str:
 
 
 def _gh_escape(value: str, prop: bool = False) -> str:
+    value = printable(value, lines=True)  # an annotation is shown in a log too: no terminal controls
     value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return value.replace(":", "%3A").replace(",", "%2C") if prop else value
 

@@ -13,6 +13,7 @@ import json
 from contractstudio.analysis.graph_layout import GraphLayout, layout
 from contractstudio.analysis.step_graph import END, START, StepGraph
 from contractstudio.documents.actions import CALL_MODEL
+from contractstudio.safe_text import printable
 
 LABEL_WIDTH = 22  # route labels wider than this push their arrow right instead of wrapping
 
@@ -133,7 +134,8 @@ ASCII = str.maketrans({"─": "-", "▶": ">", "↺": "@"})
 
 
 def for_terminal(text: str, encoding: str | None) -> str:
-    """The text as is when the terminal can show it, else with ASCII arrows."""
+    """The text with terminal controls escaped (names come from files), and ASCII arrows where the terminal has none."""
+    text = printable(text, lines=True)
     try:
         text.encode(encoding or "utf-8")
         return text

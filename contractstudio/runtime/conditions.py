@@ -14,6 +14,7 @@ from contractstudio.documents.models import Condition
 from contractstudio.expressions import ExpressionError, compile_expression, render_template
 from contractstudio.runtime.errors import ContractError, UntrustedHook
 from contractstudio.runtime.hooks import hook_outcome, load_hook
+from contractstudio.safe_text import shorten
 
 
 class Check:
@@ -142,7 +143,7 @@ def _short(value: Any, limit: int = 60) -> str:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shorten(text, limit - 3)
 
 
 class _DeferredHook:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from contractstudio.safe_text import shorten
+
 # A rejected reply echoed back in a remedy keeps this many characters (about 8,000 tokens): enough for any
 # real answer, while a runaway reply of megabytes cannot overflow the model's context window.
 REMEDY_REPLY_LIMIT = 32_000
@@ -45,8 +47,8 @@ def clip(text: str, limit: int) -> str:
     """The text, or its first `limit` characters and a marker that says how much was cut."""
     if len(text) <= limit:
         return text
-    return (f"{text[:limit]}\n[... truncated by contractstudio: the reply has {len(text):,} characters; "
-            f"only the first {limit:,} are shown]")
+    return shorten(text, limit, marker=f"\n[... truncated by contractstudio: the reply has {len(text):,} characters; "
+                                       f"only the first {limit:,} are shown]")
 
 
 def repair_messages(base: list[dict[str, str]], previous_reply: str, errors: list[str], what: str) -> list[dict[str, str]]:

@@ -107,7 +107,8 @@ def explain_difference(recorded: list[dict[str, Any]], sent: list[dict[str, Any]
     for i, (old, new) in enumerate(zip(recorded, sent, strict=False), 1):
         if old.get("role") != new.get("role"):
             return f"message {i} changed role: recorded {old.get('role')!r}, now {new.get('role')!r}"
-        a, b = str(old.get("content", "")), str(new.get("content", ""))
+        # a recording is redacted: compare (and quote) what is sent the same way, before any excerpt is cut
+        a, b = redact(str(old.get("content", ""))), redact(str(new.get("content", "")))
         if a != b:
             at = _first_difference(a, b)
             line = a.count("\n", 0, at) + 1

@@ -15,37 +15,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-REDACTED = "***"
-# Secret-looking values that may hide in exception texts or headers, whatever key holds them.
-_SECRET_TEXT = re.compile(
-    r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}"
-    r"|\b(sk|pk|rk)-[A-Za-z0-9_-]{6,}"
-    r"|((?:api[_-]?key|authorization|x-api-key)[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+)?[^\s\"',}]+"
-)
-_SECRET_KEYS = {"api_key", "apikey", "authorization", "x-api-key", "api-key", "proxy-authorization", "password", "secret", "token"}
-_known_secrets: set[str] = set()
-_PLACEHOLDERS = {"not-needed", "sk-no-key", "no-key-needed", "placeholder", "anything", "changeme"}
+# Redaction lives in contractstudio.safe_text (shared with the analyzer's YML007); these names stay importable here.
+from contractstudio.safe_text import REDACTED, redact, redact_text, register_secret, register_secrets_in
 
-
-def register_secret(value: str | None) -> None:
-    """Remember a secret value (an API key in use) so it is redacted wherever it appears."""
-    # Short values ("none", "no-key") are placeholders, and replacing them everywhere would garble traces.
-    if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS:
-        _known_secrets.add(value)
-
-
-def register_secrets_in(value: Any) -> None:
-    """Register the values held under secret-looking keys (headers such as Authorization) anywhere in `value`."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if isinstance(k, str) and k.lower() in _SECRET_KEYS and isinstance(v, str):
-                register_secret(v)
-                register_secret(re.sub(r"(?i)^\s*(bearer|basic|token)\s+", "", v))
-            else:
-                register_secrets_in(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            register_secrets_in(v)
+__all__ = ["REDACTED", "Event", "Trace", "filter_logs", "redact", "register_secret", "register_secrets_in"]
 
 
 class RedactingFilter(logging.Filter):
@@ -56,13 +29,13 @@ class RedactingFilter(logging.Filter):
             text = record.getMessage()
         except Exception:  # noqa: BLE001 - a record that cannot be formatted is left to the logging module
             return True
-        clean = _redact_text(text)
+        clean = redact_text(text)
         if clean != text:
             record.msg, record.args = clean, None
         if record.exc_info and not record.exc_text:  # a traceback quotes exception texts, e.g. an echoed key
-            record.exc_text = _redact_text(_FORMATTER.formatException(record.exc_info))
+            record.exc_text = redact_text(_FORMATTER.formatException(record.exc_info))
         if record.stack_info:
-            record.stack_info = _redact_text(record.stack_info)
+            record.stack_info = redact_text(record.stack_info)
         return True
 
 
@@ -81,38 +54,6 @@ def filter_logs() -> None:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
-
-
-def _redact_text(text: str) -> str:
-    for secret in tuple(_known_secrets):  # a copy: another thread (the studio's worker) may register a key meanwhile
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-
-    def sub(m: re.Match[str]) -> str:
-        if m.group(1):
-            return m.group(1) + REDACTED
-        if m.group(3):
-            return m.group(3) + REDACTED
-        return REDACTED
-
-    return _SECRET_TEXT.sub(sub, text)
-
-
-def redact(value: Any) -> Any:
-    """A copy of a JSON-like value with API keys and Authorization values replaced by ***."""
-    if isinstance(value, str):
-        return _redact_text(value)
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if isinstance(k, str) and k.lower() in _SECRET_KEYS and v not in (None, ""):
-                out[k] = REDACTED
-            else:
-                out[k] = redact(v)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [redact(v) for v in value]
-    return value
 
 
 class Event:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from contractstudio.documents import patterns
 from contractstudio.documents.types import TYPE_PATTERN_S, TypeSystem, parse_type
+from contractstudio.safe_text import shorten
 
 MAX_ERRORS = 20  # error lines per validation: a reply with thousands of bad items must not flood the remedy
 _JSON_KIND = {dict: "a JSON object", list: "a JSON array", str: "a string", bool: "a boolean", int: "a number",
@@ -23,7 +24,7 @@ def _short(value: Any, limit: int = 80) -> str:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shorten(text, limit - 3)
 
 
 def _path(root: str, loc: tuple[Any, ...]) -> str:

@@ -22,6 +22,8 @@ from typing import Any
 
 import httpx
 
+from contractstudio.safe_text import shorten
+
 HEAD_BYTES = 200  # of a response body, kept to explain a body that is not a completion
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a reply this large is not a chat completion; stop before it fills the memory
 
@@ -38,8 +40,10 @@ class Seen:
 
     def describe(self) -> str:
         """e.g. `HTTP 200 (text/html): '<html><body>502 Bad Gateway...'`."""
-        text = self.head.decode("utf-8", "replace").replace("\n", " ").strip()
-        shown = repr(text[:120] + ("..." if len(text) > 120 or len(self.head) >= HEAD_BYTES else "")) if text else "an empty body"
+        text = shorten(self.head.decode("utf-8", "replace").replace("\n", " ").strip(), 120)  # redacted, then cut
+        if len(self.head) >= HEAD_BYTES and not text.endswith("..."):
+            text += "..."  # the head itself is only the first bytes of the body
+        shown = repr(text) if text else "an empty body"
         return f"HTTP {self.status} ({self.content_type or 'no content type'}): {shown}"
 
 

@@ -15,6 +15,9 @@ from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.text import Text
 
+from contractstudio.safe_text import redact
+
+_BULKY = ("messages", "text", "params", "value", "output")
 ICONS = {
     "stage_start": "▸", "stage_end": "◂", "condition": "?", "llm_request": "→", "llm_response": "←",
     "validation_error": "✗", "retry_wait": "…", "transport_error": "⚡", "result": "■", "parsed": "{}",
@@ -22,8 +25,9 @@ ICONS = {
 
 
 def event_line(event: Any, breakpoints: set[str]) -> Text:
-    """One timeline row: seq, stage, type, and the detail that matters most."""
-    d = event.data
+    """One timeline row: seq, stage, type, and the detail that matters most (redacted before the row is cut)."""
+    d = {k: v for k, v in event.data.items() if k not in _BULKY}  # a row never shows messages or reply text
+    d = redact(d)
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(f"{event.seq:>3} ", style="dim")
     if event.type == "stage_start":
@@ -96,8 +100,8 @@ def previous(events: list[Any], event: Any, type_: str) -> Any | None:
 
 
 def event_view(event: Any, events: list[Any]) -> RenderableType:
-    """Everything about one event; requests and replies are diffed against the previous attempt."""
-    d = event.data
+    """Everything about one event; requests and replies are diffed against the previous attempt (all redacted)."""
+    d = redact(event.data)
     title = Text(f"#{event.seq}  {event.stage} / {event.type}", style="bold")
     title.append(f"   t = {event.t:.4f}s", style="dim")
     parts: list[RenderableType] = [title]
@@ -107,7 +111,7 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
         before = previous(events, event, "llm_request")
         if before is not None:  # first: what this attempt adds (the rejected output and the errors)
             parts.append(Rule(f"diff of the messages vs request #{before.get('attempt')}", style="magenta"))
-            parts.append(_diff(_flatten(before.get("messages") or []), _flatten(messages), f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
+            parts.append(_diff(_flatten(redact(before.get("messages") or [])), _flatten(messages), f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
             parts.append(Rule("the exact messages sent", style="magenta"))
         parts += _messages(messages)
     elif event.type == "llm_response":
@@ -118,11 +122,11 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
         parsed = next((e for e in events if e.type == "parsed" and e.seq > event.seq and e.get("attempt") == d.get("attempt")), None)
         if parsed is not None:
             parts.append(Rule("parsed JSON", align="left", style="dim"))
-            parts.append(_json(parsed.get("output")))
+            parts.append(_json(redact(parsed.get("output"))))
         before = previous(events, event, "llm_response")
         if before is not None:
             parts.append(Rule(f"diff of the output vs reply #{before.get('attempt')}", style="magenta"))
-            parts.append(_diff(_pretty(before.get("text", "")), _pretty(d.get("text", "")), f"reply #{before.get('attempt')}", f"reply #{d.get('attempt')}"))
+            parts.append(_diff(_pretty(redact(before.get("text", ""))), _pretty(d.get("text", "")), f"reply #{before.get('attempt')}", f"reply #{d.get('attempt')}"))
     elif event.type == "validation_error":
         parts.append(Text(f"where: {d.get('where')} · attempt {d.get('attempt')}", style="red"))
         for i, err in enumerate(d.get("errors") or [], 1):

@@ -1,0 +1,198 @@
+"""Text that is safe to show: secrets redacted first, then cut, then terminal controls escaped.
+
+Everything the tool shows or keeps that came from a file, a model or a server passes here:
+traces, logs, `run` and `test` output, diagnostics, crash reports, the studio's views.
+
+- One table of credential names and token shapes serves both detection (YML007 in
+  `analysis/secrets.py`) and redaction, so what the analyzer calls a credential is what is masked.
+- `shorten()` is the one way text is cut: it redacts the whole text before cutting, so a
+  cut can never leave most of a key that redaction would have recognised whole.
+- `printable()` is the one way text reaches a terminal or an annotation: control characters
+  (ESC, C1, CR, ...) and bidirectional overrides are shown as escapes, never sent raw.
+
+Imports nothing of ours: every layer may use it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REDACTED = "***"
+
+# ----------------------------------------------------------------- what a credential looks like
+
+# A mapping key names a credential when, lowercased with '-', '.' and ' ' read as '_', it ends in one of
+# these words: `api_key`, `X-Api-Key`, `openai_api_key`, `x_auth_token`, `client_secret`, `password`, ...
+# (`api_key_env` names a variable, not a key; `max_tokens` is a count.)
+_NAME_WORDS = (
+    r"api_?key|apikey|api_?token|auth_?token|access_?token|refresh_?token|id_?token|session_?token|bearer_?token"
+    r"|token|secret|secret_?key|client_?secret|password|passwd|passphrase|authorization|credentials?"
+    r"|private_?key|bearer"
+)
+_SECRET_NAME = re.compile(rf"(?:^|_)(?:{_NAME_WORDS})$")
+_NAME_SEPARATORS = str.maketrans({"-": "_", ".": "_", " ": "_"})
+
+# Shapes of real tokens: a value of one of these shapes is a credential wherever it is written.
+TOKEN_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"sk-(?:ant-|proj-|live-|test-|or-v1-)?[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic, OpenRouter, ...
+    r"|sk_(?:live|test)_[A-Za-z0-9]{16,}|rk_(?:live|test)_[A-Za-z0-9]{16,}"  # Stripe
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
+    r"|xox[abposre]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key ids
+    r"|AIza[0-9A-Za-z_-]{30,}"  # Google
+    r"|hf_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}"
+    r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"  # a JSON Web Token
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r")"
+)
+
+# Values under a credential name that are not a literal credential: references and placeholders.
+_NOT_LITERAL = re.compile(
+    r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|os\.environ/[A-Za-z_][A-Za-z0-9_]*|env:[A-Za-z_][A-Za-z0-9_]*"
+    r"|\*+|x+|\.\.\.|<[^<>]*>|\{\{[^{}]*\}\}|none|null|changeme|placeholder|not-needed|no-key|your[-_ ].*)$",
+    re.I,
+)
+
+
+def secret_name(name: object) -> bool:
+    """Whether a mapping key names a credential (`Authorization`, `X-Api-Key`, `client_secret`, `openai_api_key`, ...)."""
+    return isinstance(name, str) and bool(_SECRET_NAME.search(name.strip().lower().translate(_NAME_SEPARATORS)))
+
+
+def token_in(text: str) -> re.Match[str] | None:
+    """The first token of a well-known shape in a text (ghp_..., xoxb-..., AKIA..., sk-..., a JWT), or None."""
+    return TOKEN_SHAPES.search(text)
+
+
+def literal_credential(value: str) -> bool:
+    """Whether a value written under a credential name is a literal (not `${VAR}`, `os.environ/VAR`, `***`, `<your key>`)."""
+    text = value.strip()
+    if text.lower().startswith(("bearer ", "basic ", "token ")):
+        text = text.split(None, 1)[1].strip() if len(text.split(None, 1)) > 1 else ""
+    return bool(text) and not _NOT_LITERAL.match(text)
+
+
+# ----------------------------------------------------------------- redaction
+
+_TEXT_NAME = rf"[A-Za-z0-9_-]*(?:{_NAME_WORDS.replace('_?', '[_-]?')})"
+_SECRET_TEXT = re.compile(
+    rf"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{{4,}}"
+    rf"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{{6,}}"
+    rf"|((?<![A-Za-z0-9_-]){_TEXT_NAME}[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+|token\s+)?[^\s\"',}}]+"
+)
+_known_secrets: set[str] = set()
+_PLACEHOLDERS = {"not-needed", "sk-no-key", "no-key-needed", "placeholder", "anything", "changeme"}
+_PARTIAL_MIN = 6  # a cut-off start of a key in use, this long or longer, is masked too
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a secret value (an API key in use) so it is redacted wherever it appears."""
+    # Short values ("none", "no-key") are placeholders, and replacing them everywhere would garble traces.
+    if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS:
+        _known_secrets.add(value)
+
+
+def register_secrets_in(value: Any) -> None:
+    """Register the values held under credential names (headers such as Authorization) anywhere in `value`."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if secret_name(k) and isinstance(v, str):
+                register_secret(v)
+                register_secret(re.sub(r"(?i)^\s*(bearer|basic|token)\s+", "", v))
+            else:
+                register_secrets_in(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            register_secrets_in(v)
+
+
+def mask_secrets_in_use(text: str) -> str:
+    """The text with every registered secret masked, including the start of one that the text ends with."""
+    for secret in tuple(_known_secrets):  # a copy: another thread (the studio's worker) may register a key meanwhile
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+        # a text cut by someone else (a server's first bytes, an old trace) may end inside a key
+        if len(text) < _PARTIAL_MIN or text[-_PARTIAL_MIN:] not in secret:
+            continue
+        for k in range(min(len(secret) - 1, len(text)), _PARTIAL_MIN - 1, -1):
+            if text.endswith(secret[:k]):
+                text = text[: len(text) - k] + REDACTED
+                break
+    return text
+
+
+def redact_text(text: str) -> str:
+    """A text with keys in use, credential-shaped tokens and `name: value` credentials replaced by ***."""
+    text = mask_secrets_in_use(text)
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(1) + REDACTED
+        if m.group(2):
+            return m.group(2) + REDACTED
+        return REDACTED
+
+    return TOKEN_SHAPES.sub(REDACTED, _SECRET_TEXT.sub(sub, text))
+
+
+def redact(value: Any) -> Any:
+    """A copy of a JSON-like value with every credential replaced by ***: under credential names, in any text, in keys too."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            key = redact_text(k) if isinstance(k, str) else k
+            if secret_name(k) and v not in (None, "") and not isinstance(v, (dict, list, tuple)):
+                out[key] = REDACTED
+            else:
+                out[key] = redact(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------- cutting and showing
+
+
+def shorten(text: str, limit: int, marker: str = "...") -> str:
+    """The text redacted, then cut to `limit` characters followed by `marker` when it is longer (the one way text is cut)."""
+    text = redact_text(text)
+    return text if len(text) <= limit else text[: max(limit, 0)] + marker
+
+
+_C0_C1 = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]
+# Bidirectional overrides and isolates ("Trojan Source") and the Unicode line separators.
+_INVISIBLE = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
+
+
+def _escape(cp: int) -> str:
+    named = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+    return named.get(cp) or (f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}")
+
+
+_ONE_LINE = {cp: _escape(cp) for cp in (*_C0_C1, *_INVISIBLE)}
+_LINES = {cp: e for cp, e in _ONE_LINE.items() if cp not in (0x09, 0x0A)}
+_JSON_LINES = {cp: f"\\u{cp:04x}" for cp in _LINES}  # inside JSON text: escapes JSON itself reads back
+
+
+def printable(text: str, *, lines: bool = False, json: bool = False) -> str:
+    """Text for a terminal or an annotation: ESC, other controls and bidi overrides as visible escapes (`\\x1b`).
+
+    With `lines`, newlines and tabs stay (a block of output); without, they are escaped too, so a name
+    from a file can never start a line of its own. With `json` (JSON text printed for people), the
+    escapes are JSON's own (`\\u001b`), so the text stays valid JSON.
+    """
+    if json:
+        return text.translate(_JSON_LINES)
+    return text.translate(_LINES if lines else _ONE_LINE)
+
+
+def shown(value: Any, limit: int | None = None) -> str:
+    """A value from a file, a model or a server as one safe line: redacted, cut at `limit`, escaped."""
+    text = value if isinstance(value, str) else str(value)
+    return printable(shorten(text, limit) if limit is not None else redact_text(text))

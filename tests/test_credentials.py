@@ -1,0 +1,101 @@
+"""YML007 finds credentials by name and by shape anywhere in a document; redaction masks the same
+things in every trace field, in keys as well as values. One table (contractstudio.safe_text) serves both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contractstudio.analysis.check import check_text
+from contractstudio.cli import main
+from contractstudio.runtime.trace import Event, Trace
+
+QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
+
+# Fake tokens of well-known shapes, built at run time so that this file holds none literally.
+GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+PAT = "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"
+XOX = "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+AKIA = "AKIA" + "IOSFODNN7EXAMPLE"
+SK = "sk-" + "proj-Zq8Xw7Cv6Bn5Mm4Ll3Kk2Jj1"
+PLAIN = "h7Gk2Lp9Qx4Rt8Wz"  # no shape at all: only its name gives it away
+
+
+def codes(text: str) -> list[tuple[str, int, int]]:
+    return [(d.code, d.line, d.column) for d in check_text(text, "t.contract.yaml").diagnostics if d.code == "YML007"]
+
+
+def with_llm(extra: str) -> str:
+    return QA.read_text().replace("llm:\n  model: openai/test-model\n", "llm:\n  model: openai/test-model\n" + extra)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (f"  extra_headers: {{X-Api-Key: {PLAIN}}}\n", "X-Api-Key"),
+    (f"  extra_headers:\n    X-Auth-Token: {PLAIN}\n", "X-Auth-Token"),
+    (f"  extra_headers:\n    Authorization: Token {PLAIN}\n", "Authorization"),
+    (f"  extra_body:\n    client_secret: {PLAIN}\n", "client_secret"),
+])
+def test_credentials_in_extra_headers_and_extra_body_are_found(extra: str, needle: str) -> None:
+    text = with_llm(extra)
+    found = codes(text)
+    assert [(c, line) for c, line, _ in found] == [("YML007", line_of(text, needle))]
+
+
+@pytest.mark.parametrize("name", ["api_token", "openai_api_key", "password", "X-Auth-Token", "client_secret"])
+def test_credential_names_are_found_anywhere(name: str) -> None:
+    text = QA.read_text().replace("input: {query: q, documents: [{id: A1, content: text}]}",
+                                  f"input: {{query: q, documents: [{{id: A1, content: text}}], {name}: {PLAIN}}}", 1)
+    assert [c for c, _, _ in codes(text)] == ["YML007"]
+
+
+@pytest.mark.parametrize("token", [GHP, PAT, XOX, AKIA, SK])
+def test_tokens_of_well_known_shapes_are_found_anywhere(token: str) -> None:
+    for where in ("prompt: Answer the question from the documents.", "      id: {type: str, description: Id.}"):
+        text = QA.read_text().replace(where, where.replace(".", f" {token}", 1), 1)
+        assert [(c, line) for c, line, _ in codes(text)] == [("YML007", line_of(text, token))]
+
+
+def test_a_token_used_as_a_mapping_key_is_found() -> None:
+    text = QA.read_text().replace("input: {query: q, documents: [{id: A1, content: text}]}",
+                                  f"input: {{query: q, documents: [{{id: A1, content: text}}], {GHP}: 1}}", 1)
+    [(code, line, column)] = codes(text)
+    assert line == line_of(text, GHP) and text.splitlines()[line - 1][column - 1:].startswith(GHP)
+
+
+@pytest.mark.parametrize("extra", [
+    "  api_key_env: OPENAI_API_KEY\n",
+    "  max_tokens: 800\n",
+    "  extra_headers: {Authorization: '${GATEWAY_TOKEN}', X-Request-Source: contractstudio}\n",
+    "  extra_headers: {X-Api-Key: os.environ/GATEWAY_KEY}\n",
+])
+def test_references_and_counts_are_not_credentials(extra: str) -> None:
+    assert codes(with_llm(extra)) == []
+
+
+def test_every_trace_field_is_redacted_keys_included(tmp_path: Path) -> None:
+    params = {"model": "m", "extra_headers": {"X-Auth-Token": PLAIN, "X-Api-Key": PLAIN + "2"},
+              "extra_body": {"client_secret": PLAIN + "3", "openai_api_key": PLAIN + "4", GHP: "as a key"},
+              "api_token": PLAIN + "5", "password": PLAIN + "6"}
+    trace = Trace([Event(1, 0.0, "generate", "llm_request", {"params": params, "note": f"{XOX} and {AKIA}"}),
+                   Event(2, 0.1, "generate", "custom_event", {"anything": {"nested": [f"token={PLAIN}7", PAT]}})])
+    path = tmp_path / "t.jsonl"
+    trace.write(path)
+    written = path.read_text()
+    for secret in (PLAIN, GHP, PAT, XOX, AKIA):
+        assert secret not in written
+    back = Trace.read(path)
+    assert back[0]["params"]["extra_headers"] == {"X-Auth-Token": "***", "X-Api-Key": "***"}
+    assert back[0]["params"]["extra_body"]["client_secret"] == "***" and back[0]["params"]["model"] == "m"
+
+
+def test_export_refuses_a_file_with_a_header_credential(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "h.contract.yaml"
+    path.write_text(with_llm(f"  extra_headers: {{X-Auth-Token: {PLAIN}}}\n"))
+    assert main(["export", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "YML007" in err and PLAIN not in err

@@ -1,0 +1,101 @@
+"""Terminal escape injection: text from a file or a model never reaches the terminal raw.
+
+Keys, names, scenario names, step ids and model replies may hold ESC sequences (a title change,
+a screen clear, an OSC 52 clipboard write), C1 controls, carriage returns or bidi overrides.
+`check` (text and github), `test`, `run`, `graph` and `simulate` show them as visible escapes,
+through the one function contractstudio.safe_text.printable."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from contractstudio.cli import main
+from contractstudio.safe_text import printable
+
+ROOT = Path(__file__).resolve().parent.parent
+QA = ROOT / "tests" / "runtime_contracts" / "qa.contract.yaml"
+RAG = ROOT / "samples" / "rag_router.pipeline.yaml"
+# ESC ] 52 (clipboard write), ESC [ 2 J (clear screen), ESC ] 0 (title), CSI as one C1 byte, CR, RLO
+OSC52, CLEAR, TITLE = "\x1b]52;c;cHduZWQ=\x07", "\x1b[2J", "\x1b]0;pwned\x07"
+C1_CSI, RLO = "\x9b31m", "\u202e"
+# In a YAML double-quoted string, \e is ESC, \a BEL, \x9b the C1 CSI, \u202e the RLO and \r CR.
+YAML_NASTY = r"\e]52;c;cHduZWQ=\a\e[2J\e]0;pwned\a\x9b31m\u202e\r"
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def clean(text: str) -> None:
+    found = RAW.findall(text)
+    assert not found, f"raw control characters reach the terminal: {found!r}"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def test_printable_shows_controls_as_escapes() -> None:
+    assert printable(f"a{OSC52}b") == "a\\x1b]52;c;cHduZWQ=\\x07b"
+    assert printable(f"{C1_CSI}{RLO}x\r\n") == "\\x9b31m\\u202ex\\r\\n"
+    assert printable("line one\n\tline two\r", lines=True) == "line one\n\tline two\\r"
+    assert printable("plain, ünïcode ✓") == "plain, ünïcode ✓"
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_check_escapes_names_from_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    path = tmp_path / "nasty.contract.yaml"
+    path.write_text(QA.read_text().replace("remedy:\n", f'"{YAML_NASTY}": 1\nremedy:\n'))
+    code, shown = run(capsys, "check", str(path), "--format", fmt, "--fail-level", "warning")
+    assert code == 1 and "SCH102" in shown and "\\x1b]52" in shown
+    clean(shown)
+
+
+def test_check_escapes_a_raw_control_in_a_source_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "raw.contract.yaml"
+    path.write_text(QA.read_text().replace("prompt: Answer", f"prompt: {CLEAR}{TITLE}Answer"))
+    code, shown = run(capsys, "check", str(path))
+    assert code == 1 and "YML001" in shown
+    clean(shown)
+
+
+def test_test_escapes_scenario_and_contract_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "named.contract.yaml"
+    path.write_text(QA.read_text().replace("  - name: first-time", f'  - name: "first{YAML_NASTY}"'))
+    code, shown = run(capsys, "test", str(path))
+    assert code == 0 and "3 passed" in shown and "first\\x1b]52" in shown
+    clean(shown)
+
+
+def test_run_escapes_a_reply_with_raw_controls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from contractstudio.runtime.trace import Event, Trace
+
+    raw = "Sure!" + OSC52 + CLEAR + C1_CSI + RLO  # raw controls: not JSON, shown in the reply preview
+    good = ('{"answer": "They store embeddings.\\u001b]52;c;cHduZWQ=\\u0007\\u009b31m\\u202e", "evidence": '
+            '[{"doc_id": "A1", "snippet": "store embeddings"}], "coverage_score": 0.9}')  # controls in the output
+    trace = tmp_path / "recorded.jsonl"
+    Trace([Event(1, 0.0, "input", "stage_start", {"value": {"query": "q", "documents": [{"id": "A1", "content": "t"}]}}),
+           Event(2, 0.1, "generate", "llm_request", {"messages": []}), Event(3, 0.2, "generate", "llm_response", {"text": raw}),
+           Event(4, 0.3, "generate", "llm_request", {"messages": []}), Event(5, 0.4, "generate", "llm_response", {"text": good}),
+           ]).write(trace)
+    code, shown = run(capsys, "run", str(QA), "--replay", str(trace), "--no-wait")
+    assert code == 0 and "Sure!\\x1b]52" in shown and "embeddings.\\u001b]52" in shown, shown
+    clean(shown)
+    code, shown = run(capsys, "run", str(QA), "--replay", str(trace), "--no-wait", "--json")
+    assert code == 0
+    clean(shown)
+
+
+def test_graph_and_simulate_escape_step_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nasty.pipeline.yaml"
+    path.write_text(RAG.read_text().replace("id: persist", f'id: "persist{YAML_NASTY}"')
+                    .replace("next: persist", f'next: "persist{YAML_NASTY}"'))
+    for fmt in ("text", "mermaid", "dot"):
+        code, shown = run(capsys, "graph", str(path), "--format", fmt)
+        assert "persist" in shown
+        clean(shown)
+    code, shown = run(capsys, "simulate", str(path), "--reply", f"[DIRECT:] hi{OSC52}")
+    assert "persist" in shown
+    clean(shown)
