@@ -138,7 +138,14 @@ def _diagnostic(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any
         owner_model = _model_at(kind_cls, dpath[:-1])
         known = _known_keys(owner_model)
         hint = did_you_mean(str(src[-1]), known) or (f"known keys: {', '.join(known)}" if owner_model else None)
-        return make("SCH102", f"unknown key '{src[-1]}' in {'.'.join(map(str, src[:-1])) or 'the document'}", file, node.span, hint=hint)  # type: ignore[union-attr]
+        where = ".".join(map(str, src[:-1])) or "the document"
+        # A block may make unknown keys errors (llm: a typo there sends requests elsewhere) and name reserved ones.
+        severity = getattr(owner_model, "UNKNOWN_KEYS", None)
+        reserved = getattr(owner_model, "TRANSPORT_KEYS", {}).get(src[-1])
+        if reserved:
+            return make("SCH102", f"'{src[-1]}' in {where} would change how the engine talks to the model", file,
+                        node.span, hint=reserved, severity="error")  # type: ignore[union-attr]
+        return make("SCH102", f"unknown key '{src[-1]}' in {where}", file, node.span, hint=hint, severity=severity)  # type: ignore[union-attr]
     node = node_at(doc.root, src) or nearest(doc.root, src)
     value = err.get("input")
     code = "SCH104" if etype in _RANGE_ERRORS else "SCH103"

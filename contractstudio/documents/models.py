@@ -7,7 +7,7 @@ document were pruned to let analysis go on.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -155,15 +155,60 @@ class Remedy(Model):
 
 
 class LLMSettings(Model):
-    """The live model and its request parameters (any litellm model string)."""
+    """The live model and its request parameters (any litellm model string).
 
-    model_config = ConfigDict(extra="allow")
+    The engine owns the transport (timeout, retries, where and with which key a request goes), so
+    those are its own settings here; the other keys are the documented provider parameters, passed
+    to litellm as written. Anything else is an error: a typo such as `xapi_base:` would otherwise
+    send the requests, and the key, to the provider's public endpoint instead of the server meant.
+    """
+
+    # An unknown key here is an error (SCH102 at error level), not the usual warning.
+    UNKNOWN_KEYS: ClassVar[str] = "error"
+    # Keys litellm or the OpenAI client would read as transport settings, and what to write instead.
+    TRANSPORT_KEYS: ClassVar[dict[str, str]] = {
+        "timeout": "the engine's own timeout is `timeout_s` (it bounds the whole reply)",
+        "request_timeout": "the engine's own timeout is `timeout_s` (it bounds the whole reply)",
+        "num_retries": "transport retries belong to the engine, which counts and traces each one",
+        "max_retries": "transport retries belong to the engine, which counts and traces each one",
+        "retry_strategy": "transport retries belong to the engine, which counts and traces each one",
+        "fallbacks": "a call goes to the one model named by `model`",
+        "api_key": "never write a key in a file: name its environment variable in `api_key_env`",
+        "base_url": "the server is `api_base`",
+        "custom_llm_provider": "the provider is the prefix of `model` (e.g. openai/...)",
+        "stream": "the engine reads each reply whole",
+        "n": "the engine reads one reply per request",
+        "client": "the engine makes the HTTP client",
+        "http_client": "the engine makes the HTTP client",
+        "mock_response": "offline replies are `scenarios:` (contractstudio test)",
+    }
+
     model: str | None = Field(None, description="A litellm model string, e.g. openai/gpt-4o-mini.")
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int | None = Field(None, ge=1, description="Maximum completion tokens.")
-    timeout_s: float = Field(30, gt=0, description="Request timeout in seconds.")
-    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
-    api_key_env: str | None = Field(None, description="Name of the environment variable that holds the API key (never the key).")
+    timeout_s: float = Field(30, gt=0, description="Request timeout in seconds: bounds the whole reply, not each read.")
+    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (away from loopback, only in a trusted folder).")
+    api_key_env: str | None = Field(None, description="Name of the environment variable that holds the API key (never the key); "
+                                    "a variable other than the provider's usual one needs a trusted folder.")
+    # Provider parameters, passed to litellm as written.
+    top_p: float | None = Field(None, ge=0, le=1, description="Nucleus sampling: the probability mass to sample from.")
+    top_k: int | None = Field(None, ge=1, description="Sample from the k most likely tokens (providers that support it).")
+    seed: int | None = Field(None, description="Seed for reproducible sampling (providers that support it).")
+    stop: str | list[str] | None = Field(None, description="Text(s) at which the model stops.")
+    presence_penalty: float | None = Field(None, ge=-2, le=2, description="Penalty for tokens already present.")
+    frequency_penalty: float | None = Field(None, ge=-2, le=2, description="Penalty by how often a token appeared.")
+    response_format: dict[str, Any] | None = Field(None, description="e.g. {type: json_object} for providers with a JSON mode.")
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(None, description="Reasoning models: how hard to think.")
+    user: str | None = Field(None, description="An end-user id passed to the provider.")
+    api_version: str | None = Field(None, description="API version (Azure OpenAI).")
+    extra_headers: dict[str, str] | None = Field(None, description="HTTP headers added to each request (never a credential: YML007).")
+    extra_body: dict[str, Any] | None = Field(None, description="Fields added to the JSON body of each request.")
+
+    @property
+    def provider_params(self) -> dict[str, Any]:
+        """The provider parameters that are set, as litellm takes them."""
+        own = ("model", "timeout_s", "api_base", "api_key_env")
+        return {k: v for k in type(self).model_fields if k not in own and (v := getattr(self, k)) is not None}
 
 
 class Example(Model):

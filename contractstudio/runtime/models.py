@@ -18,9 +18,12 @@ from typing import Any, Protocol
 
 from contractstudio.runtime.errors import ModelError, ReplayDivergence
 from contractstudio.runtime.trace import Trace, filter_logs, redact, register_secret, register_secrets_in
+from contractstudio.spec.documents import LLMSettings
 
-# Request parameters our settings own; anything else in `llm:` goes to litellm as is.
-_OWN_KEYS = {"model", "timeout_s", "api_base", "api_key_env"}
+# What the engine sets on every request; a parameter of the same name (or one that would change the
+# transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
+_ENGINE_KEYS = {"model", "messages", "timeout", "num_retries", "max_retries", "api_base", "api_key",
+                *LLMSettings.TRANSPORT_KEYS}
 
 
 @dataclass(slots=True)
@@ -265,6 +268,8 @@ class LiveModel:
     params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # the engine's settings win: a parameter may not change the timeout, the retries, the endpoint or the key
+        self.params = {k: v for k, v in self.params.items() if k not in _ENGINE_KEYS}
         register_secret(self.api_key)
         register_secrets_in(self.params)  # e.g. extra_headers: {Authorization: Bearer ...}
         for name, value in os.environ.items():  # keys litellm may pick up itself are redacted too
@@ -305,8 +310,8 @@ class LiveModel:
 
     def complete(self, request: LLMRequest) -> LLMReply:
         litellm = _litellm()
-        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages, "timeout": self.timeout_s,
-                                  "num_retries": 0, "max_retries": 0, **self.params}
+        kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
+                                  "num_retries": 0, "max_retries": 0}
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key:
@@ -369,13 +374,6 @@ def live_model(settings: Any, model: str | None = None, api_base: str | None = N
         key = os.environ.get(env)
         if not key:
             raise ModelError(f"llm.api_key_env names {env}, but that environment variable is not set")
-    params: dict[str, Any] = {}
-    for k in ("temperature", "max_tokens"):
-        v = getattr(settings, k, None)
-        if v is not None:
-            params[k] = v
-    for k, v in (getattr(settings, "model_extra", None) or {}).items():
-        if k not in _OWN_KEYS and k not in ("api_key",):
-            params[k] = v
+    params: dict[str, Any] = dict(getattr(settings, "provider_params", None) or {})
     return LiveModel(model=name, api_base=api_base or getattr(settings, "api_base", None), api_key=key,
                      timeout_s=float(getattr(settings, "timeout_s", 30) or 30), params=params)
