@@ -8,10 +8,11 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from contractstudio.analysis.check import Context, check_paths
+from contractstudio.analysis.check import Context, check_file, discover
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.findings.diagnostics import Diagnostic, at_least
 from contractstudio.reports import diagnostics as report
+from contractstudio.trust import Trust, folder_of
 
 
 def once_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -29,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         return usage_error(f"no such file or folder: {', '.join(missing)}")
-    reports = check_paths(args.paths, Context(trusted=args.trust, dialect=args.dialect))
+    trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
+    reports = [check_file(p, Context(trusted=trust.allows(p), root=folder_of(p), dialect=args.dialect))
+               for p in discover(args.paths)]
     diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
     files = len(reports)
     read_as = {r.path: r.dialect for r in reports}

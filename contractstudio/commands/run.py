@@ -71,12 +71,14 @@ def run(args: Any) -> int:
     from contractstudio.runtime.perf import format_table
     from contractstudio.runtime.session import Session
     from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key (shown() redacts too)
+    from contractstudio.trust import Trust
 
     path = Path(args.contract)
     if not path.is_file():
         return usage_error(f"no such file: {args.contract}")
     try:
-        contracts = [o for o in load_all(path, trust=args.trust, dialect=args.dialect) if isinstance(o, Contract)]
+        trusted = Trust.for_command([path], args.trust).allows(path)  # the contract's own folder decides
+        contracts = [o for o in load_all(path, trust=trusted, dialect=args.dialect) if isinstance(o, Contract)]
     except ContractError as err:
         print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM

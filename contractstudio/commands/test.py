@@ -100,14 +100,16 @@ def run(args: Any) -> int:
     from contractstudio.analysis.check import discover
     from contractstudio.runtime.api import Contract, load_all
     from contractstudio.runtime.errors import ContractError
+    from contractstudio.trust import Trust
 
     for p in args.paths:
         if not Path(p).exists():
             return usage_error(f"no such file or folder: {p}")
     passed = failed = 0
+    trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
     for file in discover(args.paths):
         try:
-            objects = load_all(file, trust=args.trust, dialect=args.dialect)
+            objects = load_all(file, trust=trust.allows(file), dialect=args.dialect)
         except ContractError as err:
             text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
             if "scenarios:" in text:  # a broken file without scenarios has nothing to test; `check` reports it

@@ -17,13 +17,14 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from contractstudio.findings.diagnostics import Counts
-from contractstudio.studio.config import StudioConfig, config_folder, is_trusted, load_config
+from contractstudio.studio.config import StudioConfig, config_folder, load_config
 from contractstudio.studio.palette import StudioCommands
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathPrompt, changed_on_disk, unsaved_changes
 from contractstudio.studio.screens.edit import Analysis, EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
 from contractstudio.studio.widgets.findings import Place
 from contractstudio.studio.workspace import Buffer, ChangedOnDisk, Workspace, write_atomic
+from contractstudio.trust import Trust, folder_of
 
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"
 DISK_POLL_S = 2.0
@@ -62,7 +63,8 @@ class StudioApp(App[None]):
         super().__init__()
         self.config = config or load_config()
         self.workspace = workspace or Workspace.open(list(paths or []))
-        self.trusted = trusted or any(is_trusted(r if r.is_dir() else r.parent) for r in self.workspace.roots)
+        # Per folder, as in every face: --trust trusts the folders it was given; remembered folders stay trusted.
+        self.trust = Trust(self.workspace.roots if trusted else ())
         self.buffer: Buffer | None = None
         self.analysis: Analysis | None = None
         self.counts: dict[Path, tuple[int, int]] = {}
@@ -106,15 +108,21 @@ class StudioApp(App[None]):
         self.set_interval(DISK_POLL_S, self.check_disk)
         self.set_timer(0.5, lambda: self.run_worker(self._count_workspace, thread=True, group="workspace", exit_on_error=False))
 
+    def context_for(self, path: Path | None) -> Any:
+        """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
+        from contractstudio.analysis.check import Context
+
+        return Context(trusted=self.trust.allows(path), root=folder_of(path) if path is not None else None)
+
     def _count_workspace(self) -> None:
         # Counts for the file list; the open file's counts come from live analysis instead.
-        from contractstudio.analysis.check import Context, check_file
+        from contractstudio.analysis.check import check_file
 
         counts: dict[Path, tuple[int, int]] = {}
         for f in list(self.workspace.files):
             if f.kind in (None, "trace"):
                 continue
-            report = check_file(f.path, Context(trusted=self.trusted))
+            report = check_file(f.path, self.context_for(f.path))
             c = Counts.of(report.diagnostics)
             counts[f.path] = (c.error, c.warning)
         self.call_from_thread(self._counted, counts)

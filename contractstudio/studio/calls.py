@@ -14,13 +14,14 @@ from rich.text import Text
 from contractstudio.analysis.check import Context, check_text
 
 
-def runnable_contracts(files: list[Path], text_of: Callable[[Path], str], trusted: bool) -> tuple[list[tuple[Path, Any]], str]:
-    """(file, contract document) for each contract without errors, and a note about those left out."""
+def runnable_contracts(files: list[Path], text_of: Callable[[Path], str],
+                       context_for: Callable[[Path], Context]) -> tuple[list[tuple[Path, Any]], str]:
+    """(file, contract document) for each contract without errors, and a note about those left out (each file its own trust)."""
     contracts: list[tuple[Path, Any]] = []
     skipped: list[str] = []
     for path in files:
         try:
-            report = check_text(text_of(path), str(path), Context(trusted=trusted, root=path.parent))
+            report = check_text(text_of(path), str(path), context_for(path))
         except Exception as err:  # noqa: BLE001 - an analyzer bug is a message here, never a crash
             return contracts, f"analysis of {path.name} failed: {type(err).__name__}: {err}"
         errors = [d for d in report.diagnostics if d.severity == "error"]

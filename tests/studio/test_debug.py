@@ -170,7 +170,7 @@ async def test_choosing_a_trace_in_the_file_list_opens_it_in_the_debugger(make_a
 async def test_python_hooks_ask_for_trust_and_always_is_remembered(make_app, workspace: Path) -> None:
     import re
 
-    from contractstudio.studio.config import is_trusted
+    from contractstudio.trust import Trust
     from contractstudio.studio.screens.dialogs import Choice
 
     text = (workspace / "multidoc_qa.contract.yaml").read_text().replace("name: multidoc_qa\n", "name: hooked_qa\n")
@@ -180,7 +180,7 @@ async def test_python_hooks_ask_for_trust_and_always_is_remembered(make_app, wor
         "def retrieve(input, **kw):\n"
         "    return {'query': input.query, 'selected_sentences': [d.content for d in input.documents], 'target_snippet_count': 3}\n")
     app = make_app("hooked.contract.yaml")
-    assert not app.trusted
+    assert not app.trust.allows(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_debugger(app, pilot)
         await press_and_wait(pilot, "g")
@@ -188,7 +188,7 @@ async def test_python_hooks_ask_for_trust_and_always_is_remembered(make_app, wor
         assert "qa_hooks:retrieve" in str(app.screen.query_one("#dialog-body").render())
         await pilot.click("#choice-always")
         await pilot.pause()
-        assert app.trusted and is_trusted(workspace)
+        assert app.trust.allows(workspace) and Trust().allows(workspace)  # remembered: every face trusts it now
         app.screen.query_one("#timeline").focus()
         await press_and_wait(pilot, "g")
         assert "success" in status(app)

@@ -90,7 +90,7 @@ class DebugScreen(Screen[None]):
         def text_of(path: Path) -> str:
             return app.current_text() if app.buffer is not None and app.buffer.path == path else calls.read_text(path)  # type: ignore[attr-defined]
 
-        contracts, self._problem = calls.runnable_contracts(files, text_of, app.trusted)  # type: ignore[attr-defined]
+        contracts, self._problem = calls.runnable_contracts(files, text_of, app.context_for)  # type: ignore[attr-defined]
         unchanged = calls.signature(contracts) == calls.signature(self.contracts)
         self.contracts = contracts  # fresh documents for the next session, even when the choices stay the same
         if unchanged and self.query_one("#contract-select", Select).value != Select.NULL:
@@ -195,11 +195,11 @@ class DebugScreen(Screen[None]):
         try:
             from contractstudio.runtime.api import Contract
 
-            contract = Contract(chosen[1], path=str(chosen[0]), trusted=self.app.trusted)  # type: ignore[attr-defined]
+            contract = Contract(chosen[1], path=str(chosen[0]), trusted=self.app.trust.allows(chosen[0]))  # type: ignore[attr-defined]
             self.session = contract.session(self._input_value(), self._model(contract), breakpoints=set(self.breakpoints))
         except UntrustedHook as err:
             self.session = None
-            self._ask_trust(chosen[0].parent, str(err))
+            self._ask_trust(chosen[0], str(err))
             return False
         except Exception as err:  # noqa: BLE001 - a refused or broken set-up is shown, never a traceback
             self.session = None
@@ -211,22 +211,28 @@ class DebugScreen(Screen[None]):
         self.query_one("#timeline", OptionList).clear_options()
         return True
 
-    def _ask_trust(self, folder: Path, why: str) -> None:
-        """Python hooks run only in a trusted folder: ask, and remember the answer when asked to."""
-        from contractstudio.studio.config import remember_trust
+    def _ask_trust(self, path: Path, why: str) -> None:
+        """Hooks (and keys sent where a file says) need the file's folder trusted: ask; the answer is for that folder only."""
         from contractstudio.studio.screens.dialogs import Choice
+        from contractstudio.trust import folder_of
+
+        folder = folder_of(path)
+        trust = self.app.trust  # type: ignore[attr-defined]
 
         def answer(choice: str | None) -> None:
+            if choice == "once":
+                trust.grant(folder)  # this session, this folder (and its subfolders) only
+            elif choice == "always":
+                try:
+                    trust.remember(folder)
+                except OSError as err:
+                    trust.grant(folder)
+                    self.notify(f"Could not remember the trust: {err}; trusted for this session", severity="warning")
             if choice in ("once", "always"):
-                self.app.trusted = True  # type: ignore[attr-defined]
-                if choice == "always":
-                    try:
-                        remember_trust(folder)
-                    except OSError as err:
-                        self.notify(f"Could not remember the trust: {err}", severity="warning")
-                self.notify("Trusted: press S, C or G again to run the call.", timeout=4)
+                self.notify(f"Trusted {folder}: press S, C or G again to run the call.", timeout=4)
 
-        self.app.push_screen(Choice("Trust this folder?", f"{why}\n\nTrust {folder} to run its Python hooks?",
+        self.app.push_screen(Choice("Trust this folder?", f"{why}\n\nTrust {folder} (and its subfolders) to run its Python "
+                                    "hooks and send keys where its files say?",
                                     [("once", "Trust now"), ("always", "Always"), ("cancel", "Cancel")]), answer)
 
     def _drive(self, how: str) -> None:

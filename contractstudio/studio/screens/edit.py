@@ -142,7 +142,7 @@ class EditScreen(Screen[None]):
         text = self.editor.text
         generation = self.generation
         path = buffer.path if buffer else None
-        ctx = Context(trusted=self.studio.trusted, root=path.parent if path else None)
+        ctx = self.studio.context_for(path)
         name = str(path) if path else "<text>"
 
         def analyze() -> None:

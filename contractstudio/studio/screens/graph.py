@@ -123,7 +123,7 @@ class GraphScreen(Screen[None]):
             self.report = analysis.report
         else:
             try:
-                self.report = check_text(text, str(path), Context(trusted=app.trusted, root=path.parent))  # type: ignore[attr-defined]
+                self.report = check_text(text, str(path), app.context_for(path))  # type: ignore[attr-defined]
             except Exception as err:  # noqa: BLE001 - an analyzer bug is a message here, never a crash
                 view.show(None)
                 details.update(Text(f"Analysis of {path.name} failed: {type(err).__name__}: {err}", style="red"))

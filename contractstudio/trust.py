@@ -1,0 +1,144 @@
+"""Which folders are trusted: the one decision the CLI, the studio and the language server all ask.
+
+Trust unlocks what a file can do beyond describing a call: importing its Python hooks (`python:`,
+`handler:`), and sending a key where only the file says (an `api_base` away from loopback that the
+user did not give, or a key read from a variable other than the provider's usual one).
+
+It is decided per folder, keyed by the resolved folder of the file whose hook would run (a file
+reached through a symlink is judged where it really is). Trusting a folder trusts its subfolders,
+never its parent or a sibling. A folder is trusted when the user
+
+- named it: `--trust` trusts the folders of the paths on that command line (or the studio's);
+- granted it for this session: "Trust once" in the studio's debugger;
+- remembered it: "Always", kept in `trusted-folders.txt` in the config folder, honoured by every face.
+
+The user's own config (`config.yaml`, `trusted_api_bases: [URL, ...]`) names the servers a key may
+be sent to from any folder, as `--api-base` does for one command.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+TRUST_FILE = "trusted-folders.txt"
+
+
+def config_folder() -> Path:
+    """$XDG_CONFIG_HOME/contractstudio (default ~/.config/contractstudio)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "contractstudio"
+
+
+def folder_of(path: str | Path) -> Path:
+    """The resolved folder a file belongs to (a folder is its own); where its hooks are looked up."""
+    p = Path(path).resolve()
+    return p if p.is_dir() else p.parent
+
+
+def remembered_folders() -> frozenset[Path]:
+    """The folders the user chose to trust always (one absolute path per line; '#' starts a comment)."""
+    try:
+        lines = (config_folder() / TRUST_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(Path(line.strip()) for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+
+def remember_folder(folder: str | Path) -> None:
+    """Add a folder to the remembered list (written atomically)."""
+    from contractstudio.saving import write_atomic
+
+    folders = remembered_folders() | {folder_of(folder)}
+    target = config_folder() / TRUST_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, "# Folders whose files may run Python hooks and send keys where they say (contractstudio --trust).\n"
+                 + "".join(f"{f}\n" for f in sorted(folders)))
+
+
+class Trust:
+    """The trust decisions of one run of a face: folders named or granted now, and the remembered ones."""
+
+    def __init__(self, granted: Iterable[str | Path] = (), *, remembered: bool = True) -> None:
+        self._granted: set[Path] = {folder_of(p) for p in granted}
+        self._remembered = remembered_folders() if remembered else frozenset()
+
+    @classmethod
+    def for_command(cls, paths: Iterable[str | Path], trust: bool) -> Trust:
+        """The CLI's: `--trust` trusts the folders of the paths on the command line, and no other."""
+        return cls(paths if trust else ())
+
+    def allows(self, path: str | Path | None) -> bool:
+        """Whether the file (or folder) at `path` may run its hooks and send keys where it says."""
+        if path is None:
+            return False
+        here = folder_of(path)
+        return any(here == t or t in here.parents for t in (*self._granted, *self._remembered))
+
+    def grant(self, path: str | Path) -> Path:
+        """Trust the folder of `path` for this session only ("Trust once"); returns that folder."""
+        folder = folder_of(path)
+        self._granted.add(folder)
+        return folder
+
+    def remember(self, path: str | Path) -> Path:
+        """Trust the folder of `path` from now on, in every face ("Always"); returns that folder."""
+        folder = folder_of(path)
+        remember_folder(folder)
+        self._remembered = self._remembered | {folder}
+        self._granted.add(folder)
+        return folder
+
+
+# ----------------------------------------------------------------- where a key may go
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether a URL's host is this machine by its literal name (localhost, 127.0.0.0/8, ::1); DNS is never asked."""
+    import ipaddress
+
+    try:
+        host = (urlsplit(url or "").hostname or "").rstrip(".").lower()
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def origin(url: str | None) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) of a URL: the server a key would reach, whatever the path."""
+    try:
+        parts = urlsplit(url or "")
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname:
+        return None
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), parts.hostname.rstrip(".").lower(), port or default
+
+
+def user_api_bases() -> tuple[str, ...]:
+    """The servers the user's own config allows keys to be sent to (`trusted_api_bases:` in config.yaml)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load((config_folder() / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ()
+    value = data.get("trusted_api_bases") if isinstance(data, dict) else None
+    if isinstance(value, str):
+        value = [value]
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def user_gave(url: str | None, extra: Iterable[str] = ()) -> bool:
+    """Whether a server is one the user named: in `extra` (e.g. --api-base) or in their config."""
+    wanted = origin(url)
+    return wanted is not None and any(origin(u) == wanted for u in (*extra, *user_api_bases()))
