@@ -142,3 +142,47 @@ def user_gave(url: str | None, extra: Iterable[str] = ()) -> bool:
     """Whether a server is one the user named: in `extra` (e.g. --api-base) or in their config."""
     wanted = origin(url)
     return wanted is not None and any(origin(u) == wanted for u in (*extra, *user_api_bases()))
+
+
+# The variables a provider's key is conventionally read from (litellm's own names), by model prefix.
+_USUAL_VARIABLES: dict[str, tuple[str, ...]] = {
+    "azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "cohere": ("COHERE_API_KEY", "CO_API_KEY"),
+    "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"),
+    "fireworks_ai": ("FIREWORKS_API_KEY", "FIREWORKS_AI_API_KEY"),
+    "huggingface": ("HUGGINGFACE_API_KEY", "HF_TOKEN"),
+    "perplexity": ("PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"),
+    "replicate": ("REPLICATE_API_KEY", "REPLICATE_API_TOKEN"),
+}
+_BARE_MODELS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("chatgpt", "openai"),
+                ("claude", "anthropic"), ("gemini", "gemini"), ("mistral", "mistral"), ("command", "cohere"))
+
+
+def usual_key_variables(model: str | None) -> tuple[str, ...]:
+    """The environment variables the model's provider conventionally reads its key from (OPENAI_API_KEY for openai/...)."""
+    name = (model or "").strip()
+    provider = name.split("/", 1)[0].lower() if "/" in name else next(
+        (p for prefix, p in _BARE_MODELS if name.lower().startswith(prefix)), "")
+    if not provider or not provider.replace("_", "").isalnum():
+        return ()
+    return _USUAL_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))
+
+
+def untrusted_key_routes(model: str | None, api_base: str | None, api_key_env: str | None,
+                         given: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """What an `llm:` block asks that only a trusted folder may: [(key, why)]; empty when nothing needs trust.
+
+    `api_base` is the file's; `given` are servers the user named for this run (--api-base).
+    """
+    found: list[tuple[str, str]] = []
+    if api_key_env:
+        usual = usual_key_variables(model)
+        if api_key_env not in usual:
+            expected = f"the provider's usual variable is {' or '.join(usual)}" if usual else "no usual variable is known for this model"
+            found.append(("api_key_env", f"reads the key from {api_key_env} ({expected})"))
+    if api_base and not is_loopback(api_base) and not user_gave(api_base, given):
+        where = origin(api_base)
+        host = f"{where[0]}://{where[1]}" + (f":{where[2]}" if where and where[2] not in (80, 443) else "") if where else repr(api_base)
+        found.append(("api_base", f"sends its requests, and the key, to {host}, a server only the file names"))
+    return found

@@ -113,7 +113,9 @@ def test_a_key_named_by_api_key_env_is_used_and_never_shown(server: OpenAIServer
     for as_json in (False, True):
         server.script(*echoes(NAMED_KEY))
         trace = tmp_path / f"t{as_json}.jsonl"
-        code = main(["run", str(contract_path), "--input", str(inp), "--no-wait", "--trace", str(trace)] + (["--json"] if as_json else []))
+        # a variable that is not the provider's usual one: the user trusts the folder (contractstudio.trust)
+        code = main(["run", str(contract_path), "--input", str(inp), "--no-wait", "--trust", "--trace", str(trace)]
+                    + (["--json"] if as_json else []))
         out, err = capsys.readouterr()
         assert code == 0 and server.requests[0].headers["authorization"] == f"Bearer {NAMED_KEY}"
         nowhere(out + err + trace.read_text() + logs.text, NAMED_KEY)

@@ -21,6 +21,7 @@ from contractstudio.analysis.conditions import (
     value_span,
 )
 from contractstudio.analysis.fields import declared_fields
+from contractstudio.analysis.llm import key_routes
 from contractstudio.analysis.scenarios import scenario_rules
 from contractstudio.documents.models import Contract
 from contractstudio.documents.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
@@ -57,6 +58,7 @@ def contract_rules(loaded: Loaded, ctx: Context) -> Iterator[Diagnostic]:
                                  ("output",), hint="add `post:` conditions on the substance of the output"))
     found.extend(scenario_rules(loaded, doc, types))
     found.extend(example_inputs(loaded, doc, types))
+    found.extend(key_routes(loaded, ctx, doc))
     yield from one_trust_note(found)
 
 

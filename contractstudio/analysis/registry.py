@@ -36,6 +36,7 @@ declare("CON106", "act-intermediate-mismatch", "error", "`act` and `intermediate
 declare("CON107", "no-post-conditions", "info", "No `post` conditions: only the shape of the output is checked, not its substance.")
 declare("CON108", "scenario-cannot-hold", "error", "A scenario whose `expect` cannot hold, or whose responses cannot be parsed as needed.")
 declare("CON109", "invalid-example", "error", "An `examples:` input that is not a valid `input`: the studio cannot step through it.")
+declare("CON110", "untrusted-key-route", "warning", "An `llm:` block that sends a key where only the file says (an api_base away from loopback, a variable not the provider's usual one): a live call needs a trusted folder.")
 # AGT: agent
 declare("AGT101", "policy-contradiction", "error", "A policy requires a tool another policy forbids on overlapping scope (or a conflicts_with pair).")
 declare("AGT102", "forbid-pattern-hits-required-tool", "error", "A forbid `tool_pattern` matches a tool that a policy requires.")

@@ -32,7 +32,8 @@ class Contract:
                   api_key: str | None = None) -> Model:
         """The model a call uses: the file's llm: block, a litellm model string, scripted replies, or a Model."""
         if model is None or isinstance(model, str):
-            return live_model(self.doc.llm, model=model, api_base=api_base, api_key=api_key)
+            return live_model(self.doc.llm, model=model, api_base=api_base, api_key=api_key, trusted=self.plan.trusted,
+                              owner=f"contract '{self.name}'")
         if isinstance(model, (list, tuple)):
             return ScriptedModel(list(model))
         return model

@@ -29,8 +29,16 @@ def _redacted(text: str) -> str:
     return redact(text)
 
 
-class UntrustedHook(ContractError):
+class Untrusted(ContractError):
+    """Something a file asks for that only a trusted folder may do (contractstudio.trust): refused before it happens."""
+
+
+class UntrustedHook(Untrusted):
     """A `python:` hook reached in a workspace that is not trusted."""
+
+
+class UntrustedKeyRoute(Untrusted):
+    """A key sent where only the file says: an `api_base` away from loopback, or a variable not the provider's usual one."""
 
 
 class ContractViolation(Exception):

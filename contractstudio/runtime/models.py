@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from contractstudio.runtime.errors import ModelError, ReplayDivergence
 from contractstudio.runtime.trace import Trace, filter_logs, redact, register_secret, register_secrets_in
 from contractstudio.spec.documents import LLMSettings
+from contractstudio.trust import untrusted_key_routes
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the
 # transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
@@ -363,17 +364,33 @@ class LiveModel:
         return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost, latency_s=latency)
 
 
-def live_model(settings: Any, model: str | None = None, api_base: str | None = None, api_key: str | None = None) -> LiveModel:
-    """A live model from a contract's `llm:` block, with command-line overrides."""
-    name = model or getattr(settings, "model", None)
-    if not name:
+def live_model(settings: Any, model: str | None = None, api_base: str | None = None, api_key: str | None = None, *,
+               trusted: bool = False, owner: str = "the contract") -> LiveModel:
+    """A live model from a contract's `llm:` block, with the caller's overrides (the command line's, which the user gave).
+
+    Where a key goes is treated as code: a key read from a variable other than the provider's usual one, or sent to
+    an `api_base` of the file's that is neither loopback nor a server the user named, needs a trusted folder; the
+    refusal comes before any request, so an untrusted file never sends a key.
+    """
+    model_name = model or getattr(settings, "model", None)
+    if not model_name:
         raise ModelError("no model: the file's llm: block has no model; pass --model (or model=...)")
     key = api_key
     env = getattr(settings, "api_key_env", None)
+    if not trusted:
+        routes = untrusted_key_routes(model_name, None if api_base else getattr(settings, "api_base", None),
+                                      None if api_key else env)
+        if routes:
+            from contractstudio.runtime.errors import UntrustedKeyRoute
+
+            raise UntrustedKeyRoute(
+                f"{owner}: its llm: block {' and '.join(why for _, why in routes)}; a key goes where a file says only in a "
+                "trusted folder (pass --trust, or trust=True to cs.load; or choose the server yourself with --api-base, "
+                "or list it under trusted_api_bases in your config.yaml)")
     if key is None and env:
         key = os.environ.get(env)
         if not key:
             raise ModelError(f"llm.api_key_env names {env}, but that environment variable is not set")
     params: dict[str, Any] = dict(getattr(settings, "provider_params", None) or {})
-    return LiveModel(model=name, api_base=api_base or getattr(settings, "api_base", None), api_key=key,
+    return LiveModel(model=model_name, api_base=api_base or getattr(settings, "api_base", None), api_key=key,
                      timeout_s=float(getattr(settings, "timeout_s", 30) or 30), params=params)

@@ -165,7 +165,7 @@ async def test_the_api_key_sent_to_the_server_is_never_rendered_saved_or_exporte
     point_at(workspace, server, extra=f"  api_key_env: {variable}\n" if variable != "OPENAI_API_KEY" else "")
     # a 5xx whose message quotes the key (retried), a wrong shape (a remedy), then a good reply
     server.script(Reply(status=500, content=f"upstream rejected key {KEY}"), "[1]", GOOD)
-    app = make_app(CONTRACT)
+    app = make_app(CONTRACT, trusted=variable != "OPENAI_API_KEY")  # an unusual variable: only a trusted folder reads it
     target = workspace / "live.trace.jsonl"
     async with app.run_test(size=(120, 40)) as pilot:
         await open_live(app, pilot)

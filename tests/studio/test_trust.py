@@ -94,3 +94,34 @@ async def test_studio_trust_flag_trusts_the_folders_it_was_given_only(tmp_path: 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert given_marker.exists() and not sibling_marker.exists()
+
+
+async def test_the_debugger_asks_before_a_key_goes_where_only_the_file_says(make_app, workspace: Path, monkeypatch) -> None:
+    """A key read from an unusual variable needs the folder trusted: asked before any request; a reply that
+    echoes the key is masked in the event view (redacted before anything is shown or cut)."""
+    from openai_server import OpenAIServer
+
+    from .test_debug_faults import CONTRACT, GOOD, KEY, open_live, point_at, show
+
+    monkeypatch.setenv("CS_TEST_ROUTE_KEY", KEY)
+    echo = '{"answer": "' + "x" * 40 + KEY + '", "evidence": [], "coverage_score": 0.1}'
+    with OpenAIServer([echo, GOOD]) as server:
+        point_at(workspace, server, extra="  api_key_env: CS_TEST_ROUTE_KEY\n")
+        app = make_app(CONTRACT)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await open_live(app, pilot)
+            await press_and_wait(pilot, "g")
+            assert isinstance(app.screen, Choice) and "CS_TEST_ROUTE_KEY" in str(app.screen.query_one("#dialog-body").render())
+            await pilot.click("#choice-cancel")
+            await pilot.pause()
+            assert server.requests == []  # nothing was sent while the folder was not trusted
+            app.screen.query_one("#timeline").focus()
+            await press_and_wait(pilot, "g")
+            await pilot.click("#choice-once")
+            await pilot.pause()
+            app.screen.query_one("#timeline").focus()
+            await press_and_wait(pilot, "g")
+            assert "success" in status(app) and server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+            reply = next(e for e in app.screen.events if e.type == "llm_response")
+            shown = await show(app, pilot, reply)
+            assert "xxxxxxxxxx***" in shown and KEY not in shown and KEY[:12] not in shown

@@ -190,14 +190,14 @@ class DebugScreen(Screen[None]):
         if chosen is None:
             self.notify(self._problem or "No contract without errors in the workspace.", severity="warning")
             return False
-        from contractstudio.runtime.errors import UntrustedHook
+        from contractstudio.runtime.errors import Untrusted
 
         try:
             from contractstudio.runtime.api import Contract
 
             contract = Contract(chosen[1], path=str(chosen[0]), trusted=self.app.trust.allows(chosen[0]))  # type: ignore[attr-defined]
             self.session = contract.session(self._input_value(), self._model(contract), breakpoints=set(self.breakpoints))
-        except UntrustedHook as err:
+        except Untrusted as err:  # a hook, or a key sent where only the file says
             self.session = None
             self._ask_trust(chosen[0], str(err))
             return False
