@@ -53,11 +53,14 @@ def test_check_escapes_names_from_the_file(tmp_path: Path, capsys: pytest.Captur
     clean(shown)
 
 
-def test_check_escapes_a_raw_control_in_a_source_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_escapes_bidi_controls_written_raw_in_a_source_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # YAML refuses raw ESC and C1 bytes, but takes bidi overrides as printable: the excerpt of the line must not
     path = tmp_path / "raw.contract.yaml"
-    path.write_text(QA.read_text().replace("prompt: Answer", f"prompt: {CLEAR}{TITLE}Answer"))
-    code, shown = run(capsys, "check", str(path))
-    assert code == 1 and "YML001" in shown
+    path.write_text(QA.read_text().replace("remedy:\n", f"admin{RLO}\u2066nimda: 1\nremedy:\n"))
+    code, shown = run(capsys, "check", str(path), "--fail-level", "warning")
+    assert code == 1 and "SCH102" in shown and "admin\\u202e\\u2066nimda: 1" in shown
+    caret = next(line for line in shown.splitlines() if line.strip().startswith("| ^"))
+    assert caret.index("^") == next(line for line in shown.splitlines() if "admin" in line and "|" in line).index("admin")
     clean(shown)
 
 
