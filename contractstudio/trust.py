@@ -49,7 +49,7 @@ def remembered_folders() -> frozenset[Path]:
 
 def remember_folder(folder: str | Path) -> None:
     """Add a folder to the remembered list (written atomically)."""
-    from contractstudio.saving import write_atomic
+    from contractstudio.storage.atomic import write_atomic
 
     folders = remembered_folders() | {folder_of(folder)}
     target = config_folder() / TRUST_FILE

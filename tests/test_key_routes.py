@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from openai_server import OpenAIServer
 
 import contractstudio as cs
 from contractstudio.analysis.check import Context, check_file
 from contractstudio.cli import main
 from contractstudio.trust import config_folder
-from openai_server import OpenAIServer
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
 TOKEN = "ghp_" + "R3p0T0k3nN0tF0rY0u5e11ing4ppl35ee"  # a fake GitHub token, built so the file holds none

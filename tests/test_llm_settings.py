@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from openai_server import OpenAIServer, Reply
 
 import contractstudio as cs
 from contractstudio.analysis.check import check_text
 from contractstudio.cli import main
 from contractstudio.runtime.models import LiveModel, LLMRequest, TransportFault
-from openai_server import OpenAIServer, Reply
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
 KEY = "sk-test-llm-settings-0000000000"

@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from openai_server import OpenAIServer, Reply
 
 from contractstudio.cli import main
 from contractstudio.runtime.engine import CallOptions, TransportRetry
 from contractstudio.runtime.models import LiveModel
 from contractstudio.safe_text import register_secret, shorten
-from openai_server import OpenAIServer, Reply
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
 KEY = "ck-echoed-5Tg8Yu3Io0Pa2Sd7Qw"  # no well-known shape: only knowing it is in use can mask it

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.check import Context, Loaded
-from contractstudio.analysis.diagnostics import Diagnostic
-from contractstudio.spec.documents import Contract
+from contractstudio.documents.models import Contract
+from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.trust import untrusted_key_routes
 
 

@@ -16,9 +16,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from contractstudio.documents.models import LLMSettings
 from contractstudio.runtime.errors import ModelError, ReplayDivergence
 from contractstudio.runtime.trace import Trace, filter_logs, redact, register_secret, register_secrets_in
-from contractstudio.spec.documents import LLMSettings
 from contractstudio.trust import untrusted_key_routes
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the

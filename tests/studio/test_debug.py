@@ -170,8 +170,8 @@ async def test_choosing_a_trace_in_the_file_list_opens_it_in_the_debugger(make_a
 async def test_python_hooks_ask_for_trust_and_always_is_remembered(make_app, workspace: Path) -> None:
     import re
 
-    from contractstudio.trust import Trust
     from contractstudio.studio.screens.dialogs import Choice
+    from contractstudio.trust import Trust
 
     text = (workspace / "multidoc_qa.contract.yaml").read_text().replace("name: multidoc_qa\n", "name: hooked_qa\n")
     text = re.sub(r"act:.*?\n(post:)", 'act:\n  python: "qa_hooks:retrieve"\n\\1', text, flags=re.S)

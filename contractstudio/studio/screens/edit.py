@@ -15,7 +15,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
-from contractstudio.analysis.check import Context, FileReport, check_text
+from contractstudio.analysis.check import FileReport, check_text
 from contractstudio.findings.diagnostics import Counts, Diagnostic
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
-from contractstudio.analysis.check import Context, FileReport, Loaded, check_text
+from contractstudio.analysis.check import FileReport, Loaded, check_text
 from contractstudio.analysis.step_graph import StepGraph, state_flow
 from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.studio.screens.agent_tree import fill_agent_tree
