@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("studio", help="open the studio (the default when no command is given)")
     s.add_argument("paths", nargs="*", help="files or folders (default: the current folder, else the bundled samples)")
-    s.add_argument("--trust", action="store_true", help="trust this workspace: allow python: hooks")
+    s.add_argument("--trust", action="store_true", help="trust the folders given (not their neighbours): python: hooks run, keys go where their files say")
     _dialect(s)
 
     c = sub.add_parser("check", help="analyze files and folders")
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=FORMATS, default="text")
     c.add_argument("--fail-level", choices=("error", "warning", "info", "none"), default="error",
                    help="exit 1 when a diagnostic at or above this level is found (default: error)")
-    c.add_argument("--trust", action="store_true", help="import python: hooks to check them (TOL102)")
+    c.add_argument("--trust", action="store_true", help="trust the folders given: import their python: hooks to check them (TOL102)")
     c.add_argument("--no-color", action="store_true", help="plain text output")
     _dialect(c)
 
@@ -67,13 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--replay", metavar="TRACE", help="replay the replies recorded in a trace (offline)")
     r.add_argument("--trace", metavar="OUT", help="write the trace as JSON Lines")
     r.add_argument("--json", action="store_true", help="print the result as JSON")
-    r.add_argument("--trust", action="store_true", help="allow python: hooks")
+    r.add_argument("--trust", action="store_true", help="trust the contract's folder: python: hooks, keys where it says")
     r.add_argument("--no-wait", action="store_true", help="skip remedy waits (they are still shown)")
     _dialect(r)
 
     t = sub.add_parser("test", help="run every scenarios: entry offline")
     t.add_argument("paths", nargs="+", metavar="PATH")
-    t.add_argument("--trust", action="store_true", help="allow python: hooks")
+    t.add_argument("--trust", action="store_true", help="trust the folders given: python: hooks run")
     t.add_argument("-k", metavar="PATTERN", help="only scenarios whose 'file::contract::scenario' name contains PATTERN")
     _dialect(t)
 
