@@ -99,3 +99,16 @@ def test_export_refuses_a_file_with_a_header_credential(tmp_path: Path, capsys: 
     assert main(["export", str(path)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "YML007" in err and PLAIN not in err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "jsonl", "sarif", "github"])
+def test_check_never_prints_a_credential_its_messages_quote(tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    # an unknown key (SCH102 quotes it) that is a token, and a credential where a number belongs (SCH103 quotes it)
+    path = tmp_path / "quoted.contract.yaml"
+    path.write_text(QA.read_text().replace("remedy:\n", f"{GHP}: 1\nremedy:\n")
+                    .replace("max_snippets: {type: \"int | None\", default: 3,", f"max_snippets: {{type: \"int | None\", default: {SK},"))
+    assert main(["check", str(path), "--format", fmt]) == 1
+    out = capsys.readouterr().out
+    assert "SCH102" in out and "YML007" in out
+    for secret in (GHP, SK):
+        assert secret not in out and secret[4:16] not in out

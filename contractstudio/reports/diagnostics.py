@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from contractstudio import __version__
 from contractstudio.findings.diagnostics import RULES, Counts, Diagnostic
-from contractstudio.safe_text import printable
+from contractstudio.safe_text import printable, redact_text
+
+
+def _redacted(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics with credentials masked in their texts: a message may quote a key or value from the file."""
+    return [replace(d, message=redact_text(d.message), hint=redact_text(d.hint) if d.hint else d.hint,
+                    related=tuple(replace(r, message=redact_text(r.message)) for r in d.related)) for d in diagnostics]
+
 
 NATIVE = "contractstudio"  # files read in their own format are not listed
 
@@ -21,7 +29,7 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
     """`file:line:col: severity CODE message`, the source line with a caret, the files read in another format, a summary line."""
     lines: list[str] = []
     split: dict[str, list[str]] = {}
-    for d in diagnostics:
+    for d in _redacted(diagnostics):
         sev = f"{_COLORS[d.severity]}{d.severity}{_RESET}" if color else d.severity
         head = f"{printable(d.file)}:{d.line}:{d.column}: {sev} {d.code} {printable(d.message)}"
         lines.append(f"{_BOLD}{head}{_RESET}" if color else head)
@@ -70,7 +78,7 @@ def summary_line(c: Counts) -> str:
 
 def as_json(diagnostics: list[Diagnostic], files: int, read_as: dict[str, str] | None = None) -> str:
     """One object {"diagnostics": [...], "files": [{"path", "dialect"}], "summary": {...}}."""
-    out = {"diagnostics": [d.to_dict() for d in diagnostics],
+    out = {"diagnostics": [d.to_dict() for d in _redacted(diagnostics)],
            "files": [{"path": path, "dialect": dialect} for path, dialect in (read_as or {}).items()],
            "summary": Counts.of(diagnostics, files).to_dict()}
     return json.dumps(out, indent=2)
@@ -78,7 +86,7 @@ def as_json(diagnostics: list[Diagnostic], files: int, read_as: dict[str, str] |
 
 def as_jsonl(diagnostics: Iterable[Diagnostic]) -> str:
     """One JSON object per line."""
-    return "\n".join(json.dumps(d.to_dict()) for d in diagnostics)
+    return "\n".join(json.dumps(d.to_dict()) for d in _redacted(diagnostics))
 
 
 def _gh_escape(value: str, prop: bool = False) -> str:
@@ -91,7 +99,7 @@ def as_github(diagnostics: Iterable[Diagnostic]) -> str:
     """GitHub Actions workflow commands (annotations on the pull request)."""
     kind = {"error": "error", "warning": "warning", "info": "notice"}
     out = []
-    for d in diagnostics:
+    for d in _redacted(diagnostics):
         msg = d.message + (f" (hint: {d.hint})" if d.hint else "")
         out.append(
             f"::{kind[d.severity]} file={_gh_escape(d.file, True)},line={d.line},col={d.column},"
@@ -116,7 +124,7 @@ def as_sarif(diagnostics: list[Diagnostic]) -> str:
     ]
     index = {r["id"]: i for i, r in enumerate(rules)}
     results: list[dict[str, Any]] = []
-    for d in diagnostics:
+    for d in _redacted(diagnostics):
         result: dict[str, Any] = {
             "ruleId": d.code,
             "level": _sarif_level(d.severity),
