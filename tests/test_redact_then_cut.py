@@ -82,3 +82,14 @@ def test_values_quoted_in_validation_errors_are_redacted_before_they_are_cut() -
     no_piece_of(_short({"answer": "a" * 50 + KEY}))
     assert shorten("abc " + KEY + " def", 12) == "abc *** def"
     assert shorten("a" * 20 + KEY, 30) == "a" * 20 + "***"
+
+
+def test_the_outline_detail_of_a_value_is_redacted_before_it_is_cut() -> None:
+    from contractstudio.analysis.check import check_text
+    from contractstudio.editing.outline import document_symbols
+
+    token = "ghp_" + "0123456789abcdefghijABCDEFGHIJ0123456789"  # a GitHub token's shape, cut at 60 characters
+    text = QA.read_text().replace("prompt: Answer the question from the documents.", f"prompt: {'p' * 49} {token}")
+    [root] = document_symbols(check_text(text, "t.contract.yaml"))
+    prompt = next(s for s in root.children if s.name == "prompt")
+    no_piece_of(prompt.detail or "", token)

@@ -80,3 +80,18 @@ def test_a_symlinked_file_is_judged_in_the_folder_it_really_is(tmp_path: Path) -
     remember_folder(trusted)
     assert folder_of(trusted / "link.contract.yaml") == real.parent.resolve()
     assert not Trust().allows(trusted / "link.contract.yaml") and Trust().allows(trusted / "x.yaml")
+
+
+def test_eval_follows_the_folder_of_its_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    mine, mine_marker = hooked_folder(tmp_path, "mine")
+    cloned, cloned_marker = hooked_folder(tmp_path, "cloned")
+    remember_folder(mine.parent)
+    rows = tmp_path / "rows.jsonl"
+    good = '{"answer": "ok", "evidence": [{"doc_id": "A1", "snippet": "s"}], "coverage_score": 0.9}'
+    rows.write_text(json.dumps({"input": {"query": "q", "documents": [{"id": "A1", "content": "t"}]}, "replies": [good]}) + "\n")
+    assert main(["eval", str(mine), "--data", str(rows), "--scripted", "--quiet"]) == 0
+    assert mine_marker.exists()
+    assert main(["eval", str(cloned), "--data", str(rows), "--scripted", "--quiet"]) == 1
+    assert "trusted" in capsys.readouterr().err and not cloned_marker.exists()

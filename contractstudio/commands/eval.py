@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.safe_text import printable
+from contractstudio.trust import Trust
 
 MAX_BAD_ROWS_PRINTED = 20
 BAR_WIDTH = 24
@@ -51,7 +53,7 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--fail-under", type=float, metavar="RATE", help="exit 1 when the success rate is below RATE (0-1)")
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.add_argument("--quiet", action="store_true", help="no progress output")
-    v.add_argument("--trust", action="store_true", help="allow python: hooks")
+    v.add_argument("--trust", action="store_true", help="trust the file's folder: python: hooks, keys where it says")
 
 
 class ProgressView:
@@ -72,7 +74,7 @@ class ProgressView:
         if kind == "bad_row":
             if self.bad_printed < MAX_BAD_ROWS_PRINTED:
                 self._clear()
-                print(redact(f"contractstudio: {payload} (skipped)"), file=self.stream)
+                print(printable(redact(f"contractstudio: {payload} (skipped)")), file=self.stream)
             elif self.bad_printed == MAX_BAD_ROWS_PRINTED:
                 print("contractstudio: more bad rows skipped (the summary counts them)", file=self.stream)
             self.bad_printed += 1
@@ -128,7 +130,8 @@ def _config(args: argparse.Namespace) -> Any:
         mode="scripted" if args.scripted else ("replay" if args.replay else "live"),
         model=args.model, api_base=args.api_base, replay=Path(args.replay) if args.replay else None,
         limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine,
-        address=args.address, baseline=Path(args.baseline) if args.baseline else None, trust=args.trust,
+        address=args.address, baseline=Path(args.baseline) if args.baseline else None,
+        trust=Trust.for_command([args.target], args.trust).allows(args.target),  # the file's own folder decides
         trace_dir=Path(args.traces) if args.traces else None)
 
 
@@ -175,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, ResultsError, ModelError) as err:
         return usage_error(redact(str(err)))
     except ContractError as err:
-        print(f"contractstudio: {redact(str(err))}", file=sys.stderr)
+        print(printable(f"contractstudio: {redact(str(err))}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
     except ImportError as err:
         if "ray" in str(err):
@@ -191,17 +194,17 @@ def run(args: argparse.Namespace) -> int:
         doc["bad_rows"] = [{"row": b.number, "message": b.message} for b in outcome.bad_rows]
         if outcome.out is not None:
             doc["results"] = str(outcome.out)
-        print(redact(json.dumps(doc, indent=2, ensure_ascii=False, default=str)))
+        print(printable(redact(json.dumps(doc, indent=2, ensure_ascii=False, default=str)), json=True))
     else:
         if outcome.kind == "pipeline":
             from contractstudio.evaluation.pipelines import render
         else:
             from contractstudio.evaluation.summary import render
-        print(redact(render(summary)))
+        print(printable(redact(render(summary)), lines=True))
         if outcome.comparison is not None:
             from contractstudio.evaluation.compare import render as render_comparison
 
-            print(redact(render_comparison(outcome.comparison)))
+            print(printable(redact(render_comparison(outcome.comparison)), lines=True))
         if outcome.out is not None:
             print(f"results: {outcome.out}")
     if outcome.interrupted:

@@ -9,6 +9,7 @@ from contractstudio.editing.items import FoldingRange, Symbol
 from contractstudio.editing.yaml_text import is_flow, last_line, walk
 from contractstudio.findings.diagnostics import Span
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
+from contractstudio.safe_text import shorten
 
 # Top-level keys whose mapping values are named things, and what each entry is.
 NAMED_MAPS = {"types": "type", "routers": "router", "actions": "action", "fallback": "key"}
@@ -61,12 +62,12 @@ def _top(key: str, k: Node, v: Node, lines: list[str]) -> Symbol | None:
                 continue
             label = _text(item.get(by)) or _text(item.get("assert")) or f"#{i + 1}"
             sel = item.get(by) or item
-            kids.append(Symbol(label, what, _span(item, lines), sel.span, _text(item.get(detail))[:60]))
+            kids.append(Symbol(label, what, _span(item, lines), sel.span, shorten(_text(item.get(detail)), 60, marker="")))
     elif key == "schema" and isinstance(v, MapNode) and isinstance(fields := v.get("fields"), MapNode):
         kids = [Symbol(str(fk.value), "field", _span(fv, lines, fk), fk.span) for fk, fv in fields.pairs if isinstance(fk, ScalarNode)]
     if key == "kind":
         return None
-    return Symbol(key, "key", _span(v, lines, k), k.span, _text(v)[:60], tuple(kids))
+    return Symbol(key, "key", _span(v, lines, k), k.span, shorten(_text(v), 60, marker=""), tuple(kids))  # redacted, then cut
 
 
 def folding_ranges(report: FileReport) -> list[FoldingRange]:

@@ -11,6 +11,8 @@ import math
 from collections import Counter
 from typing import Any
 
+from contractstudio.safe_text import shorten
+
 MAX_MESSAGES = 3  # distinct messages kept per failing condition
 
 
@@ -143,7 +145,7 @@ def render(s: dict[str, Any]) -> str:
         lines.append("failing conditions (times failed, rows):")
         for e in s["failing_conditions"][:10]:
             message = (e["messages"][0] if e["messages"] else "").split(" (condition: ")[0]  # --json keeps the values
-            message = message if len(message) <= 100 else message[:97] + "..."
+            message = message if len(message) <= 100 else shorten(message, 97)  # redacted before it is cut
             lines.append(f"  {e['count']:>5} {e['rows']:>5}  {e['check']}: {message}")
         if len(s["failing_conditions"]) > 10:
             lines.append(f"  ... and {len(s['failing_conditions']) - 10} more")
