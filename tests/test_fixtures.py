@@ -41,6 +41,8 @@ def test_every_rule_has_an_error_fixture_an_ok_fixture_and_docs() -> None:
     families = {p.name for p in (FIXTURES / "err").iterdir() if p.is_dir()}
     ok_families = {p.stem.split("_")[0].upper() for p in OK}
     missing = sorted(code for code in RULES if code not in fired)
+    undeclared = sorted(fired - set(RULES))
+    assert not undeclared, f"codes the fixtures find that every_rule() does not declare: {undeclared}"
     assert not missing, f"rules without an error fixture: {missing}"
     undocumented = sorted(code for code in RULES if f"## {code}" not in docs)
     assert not undocumented, f"rules missing from docs/rules.md: {undocumented}"

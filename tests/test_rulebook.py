@@ -36,7 +36,8 @@ def test_every_rule_function_is_registered_for_kinds_whose_modules_hold_it_and_h
     for kind in MODULES:
         for entry in rules_for(kind):
             assert kind in entry.kinds
-            assert RULES[entry.code].summary == (entry.run.__doc__ or "").strip().splitlines()[0]
+            if entry.declares:  # a function that only finds a code declared elsewhere documents itself
+                assert RULES[entry.code].summary == (entry.run.__doc__ or "").strip().splitlines()[0]
 
 
 def test_a_rule_in_a_module_its_kind_does_not_load_is_refused() -> None:

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contractstudio.analysis import registry as _registry  # noqa: F401
 from contractstudio.analysis.loaded import KNOWN_KINDS, Context, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.schema import validate
@@ -53,7 +52,6 @@ def analyzer(*kinds: str) -> Callable[[DocumentRule], DocumentRule]:
 
 
 _FAMILY_LOADED: set[str] = set()
-_OLD_FAMILIES = {"contract": "contract", "agent": "agent", "tools": "tools"}
 
 
 def _load_family(kind: str) -> None:
@@ -63,8 +61,6 @@ def _load_family(kind: str) -> None:
     import importlib
 
     importlib.import_module("contractstudio.analysis.secrets")
-    if kind in _OLD_FAMILIES:
-        importlib.import_module(f"contractstudio.analysis.{_OLD_FAMILIES[kind]}")
     _FAMILY_LOADED.add(kind)
 
 
@@ -78,22 +74,31 @@ def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Co
 
 
 def run_rules(item: Loaded) -> list[Diagnostic]:
-    """Every rule of the document's kind on one loaded document (its shape validated)."""
+    """The checkers and every rule of the document's kind, on one loaded document whose shape validated."""
     kind = item.kind
     if item.model is None or kind not in _ANALYZERS:
         return []
     _load_family(kind)
     found: list[Diagnostic] = []
-    for fn in _ANALYZERS[kind]:
+    # The expression checker (EXP) and the constraint checker (SCH103/105-107) over the sites and
+    # fields the document's kind lists (imported only by kinds that have them), then one function per rule.
+    passes: list[Callable[[Loaded], Iterable[Diagnostic]]] = []
+    if item.expression_sites:
+        from contractstudio.analysis.expression_findings import expression_findings
+
+        passes.append(expression_findings)
+    if item.field_sets:
+        from contractstudio.analysis.field_constraints import constraint_findings
+
+        passes.append(constraint_findings)
+    passes += [lambda doc, fn=fn: fn(doc, doc.ctx) for fn in _ANALYZERS[kind]]  # type: ignore[misc]
+    passes += [entry.run for entry in rules_for(kind)]
+    for run in passes:
         try:
-            found.extend(fn(item, item.ctx))
+            found.extend(run(item))
         except RecursionError:
             found.append(make("YML006", "the document is too deeply nested to analyze", item.file, item.span(())))
-    for entry in rules_for(kind):
-        try:
-            found.extend(entry.run(item))
-        except RecursionError:
-            found.append(make("YML006", "the document is too deeply nested to analyze", item.file, item.span(())))
+    found.extend(item.resource_limits)  # YML006: regexes that ran past the file's budget while the rules ran
     return found
 
 

@@ -1,38 +1,32 @@
-"""Per-document facts computed once per analysis and shared by the rules and the editing layer.
+"""What the editing layer asks of a document, read from the analysis's own per-document facts.
 
-A fact is stored in `Loaded.memo` the first time someone asks for it: the step
-graph of a pipeline, the type system of a document, where its expressions are
-and which names each one sees. The scopes come from the rule modules that
-check the expressions (contract.scopes, agent.output_scope, tools.param_types),
-so editing help and diagnostics never disagree about what is in scope.
+The step graph, the state flow, the type system and the scopes are the
+`LoadedPipeline` / `LoadedContract` / `LoadedAgent` / `LoadedTools` facts the
+rules used, so editing help and diagnostics never disagree about what is in
+scope. Editing's own facts (every expression written, for hover and rename) are
+stored in `Loaded.memo` the first time someone asks for them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from contractstudio.analysis.loaded import Loaded
+from contractstudio.analysis.loaded import ExpressionSite, Loaded, no_types
+from contractstudio.analysis.loaded_agent import LoadedAgent
+from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.loaded_pipeline import LoadedPipeline
+from contractstudio.analysis.loaded_tools import LoadedTools
 from contractstudio.analysis.step_graph import StateFlow, StepGraph
 from contractstudio.documents.models import Agent, Condition, Contract, ToolDecl, ToolSet
-from contractstudio.documents.types import TypeExpr, TypeSystem
+from contractstudio.documents.types import TypeSystem
+
+if TYPE_CHECKING:
+    from contractstudio.analysis.loaded import Scope
 
 T = TypeVar("T")
-Scope = dict[str, TypeExpr]
-_NO_TYPES = TypeSystem.from_decls({})
-
-
-@dataclass(frozen=True, slots=True)
-class ExpressionSite:
-    """One scalar of a document that holds an expression (or a message template) and what it sees."""
-
-    path: tuple[Any, ...]  # document path of the scalar
-    src: str
-    scope: Scope
-    types: TypeSystem
-    template: bool = False  # a `message`: text with {expr} placeholders
+__all__ = ["ExpressionSite", "expression_sites", "memo", "scope_at", "state_flow", "step_graph", "type_system"]
 
 
 def memo(loaded: Loaded, key: str, compute: Callable[[], T]) -> T:
@@ -97,25 +91,15 @@ def _scopes(loaded: Loaded) -> _Scopes:
 
 
 def _compute_scopes(loaded: Loaded) -> _Scopes:
-    model = loaded.model
-    # Imported here: a file pays only for the rule modules of its own kind (as in check._load_family).
-    if isinstance(model, Contract):
-        from contractstudio.analysis.contract import role_type, scopes
-
-        types = TypeSystem.from_decls(model.types)
-        roles = {role: role_type(loaded, types, role, getattr(model, role))[0] for role in ("input", "output", "intermediate")}
-        before, after = scopes(model, roles)
-        return _Scopes(types, before, after, {})
-    if isinstance(model, Agent):
-        from contractstudio.analysis.agent import l1_types, output_scope
-
-        scope, types = output_scope(model, l1_types(loaded, model)[0])
-        return _Scopes(types, {}, scope, {})
-    if isinstance(model, ToolSet):
-        from contractstudio.analysis.tools import param_types
-
-        return _Scopes(_NO_TYPES, {}, {}, {t.name: param_types(loaded, t)[0] for t in model.tools})
-    return _Scopes(_NO_TYPES, {}, {}, {})
+    # The analysis's own facts (LoadedContract, LoadedAgent, LoadedTools), so editing help and
+    # diagnostics never disagree about what is in scope.
+    if isinstance(loaded, LoadedContract):
+        return _Scopes(loaded.types, loaded.input_scope, loaded.output_scope, {})
+    if isinstance(loaded, LoadedAgent):
+        return _Scopes(loaded.types, {}, loaded.criteria_scope, {})
+    if isinstance(loaded, LoadedTools):
+        return _Scopes(no_types(), {}, {}, {t.name: loaded.parameter_scopes[t.src] for t in loaded.toolset.tools})
+    return _Scopes(no_types(), {}, {}, {})
 
 
 def _conditions(conditions: list[Condition], scope: Scope, types: TypeSystem) -> list[ExpressionSite]:

@@ -6,19 +6,33 @@ diagnostics at model objects or document paths. Each kind has a subclass
 step graph, the state flow or the type system, are cached properties: computed
 on first use, once per analysis, and shared by every rule that asks and by
 whoever reads the analysis result afterwards (the CLI, the studio, editing help).
+
+Facts that several kinds have (the types written in the document, its
+expressions, its Python hooks, its condition lists, its declared fields) are
+declared here, empty, so a rule that serves several kinds reads them the same
+way on each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contractstudio.documents.models import Model
+from contractstudio.documents.models import Condition, Model
 from contractstudio.documents.patterns import RegexBudget
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.source import Node, SourceDocument, key_at, nearest
+
+if TYPE_CHECKING:  # at run time only the kinds that use types import them (a pipeline never does)
+    from typing import TypeAlias
+
+    from contractstudio.documents.types import TypeExpr, TypeSyntaxError, TypeSystem
+    from contractstudio.expressions import ExprIssue
+
+    Scope: TypeAlias = dict[str, TypeExpr]  # the names an expression sees, and their types
 
 KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
 REGEX_BUDGET_S = 1.0  # seconds of regex work (tool and type patterns) in the analysis of one file, all documents together
@@ -38,6 +52,88 @@ class Context:
     dialect: str | None = None  # read every document as this format (--dialect); None: by setting and shape
 
 
+@dataclass(frozen=True, slots=True)
+class TypeString:
+    """A type written in the document (a role, a field, a parameter) and what parsing it gave."""
+
+    path: tuple[Any, ...]  # document path of the scalar
+    text: str
+    label: str  # how messages name it: "input", "type of field 'T.f'", "type of parameter 'p'"
+    parsed: TypeExpr | None  # None when it does not parse
+    error: TypeSyntaxError | None = None
+    ref_label: str = ""  # how an undeclared name in it is introduced (contracts): "input type", "type of field 'T.f':"
+    # Where only built-in types exist (agents, tools), how REF201 ends: "an agent can use"; "" where `types:` declares them.
+    builtin_only: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpressionSite:
+    """One scalar of a document that holds an expression (or a message template), and what it sees."""
+
+    path: tuple[Any, ...]  # document path of the scalar
+    src: str
+    scope: Scope
+    types: TypeSystem
+    template: bool = False  # a `message`: text with {expr} placeholders
+    tool: str | None = None  # a tool's condition: its names are the tool's parameters (an unknown one is TOL101)
+    plain_text: bool = False  # a fallback value written as words, not code (a parse error there is CON103)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedExpression:
+    """An expression site through the expression checker: the type it gives (None: unknown) and its issues."""
+
+    site: ExpressionSite
+    type: TypeExpr | None
+    issues: list[ExprIssue]
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """A `python:` hook named in the document ('package.module:function')."""
+
+    path: tuple[Any, ...]
+    spec: Any  # as written (a malformed one may not even be a string)
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionList:
+    """A list of conditions whose ids must be unique (`pre`, `post`, a tool's preconditions, ...)."""
+
+    path: tuple[Any, ...]
+    conditions: list[Condition]
+    label: str  # how messages name the list: "pre", "search.preconditions"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSet:
+    """The fields of one declared type (a contract type, an agent's schema, a tool's parameters) and how to name them."""
+
+    types: TypeSystem  # where `type_name` is declared
+    type_name: str
+    fields_path: tuple[Any, ...]  # document path of its `fields:` (or `params:`) mapping
+    what: str = "field '{type}.{name}'"  # how messages name one field
+
+
+def no_types() -> TypeSystem:
+    """The empty type system (documents that declare no types)."""
+    from contractstudio.documents.types import TypeSystem
+
+    return TypeSystem.from_decls({})
+
+
+def condition_sites(conditions: list[Condition], scope: Scope, types: TypeSystem, tool: str | None = None) -> list[ExpressionSite]:
+    """The expression sites of a list of conditions: each one's `when`, `assert` and `message`."""
+    sites = []
+    for cond in conditions:
+        for key, src in (("when", cond.when), ("assert", cond.assert_)):
+            if src is not None:
+                sites.append(ExpressionSite(cond.src + (key,), src if isinstance(src, str) else str(src), scope, types, tool=tool))
+        if cond.message is not None:
+            sites.append(ExpressionSite(cond.src + ("message",), cond.message, scope, types, template=True, tool=tool))
+    return sites
+
+
 @dataclass
 class Loaded:
     """One validated document: its model (None when its shape is too broken), its nodes and the analysis context.
@@ -53,6 +149,8 @@ class Loaded:
     # Facts other layers compute once per analysis and keep with the document (analysis/facts.py).
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     regex: RegexBudget = field(default_factory=file_regex_budget, repr=False, compare=False)  # one per file (analysis/check.py)
+    # Resource limits met while analyzing (a regex past the file's budget): YML006s, reported after the rules.
+    resource_limits: list[Diagnostic] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def kind(self) -> str | None:
@@ -85,3 +183,50 @@ class Loaded:
     def diag(self, code: str, message: str, where: Model | Iterable[Any], *sub: Any, key: bool = False, **kw: Any) -> Diagnostic:
         """A diagnostic of `code` at a model object or path."""
         return make(code, message, self.file, self.span(where, *sub, key=key), **kw)
+
+    # ----------------------------------------------------------------- facts several kinds have
+
+    @property
+    def types(self) -> TypeSystem:
+        """The declared types the document's expressions resolve against (none by default)."""
+        return no_types()
+
+    @property
+    def type_strings(self) -> list[TypeString]:
+        """Every type written in the document."""
+        return []
+
+    @property
+    def expression_sites(self) -> list[ExpressionSite]:
+        """Every expression and message template the analyzer checks, with the scope each sees."""
+        return []
+
+    @cached_property
+    def checked_expressions(self) -> list[CheckedExpression]:
+        """Each expression site through the expression checker, once per analysis (findings and rules read it)."""
+        if not self.expression_sites:
+            return []
+        from contractstudio.expressions import check, check_template  # only documents with expressions pay for it
+
+        found = []
+        for site in self.expression_sites:
+            if site.template:
+                found.append(CheckedExpression(site, None, check_template(site.src, site.scope, site.types)))
+            else:
+                found.append(CheckedExpression(site, *check(site.src, site.scope, site.types)))
+        return found
+
+    @property
+    def hooks(self) -> list[Hook]:
+        """Every `python:` hook, in the order a run meets them."""
+        return []
+
+    @property
+    def condition_lists(self) -> list[ConditionList]:
+        """Every list of conditions."""
+        return []
+
+    @property
+    def field_sets(self) -> list[FieldSet]:
+        """Every declared set of fields, whose constraints the analyzer checks."""
+        return []

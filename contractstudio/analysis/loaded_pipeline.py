@@ -9,12 +9,14 @@ analysis result (`FileReport.documents`) instead of building them again.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from contractstudio.analysis.graph_layout import GraphLayout, layout
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.step_graph import Requirement, StateFlow, StepGraph, requirements, state_flow
 from contractstudio.documents.models import Pipeline, Step
+
+if TYPE_CHECKING:
+    from contractstudio.analysis.graph_layout import GraphLayout
 
 
 class LoadedPipeline(Loaded):
@@ -54,5 +56,7 @@ class LoadedPipeline(Loaded):
 
     @cached_property
     def layout(self) -> GraphLayout:
-        """The step graph laid out in layers, for drawings (not used by any rule)."""
+        """The step graph laid out in layers, for drawings (not used by any rule, so imported on first use)."""
+        from contractstudio.analysis.graph_layout import layout
+
         return layout(self.step_graph)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contractstudio.analysis.check import Loaded
+from contractstudio.analysis.loaded import Loaded
 from contractstudio.findings.diagnostics import Span
 from contractstudio.reading.source import ScalarNode, inner_span, node_at, text_lines
 

@@ -1,4 +1,4 @@
-"""Shape rules (YML003, SCH101-104): pydantic errors mapped back to exact key and value positions.
+"""The shape validator (YML003, SCH101-104): pydantic errors mapped back to exact key and value positions.
 
 Validation goes on past errors: the parts a pydantic error points at are pruned
 and the document validated again, so the semantic rules still see every step,
@@ -14,9 +14,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from contractstudio.documents.models import KINDS, Model, SrcDict
-from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
+from contractstudio.findings.diagnostics import Diagnostic, declare, did_you_mean, make
 from contractstudio.reading.dialects import HINT as DIALECT_HINT
 from contractstudio.reading.source import MapNode, SourceDocument, key_at, nearest, node_at
+
+declare("SCH101", "missing-key", "error", "A required key is missing.")
+declare("SCH102", "unknown-key", "warning", "A key the format does not know (the hint names the closest known key).")
+declare("SCH103", "wrong-type", "error", "A value of the wrong shape or type (a list where a mapping belongs, a string for `tries`, ...).")
+declare("SCH104", "out-of-range", "error", "A value outside its allowed set or range (`oracle: robot`, `tries: 0`, `backoff: 0.5`).")
 
 _RANGE_ERRORS = {
     "literal_error", "enum", "greater_than", "greater_than_equal", "less_than", "less_than_equal",

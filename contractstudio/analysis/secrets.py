@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.check import KNOWN_KINDS, Context, Loaded, analyzer
-from contractstudio.findings.diagnostics import Diagnostic, Span, make
+from contractstudio.findings.diagnostics import Diagnostic, Span, declare, make
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
 from contractstudio.safe_text import literal_credential, secret_name, token_in
+
+declare("YML007", "literal-secret", "error", "A literal API key or credential in a file: it would end up in exports and version control.")
 
 # Mappings whose keys are field names and whose values are expressions (`password: input.password`).
 _EXPRESSION_MAPS = {"assign", "fallback"}

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from contractstudio.analysis.agent import OUTPUT_TYPE
 from contractstudio.analysis.check import Loaded
 from contractstudio.analysis.facts import ExpressionSite, expression_sites, memo, type_system
+from contractstudio.analysis.loaded_agent import OUTPUT_TYPE
 from contractstudio.analysis.positions import value_span
 from contractstudio.documents.models import Contract
 from contractstudio.documents.types import (

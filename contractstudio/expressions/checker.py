@@ -32,6 +32,12 @@ from contractstudio.documents.types import (
 from contractstudio.expressions import allowlist, sandbox
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue, Parsed
+from contractstudio.findings.diagnostics import declare
+
+declare("EXP201", "unknown-field", "error", "An attribute that is not a field of its type (the hint suggests the closest field).")
+declare("EXP202", "name-not-in-scope", "error", "A name that is not in scope (e.g. `output` in `pre`, `act` with no act).")
+declare("EXP301", "type-mismatch", "warning", "A type mismatch an author would not intend (str compared with int, len() of a number).")
+declare("EXP401", "forbidden-construct", "error", "A forbidden construct: `_` names, lambda, import, a call outside the allowlist.")
 
 STR, INT, FLOAT, BOOL = Prim("str"), Prim("int"), Prim("float"), Prim("bool")
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",

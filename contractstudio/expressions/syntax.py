@@ -13,6 +13,12 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
+from contractstudio.findings.diagnostics import declare
+
+# The codes of the expression checker, declared where they are found (EXP101 here; EXP2xx-4xx in
+# checker.py; EXP501 in templates.py).
+declare("EXP101", "expression-syntax", "error", "An expression that does not parse.")
+
 MAX_SOURCE = 10_000  # characters of one expression
 MAX_DEPTH = 60  # nesting of the syntax tree; keeps the evaluator's recursion shallow
 

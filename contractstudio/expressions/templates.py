@@ -18,6 +18,9 @@ from contractstudio.expressions import allowlist
 from contractstudio.expressions.language import check, compile_expression
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue
+from contractstudio.findings.diagnostics import declare
+
+declare("EXP501", "bad-message-template", "error", "A `message` template that does not parse or names unknown fields.")
 
 MAX_TEMPLATE = 20_000  # characters of a rendered message
 

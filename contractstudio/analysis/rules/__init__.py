@@ -2,13 +2,21 @@
 
     @rule("PIP101", "bad-entry-step", "error", kinds=("pipeline",))
     def bad_entry_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
-        \"\"\"`entry_step_id` missing or not a step.\"\"\"
+        '''`entry_step_id` missing or not a step.'''
 
 The decorator declares the code in the rule table (`findings.diagnostics.RULES`;
 the docstring's first line is the summary in docs/rules.md) and runs the function
-on every document of those kinds, handing it the document's `Loaded` object with
-its shared facts. A rule function emits its own code only, at its declared
-severity or, for a variant of the same finding, another one (tests/test_rulebook.py).
+on every document of those kinds, handing it the document's `Loaded` object, whose
+facts (the step graph, the type system, the expression sites, ...) are computed
+once per analysis and shared. A rule function emits its own code only, at its
+declared severity or, for a variant of the same finding, another one
+(tests/test_rulebook.py).
+
+Codes found by machinery rather than by a rule are declared next to that
+machinery with `declare(...)`: the YAML readers (reading/codes.py), the shape
+validator (analysis/schema.py), the expression checker (expressions/) and the
+constraint checker (analysis/field_constraints.py). A rule that finds one of
+those codes in its own way names only the code: `@rule("SCH103", kinds=...)`.
 
 Rule modules are imported per kind on first use (MODULES), so `check` on a
 contract never imports the pipeline rules (docs/performance.md).
@@ -21,21 +29,25 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from contractstudio.findings.diagnostics import Diagnostic, Severity, declare
+from contractstudio.findings.diagnostics import RULES, Diagnostic, Severity, declare
 
 # The rule modules of each kind, in the order their rules run (the order does not change the
 # findings: they are sorted, and repeats dropped, at the end). A module serves every kind it is
 # listed under; a rule naming a kind its module is not listed under is refused at import.
 MODULES: dict[str, tuple[str, ...]] = {
-    "contract": (),
-    "agent": (),
+    "contract": ("type_strings", "duplicates", "python_hooks", "contract_types", "contract_remedy", "contract_fallback",
+                 "contract_prompt", "contract_scenarios", "contract_llm"),
+    "agent": ("type_strings", "duplicates", "agent_policies", "agent_references", "agent_oracles", "agent_budgets"),
     "pipeline": ("pipeline_structure", "pipeline_state", "routing"),
-    "tools": (),
+    "tools": ("type_strings", "duplicates", "python_hooks", "tool_conditions"),
 }
 
 # The per-document class of each kind: its cached properties are the facts its rules share.
 LOADED: dict[str, str] = {
+    "contract": "contractstudio.analysis.loaded_contract:LoadedContract",
+    "agent": "contractstudio.analysis.loaded_agent:LoadedAgent",
     "pipeline": "contractstudio.analysis.loaded_pipeline:LoadedPipeline",
+    "tools": "contractstudio.analysis.loaded_tools:LoadedTools",
 }
 
 RuleBody = Callable[[Any], Iterable[Diagnostic]]
@@ -49,14 +61,20 @@ class RuleFunction:
     code: str
     kinds: tuple[str, ...]
     run: RuleBody
+    declares: bool = True  # False: the code is declared elsewhere and this function is one more place that finds it
 
 
 _BY_KIND: dict[str, list[RuleFunction]] = {kind: [] for kind in MODULES}
 _IMPORTED: set[str] = set()
 
 
-def rule(code: str, name: str, severity: Severity, *, kinds: tuple[str, ...]) -> Callable[[F], F]:
-    """Declare a rule's code (the docstring's first line is its summary) and run the function on documents of `kinds`."""
+def rule(code: str, name: str | None = None, severity: Severity | None = None, *,
+         kinds: tuple[str, ...]) -> Callable[[F], F]:
+    """Declare a rule's code (the docstring's first line is its summary) and run the function on documents of `kinds`.
+
+    Without a name and severity the code is one declared elsewhere (by the shape validator, the
+    expression checker or another rule), and the function is one more place that finds it.
+    """
 
     def register(fn: F) -> F:
         summary = (fn.__doc__ or "").strip().splitlines()
@@ -68,8 +86,11 @@ def rule(code: str, name: str, severity: Severity, *, kinds: tuple[str, ...]) ->
                 raise ValueError(f"rule {code}: unknown kind '{kind}'")
             if module not in MODULES[kind]:
                 raise ValueError(f"rule {code}: module '{module}' is not listed under MODULES['{kind}'], so it would not run there")
-        declare(code, name, severity, summary[0])
-        entry = RuleFunction(code, tuple(kinds), fn)
+        if name is not None and severity is not None:
+            declare(code, name, severity, summary[0])
+        elif code not in RULES:
+            raise ValueError(f"rule {code} ({fn.__qualname__}) names no slug and severity, and nothing declared {code} before")
+        entry = RuleFunction(code, tuple(kinds), fn, name is not None)
         for kind in kinds:
             if all(r.run is not fn for r in _BY_KIND[kind]):
                 _BY_KIND[kind].append(entry)
@@ -103,5 +124,7 @@ def every_rule() -> None:
     """Import every rule module and every module that declares codes, so the rule table is complete (docs, tests)."""
     for kind in MODULES:
         rules_for(kind)
-    for module in ("contractstudio.analysis.check", "contractstudio.analysis.registry"):
+    machinery = ("contractstudio.analysis.check", "contractstudio.analysis.secrets", "contractstudio.expressions",
+                 "contractstudio.analysis.field_constraints")
+    for module in machinery:
         importlib.import_module(module)

@@ -1,4 +1,6 @@
-"""CON108: scenarios whose `expect` cannot hold, or whose responses cannot be parsed as needed.
+"""A contract's scenarios (CON108) and examples (CON109): what the studio and `contractstudio test` will run.
+
+CON108: scenarios whose `expect` cannot hold, or whose responses cannot be parsed as needed.
 
 Sound by construction: a scenario is reported only when the engine's own
 rules make the expectation impossible (counts it can never reach, a reply
@@ -11,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from contractstudio.analysis.check import Loaded
+from contractstudio.analysis.loaded import Loaded
+from contractstudio.analysis.loaded_contract import LoadedContract
+from contractstudio.analysis.rules import rule
 from contractstudio.documents.models import Contract, Scenario
 from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import ExpressionError, compile_expression
@@ -40,8 +44,10 @@ def _invalid(model: Any, value: Any) -> str | None:
         return f"{where}: {first.get('msg', 'invalid')}"
 
 
-def scenario_rules(loaded: Loaded, doc: Contract, types: TypeSystem) -> Iterator[Diagnostic]:
-    """CON108 for every scenario of the contract."""
+@rule("CON108", "scenario-cannot-hold", "error", kinds=("contract",))
+def scenario_cannot_hold(loaded: LoadedContract) -> Iterator[Diagnostic]:
+    """A scenario whose `expect` cannot hold, or whose responses cannot be parsed as needed."""
+    doc, types = loaded.contract, loaded.types
     if not doc.scenarios:
         return
     out_model = _validator(types, doc.output) if doc.output else None
@@ -282,3 +288,27 @@ def _stage_claims(loaded: Loaded, doc: Contract, sc: Scenario, stages: list[str]
     if never:
         return [loaded.diag("CON108", f"{name}: perf.stages names stages this contract cannot run: {', '.join(never)}", *where)]
     return []
+
+
+@rule("CON109", "invalid-example", "error", kinds=("contract",))
+def invalid_example(loaded: LoadedContract) -> Iterator[Diagnostic]:
+    """An `examples:` input that is not a valid `input`: the studio cannot step through it."""
+    doc, types = loaded.contract, loaded.types
+    if not doc.examples or not doc.input or not types.declared(doc.input):
+        return
+    from pydantic import ValidationError
+
+    try:
+        model = types.model(doc.input)
+    except Exception:  # noqa: BLE001 - a type pydantic cannot build is reported elsewhere
+        return
+    for i, example in enumerate(doc.examples):
+        try:
+            model.model_validate(example.input)
+        except ValidationError as err:
+            for e in err.errors()[:3]:
+                loc = tuple(e.get("loc") or ())
+                where = ".".join(str(p) for p in loc) or "input"
+                path = ("examples", i, "input") + (loc[:-1] if e.get("type") == "missing" else loc)
+                yield loaded.diag("CON109", f"example '{example.name}': {where}: {e.get('msg', 'invalid')}", path,
+                                  key=e.get("type") == "extra_forbidden")

@@ -1,11 +1,12 @@
-"""Field constraints as written against what the runtime enforces (SCH103 pattern, SCH105, SCH106, SCH107).
+"""The constraint checker: field constraints as written against what the runtime enforces (SCH103 pattern, SCH105-107).
 
 A declared field becomes a pydantic field; a constraint that does not apply to
 its type would be ignored, one that no value satisfies rejects every reply, a
 default outside its own constraints hands out an invalid value, and a type
 pydantic refuses cannot be enforced at all. Each is a finding at its key, so a
-contract never silently enforces less than it says. Used for contract types,
-agent schemas and tool parameters alike.
+contract never silently enforces less than it says. Every kind lists its
+declared fields (`Loaded.field_sets`: contract types, an agent's schema and
+tool parameters, a tools document's parameters) and each goes through here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from contractstudio.analysis.check import Loaded
+from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.positions import value_span
 from contractstudio.documents.models import FieldSpec
 from contractstudio.documents.patterns import pattern_problem
@@ -34,10 +35,20 @@ from contractstudio.documents.types import (
     refs,
     without_none,
 )
-from contractstudio.findings.diagnostics import Diagnostic, make
+from contractstudio.findings.diagnostics import Diagnostic, declare, make
+
+declare("SCH105", "constraint-not-applicable", "error", "A field constraint its type cannot have (`ge` on a str, `pattern` on an int): it would be ignored.")
+declare("SCH106", "impossible-constraint", "error", "Field constraints no value satisfies (min_length above max_length, ge above le), or a default outside them.")
+declare("SCH107", "type-cannot-be-built", "error", "A declared type pydantic cannot turn into a validator: it could not be enforced, so it is never run.")
 
 _WHERE = "bounds (ge gt le lt) apply to int and float, min_length / max_length to str, list and dict, pattern to str"
 _SYMBOL = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def constraint_findings(doc: Loaded) -> Iterator[Diagnostic]:
+    """The constraint findings of every declared set of fields of a document."""
+    for fs in doc.field_sets:
+        yield from declared_fields(doc, fs.types, fs.type_name, fs.fields_path, fs.what)
 
 
 def declared_fields(loaded: Loaded, types: TypeSystem, type_name: str, fields_path: tuple[Any, ...],

@@ -1,0 +1,28 @@
+"""A contract's `llm:` block (CON110): where the key goes is treated as code, so it needs a trusted folder.
+
+A key read from a variable other than the provider's usual one, or requests sent
+to an `api_base` that is neither loopback nor a server the user named in their
+own config (contractstudio.trust). Reported where the folder is not trusted, as
+TOL103 is for hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from contractstudio.analysis.loaded_contract import LoadedContract
+from contractstudio.analysis.rules import rule
+from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.trust import untrusted_key_routes
+
+
+@rule("CON110", "untrusted-key-route", "warning", kinds=("contract",))
+def untrusted_key_route(doc: LoadedContract) -> Iterator[Diagnostic]:
+    """An `llm:` block that sends a key where only the file says (an api_base away from loopback, a variable not the provider's usual one): a live call needs a trusted folder."""
+    if doc.ctx.trusted:
+        return
+    llm = doc.contract.llm
+    for key, why in untrusted_key_routes(llm.model, llm.api_base, llm.api_key_env):
+        yield doc.diag("CON110", f"llm {why}: a live call runs only in a trusted folder", llm, key,
+                       hint="trust the folder (--trust), or give the server yourself (--api-base, trusted_api_bases "
+                            "in config.yaml) and read the key from the provider's usual variable")
