@@ -94,13 +94,23 @@ def single_call_cpu(url: str, calls: int = 200) -> float:
     return (time.process_time() - cpu0) / calls
 
 
+PEAK_RSS = """
+import sys
+from contractstudio.cli import main
+code = main(sys.argv[1:])
+# VmHWM: the peak RSS of this program since its exec (ru_maxrss would include the forking parent's pages)
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(code, int(peak.split()[1]))
+"""
+
+
 def peak_rss_mb(data: Path, out: Path) -> float:
-    cmd = [sys.executable, "-m", "contractstudio", "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out),
-           "--overwrite", "--quiet", "--json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return usage.ru_maxrss / 1024
+    """The peak RSS of `contractstudio eval --scripted --out` over `data`, in a fresh process (Linux)."""
+    args = ["eval", str(QA), "--data", str(data), "--scripted", "--out", str(out), "--overwrite", "--quiet", "--json"]
+    done = subprocess.run([sys.executable, "-c", PEAK_RSS, *args], capture_output=True, text=True, cwd=ROOT, check=True)
+    code, kb = done.stdout.strip().splitlines()[-1].split()
+    assert code == "0", done.stderr
+    return int(kb) / 1024
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""The studio app: three modes (edit, graph, debug) over one workspace, with safe saving.
+"""The studio app: four modes (edit, graph, debug, eval) over one workspace, with safe saving.
 
 The app owns the state (workspace, the open buffer, the latest analysis); screens draw it and
 workers only post messages (the Harlequin pattern). Nothing here imports the runtime: debug mode
@@ -23,7 +23,7 @@ from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathP
 from contractstudio.studio.screens.edit import Analysis, EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
 from contractstudio.studio.widgets.findings import Place
-from contractstudio.studio.workspace import Buffer, ChangedOnDisk, Workspace, write_atomic
+from contractstudio.studio.workspace import Buffer, ChangedOnDisk, Workspace, kind_of_path, write_atomic
 from contractstudio.trust import Trust, folder_of
 
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"
@@ -42,19 +42,26 @@ def _debug_screen() -> Screen[None]:
     return DebugScreen()
 
 
+def _eval_screen() -> Screen[None]:
+    from contractstudio.studio.screens.eval import EvalScreen
+
+    return EvalScreen()
+
+
 class StudioApp(App[None]):
     """ContractStudio: edit with live findings, graph pipelines and agents, step through calls."""
 
     TITLE = "ContractStudio"
     CSS_PATH = "studio.tcss"
     COMMANDS = App.COMMANDS | {StudioCommands}
-    MODES = {"edit": EditScreen, "graph": _graph_screen, "debug": _debug_screen}
+    MODES = {"edit": EditScreen, "graph": _graph_screen, "debug": _debug_screen, "eval": _eval_screen}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
         Binding("f1,question_mark", "help", "Help", id="app.help"),
         Binding("f2", "mode('edit')", "Edit", show=False, priority=True, id="app.mode_edit"),
         Binding("f3", "mode('graph')", "Graph", priority=True, id="app.mode_graph"),
         Binding("f4", "mode('debug')", "Debug", priority=True, id="app.mode_debug"),
+        Binding("f5", "mode('eval')", "Eval", show=False, priority=True, id="app.mode_eval"),
         Binding("ctrl+t", "toggle_dark", "Light/dark", show=False, id="app.toggle_theme"),
     ]
 
@@ -147,7 +154,7 @@ class StudioApp(App[None]):
         return stack[0]  # type: ignore[return-value]
 
     def action_mode(self, mode: str) -> None:
-        """Switch to edit, graph or debug mode."""
+        """Switch to edit, graph, debug or eval mode."""
         if self.current_mode != mode:
             self.switch_mode(mode)
 
@@ -199,6 +206,10 @@ class StudioApp(App[None]):
         if self.buffer is not None and path.resolve() == self.buffer.path.resolve():
             self.action_mode("edit")
             self.edit_screen.editor.focus()
+            return
+        if path.suffix == ".jsonl" and kind_of_path(path) in ("dataset", "results"):
+            self.action_mode("eval")
+            self.call_after_refresh(lambda: self.screen.open_data(path))  # type: ignore[attr-defined]
             return
         if path.suffix == ".jsonl":
             self.action_mode("debug")

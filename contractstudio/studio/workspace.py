@@ -6,17 +6,35 @@ No textual import here: this is plain file handling the app drives.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.analysis.check import discover, kind_of_text
 from contractstudio.storage.atomic import write_atomic  # noqa: F401  (re-exported for the studio's modules)
 
-KINDS = ("contract", "agent", "pipeline", "tools", "trace")
-def kind_of_path(path: Path) -> str | None:
-    """A file's kind: `trace` for JSON Lines, else its first `kind:` line."""
-    if path.suffix == ".jsonl":
+KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results")
+
+
+def _jsonl_kind(path: Path) -> str:
+    """A JSON Lines file's kind from its first line: a trace's event, an eval results record, or a dataset row."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first = next((line for line in f if line.strip()), "")[:65536]
+        value = json.loads(first)
+    except (OSError, ValueError):
         return "trace"
+    if isinstance(value, dict) and "key" in value and "outcome" in value:
+        return "results"
+    if isinstance(value, dict) and "type" in value and "seq" in value:
+        return "trace"
+    return "dataset" if first else "trace"
+
+
+def kind_of_path(path: Path) -> str | None:
+    """A file's kind: JSON Lines are traces, datasets or eval results; else its first `kind:` line."""
+    if path.suffix == ".jsonl":
+        return _jsonl_kind(path)
     try:
         with path.open(encoding="utf-8", errors="replace") as f:
             return kind_of_text(f.read(65536))
@@ -85,7 +103,7 @@ class Workspace:
                         seen[key] = WorkspaceFile(path, kind)
                 for trace in sorted(root.rglob("*.jsonl")):
                     if not any(part.startswith(".") for part in trace.relative_to(root).parts):
-                        seen[trace.resolve()] = WorkspaceFile(trace, "trace")
+                        seen[trace.resolve()] = WorkspaceFile(trace, kind_of_path(trace))
         order = {k: i for i, k in enumerate(KINDS)}
         self.files = sorted(seen.values(), key=lambda f: (order.get(f.kind or "", 99), str(f.path)))
 

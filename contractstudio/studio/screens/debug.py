@@ -33,7 +33,7 @@ class DebugScreen(Screen[None]):
 
     BINDINGS = [
         Binding("s,f10", "step", "Step", id="debug.step"),
-        Binding("c,f5", "continue_run", "Continue", id="debug.continue"),
+        Binding("c,f8", "continue_run", "Continue", id="debug.continue"),  # F5 is Eval mode
         Binding("g", "run_to_end", "Run", id="debug.run"),
         Binding("R", "restart", "Restart", id="debug.restart"),
         Binding("b,f9", "toggle_breakpoint", "Breakpoint", id="debug.breakpoint"),
@@ -449,5 +449,9 @@ class DebugScreen(Screen[None]):
         models = self.query_one("#model-select", Select)
         if any(value == replay for _, value in models._options):  # noqa: SLF001 - no public accessor
             models.value = replay
+        recorded = next((e.get("value") for e in self.events if e.type == "stage_start" and e.stage == "input"), None)
+        if recorded is not None:  # the recorded call's own input, so a restart replays exactly that call
+            self.typed_input = recorded
+            self.query_one("#input-select", Select).value = "typed"
         self._last_setup = self._setup_key()
 

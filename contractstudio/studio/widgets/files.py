@@ -11,7 +11,8 @@ from textual.widgets.option_list import Option
 
 from contractstudio.studio.workspace import KINDS, Workspace
 
-GROUP_TITLES = {"contract": "Contracts", "agent": "Agents", "pipeline": "Pipelines", "tools": "Tools", "trace": "Traces"}
+GROUP_TITLES = {"contract": "Contracts", "agent": "Agents", "pipeline": "Pipelines", "tools": "Tools", "trace": "Traces",
+                "dataset": "Datasets", "results": "Eval results"}
 
 
 class FileList(OptionList):
@@ -50,7 +51,7 @@ class FileList(OptionList):
                     label.append("▲ ", style="bold yellow")
                 else:
                     label.append("  ")
-                shown = f.path.stem if f.kind == "trace" else workspace.display(f.path)
+                shown = f.path.stem if f.kind in ("trace", "dataset", "results") else workspace.display(f.path)
                 suffix = f".{f.kind}.yaml"
                 label.append(shown[: -len(suffix)] if shown.endswith(suffix) else shown)  # the group title says the kind
                 if f.path in dirty:

@@ -1,0 +1,157 @@
+"""What Eval mode shows, without any drawing: row filters, table cells, plot data, results files, a row's trace.
+
+The evaluation package is imported inside the functions that need it, never when this module loads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+BASE_FILTERS = [("all rows", "all"), ("failed", "failed"), ("remedied", "remedied"), ("fell back", "fallback"),
+                ("raised", "raised"), ("first try", "first_try")]
+
+
+def slim(rec: dict[str, Any]) -> dict[str, Any]:
+    """A record as the table keeps it: everything but the trace."""
+    return {k: v for k, v in rec.items() if k != "trace"}
+
+
+def failed_checks(rec: dict[str, Any]) -> list[str]:
+    """The conditions a row failed at any attempt, in order of first failure."""
+    seen: list[str] = []
+    for attempt in rec.get("failures") or []:
+        for failed in attempt.get("failed") or []:
+            if failed.get("check") not in seen:
+                seen.append(str(failed.get("check")))
+    if rec.get("assertion"):
+        a = rec["assertion"]
+        seen.append(f"{a.get('step')}: {a.get('phase')} {a.get('field')}")
+    return seen
+
+
+def matches(rec: dict[str, Any], chosen: str) -> bool:
+    """Whether a row passes a filter: all, failed, an outcome, or `check:NAME`."""
+    if chosen == "all":
+        return True
+    if chosen == "failed":
+        return not rec.get("successful")
+    if chosen.startswith("check:"):
+        return chosen[len("check:"):] in failed_checks(rec)
+    return rec.get("outcome") == chosen
+
+
+def filter_choices(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The base filters plus one per failing condition (or per failing pipeline step)."""
+    out = list(BASE_FILTERS)
+    for entry in summary.get("failing_conditions") or []:
+        out.append((f"condition: {entry['check']} ({entry['rows']})", f"check:{entry['check']}"))
+    return out
+
+
+def row_cells(rec: dict[str, Any]) -> tuple[str, ...]:
+    """The table cells of one row: number, id, outcome, attempts, calls, failed conditions, latency."""
+    if rec.get("kind") == "pipeline":
+        return (str(rec.get("row")), str(rec.get("id")), str(rec.get("outcome")), str(len(rec.get("path") or [])), "",
+                ", ".join(failed_checks(rec)) or " -> ".join(rec.get("path") or []), f"{1e3 * float(rec.get('latency_s') or 0):.0f}")
+    return (str(rec.get("row")), str(rec.get("id")), str(rec.get("outcome")), str(rec.get("attempts")),
+            str(rec.get("llm_calls")), ", ".join(failed_checks(rec)), f"{1e3 * float(rec.get('latency_s') or 0):.0f}")
+
+
+COLUMNS = ("row", "id", "outcome", "attempts", "calls", "failed conditions", "ms")
+
+
+def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A results file's rows (without traces) and its summary."""
+    from contractstudio.evaluation.pipelines import PipelineTally
+    from contractstudio.evaluation.results import read_records
+    from contractstudio.evaluation.summary import Tally
+
+    rows: list[dict[str, Any]] = []
+    tally: Any = None
+    for rec in read_records(path):
+        if tally is None:
+            tally = PipelineTally() if rec.get("kind") == "pipeline" else Tally()
+        if tally.add(rec):
+            rows.append(slim(rec))
+    return rows, (tally or Tally()).summary()
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+
+
+def trace_of(results: Path, key: str) -> list[dict[str, Any]] | None:
+    """The recorded trace of one row of a results file (embedded, or in its trace file)."""
+    for rec in _records(results):
+        if rec.get("key") == key:
+            if isinstance(rec.get("trace"), list):
+                return list(rec["trace"])
+            if isinstance(rec.get("trace_file"), str) and Path(rec["trace_file"]).is_file():
+                from contractstudio.runtime.trace import Trace
+
+                return Trace.read(rec["trace_file"]).to_dicts()
+            return None
+    return None
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    """The summary as the CLI prints it (text)."""
+    if summary.get("kind") == "pipeline":
+        from contractstudio.evaluation.pipelines import render
+    else:
+        from contractstudio.evaluation.summary import render
+    return render(summary)
+
+
+def attempts_bars(summary: dict[str, Any]) -> tuple[list[str], list[int]]:
+    """How rows ended: first try, remedied at each attempt, fallback, raised (a pipeline: end steps and failures)."""
+    if summary.get("kind") == "pipeline":
+        labels = list(summary.get("outcomes") or {})
+        return [k[:12] for k in labels], [int(summary["outcomes"][k]) for k in labels]
+    labels, values = ["1st"], [int(summary.get("first_try") or 0)]
+    later = 0
+    for attempt, count in (summary.get("remedied_by_attempt") or {}).items():
+        if int(attempt) < 3:
+            labels.append(f"#{attempt}")
+            values.append(int(count))
+        else:
+            later += int(count)
+    if later:  # few bars, so that every label fits a small plot
+        labels.append("#3+")
+        values.append(later)
+    for name in ("fallback", "raised"):
+        if summary.get(name):
+            labels.append(name)
+            values.append(int(summary[name]))
+    return labels, values
+
+
+def check_bars(summary: dict[str, Any], limit: int = 6) -> tuple[list[str], list[int]]:
+    """The most failed conditions (a pipeline: assertion failures per step)."""
+    if summary.get("kind") == "pipeline":
+        entries = summary.get("assertion_failures") or []
+        return [e["step"][:12] for e in entries[:limit]], [int(e["count"]) for e in entries[:limit]]
+    entries = summary.get("failing_conditions") or []
+    names = [e["check"].split(".")[-1][:12] for e in entries[:limit]]
+    return names, [int(e["count"]) for e in entries[:limit]]
+
+
+def cost_series(rows: list[dict[str, Any]]) -> tuple[str, list[float]]:
+    """Per row, in row order: cost when there is one, else tokens, else LLM calls."""
+    ordered = sorted(rows, key=lambda r: int(r.get("row") or 0))
+    costs = [float(r.get("cost_usd") or 0.0) for r in ordered]
+    if any(costs):
+        return "cost per row ($)", costs
+    tokens = [float(sum((r.get("tokens") or {}).values())) for r in ordered]
+    if any(tokens):
+        return "tokens per row", tokens
+    return "LLM calls per row", [float(r.get("llm_calls") or len(r.get("path") or [])) for r in ordered]

@@ -1,0 +1,317 @@
+"""Eval mode: run a contract (or a pipeline) over a dataset, watch it progress, read the summary and plots,
+filter the rows, and open any row's recorded call in the debugger (Enter), ready to replay and edit.
+
+The run is `contractstudio.evaluation.evaluate` (what `contractstudio eval` runs) in a thread worker; the
+worker only hands finished records over, and a timer draws them (the Harlequin pattern).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult, RenderResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, ProgressBar, Select, Static
+from textual.worker import Worker, WorkerState
+from textual_plotext import PlotextPlot
+
+from contractstudio.studio import evals
+
+DRAIN_S = 0.2
+
+
+class SafePlot(PlotextPlot):
+    """A plot that says so when plotext cannot draw it at this size (it raises for some small sizes)."""
+
+    def render(self) -> RenderResult:
+        try:
+            return super().render()
+        except Exception:  # noqa: BLE001 - plotext's layout errors must never take the studio down
+            return Text("(no room for this plot)", style="dim")
+
+
+class EvalScreen(Screen[None]):
+    """The eval screen (mode `eval`)."""
+
+    BINDINGS = [
+        Binding("r", "run_eval", "Run", id="eval.run"),
+        Binding("f", "next_filter", "Filter", id="eval.filter"),
+        Binding("enter", "open_row", "Open in debugger", id="eval.open_row"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="eval-screen")
+        self.rows: list[dict[str, Any]] = []
+        self.summary: dict[str, Any] | None = None
+        self.results: Path | None = None
+        self._incoming: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._progress = (0, 0)
+        self._folder: Path | None = None
+        self._wanted_data: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="eval-setup"):
+            yield Select([], prompt="contract or pipeline", id="eval-target", compact=True)
+            yield Select([], prompt="dataset", id="eval-data", compact=True)
+            yield Select([("scripted: the rows' replies", "scripted"), ("live: the llm: block", "live")],
+                         value="scripted", allow_blank=False, id="eval-model", compact=True)
+        with Horizontal(id="eval-progress-row"):
+            yield ProgressBar(id="eval-progress", show_eta=False)
+            yield Static("", id="eval-status")
+        with Horizontal(id="eval-summary"):
+            yield Static("", id="eval-figures")
+            yield SafePlot(id="plot-attempts")
+            yield SafePlot(id="plot-checks")
+            yield SafePlot(id="plot-cost")
+        yield Select(evals.BASE_FILTERS, value="all", allow_blank=False, id="eval-filter", compact=True)
+        yield DataTable(id="eval-rows", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#eval-summary").border_title = "Summary"
+        table = self.query_one("#eval-rows", DataTable)
+        table.border_title = "Rows"
+        for column in evals.COLUMNS:
+            table.add_column(column, key=column)
+        self.set_interval(DRAIN_S, self._drain)
+        self._status("Pick a contract and a dataset, then R runs it.")
+
+    def on_resize(self) -> None:
+        narrow = self.size.width < 100
+        if narrow != self.has_class("narrow"):
+            self.set_class(narrow, "narrow")
+            if self.summary is not None:  # plotext keeps state from the old size: plot afresh at the new one
+                self.call_after_refresh(self._show_plots)
+
+    def on_screen_resume(self) -> None:
+        self.on_resize()
+        self._fill_choices()
+        self.query_one("#eval-rows").focus()
+
+    # Set-up ---------------------------------------------------------------------------------
+
+    def _fill_choices(self) -> None:
+        workspace = self.app.workspace  # type: ignore[attr-defined]
+        targets = [(workspace.display(f.path), str(f.path)) for f in workspace.of_kind("contract", "pipeline")]
+        data = [(workspace.display(f.path), str(f.path)) for f in workspace.of_kind("dataset")]
+        for select, options in ((self.query_one("#eval-target", Select), targets), (self.query_one("#eval-data", Select), data)):
+            current = select.value
+            select.set_options(options)
+            if current in [v for _, v in options]:
+                select.value = current
+        data_select = self.query_one("#eval-data", Select)
+        if self._wanted_data is not None and str(self._wanted_data) in [v for _, v in data]:
+            data_select.value = str(self._wanted_data)
+            self._wanted_data = None
+        elif not isinstance(data_select.value, str) and data:
+            data_select.value = data[0][1]
+        self._guess_target()
+        target = self.query_one("#eval-target", Select)
+        if not isinstance(target.value, str) and targets:
+            target.value = targets[0][1]
+
+    def _guess_target(self) -> None:
+        """A dataset named like `multidoc_qa.rows.jsonl` picks the contract `multidoc_qa.contract.yaml`."""
+        data, target = self.query_one("#eval-data", Select), self.query_one("#eval-target", Select)
+        if not isinstance(data.value, str) or isinstance(target.value, str):
+            return
+        stem = Path(data.value).name.split(".")[0]
+        for _, value in target._options:  # noqa: SLF001 - no public accessor
+            if isinstance(value, str) and Path(value).name.split(".")[0] == stem:
+                target.value = value
+                return
+
+    @on(Select.Changed, "#eval-data")
+    def _data_changed(self) -> None:
+        self._guess_target()
+
+    def open_data(self, path: Path) -> None:
+        """Open a dataset (selected for the next run) or a results file (shown as it is)."""
+        from contractstudio.studio.workspace import kind_of_path
+
+        if kind_of_path(path) == "results":
+            self.show_results(path)
+            return
+        self._wanted_data = path
+        self._fill_choices()
+
+    # Running --------------------------------------------------------------------------------
+
+    def action_run_eval(self) -> None:
+        """Run the chosen contract over the chosen dataset (the saved files)."""
+        target, data = self.query_one("#eval-target", Select).value, self.query_one("#eval-data", Select).value
+        if not isinstance(target, str) or not isinstance(data, str):
+            self.notify("Pick a contract (or pipeline) and a dataset first.", severity="warning")
+            return
+        if any(w.is_running for w in self.workers if w.group == "eval"):
+            self.notify("An evaluation is running.", severity="warning")
+            return
+        self._folder = Path(tempfile.mkdtemp(prefix="contractstudio-eval-"))
+        self.results = self._folder / f"{Path(target).name.split('.')[0]}.results.jsonl"
+        self.rows, self.summary, self._incoming = [], None, []
+        self.query_one("#eval-rows", DataTable).clear()
+        self.query_one("#eval-progress", ProgressBar).update(total=None, progress=0)
+        self._status(f"Running {Path(target).name} over {Path(data).name} ...")
+        live = self.query_one("#eval-model", Select).value == "live"
+        self.run_worker(lambda: self._work(Path(target), Path(data), live), thread=True, group="eval", exit_on_error=False)
+
+    def _work(self, target: Path, data: Path, live: bool) -> Any:
+        from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+        def sink(kind: str, payload: Any, progress: Any) -> None:
+            with self._lock:
+                if kind == "record":
+                    self._incoming.append(evals.slim(payload))
+                self._progress = (progress.done, progress.planned)
+
+        assert self.results is not None
+        config = EvalConfig(target=target, data=data, out=self.results, overwrite=True, mode="live" if live else "scripted",
+                            trust=self.app.trust.allows(target))  # type: ignore[attr-defined]  # the file's own folder decides
+        return evaluate(config, on_progress=sink)
+
+    def _drain(self) -> None:
+        with self._lock:
+            new, self._incoming = self._incoming, []
+            done, planned = self._progress
+        if planned:
+            self.query_one("#eval-progress", ProgressBar).update(total=planned, progress=done)
+        if new:
+            self.rows.extend(new)
+            self._add_rows(new)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "eval":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._drain()
+            outcome: Any = event.worker.result
+            self.summary = outcome.summary
+            self._show_summary()
+            bad = f"; {len(outcome.bad_rows)} bad row(s) skipped (first: {outcome.bad_rows[0]})" if outcome.bad_rows else ""
+            self._status(f"Done: {self.summary['rows']} rows in {self.summary.get('duration_s', 0):.1f} s{bad}. "
+                         f"Enter opens a row in the debugger. Results: {self.results}")
+        elif event.state == WorkerState.ERROR:
+            self._status(f"Could not run: {type(event.worker.error).__name__}: {event.worker.error}", error=True)
+
+    # Results --------------------------------------------------------------------------------
+
+    def show_results(self, path: Path) -> None:
+        """Show an earlier results file: its summary, plots and rows."""
+        from contractstudio.evaluation.results import ResultsError
+
+        try:
+            self.rows, self.summary = evals.load_results(path)
+        except ResultsError as err:
+            self.notify(str(err), severity="error")
+            return
+        self.results = path
+        self.query_one("#eval-progress", ProgressBar).update(total=len(self.rows), progress=len(self.rows))
+        self._show_summary()
+        self._status(f"{path.name}: {len(self.rows)} rows. Enter opens a row in the debugger.")
+
+    def _show_summary(self) -> None:
+        summary = self.summary or {}
+        timeless = {k: v for k, v in summary.items() if k not in ("duration_s", "rows_this_run", "rows_per_s")}
+        self.query_one("#eval-figures", Static).update(Text(evals.summary_text(timeless), no_wrap=True, overflow="ellipsis"))
+        self._show_plots()
+        self._fill_filters()
+        self._apply_filter()
+
+    def _show_plots(self) -> None:
+        summary = self.summary or {}
+        self._plot("#plot-attempts", "outcomes", *evals.attempts_bars(summary))
+        self._plot("#plot-checks", "failed checks" if summary.get("kind") != "pipeline" else "assertions",
+                   *evals.check_bars(summary))
+        title, values = evals.cost_series(self.rows)
+        plot = self.query_one("#plot-cost", PlotextPlot)
+        plt = plot.plt
+        plt.clear_figure()
+        plt.title(title)
+        if values:
+            plt.bar([str(i) for i in range(1, len(values) + 1)], values, width=1)
+            plt.xticks([])
+        plot.refresh()
+
+    def _plot(self, selector: str, title: str, labels: list[str], values: list[int]) -> None:
+        plot = self.query_one(selector, PlotextPlot)
+        plt = plot.plt
+        plt.clear_figure()
+        plt.title(title)
+        if labels:
+            plt.bar(labels, values, orientation="horizontal", width=0.4)
+        plot.refresh()
+
+    def _fill_filters(self) -> None:
+        select = self.query_one("#eval-filter", Select)
+        current = select.value
+        options = evals.filter_choices(self.summary or {})
+        select.set_options(options)
+        select.value = current if current in [v for _, v in options] else "all"
+
+    @on(Select.Changed, "#eval-filter")
+    def _apply_filter(self) -> None:
+        table = self.query_one("#eval-rows", DataTable)
+        table.clear()
+        self._add_rows(self.rows)
+
+    def _add_rows(self, rows: list[dict[str, Any]]) -> None:
+        chosen = str(self.query_one("#eval-filter", Select).value)
+        table = self.query_one("#eval-rows", DataTable)
+        shown = [r for r in rows if evals.matches(r, chosen)]
+        for rec in shown:
+            table.add_row(*evals.row_cells(rec), key=str(rec.get("key")))
+        if self.summary is not None:  # the run is over: rows in row order
+            table.sort("row", key=lambda cell: int(cell) if str(cell).isdigit() else 0)
+        table.border_title = f"Rows ({table.row_count})"
+
+    def action_next_filter(self) -> None:
+        """Cycle through the filters (all, failed, remedied, fell back, ..., each failing condition)."""
+        select = self.query_one("#eval-filter", Select)
+        values = [v for _, v in select._options]  # noqa: SLF001 - no public accessor
+        if values:
+            index = values.index(select.value) if select.value in values else -1
+            select.value = values[(index + 1) % len(values)]
+
+    # To the debugger --------------------------------------------------------------------------
+
+    @on(DataTable.RowSelected, "#eval-rows")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self._open(str(event.row_key.value))
+
+    def action_open_row(self) -> None:
+        """Open the selected row's recorded call in the debugger (replay, ready to step and edit)."""
+        table = self.query_one("#eval-rows", DataTable)
+        if table.row_count:
+            self._open(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def _open(self, key: str) -> None:
+        rec = next((r for r in self.rows if str(r.get("key")) == key), None)
+        if rec is None or self.results is None:
+            return
+        if rec.get("kind") == "pipeline":
+            self.notify("A pipeline row has no call to debug; its path is in the table (F3 shows the graph).")
+            return
+        events = evals.trace_of(self.results, key)
+        if not events:
+            self.notify(f"Row {rec.get('row')} has no recorded trace.", severity="warning")
+            return
+        from contractstudio.runtime.trace import Trace
+
+        if self._folder is None:  # a results file opened from the workspace: its traces go to a private folder
+            self._folder = Path(tempfile.mkdtemp(prefix="contractstudio-eval-"))
+        path = self._folder / f"{rec.get('contract') or 'row'}.row-{rec.get('row')}.jsonl"
+        Trace.from_dicts(events).write(path)
+        self.app.workspace.add(path)  # type: ignore[attr-defined]  # so the debugger offers its replay
+        self.app.open_file(path)  # type: ignore[attr-defined]
+
+    def _status(self, text: str, error: bool = False) -> None:
+        self.query_one("#eval-status", Static).update(Text(text, style="bold red" if error else "", no_wrap=True,
+                                                           overflow="ellipsis"))

@@ -1,0 +1,142 @@
+"""Eval mode (F5): run the sample dataset, filter the rows, open a row's call in the debugger; a snapshot."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from contractstudio.studio.app import StudioApp
+from contractstudio.studio.config import load_config
+
+from .conftest import settle
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "multidoc_qa.contract.yaml"
+ROWS = ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl"
+
+
+@pytest.fixture
+def eval_workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    shutil.copy(SAMPLE, folder)
+    shutil.copy(ROWS, folder)
+    return folder
+
+
+def results_file(folder: Path) -> Path:
+    """The sample's results with fixed latencies (a run's own timings would change every snapshot)."""
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    raw = folder / "raw.results"
+    evaluate(EvalConfig(target=folder / SAMPLE.name, data=folder / ROWS.name, out=raw, mode="scripted", concurrency=1))
+    out = folder / "multidoc_qa.results.jsonl"
+    with open(raw) as src, open(out, "w") as dst:
+        for line in src:
+            rec = json.loads(line)
+            rec["latency_s"] = rec["row"] / 1000
+            dst.write(json.dumps(rec) + "\n")
+    raw.unlink()
+    return out
+
+
+async def test_run_filter_and_open_a_row_in_the_debugger(eval_workspace: Path) -> None:
+    app = StudioApp([eval_workspace], config=load_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.id == "eval-screen"
+        assert screen.query_one("#eval-data").value == str(eval_workspace / ROWS.name)
+        assert screen.query_one("#eval-target").value == str(eval_workspace / SAMPLE.name)  # picked by the dataset's name
+        await pilot.press("r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.5)
+        figures = str(screen.query_one("#eval-figures").render())
+        assert "successful: 42 (87.5%)" in figures and "remedied at attempt: #1: 14, #2: 3, #3: 1" in figures
+        table = screen.query_one("#eval-rows")
+        assert table.row_count == 48
+        assert "2 bad row(s) skipped (first: row 9" in str(screen.query_one("#eval-status").render())
+
+        screen.query_one("#eval-filter").value = "fallback"
+        await pilot.pause()
+        assert table.row_count == 6
+        outcomes = {table.get_row_at(i)[2] for i in range(table.row_count)}
+        assert outcomes == {"fallback"}
+        screen.query_one("#eval-filter").value = "check:post.snippet_budget"
+        await pilot.pause()
+        assert [table.get_row_at(i)[5] for i in range(table.row_count)] == ["post.snippet_budget"] * 2
+        await pilot.press("f")  # the next filter in the list
+        await pilot.pause()
+        assert screen.query_one("#eval-filter").value == "check:pre.query_present"
+
+        screen.query_one("#eval-filter").value = "fallback"
+        await pilot.pause()
+        first = table.get_row_at(0)
+        table.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        debug = app.screen
+        assert debug.id == "debug-screen"
+        assert str(debug.query_one("#model-select").value).startswith("replay:")
+        assert debug.query_one("#input-select").value == "typed"  # the row's own input
+        assert debug.events and debug.events[0]["value"] == debug.typed_input
+        assert len([e for e in debug.events if e.type == "llm_request"]) == int(first[4])
+        debug.query_one("#timeline").focus()
+        await pilot.press("R")  # restart: the recorded call replays from its trace, ready to step
+        await pilot.press("g")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert debug.session is not None and debug.session.done
+        assert debug.session.result.llm_calls == int(first[4])
+        assert not [e for e in debug.events if e.type == "replay_divergence"]
+
+
+async def test_a_results_file_opens_in_eval_mode(eval_workspace: Path) -> None:
+    results = results_file(eval_workspace)
+    app = StudioApp([eval_workspace], config=load_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.open_file(results)
+        await pilot.pause(0.5)
+        screen = app.screen
+        assert screen.id == "eval-screen"
+        assert screen.query_one("#eval-rows").row_count == 48
+        assert "fallback: 6" in str(screen.query_one("#eval-figures").render())
+
+
+async def test_a_pipeline_dataset(tmp_path: Path) -> None:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    shutil.copy(ROOT / "samples" / "rag_router.pipeline.yaml", folder)
+    shutil.copy(ROOT / "samples" / "eval" / "rag_router.rows.jsonl", folder)
+    app = StudioApp([folder], config=load_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.5)
+        screen = app.screen
+        assert "reached an end: 10 (83.3%)" in str(screen.query_one("#eval-figures").render())
+        assert screen.query_one("#eval-rows").row_count == 12
+
+
+class TestEvalMode:
+    @pytest.mark.parametrize("size", [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")])
+    def test_summary_plots_and_rows(self, snap_compare, eval_workspace, size) -> None:  # noqa: ANN001
+        results = results_file(eval_workspace)
+
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            pilot.app.open_file(results)
+            await pilot.pause(0.5)
+            pilot.app.screen.query_one("#eval-status").update("multidoc_qa.results.jsonl: 48 rows. Enter opens a row in the debugger.")
+            await pilot.pause()
+
+        assert snap_compare(StudioApp([eval_workspace], config=load_config()), terminal_size=size, run_before=run_before)
