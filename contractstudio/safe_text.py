@@ -4,7 +4,7 @@ Everything the tool shows or keeps that came from a file, a model or a server pa
 traces, logs, `run` and `test` output, diagnostics, crash reports, the studio's views.
 
 - One table of credential names and token shapes serves both detection (YML007 in
-  `analysis/secrets.py`) and redaction, so what the analyzer calls a credential is what is masked.
+  `analysis/rules/secrets.py`) and redaction, so what the analyzer calls a credential is what is masked.
 - `shorten()` is the one way text is cut: it redacts the whole text before cutting, so a
   cut can never leave most of a key that redaction would have recognised whole.
 - `printable()` is the one way text reaches a terminal or an annotation: control characters

@@ -102,7 +102,7 @@ def many_documents(n: int) -> str:
 
 
 def test_the_secrets_scan_reads_a_many_document_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from contractstudio.analysis import secrets
+    from contractstudio.analysis.rules import secrets
 
     looked_at: list[str] = []  # every text the YML007 rule searches for a token's shape (it never takes the whole file)
 

@@ -35,35 +35,6 @@ def kind_of_text(text: str) -> str | None:
     return m.group(1) if m else sniff_kind(text)
 
 
-DocumentRule = Callable[[Loaded, Context], Iterable[Diagnostic]]
-_ANALYZERS: dict[str, list[DocumentRule]] = {k: [] for k in KNOWN_KINDS}
-
-
-def analyzer(*kinds: str) -> Callable[[DocumentRule], DocumentRule]:
-    """Register a rule function for documents of the given kinds (the families not yet moved to analysis/rules/)."""
-
-    def register(fn: DocumentRule) -> DocumentRule:
-        for kind in kinds:
-            if fn not in _ANALYZERS[kind]:
-                _ANALYZERS[kind].append(fn)
-        return fn
-
-    return register
-
-
-_FAMILY_LOADED: set[str] = set()
-
-
-def _load_family(kind: str) -> None:
-    """Import the rule modules of one kind (their registrations): a file pays only for its kinds."""
-    if kind in _FAMILY_LOADED or kind not in _ANALYZERS:
-        return
-    import importlib
-
-    importlib.import_module("contractstudio.analysis.secrets")
-    _FAMILY_LOADED.add(kind)
-
-
 def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context, regex: RegexBudget | None = None) -> Loaded:
     """The per-document object of a document's kind (its facts are computed on first use); `regex`: the file's budget."""
     cls = loaded_class(doc.kind) if model is not None else None
@@ -76,9 +47,8 @@ def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Co
 def run_rules(item: Loaded) -> list[Diagnostic]:
     """The checkers and every rule of the document's kind, on one loaded document whose shape validated."""
     kind = item.kind
-    if item.model is None or kind not in _ANALYZERS:
+    if item.model is None or kind not in KNOWN_KINDS:
         return []
-    _load_family(kind)
     found: list[Diagnostic] = []
     # The expression checker (EXP) and the constraint checker (SCH103/105-107) over the sites and
     # fields the document's kind lists (imported only by kinds that have them), then one function per rule.
@@ -91,7 +61,6 @@ def run_rules(item: Loaded) -> list[Diagnostic]:
         from contractstudio.analysis.field_constraints import constraint_findings
 
         passes.append(constraint_findings)
-    passes += [lambda doc, fn=fn: fn(doc, doc.ctx) for fn in _ANALYZERS[kind]]  # type: ignore[misc]
     passes += [entry.run for entry in rules_for(kind)]
     for run in passes:
         try:

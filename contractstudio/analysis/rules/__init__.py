@@ -35,11 +35,11 @@ from contractstudio.findings.diagnostics import RULES, Diagnostic, Severity, dec
 # findings: they are sorted, and repeats dropped, at the end). A module serves every kind it is
 # listed under; a rule naming a kind its module is not listed under is refused at import.
 MODULES: dict[str, tuple[str, ...]] = {
-    "contract": ("type_strings", "duplicates", "python_hooks", "contract_types", "contract_remedy", "contract_fallback",
-                 "contract_prompt", "contract_scenarios", "contract_llm"),
-    "agent": ("type_strings", "duplicates", "agent_policies", "agent_references", "agent_oracles", "agent_budgets"),
-    "pipeline": ("pipeline_structure", "pipeline_state", "routing"),
-    "tools": ("type_strings", "duplicates", "python_hooks", "tool_conditions"),
+    "contract": ("secrets", "type_strings", "duplicates", "python_hooks", "contract_types", "contract_remedy",
+                 "contract_fallback", "contract_prompt", "contract_scenarios", "contract_llm"),
+    "agent": ("secrets", "type_strings", "duplicates", "agent_policies", "agent_references", "agent_oracles", "agent_budgets"),
+    "pipeline": ("secrets", "pipeline_structure", "pipeline_state", "routing"),
+    "tools": ("secrets", "type_strings", "duplicates", "python_hooks", "tool_conditions"),
 }
 
 # The per-document class of each kind: its cached properties are the facts its rules share.
@@ -124,7 +124,6 @@ def every_rule() -> None:
     """Import every rule module and every module that declares codes, so the rule table is complete (docs, tests)."""
     for kind in MODULES:
         rules_for(kind)
-    machinery = ("contractstudio.analysis.check", "contractstudio.analysis.secrets", "contractstudio.expressions",
-                 "contractstudio.analysis.field_constraints")
+    machinery = ("contractstudio.analysis.check", "contractstudio.expressions", "contractstudio.analysis.field_constraints")
     for module in machinery:
         importlib.import_module(module)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.check import KNOWN_KINDS, Context, Loaded, analyzer
-from contractstudio.findings.diagnostics import Diagnostic, Span, declare, make
+from contractstudio.analysis.loaded import KNOWN_KINDS, Loaded
+from contractstudio.analysis.rules import rule
+from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
 from contractstudio.safe_text import literal_credential, secret_name, token_in
-
-declare("YML007", "literal-secret", "error", "A literal API key or credential in a file: it would end up in exports and version control.")
 
 # Mappings whose keys are field names and whose values are expressions (`password: input.password`).
 _EXPRESSION_MAPS = {"assign", "fallback"}
@@ -52,9 +51,12 @@ def _token_span(node: ScalarNode) -> Span:
     return node.span
 
 
-@analyzer(*KNOWN_KINDS)
-def literal_secrets(doc: Loaded, ctx: Context) -> Iterator[Diagnostic]:
-    """A credential-named key with a literal value, or a token of a well-known shape in any value or key."""
+@rule("YML007", "literal-secret", "error", kinds=KNOWN_KINDS)
+def literal_secret(doc: Loaded) -> Iterator[Diagnostic]:
+    """A literal API key or credential in a file: it would end up in exports and version control.
+
+    A credential-named key with a literal value, or a token of a well-known shape in any value or key.
+    """
     for key, node, expression in _walk(doc.doc.root):
         if not isinstance(node, ScalarNode) or not isinstance(node.value, str) or not node.value:
             continue
