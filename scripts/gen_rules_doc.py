@@ -28,7 +28,8 @@ def examples() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for case in sorted((ROOT / "tests" / "fixtures" / "err").glob("*/*.yaml")):
         out = case.with_suffix(".out")
-        codes = [ln.split()[-1] for ln in out.read_text().splitlines() if ln.strip() and not ln.startswith("#")] if out.exists() else []
+        # `line:col: severity CODE message [name]` (tests/fixtures/README.md)
+        codes = [ln.split()[2] for ln in out.read_text().splitlines() if ln.strip() and not ln.startswith("#")] if out.exists() else []
         for code in codes:
             # prefer the smallest fixture that shows a code
             if code not in found or len(case.read_text()) < len(found[code].read_text()):

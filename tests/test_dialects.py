@@ -1,8 +1,8 @@
 """Dialects: LocalAI-RAG pipelines and AgentAnvil contracts analyzed as they are written.
 
 Fixtures under tests/fixtures/dialects/<dialect>/: each err/*.yaml has a .out of
-`line:col: CODE` lines, with `path:line:col: CODE` for a finding in another file
-(a base), the path relative to the fixture's folder. Files of a clean folder
+finding lines (tests/fixtures/README.md), `path:line:col: ...` for a finding in another
+file (a base), the path relative to the fixture's folder. Files of a clean folder
 (localai-rag/pipelines, with its base/) report nothing; an AgentAnvil contract
 cannot declare judges, annotators or a model, so a clean one reports exactly the
 "not checkable" infos its .out lists, and nothing above info.
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, SAMPLES
+from fixture_output import expected, found
 
 from contractstudio.analysis.check import check_file
 from contractstudio.cli import main
@@ -25,19 +26,6 @@ DIALECTS = FIXTURES / "dialects"
 ERR = sorted(DIALECTS.glob("*/err/*.yaml"))
 OK_LOCALAI = sorted((DIALECTS / "localai-rag" / "pipelines").rglob("*.yaml"))
 OK_ANVIL = sorted((DIALECTS / "agentanvil" / "ok").glob("*.yaml"))
-
-
-def found(path: Path) -> list[str]:
-    out = []
-    for d in check_file(path).diagnostics:
-        where = os.path.relpath(d.file, path.parent)
-        prefix = "" if where == path.name else f"{Path(where).as_posix()}:"
-        out.append(f"{prefix}{d.line}:{d.column}: {d.code}")
-    return out
-
-
-def expected(path: Path) -> list[str]:
-    return [ln.strip() for ln in path.with_suffix(".out").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
 
 
 @pytest.mark.parametrize("case", ERR, ids=lambda p: f"{p.parts[-3]}/{p.stem}")

@@ -1,5 +1,6 @@
-"""actionlint-style fixtures: each err/<FAMILY>/<case>.yaml has a <case>.out of expected
-`line:col: CODE` lines (exactly the diagnostics found); every ok/ file stays silent."""
+"""actionlint-style fixtures: each err/<FAMILY>/<case>.yaml has a <case>.out of the expected
+finding lines (`line:col: severity CODE message [name]`, exactly the diagnostics found, see
+tests/fixtures/README.md); every ok/ file stays silent."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
+from fixture_output import code_of, expected, found
 
-from contractstudio.analysis.check import Context, check_file
 from contractstudio.analysis.rules import every_rule
 from contractstudio.findings.diagnostics import RULES
 
@@ -16,17 +17,9 @@ ERR = sorted((FIXTURES / "err").glob("*/*.yaml"))
 OK = sorted((FIXTURES / "ok").glob("*.yaml"))
 
 
-def found(path: Path) -> list[str]:
-    # Fixtures run in a trusted workspace (hooks are imported, TOL102) unless they say otherwise (TOL103).
-    trusted = "# fixture: untrusted" not in path.read_text(encoding="utf-8", errors="replace")
-    report = check_file(path, Context(trusted=trusted, root=path.parent))
-    return [f"{d.line}:{d.column}: {d.code}" for d in report.diagnostics]
-
-
 @pytest.mark.parametrize("case", ERR, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_error_fixture_reports_exactly_what_its_out_file_says(case: Path) -> None:
-    expected = [ln.strip() for ln in case.with_suffix(".out").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-    assert found(case) == expected
+    assert found(case) == expected(case), "if the change is meant: python scripts/regen_fixture_outputs.py, then read the diff"
 
 
 @pytest.mark.parametrize("case", OK, ids=lambda p: p.stem)
@@ -36,7 +29,7 @@ def test_ok_fixture_is_silent(case: Path) -> None:
 
 def test_every_rule_has_an_error_fixture_an_ok_fixture_and_docs() -> None:
     every_rule()  # rule modules are imported per kind on first use: load them all
-    fired = {ln.split()[-1] for case in ERR for ln in case.with_suffix(".out").read_text().splitlines() if ln.strip() and not ln.startswith("#")}
+    fired = {code_of(line) for case in ERR for line in expected(case)}
     docs = (ROOT / "docs" / "rules.md").read_text()
     families = {p.name for p in (FIXTURES / "err").iterdir() if p.is_dir()}
     ok_families = {p.stem.split("_")[0].upper() for p in OK}
