@@ -129,3 +129,16 @@ def router_without_on_other(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         if "on_other" not in config(step):
             yield doc.diag("RTE305", f"{step.action} step '{step.id}' has no on_other for unrecognised replies", step, "action",
                            hint="add 'on_other: <step>' (a reply the router does not recognise otherwise stops the pipeline)")
+
+
+@rule("RTE306", "prefix-starts-with-space", "warning", kinds=("pipeline",))
+def prefix_starts_with_space(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A `<route>_prefix` that starts with whitespace: replies are matched with their leading whitespace trimmed, so none takes it."""
+    for step in doc.prefix_routers:
+        for route, prefix in _prefixes(step):
+            if prefix[:1].isspace():
+                fixed = prefix.lstrip()
+                yield doc.diag("RTE306", f"step '{step.id}': {route}_prefix {prefix!r} starts with whitespace, but a reply is "
+                               f"matched after its leading whitespace is trimmed: no reply can take on_{route}",
+                               step, f"{route}_prefix",
+                               hint=f"write it without the leading whitespace: {fixed!r}" if fixed else "write the prefix the router emits")
