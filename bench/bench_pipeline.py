@@ -21,7 +21,7 @@ from collections.abc import Callable
 import yaml
 
 from contractstudio.analysis.check import check_text, load, run_rules
-from contractstudio.analysis.schema import validate
+from contractstudio.analysis.shape import validate
 from contractstudio.reading.source import read_source
 
 BLOCK = 7  # steps per routed block

@@ -11,7 +11,7 @@ from conftest import FIXTURES, ROOT
 
 from contractstudio.analysis.check import Context, load, run_rules
 from contractstudio.analysis.rules import MODULES, every_rule, rule, rules_for
-from contractstudio.analysis.schema import validate
+from contractstudio.analysis.shape import validate
 from contractstudio.findings.diagnostics import RULES
 from contractstudio.reading.source import read_source
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from contractstudio.analysis.loaded import KNOWN_KINDS, Context, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
-from contractstudio.analysis.schema import validate
+from contractstudio.analysis.shape import validate
 from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make

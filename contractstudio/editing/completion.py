@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.analysis.facts import scope_at, step_graph, type_system
-from contractstudio.analysis.schema import annotation_at
+from contractstudio.analysis.shape import annotation_at
 from contractstudio.documents.actions import BUILTIN_ACTIONS, CALL_MODEL, PREFIX_ROUTER, ActionSpec, action_catalog
 from contractstudio.documents.models import KINDS, Agent, Contract, Pipeline, Step
 from contractstudio.documents.types import PRIMITIVES, TypeExpr, TypeSystem, parse_type

@@ -15,7 +15,7 @@ from typing import Any
 
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.analysis.facts import step_graph, type_system
-from contractstudio.analysis.schema import annotation_at
+from contractstudio.analysis.shape import annotation_at
 from contractstudio.documents.models import KINDS, Contract, Pipeline
 from contractstudio.editing.cursor import document_at
 from contractstudio.editing.items import CodeAction, TextEdit

@@ -14,7 +14,7 @@ from typing import Any
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.analysis.facts import expression_sites, state_flow, step_graph, type_system
 from contractstudio.analysis.positions import value_span
-from contractstudio.analysis.schema import annotation_at
+from contractstudio.analysis.shape import annotation_at
 from contractstudio.documents.actions import action_catalog
 from contractstudio.documents.models import KINDS, Agent, Pipeline, ToolSet
 from contractstudio.editing.completion import action_doc, type_label

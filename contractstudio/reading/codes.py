@@ -1,6 +1,6 @@
 """The findings the YAML readers emit themselves (YML001-006), declared where they are produced.
 
-YML003 (no or an unknown kind) is also the shape validator's (analysis/schema.py), which
+YML003 (no or an unknown kind) is also the shape validator's (analysis/shape.py), which
 meets most documents of no kind; a dialect reader reports a document of its format that is not one.
 """
 

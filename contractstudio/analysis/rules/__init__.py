@@ -14,7 +14,7 @@ declared severity or, for a variant of the same finding, another one
 
 Codes found by machinery rather than by a rule are declared next to that
 machinery with `declare(...)`: the YAML readers (reading/codes.py), the shape
-validator (analysis/schema.py), the expression checker (expressions/) and the
+validator (analysis/shape.py), the expression checker (expressions/) and the
 constraint checker (analysis/field_constraints.py). A rule that finds one of
 those codes in its own way names only the code: `@rule("SCH103", kinds=...)`.
 
