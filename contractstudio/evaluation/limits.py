@@ -71,6 +71,11 @@ class RateLimiter:
             with self._lock:
                 self._token_at += tokens / (self.tpm / 60.0)
 
+    def paused_for(self) -> float:
+        """Seconds left of the current cool-down (0 when none)."""
+        with self._lock:
+            return max(self._paused_until - self.clock(), 0.0)
+
     def cool_down(self, seconds: float) -> None:
         """Hold every caller back for `seconds` (a 429 said so)."""
         with self._lock:

@@ -13,6 +13,8 @@ they finish; reading, resuming, writing and the summary stay in `evaluate.py`.
 from __future__ import annotations
 
 import math
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
 
 LOCAL_OBJECT_STORE_BYTES = 128 * 1024 * 1024  # rows and records are small; Ray's default takes 30% of the memory
 TICK_S = 0.25
+PAUSE_POLL_S = 0.25
 
 
 @ray.remote
@@ -54,6 +57,9 @@ class Hub:
     def cool_down(self, seconds: float) -> None:
         self.limiter.cool_down(seconds)
 
+    def paused_for(self) -> float:
+        return self.limiter.paused_for()
+
 
 class _HubStore:
     """The cache as seen from a worker: calls to the hub."""
@@ -70,19 +76,37 @@ class _HubStore:
 
 
 class _HubLimits:
-    """The limiter as seen from a worker: calls to the hub."""
+    """The limiter as seen from a worker: calls to the hub.
 
-    def __init__(self, hub: Any) -> None:
+    Without --rpm/--tpm only a 429's cool-down is shared; the worker then asks the hub how long the cluster
+    is paused at most every PAUSE_POLL_S seconds instead of once per request (a Ray call costs about a millisecond).
+    """
+
+    def __init__(self, hub: Any, limited: bool) -> None:
         self.hub = hub
+        self.limited = limited
+        self._paused_until = 0.0
+        self._polled = 0.0
+        self._lock = threading.Lock()
 
     def reserve(self, tokens: int) -> float:
-        return float(ray.get(self.hub.reserve.remote(tokens)))
+        if self.limited:
+            return float(ray.get(self.hub.reserve.remote(tokens)))
+        now = time.monotonic()
+        with self._lock:
+            if now - self._polled >= PAUSE_POLL_S:
+                self._polled = now
+                self._paused_until = now + float(ray.get(self.hub.paused_for.remote()))
+            return max(self._paused_until - now, 0.0)
 
     def settle(self, tokens: int) -> None:
-        self.hub.settle.remote(tokens)
+        if self.limited:
+            self.hub.settle.remote(tokens)
 
     def cool_down(self, seconds: float) -> None:
         ray.get(self.hub.cool_down.remote(seconds))  # before this row retries, every other row must know
+        with self._lock:
+            self._paused_until = max(self._paused_until, time.monotonic() + seconds)
 
 
 @ray.remote
@@ -92,7 +116,8 @@ class RowWorker:
     def __init__(self, job: EvalJob, hub: Any) -> None:
         live = job.mode == "live"
         store = _HubStore(hub) if live and job.use_cache else None
-        self.runner = RowRunner(job, store=store, limits=_HubLimits(hub) if live else None)
+        limits = _HubLimits(hub, limited=bool(job.rpm or job.tpm)) if live else None
+        self.runner = RowRunner(job, store=store, limits=limits)
 
     def run(self, row: Row) -> dict[str, Any]:
         return self.runner.run(row)
