@@ -99,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     h = sub.add_parser("schema", help="the JSON Schema of the format")
     h.add_argument("kind", nargs="?", choices=("contract", "agent", "pipeline", "tools"))
 
+    ls = sub.add_parser("lsp", help="a Language Server Protocol server over stdio (for VS Code, Neovim, Helix ...)")
+    ls.add_argument("--debounce-ms", type=float, default=150, metavar="MS", help="wait this long after a change before analyzing")
+    ls.add_argument("--log-file", metavar="FILE", help="write the server's log here instead of stderr")
+
     from contractstudio.commands.eval import add_parser as add_eval
 
     add_eval(sub)
@@ -114,7 +118,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval", "convert"}
+    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval", "convert", "lsp"}
     if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
         args_list = ["studio", *args_list]
     parser = build_parser()

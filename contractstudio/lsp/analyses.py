@@ -1,0 +1,122 @@
+"""The analysis of each open document: debounced, in a worker thread, stale results dropped.
+
+Every change bumps the document's version; the analysis of a version is
+published only if no newer version arrived meanwhile. Requests that need
+positions to match (hover, definition, rename ...) wait for the analysis of
+the current text; completion answers at once from the last analysis that
+parsed, reading the cursor's place from the live text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contractstudio.analysis.check import KNOWN_KINDS, Context, FileReport, check_text
+from contractstudio.editing.cursor import document_index
+
+_KINDS = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.M)
+MAX_TEXT = 20_000_000  # characters: a buffer larger than this is not analyzed (it is not a contract someone types)
+
+
+def ours(text: str) -> bool:
+    """A text is ours when one of its documents has a top-level `kind:` of ours (a Kubernetes file is not)."""
+    return len(text) <= MAX_TEXT and any(k in KNOWN_KINDS for k in _KINDS.findall(text))
+
+
+@dataclass(slots=True)
+class Entry:
+    """What the server knows about one open document."""
+
+    uri: str
+    path: str
+    version: int = 0
+    text: str = ""
+    report: FileReport | None = None  # the analysis of `analyzed_version`
+    analyzed_version: int = -1
+    # per `---` document: the newest analysis in which it had a model (completion's facts while the text does not parse)
+    facts: dict[int, FileReport] = field(default_factory=dict)
+    pending: asyncio.Task[Any] | None = None
+
+
+class Analyses:
+    """Open documents and their analyses; `publish` is called with each fresh report."""
+
+    def __init__(self, publish: Callable[[Entry], None], *, debounce_s: float = 0.15, trusted: Callable[[str], bool] | None = None,
+                 workers: int = 1) -> None:
+        self.entries: dict[str, Entry] = {}
+        self.publish = publish
+        self.debounce_s = debounce_s
+        self.trusted = trusted or (lambda path: False)
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contractstudio-analysis")
+
+    def open(self, uri: str, path: str, version: int, text: str) -> Entry:
+        entry = self.entries[uri] = Entry(uri, path, version, text)
+        self._schedule(entry, delay=0.0)
+        return entry
+
+    def change(self, uri: str, version: int, text: str) -> Entry | None:
+        entry = self.entries.get(uri)
+        if entry is None:
+            return None
+        entry.version, entry.text = version, text
+        self._schedule(entry, delay=self.debounce_s)
+        return entry
+
+    def close(self, uri: str) -> None:
+        entry = self.entries.pop(uri, None)
+        if entry is not None and entry.pending is not None:
+            entry.pending.cancel()
+
+    def _schedule(self, entry: Entry, delay: float) -> None:
+        if entry.pending is not None and not entry.pending.done():
+            entry.pending.cancel()
+        entry.pending = asyncio.get_running_loop().create_task(self._run(entry, delay))
+
+    async def _run(self, entry: Entry, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        await self._analyze(entry)
+
+    async def _analyze(self, entry: Entry) -> FileReport:
+        version, text = entry.version, entry.text
+        report = await asyncio.get_running_loop().run_in_executor(self.pool, self.analyze, entry.path, text)
+        if entry.version != version or self.entries.get(entry.uri) is not entry:
+            return report  # a newer text arrived meanwhile: this result is stale, never published
+        entry.report, entry.analyzed_version = report, version
+        lines = text.split("\n")
+        for loaded in report.documents:
+            if loaded.model is not None:
+                entry.facts[document_index(lines, loaded.doc.line - 1)] = report
+        self.publish(entry)
+        return report
+
+    def analyze(self, path: str, text: str) -> FileReport:
+        """One analysis (in the worker); a text that is not ours gives an empty report."""
+        if not ours(text):
+            return FileReport(path, text, None, [], [])
+        folder = Path(path).parent if path and not path.startswith("untitled:") else None
+        return check_text(text, path, Context(trusted=self.trusted(path), root=folder))
+
+    async def current(self, uri: str) -> tuple[Entry, FileReport] | None:
+        """The document's analysis of its current text (analyzed now when the last one is older)."""
+        entry = self.entries.get(uri)
+        if entry is None:
+            return None
+        if entry.report is not None and entry.analyzed_version == entry.version:
+            return entry, entry.report
+        if entry.pending is not None and not entry.pending.done():
+            entry.pending.cancel()
+        report = await self._analyze(entry)
+        return entry, report
+
+    def shutdown(self) -> None:
+        for entry in self.entries.values():
+            if entry.pending is not None:
+                entry.pending.cancel()
+        self.pool.shutdown(wait=False, cancel_futures=True)
