@@ -15,12 +15,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contractstudio.analysis.check import KNOWN_KINDS, Context, FileReport, check_text
-from contractstudio.editing.cursor import document_index
+if TYPE_CHECKING:  # the analyzer is imported after `initialize` is answered (start-up time), in the worker
+    from contractstudio.analysis.check import FileReport
 
 _KINDS = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.M)
+KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")  # analysis.check.KNOWN_KINDS (a test keeps them equal)
 MAX_TEXT = 20_000_000  # characters: a buffer larger than this is not analyzed (it is not a contract someone types)
 
 
@@ -88,16 +89,25 @@ class Analyses:
         report = await asyncio.get_running_loop().run_in_executor(self.pool, self.analyze, entry.path, text)
         if entry.version != version or self.entries.get(entry.uri) is not entry:
             return report  # a newer text arrived meanwhile: this result is stale, never published
-        entry.report, entry.analyzed_version = report, version
-        lines = text.split("\n")
-        for loaded in report.documents:
+        old, entry.report, entry.analyzed_version = entry.report, report, version
+        for index, loaded in self._documents(report):
             if loaded.model is not None:
-                entry.facts[document_index(lines, loaded.doc.line - 1)] = report
+                entry.facts[index] = report
         self.publish(entry)
+        self.pool.submit(_drop, old)  # freeing a big report's objects takes a while: not on the event loop
         return report
+
+    @staticmethod
+    def _documents(report: FileReport) -> list[tuple[int, Any]]:
+        from contractstudio.editing.cursor import document_index
+
+        lines = report.text.split("\n")
+        return [(document_index(lines, d.doc.line - 1), d) for d in report.documents]
 
     def analyze(self, path: str, text: str) -> FileReport:
         """One analysis (in the worker); a text that is not ours gives an empty report."""
+        from contractstudio.analysis.check import Context, FileReport, check_text
+
         if not ours(text):
             return FileReport(path, text, None, [], [])
         folder = Path(path).parent if path and not path.startswith("untitled:") else None
@@ -116,7 +126,13 @@ class Analyses:
         return entry, report
 
     def shutdown(self) -> None:
+        """Stop pending analyses and the worker."""
         for entry in self.entries.values():
             if entry.pending is not None:
                 entry.pending.cancel()
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _drop(report: object) -> None:
+    """Runs in the worker: the last reference to an old report goes away here."""
+    del report

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from contractstudio.editing.items import CodeAction, CompletionItem, FoldingRange, Hover, Symbol, TextEdit
-from contractstudio.findings.diagnostics import Diagnostic, Span
+from contractstudio.findings.diagnostics import Span
+
+if TYPE_CHECKING:  # the editing layer is imported after `initialize` is answered (start-up time)
+    from contractstudio.editing.items import CodeAction, CompletionItem, FoldingRange, Hover, Symbol, TextEdit
+    from contractstudio.findings.diagnostics import Diagnostic
 
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
              "info": lsp.DiagnosticSeverity.Information}

@@ -10,6 +10,7 @@ imported: the analysis runs untrusted (TOL103 notes say so).
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -18,8 +19,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from contractstudio import editing
-from contractstudio.editing.cursor import document_index
 from contractstudio.lsp import convert
 from contractstudio.lsp.analyses import Analyses, Entry
 
@@ -84,6 +83,23 @@ class ContractStudioServer(LanguageServer):
         log.debug("server error: %s: %s", type(error).__name__, error)
 
 
+class _Editing:
+    """The editing layer, imported on first use (after `initialize` is answered; warmed up in a thread)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import contractstudio.editing as module
+
+        return getattr(module, name)
+
+
+editing = _Editing()
+
+
+def _warm_up() -> None:
+    import contractstudio.editing  # noqa: F401
+    import contractstudio.editing.cursor  # noqa: F401
+
+
 def _path(uri: str) -> str:
     return to_fs_path(uri) or uri
 
@@ -99,6 +115,10 @@ def build(debounce_s: float = 0.15) -> ContractStudioServer:
             ls.debounce_s = max(0.0, float(options["debounce_ms"]) / 1000)
             if ls.analyses is not None:
                 ls.analyses.debounce_s = ls.debounce_s
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: ContractStudioServer, params: lsp.InitializedParams) -> None:
+        threading.Thread(target=_warm_up, name="contractstudio-warm-up", daemon=True).start()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: ContractStudioServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -129,6 +149,8 @@ def build(debounce_s: float = 0.15) -> ContractStudioServer:
         pos = convert.Positions(doc)
         line, column = pos.to_ours(params.position)
         text = doc.source
+        from contractstudio.editing.cursor import document_index
+
         facts = entry.facts.get(document_index(text.split("\n"), line - 1)) or entry.report
         if facts is None and entry.report is None:
             return lsp.CompletionList(False, [])

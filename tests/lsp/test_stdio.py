@@ -95,3 +95,10 @@ def test_the_server_never_imports_textual_or_litellm() -> None:
     imported = {ln.split("|")[-1].strip() for ln in log.splitlines() if ln.startswith("import time:")}
     assert "contractstudio.editing.completion" in imported and "pygls.lsp.server" in imported
     assert not {m for m in imported if m.split(".")[0] in ("textual", "litellm")}
+
+
+def test_the_server_knows_the_kinds_the_analyzer_knows() -> None:
+    from contractstudio.analysis.check import KNOWN_KINDS
+    from contractstudio.lsp.analyses import KNOWN_KINDS as SERVER_KINDS
+
+    assert SERVER_KINDS == KNOWN_KINDS

@@ -1,0 +1,65 @@
+"""`.pre-commit-hooks.yaml`: `contractstudio check` as a pre-commit hook, tried with `pre-commit try-repo` on a scratch repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = """\
+kind: pipeline
+name: rag
+entry_step_id: answer
+steps:
+  - id: answer
+    action: call_model
+    prompt: answer_v1
+    next: persst
+  - id: persist
+    action: persist_turn
+    end: true
+"""
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # pre-commit installs the package and its dependencies into a fresh virtualenv first
+def test_the_hook_fails_on_a_broken_pipeline_and_passes_once_it_is_fixed(tmp_path: Path) -> None:
+    repo = tmp_path / "scratch"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@example.invalid")
+    git(repo, "config", "user.name", "t")
+    (repo / "rag.pipeline.yaml").write_text(BROKEN, encoding="utf-8")
+    (repo / "deploy.yaml").write_text("apiVersion: v1\nkind: Service\n", encoding="utf-8")  # not ours: not checked
+    git(repo, "add", ".")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    pre_commit = [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "contractstudio-check", "--all-files"]
+
+    failed = subprocess.run(pre_commit, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "contractstudio check" in failed.stdout and "Failed" in failed.stdout
+    assert "rag.pipeline.yaml:8:11: error PIP102 step 'answer': next names 'persst', which is not a step" in failed.stdout
+    assert "deploy.yaml" not in failed.stdout
+
+    (repo / "rag.pipeline.yaml").write_text(BROKEN.replace("persst", "persist"), encoding="utf-8")
+    git(repo, "add", ".")
+    passed = subprocess.run(pre_commit, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "Passed" in passed.stdout
+
+
+def test_the_hook_definition_names_the_check_command() -> None:
+    import yaml
+
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["id"] == "contractstudio-check" and hook["entry"] == "contractstudio check" and hook["language"] == "python"
+    assert shutil.which("git") is not None
