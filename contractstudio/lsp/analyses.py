@@ -53,7 +53,7 @@ class Analyses:
         self.entries: dict[str, Entry] = {}
         self.publish = publish
         self.debounce_s = debounce_s
-        self.trusted = trusted or (lambda path: False)
+        self.trusted = trusted or folder_trusted
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contractstudio-analysis")
 
     def open(self, uri: str, path: str, version: int, text: str) -> Entry:
@@ -131,6 +131,17 @@ class Analyses:
             if entry.pending is not None:
                 entry.pending.cancel()
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def folder_trusted(path: str) -> bool:
+    """The per-folder trust every face asks (contractstudio/trust.py): folders the user chose to trust always.
+
+    Read on every analysis, so a folder trusted in the studio meanwhile counts at once. An
+    unsaved buffer has no folder: never trusted. The server has no --trust of its own.
+    """
+    from contractstudio.trust import Trust
+
+    return Path(path).is_absolute() and Trust().allows(path)
 
 
 def _drop(report: object) -> None:

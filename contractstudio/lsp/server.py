@@ -3,8 +3,8 @@
 Diagnostics are published after each change (debounced, analyzed in a worker
 thread, stale results dropped); every other answer comes from
 `contractstudio.editing`. Files that are not ours (no top-level `kind:` of
-ours) get no diagnostics and empty answers. Hooks (`python:`) are never
-imported: the analysis runs untrusted (TOL103 notes say so).
+ours) get no diagnostics and empty answers. Hooks (`python:`) are imported only
+in folders the user trusts always (contractstudio/trust.py); elsewhere TOL103 says so.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,10 +28,11 @@ def responses(out: bytes) -> list[dict[str, Any]]:
     return found
 
 
-def run_server(messages: list[bytes], *flags: str, answers: int = 0) -> tuple[list[dict[str, Any]], str, int]:
+def run_server(messages: list[bytes], *flags: str, answers: int = 0, env: dict[str, str] | None = None,
+               ) -> tuple[list[dict[str, Any]], str, int]:
     """Send the messages, wait for `answers` responses (a client waits before it shuts down), then shutdown and exit."""
     proc = subprocess.Popen([sys.executable, *flags, "-m", "contractstudio", "lsp", "--debounce-ms", "0"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"".join(messages))
     proc.stdin.flush()
@@ -102,3 +104,49 @@ def test_the_server_knows_the_kinds_the_analyzer_knows() -> None:
     from contractstudio.lsp.analyses import KNOWN_KINDS as SERVER_KINDS
 
     assert SERVER_KINDS == KNOWN_KINDS
+
+
+HOOKED = """\
+kind: tools
+name: notes
+tools:
+  - name: create_note
+    params:
+      title: {type: str, description: Title.}
+    handler: "notes_hooks_lsp:create_note"
+"""
+HOOK_MODULE = """\
+from pathlib import Path
+Path(__file__).with_name("imported.marker").write_text("imported")
+def create_note(title):
+    return title
+"""
+
+
+def _diagnostics_of(folder: Path, env: dict[str, str]) -> tuple[list[str], bool]:
+    (folder / "notes.tools.yaml").write_text(HOOKED, encoding="utf-8")
+    (folder / "notes_hooks_lsp.py").write_text(HOOK_MODULE, encoding="utf-8")
+    uri = (folder / "notes.tools.yaml").as_uri()
+    messages = [frame(INIT), frame({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                                    "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": HOOKED}}}),
+                frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+                       "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}})]
+    answers, _, code = run_server(messages, answers=2, env=env)
+    assert code == 0
+    published = [a["params"] for a in answers if a.get("method") == "textDocument/publishDiagnostics"]
+    return [d["code"] for d in published[-1]["diagnostics"]], (folder / "imported.marker").exists()
+
+
+def test_hooks_are_imported_only_in_a_folder_the_user_trusts(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config)}
+    untrusted, trusted = tmp_path / "untrusted", tmp_path / "trusted"
+    untrusted.mkdir()
+    trusted.mkdir()
+    (config / "contractstudio").mkdir(parents=True)
+    (config / "contractstudio" / "trusted-folders.txt").write_text(f"{trusted.resolve()}\n", encoding="utf-8")
+
+    codes, imported = _diagnostics_of(untrusted, env)
+    assert codes == ["TOL103"] and not imported
+    codes, imported = _diagnostics_of(trusted, env)
+    assert codes == [] and imported
