@@ -115,6 +115,7 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
             model, shape = validate(doc, source.path)
             found.extend(shape)
             item = load(source.path, source.text, doc, model, ctx, budget)
+            item.source = source  # positions of inherited parts map back to their base file (Loaded.place)
             loaded.append(item)
             found.extend(run_rules(item))
     # A value whose tag was refused is null; its shape error would only repeat YML004.

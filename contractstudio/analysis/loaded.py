@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from contractstudio.documents.models import Condition, Model
 from contractstudio.documents.patterns import RegexBudget
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
-from contractstudio.reading.source import Node, SourceDocument, key_at, nearest
+from contractstudio.reading.dialects.synth import locate
+from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_at, nearest
 
 if TYPE_CHECKING:  # at run time only the kinds that use types import them (a pipeline never does)
     from typing import TypeAlias
@@ -151,6 +152,7 @@ class Loaded:
     regex: RegexBudget = field(default_factory=file_regex_budget, repr=False, compare=False)  # one per file (analysis/check.py)
     # Resource limits met while analyzing (a regex past the file's budget): YML006s, reported after the rules.
     resource_limits: list[Diagnostic] = field(default_factory=list, repr=False, compare=False)
+    source: SourceFile | None = field(default=None, repr=False, compare=False)  # with the files read along (bases)
 
     @property
     def kind(self) -> str | None:
@@ -179,6 +181,11 @@ class Loaded:
         base = where.src if isinstance(where, Model) else tuple(where)
         node = self.node(tuple(base) + sub, key=key)
         return node.span if node is not None else Span(self.doc.line, 1, self.doc.line, 2)
+
+    def place(self, where: Model | Iterable[Any], *sub: Any, key: bool = False) -> tuple[str, Span]:
+        """The file and span of a model object or path: an inherited step is in its base file."""
+        span = self.span(where, *sub, key=key)
+        return locate(self.source, span) if self.source is not None else (self.file, span)
 
     def diag(self, code: str, message: str, where: Model | Iterable[Any], *sub: Any, key: bool = False, **kw: Any) -> Diagnostic:
         """A diagnostic of `code` at a model object or path."""

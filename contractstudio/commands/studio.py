@@ -15,5 +15,5 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(f"no such file or folder: {missing[0]}")
     from contractstudio.studio.app import StudioApp  # textual is imported only for this command
 
-    StudioApp(list(args.paths), trusted=bool(args.trust)).run()
+    StudioApp(list(args.paths), trusted=bool(args.trust), dialect=getattr(args, "dialect", None)).run()
     return 0

@@ -66,8 +66,9 @@ class StudioApp(App[None]):
     ]
 
     def __init__(self, paths: list[str | Path] | None = None, *, trusted: bool = False,
-                 config: StudioConfig | None = None, workspace: Workspace | None = None) -> None:
+                 config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None) -> None:
         super().__init__()
+        self.dialect = dialect  # --dialect: how every file is read (None: by .contractstudio.yaml and shape)
         self.config = config or load_config()
         self.workspace = workspace or Workspace.open(list(paths or []))
         # Per folder, as in every face: --trust trusts the folders it was given; remembered folders stay trusted.
@@ -119,7 +120,7 @@ class StudioApp(App[None]):
         """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
         from contractstudio.analysis.check import Context
 
-        return Context(trusted=self.trust.allows(path), root=folder_of(path) if path is not None else None)
+        return Context(trusted=self.trust.allows(path), root=folder_of(path) if path is not None else None, dialect=self.dialect)
 
     def _count_workspace(self) -> None:
         # Counts for the file list; the open file's counts come from live analysis instead.

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from contractstudio.findings.diagnostics import Diagnostic, Related
+from contractstudio.findings.diagnostics import Diagnostic, Related, Span
 from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, SeqNode, SourceFile, new_scalar
 
 _STR = "tag:yaml.org,2002:str"
@@ -68,6 +68,15 @@ def _home(source: SourceFile, line: int) -> Included | None:
     if line <= source.text.count("\n") + 1:
         return None
     return next((inc for inc in source.includes if inc.holds(line)), None)
+
+
+def locate(source: SourceFile, span: Span) -> tuple[str, Span]:
+    """The file and span a position of the analyzed text stands for (a base's own lines for an inherited part)."""
+    inc = _home(source, span.line)
+    if inc is None:
+        return source.path, span
+    shift = inc.first_line - 1
+    return inc.path, Span(span.line - shift, span.column, max(span.end_line - shift, 1), span.end_column)
 
 
 def relocate(diagnostics: Iterable[Diagnostic], source: SourceFile) -> list[Diagnostic]:

@@ -238,8 +238,8 @@ class GraphScreen(Screen[None]):
         sid = self.query_one(StepGraphView).selected_step
         if self.graph is None or self.loaded is None or sid is None or self.path is None:
             return
-        span = self.loaded.span(self.graph.steps[sid])
-        self.app.go_to(Place(str(self.path), span.line, span.column))  # type: ignore[attr-defined]
+        file, span = self.loaded.place(self.graph.steps[sid])  # an inherited step opens its base file
+        self.app.go_to(Place(file if file != self.loaded.file else str(self.path), span.line, span.column))  # type: ignore[attr-defined]
 
     def action_simulate(self) -> None:
         self.query_one("#simulate", Input).focus()
