@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from contractstudio.findings.diagnostics import Diagnostic, Related, make
 from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence, text_of
@@ -19,6 +20,7 @@ from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, Se
 
 NAME = "localai-rag"
 CONTAINERS = ("YAMLpipelines", "pipelines")  # several pipelines in one file
+ROUTERS = ("prefix_router", "json_decision_router")  # their steps nest `routes:`; the native reading flattens them
 MAX_EXTENDS = 20  # LocalAI-RAG's own cap on the depth of an extends chain
 COMPAT_MODES = ("locked", "latest", "strict")
 # The state the runner fills from each request (their DynamicPipelineRunner), before the first step.
@@ -69,10 +71,11 @@ class Resolver:
     def read(self, doc: SourceDocument) -> list[SourceDocument]:
         """The native reading of every pipeline of one document."""
         out = []
-        for anchor, node in pipelines_in(doc.root):
+        for i, (anchor, node) in enumerate(pipelines_in(doc.root)):
             merged = self.resolve(node, self.real, ((self.real, text_of(node.get("name"))),), ())
             root = self.native(merged, anchor)
-            out.append(SourceDocument(doc.index, root, data_of(root), anchor.line, dialect=NAME))
+            data = _reuse(root, node, _raw(doc.data, i)) if merged is node else data_of(root)
+            out.append(SourceDocument(doc.index, root, data, anchor.line, dialect=NAME))
         if not out and isinstance(doc.root, MapNode):
             self.report("YML003", "the file holds no LocalAI-RAG pipeline: no entry of its list has steps, settings or extends",
                         doc.root, hint="a pipeline is a mapping with name, settings and steps")
@@ -175,12 +178,17 @@ class Resolver:
 
     def _step(self, step: Node) -> Node:
         """A step with its nested `routes:` flattened into on_<route> (and <route>_prefix) keys."""
-        if not isinstance(step, MapNode):
+        if type(step) is not MapNode:
             return step
-        action = text_of(step.get("action"))
-        if action not in ("prefix_router", "json_decision_router"):
+        action = routes = None
+        for k, v in step.pairs:  # one pass: most steps are not routers and leave unchanged
+            key = k[5] if type(k) is ScalarNode else None
+            if key == "action":
+                action = v[5] if type(v) is ScalarNode else None
+            elif key == "routes":
+                routes = v
+        if action not in ROUTERS:
             return step
-        routes = step.get("routes")
         if routes is None:
             if action == "json_decision_router":
                 self.report("SCH101", "json_decision_router needs 'routes: {<decision>: <step>}'", step.key_node("action") or step)
@@ -211,6 +219,34 @@ class Resolver:
         return mapping(pairs, step)
 
 
+def _raw(data: object, i: int) -> dict[str, Any] | None:
+    """The reader's own plain data of the i-th pipeline of a document (kept where the native reading reuses it)."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("YAMLpipeline"), dict):
+        return data["YAMLpipeline"] if i == 0 else None
+    items: list[Any] = next((data[k] for k in CONTAINERS if isinstance(data.get(k), list)), [])
+    entries = [e for e in items if isinstance(e, dict) and any(e.get(k) is not None for k in ("steps", "extends", "settings"))]
+    return entries[i] if i < len(entries) else None
+
+
+def _reuse(root: MapNode, p: MapNode, raw: dict[str, Any] | None) -> Any:
+    """data_of(root), reusing the reader's data for the settings and the steps left as written (the bulk of a file)."""
+    if raw is None or not isinstance(raw.get("steps"), list) or not isinstance(p.get("steps"), SeqNode):
+        return data_of(root)
+    written = p.get("steps").items  # type: ignore[union-attr]
+    out: dict[str, Any] = {}
+    for k, v in root.pairs:
+        key = k.value  # type: ignore[attr-defined]
+        if key == "settings" and v is p.get("settings"):
+            out[key] = raw["settings"]
+        elif key == "steps" and isinstance(v, SeqNode) and len(v.items) == len(written) == len(raw["steps"]):
+            out[key] = [raw["steps"][j] if item is written[j] else data_of(item) for j, item in enumerate(v.items)]
+        else:
+            out[key] = data_of(v)
+    return out
+
+
 # ----------------------------------------------------------------- merging (LocalAI-RAG's loader, on nodes)
 
 
@@ -232,9 +268,18 @@ def _merge(parent: Node, child: Node) -> Node:
     return mapping(pairs, child)
 
 
+def _value(node: MapNode, key: str) -> Node | None:
+    """A key's value by scanning the pairs: a step has a handful, and building its index for one look-up costs more."""
+    found = None
+    for k, v in node.pairs:
+        if type(k) is ScalarNode and k.value == key:
+            found = v  # the last one wins, as in YAML loaders
+    return found
+
+
 def _sid(step: Node) -> str | None:
     if isinstance(step, MapNode):
-        value = step.get("id")
+        value = _value(step, "id")
         if isinstance(value, ScalarNode) and value.value:
             return str(value.value)
     return None
@@ -242,13 +287,13 @@ def _sid(step: Node) -> str | None:
 
 def _merge_steps(parent: Node | None, child: Node | None) -> SeqNode:
     """Steps merge by id: the parent's order, a child step of the same id merged into it, new child steps appended."""
-    mine = [s for s in parent.items if isinstance(s, MapNode)] if isinstance(parent, SeqNode) else []
-    theirs = child.items if isinstance(child, SeqNode) else []
-    by_id = {sid: s for s in theirs if (sid := _sid(s))}
-    known = {_sid(s) for s in mine}
-    out: list[Node] = [_merge(s, by_id[sid]) if (sid := _sid(s)) in by_id else s for s in mine]
+    mine = [(_sid(s), s) for s in parent.items if isinstance(s, MapNode)] if isinstance(parent, SeqNode) else []
+    theirs = [(_sid(s), s) for s in child.items] if isinstance(child, SeqNode) else []
+    by_id = {sid: s for sid, s in theirs if sid}
+    known = {sid for sid, _ in mine}
+    out: list[Node] = [_merge(s, by_id[sid]) if sid in by_id else s for sid, s in mine]
     # LocalAI-RAG drops child steps without an id silently; they are kept so that the reader reports them.
-    out += [s for s in theirs if _sid(s) not in known]
+    out += [s for sid, s in theirs if sid not in known]
     at = child if isinstance(child, SeqNode) else parent
     return sequence(out, at)  # type: ignore[arg-type]
 
