@@ -176,3 +176,19 @@ def test_simulate_follows_prefix_and_json_decision_routes(capsys: pytest.Capture
     assert path[path.index("plan_route") + 1] == "find"
     assert path[path.index("enough") + 1] == "reply_grounded"
     assert steps[path.index("enough")]["label"] == "answer"
+
+
+def test_export_keeps_a_dialect_file_in_its_own_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = DIALECTS / "localai-rag" / "pipelines" / "code_help.yaml"
+    assert main(["export", str(source)]) == 0
+    assert capsys.readouterr().out == source.read_text()
+    assert main(["export", str(DIALECTS / "localai-rag" / "err" / "uses_broken_base.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert "export refused" in err and "broken_base.yaml:23:37" in err
+
+
+def test_samples_hold_one_pipeline_and_one_contract_of_each_dialect_and_check_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--format", "json", str(SAMPLES)]) == 0
+    read_as = {Path(f["path"]).name: f["dialect"] for f in json.loads(capsys.readouterr().out)["files"]}
+    assert read_as["repo_qa.yaml"] == read_as["repo_qa_base.yaml"] == "localai-rag"
+    assert read_as["refund_desk.yaml"] == "agentanvil"
