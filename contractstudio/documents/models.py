@@ -437,7 +437,8 @@ class ActionContract(Model):
     description: str | None = Field(None, description="What the action does.")
     requires_state: list[str] = Field(default_factory=list, description="State fields that must be set before the step.")
     requires_any_state: list[list[str]] = Field(default_factory=list, description="One field of each group must be set.")
-    requires_step: list[str] = Field(default_factory=list, description="Keys the step itself must carry.")
+    requires_step: list[str] = Field(default_factory=list, description="Keys the step itself must carry; 'a|b' means one of them, "
+                                     "'settings.k' a key of the pipeline's settings.")
     ensures_state: list[str] = Field(default_factory=list, description="State fields set by the step.")
 
 
