@@ -231,3 +231,37 @@ def test_the_local_engine_never_imports_ray(tmp_path: Path) -> None:
             "print(rc, 'ray' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr
+
+
+def test_a_terminal_gets_a_live_bar(tmp_path: Path) -> None:
+    import io
+
+    from contractstudio.commands.eval import ProgressView
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    view = ProgressView(screen, quiet=False)
+    evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted"), on_progress=view)
+    view.finish()
+    drawn = screen.getvalue()
+    assert "\r[" in drawn and "\x1b[K" in drawn  # redrawn in place
+    last = drawn.rstrip("\n").split("\r")[-1]
+    assert last.startswith("[########################]  48/48 rows (100%)") and "ok 87.5%" in last and "rows/s" in last
+    assert "row 9: input.max_snippets = 20" in drawn  # a bad row clears the bar and stays on its own line
+
+
+def test_traces_can_go_to_their_own_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_file, traces = tmp_path / "r.jsonl", tmp_path / "traces"
+    code, _, _ = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--limit", "3", "--out", str(out_file),
+                     "--traces", str(traces))
+    assert code == 0
+    recs = records(out_file)
+    assert all("trace" not in r and Path(r["trace_file"]).parent == traces.resolve() for r in recs)
+    from contractstudio.runtime.trace import Trace
+
+    first = Trace.read(recs[0]["trace_file"])
+    assert first[0].type == "stage_start" and first.of_type("result")
