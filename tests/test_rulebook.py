@@ -80,3 +80,14 @@ def test_check_on_one_kind_imports_only_that_kinds_rule_modules() -> None:
     imported = {m.rpartition(".")[2] for m in out[0].split()}
     assert imported <= set(MODULES["tools"]), imported
     assert out[1] == "False False"
+
+
+def test_a_contracts_facts_are_the_ones_its_rules_used() -> None:
+    from contractstudio.analysis.check import check_file
+
+    doc = check_file(FIXTURES / "err/EXP/unknown_field.yaml").documents[0]
+    # Type system, scopes and every checked expression were computed while the rules ran, once.
+    assert {"types", "role_types", "input_scope", "output_scope", "expression_sites", "checked_expressions"} <= set(doc.__dict__)
+    checked = doc.checked_expressions  # type: ignore[attr-defined]
+    assert any(i.code == "EXP201" for c in checked for i in c.issues)
+    assert all(c.site.types is doc.types for c in checked)  # type: ignore[attr-defined]
