@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import SAMPLES
+from conftest import FIXTURES, SAMPLES
 
 from contractstudio.cli import main
 from contractstudio.documents.json_schema import full_schema
-from contractstudio.export import export_text, round_trip
+from contractstudio.export import export_file, export_text
 
 CLEAN = """# A tool set, with comments that must survive.
 kind: tools   # the kind
@@ -29,7 +31,7 @@ tools:
 
 
 def test_clean_file_round_trips_byte_identical() -> None:
-    assert round_trip(CLEAN) == CLEAN
+    assert export_text(CLEAN) == (CLEAN, [])
 
 
 @pytest.mark.parametrize("sample", sorted(SAMPLES.glob("*.yaml")), ids=lambda p: p.name)
@@ -69,3 +71,126 @@ def test_schema_is_valid_draft7_and_validates_documents(capsys: pytest.CaptureFi
     bad = {"kind": "tools", "name": "t", "tools": [{"name": 3}]}
     assert list(validator.iter_errors(bad))
     assert full_schema()["properties"]["kind"]["enum"] == ["contract", "agent", "pipeline", "tools"]
+
+
+# Export keeps the file byte for byte (issue 9.12, 10.14) -----------------------------------------------------
+
+FLOW_KEY = """kind: tools
+name: notes
+description: x
+tools:
+  - {name: a, description: b, c}
+"""
+MIXED_INDENT = """kind: tools
+name: notes
+description: x
+tools:
+- name: create_note
+  description: Create a note.
+  params:
+    title: {type: str}
+  preconditions:
+    - assert: title.strip() != ""
+      message: Title cannot be empty
+"""
+
+
+@pytest.mark.parametrize("text", [FLOW_KEY, MIXED_INDENT, CLEAN.replace("\n", "\r\n")], ids=["flow-key", "mixed-indent", "crlf"])
+def test_export_keeps_the_text_it_accepts(text: str) -> None:
+    exported, found = export_text(text, "t.tools.yaml")
+    assert [d.severity for d in found if d.severity == "error"] == []
+    assert exported == text
+
+
+EVERY_FILE = sorted(SAMPLES.rglob("*.yaml")) + sorted(FIXTURES.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", EVERY_FILE, ids=lambda p: str(p.relative_to(p.parents[2])))
+def test_export_of_an_unchanged_file_is_identical_or_refused(path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.yaml"
+    code = main(["export", str(path), "-o", str(out)])
+    if code == 0:
+        assert out.read_bytes() == path.read_bytes()
+    else:
+        assert code == 1 and not out.exists()
+
+
+def test_a_bom_and_crlf_are_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "bom.tools.yaml"
+    raw = b"\xef\xbb\xbf" + CLEAN.replace("\n", "\r\n").encode()
+    src.write_bytes(raw)
+    out = tmp_path / "out.yaml"
+    assert main(["export", str(src), "-o", str(out)]) == 0
+    assert out.read_bytes() == raw
+    assert export_file(src)[0] == "\ufeff" + CLEAN.replace("\n", "\r\n")
+
+
+@pytest.mark.parametrize("value", [
+    "!!int abc", "!!float xyz", "!!bool maybe", "!!binary 'not base64!'", "!!timestamp 2020-99-99", "9" * 4400,
+    "a\tb c", "!!bool yes", "!!null abc", "0b101", "-0x1F", ".5e3",
+], ids=["int", "float", "bool", "binary", "timestamp", "huge-int", "tab", "bool-yes", "null", "binary-int", "signed-hex", "float-no-sign"])
+def test_what_export_cannot_keep_is_a_check_finding_and_never_a_crash(tmp_path: Path, value: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "t.tools.yaml"
+    src.write_text(f"kind: tools\nname: notes\ndescription: {value}\ntools: []\n")
+    assert main(["check", str(src)]) == 1
+    assert "YML008" in capsys.readouterr().out
+    assert main(["export", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert "export refused" in err and "YML008" in err and "internal error" not in err
+
+
+def test_a_yaml_1_1_header_that_would_change_a_value_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "t.tools.yaml"
+    src.write_text("%YAML 1.1\n---\nkind: tools\nname: n\ndescription: x\ntools: []\n")
+    assert main(["check", str(src)]) == 1
+    out = capsys.readouterr().out
+    assert "t.tools.yaml:4:7: error YML008 'n' is text here, but the %YAML 1.1 header (line 1) makes other YAML tools read false" in out
+    assert main(["export", str(src)]) == 1
+
+
+# Output paths are checked before any work; only regular files are replaced (issue 9.10, 10.13) -------------------
+
+
+@pytest.mark.parametrize("target, message", [
+    (lambda d: d, "is a folder"),
+    (lambda d: d / "missing" / "out.yaml", "does not exist"),
+], ids=["onto-a-folder", "into-a-missing-folder"])
+def test_export_to_a_bad_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], target, message: str) -> None:  # noqa: ANN001
+    src = tmp_path / "notes.tools.yaml"
+    src.write_text(CLEAN)
+    assert main(["export", str(src), "-o", str(target(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err
+
+
+def test_export_through_a_symlink_writes_its_target(tmp_path: Path) -> None:
+    src = tmp_path / "notes.tools.yaml"
+    src.write_text(CLEAN)
+    real = tmp_path / "real.yaml"
+    real.write_text("old")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(real)
+    assert main(["export", str(src), "-o", str(link)]) == 0
+    assert link.is_symlink() and real.read_text() == CLEAN
+
+
+def test_export_onto_a_fifo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "notes.tools.yaml"
+    src.write_text(CLEAN)
+    fifo = tmp_path / "out.yaml"
+    os.mkfifo(fifo)
+    assert main(["export", str(src), "-o", str(fifo)]) == 2
+    assert "FIFO" in capsys.readouterr().err
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_an_exported_file_follows_the_umask(tmp_path: Path) -> None:
+    src = tmp_path / "notes.tools.yaml"
+    src.write_text(CLEAN)
+    old = os.umask(0o022)
+    try:
+        assert main(["export", str(src), "-o", str(tmp_path / "out.yaml")]) == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "out.yaml").stat().st_mode & 0o777 == 0o644

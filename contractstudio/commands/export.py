@@ -1,4 +1,4 @@
-"""`contractstudio export FILE [-o OUT]`: validated YAML, refused (exit 1) while the file has errors."""
+"""`contractstudio export FILE [-o OUT]`: the validated file, refused (exit 1) while it has errors."""
 
 from __future__ import annotations
 
@@ -10,23 +10,35 @@ from contractstudio.analysis.check import Context
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.export import export_file
 from contractstudio.reports import diagnostics as report
-from contractstudio.storage.atomic import write_atomic
+from contractstudio.storage.atomic import NotARegularFile, target_problem, write_atomic
 
 
 def run(args: argparse.Namespace) -> int:
-    """Export or refuse, naming the errors."""
+    """Export or refuse, naming the errors; the output path is checked before any work."""
     source = Path(args.file)
     if not source.is_file():
         return usage_error(f"no such file: {args.file}")
+    if args.output and (problem := target_problem(args.output)):
+        return usage_error(f"cannot write the export: {problem}")
     text, errors = export_file(source, Context(root=source.parent, dialect=args.dialect))
     if text is None:
         print(f"export refused: {args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}", file=sys.stderr)
         texts = {d.file: Path(d.file).read_text(errors="replace") for d in errors if Path(d.file).is_file()}
         print(report.text(errors, texts, 1), file=sys.stderr)
         return EXIT_PROBLEM
-    if args.output:
-        write_atomic(Path(args.output), text)
-        print(f"exported {args.file} -> {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    if not args.output:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8"))  # the file's own bytes, whatever the terminal's encoding
+        sys.stdout.buffer.flush()
+        return EXIT_OK
+    try:
+        saved = write_atomic(Path(args.output), text)
+    except NotARegularFile as err:
+        return usage_error(f"cannot write the export: {err}")
+    except OSError as err:
+        print(f"contractstudio: could not write {args.output}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_PROBLEM
+    for note in saved.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"exported {args.file} -> {args.output}", file=sys.stderr)
     return EXIT_OK

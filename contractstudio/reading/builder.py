@@ -10,6 +10,7 @@ from a tag: tags are only looked at.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -18,6 +19,7 @@ import yaml
 from contractstudio.findings.diagnostics import Diagnostic, Related, Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
 from contractstudio.reading.nodes import MapNode, ScalarNode, SeqNode, SourceDocument, new_scalar
+from contractstudio.reading.portability import Unreadable, could_differ, describe, other_reading, same_value, tagged_reading
 
 try:  # libyaml ships in PyYAML's wheels; the pure-Python parser is a slow but correct fallback.
     _Loader: Any = yaml.CSafeLoader
@@ -33,8 +35,13 @@ _STR, _MAP, _SEQ = f"{_STD}str", f"{_STD}map", f"{_STD}seq"
 _SCALAR_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null", "binary", "timestamp")}
 _INT = re.compile(r"[-+]?[0-9][0-9_]*$|0o[0-7]+$|0x[0-9a-fA-F]+$")
 _MAYBE_NOT_STR = frozenset("-+.0123456789~nNtTfF")
+_NUMBERISH = frozenset("-+.0123456789")  # plain scalars other YAML readers may read differently start so
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
-_SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
+# YAML 1.2 core forms, exactly (`tRUE` and `.iNf` are text, as for every other 1.2 reader)
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_SPECIAL_FLOAT = {f"{sign}.{word}": float(f"{sign or '+'}inf") for sign in ("", "+", "-") for word in ("inf", "Inf", "INF")}
+_SPECIAL_FLOAT.update({f".{word}": float("nan") for word in ("nan", "NaN", "NAN")})
 _YAML11_BOOL = frozenset({"yes", "no", "on", "off"})  # what PyYAML and most 1.1 tools read as booleans
 
 _Scalar, _Alias = yaml.ScalarEvent, yaml.AliasEvent
@@ -47,28 +54,21 @@ def resolve_plain(text: str) -> Any:
     """YAML 1.2 core schema resolution of a plain scalar."""
     if text and text[0] not in _MAYBE_NOT_STR:
         return text  # fast path: most scalars are words
-    low = text.lower()
-    if text == "" or text == "~" or low == "null":
+    if text in _NULLS:
         return None
-    if low == "true":
-        return True
-    if low == "false":
-        return False
+    if text in _BOOLS:
+        return _BOOLS[text]
     try:
         if _INT.match(text):
             t = text.replace("_", "")
             return int(t, 0) if t[:2] in ("0o", "0x") else int(t)
-        if low in _SPECIAL_FLOAT:
-            return _SPECIAL_FLOAT[low]
+        if text in _SPECIAL_FLOAT:
+            return _SPECIAL_FLOAT[text]
         if _FLOAT.match(text) and any(c.isdigit() for c in text):
             return float(text.replace("_", ""))
     except ValueError:  # e.g. an integer with more digits than Python converts
         return text
     return text
-
-
-def _tagged(text: str, tag: str) -> Any:
-    return text if tag == _STR or tag in (f"{_STD}binary", f"{_STD}timestamp") else resolve_plain(text)
 
 
 class _Frame:
@@ -79,6 +79,18 @@ class _Frame:
         self.key: tuple[Any, Any, int, int] | None = None
 
 
+def _in_comment(text: str, line_start: int, at: int, quoted: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether position `at` is inside a `# comment` on its line (a `#` after a space, outside quotes)."""
+    hash_at = text.find("#", line_start, at)
+    while hash_at >= 0:
+        i = bisect.bisect_right(starts, hash_at) - 1
+        in_quotes = i >= 0 and quoted[i][0] <= hash_at < quoted[i][1]
+        if not in_quotes and (hash_at == line_start or text[hash_at - 1] in " \t"):
+            return True
+        hash_at = text.find("#", hash_at + 1, at)
+    return False
+
+
 class Builder:
     """Builds the documents of one text (or one chunk of it, at a line offset)."""
 
@@ -86,6 +98,8 @@ class Builder:
         self.path = path
         self.diagnostics = diagnostics
         self.offset = line_offset
+        self.header: Any = None  # where a %YAML 1.1 header is
+        self._quoted: list[tuple[int, int]] | None = None
 
     def _span(self, start: Any, end: Any) -> Span:
         return Span(start.line + 1 + self.offset, start.column + 1, end.line + 1 + self.offset, end.column + 1)
@@ -108,7 +122,49 @@ class Builder:
             self._run(text, first_index, docs)
         except yaml.YAMLError as err:
             self.diagnostics.append(syntax_diagnostic(self.path, err, self.offset))
+            return docs
+        if self._quoted is not None:
+            self._report_tabs(text, self._quoted)
         return docs
+
+    def _other_reading(self, raw: str, value: Any, version: tuple[int, int] | None, start: Any, end: Any) -> None:
+        """YML008 where ruamel.yaml (export's second reader) reads a plain scalar differently, or not at all."""
+        try:
+            theirs = other_reading(raw, version)
+        except Unreadable as err:
+            self._report("YML008", f"{err}: other YAML tools fail to read it", start, end, hint="quote it if it is text")
+            return
+        if same_value(value, theirs):
+            return
+        if version == (1, 1):
+            line = self.header.line + 1 + self.offset if self.header is not None else 1
+            why = f"the %YAML 1.1 header (line {line}) makes other YAML tools read {describe(theirs)}"
+            hint = "remove the %YAML 1.1 header (ContractStudio reads YAML 1.2) or quote the value"
+        else:
+            why = f"other YAML tools (ruamel.yaml, which export checks with) read {describe(theirs)}"
+            hint = "quote it if it is text, or write the number in YAML 1.2's form"
+        ours = "text" if isinstance(value, str) else describe(value)
+        self._report("YML008", f"'{raw}' is {ours} here, but {why}", start, end, hint=hint)
+
+    def _report_tabs(self, text: str, quoted: list[tuple[int, int]]) -> None:
+        """YML008 for a tab outside quotes, block scalars and comments: libyaml allows it, ruamel.yaml fails on it."""
+        quoted.sort()
+        starts = [a for a, _ in quoted]
+        reported: set[int] = set()
+        at = text.find("\t")
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            inside = i >= 0 and quoted[i][0] <= at < quoted[i][1]
+            line_start = text.rfind("\n", 0, at) + 1
+            line = text.count("\n", 0, at)
+            if not inside and line not in reported and not _in_comment(text, line_start, at, quoted, starts):
+                reported.add(line)
+                column = at - line_start + 1
+                span = Span(line + 1 + self.offset, column, line + 1 + self.offset, column + 1)
+                self.diagnostics.append(make("YML008", "a tab outside quotes: ruamel.yaml (which export checks with) "
+                                             "cannot read it, though libyaml can", self.path, span,
+                                             hint="use spaces, or quote the value"))
+            at = text.find("\t", at + 1)
 
     def _run(self, text: str, first_index: int, docs: list[SourceDocument]) -> None:  # noqa: C901 - one loop over event kinds
         off = self.offset
@@ -121,6 +177,10 @@ class Builder:
         bomb = False
         ev: Any  # libyaml's C events: typed only as the abstract yaml.Event
         node: Any
+        version: tuple[int, int] | None = None
+        # Only a text with a tab pays for this: where quoted and block scalars are, to find tabs outside them.
+        tabs: list[tuple[int, int]] | None = [] if "\t" in text else None
+        self._quoted = tabs
         for ev in yaml.parse(text, Loader=_Loader):
             cls = ev.__class__
             if cls is _Scalar:
@@ -131,14 +191,25 @@ class Builder:
                 if tag is None or tag == "!":
                     if style:
                         value: Any = raw
+                        if tabs is not None:
+                            tabs.append((sm.index, em.index))  # a tab inside quotes or a block scalar is fine
                     else:
                         value = resolve_plain(raw)
-                        if len(raw) <= 3 and raw.lower() in _YAML11_BOOL:
+                        if (raw[:1] in _NUMBERISH or version is not None) and could_differ(raw, version):
+                            self._other_reading(raw, value, version, sm, em)
+                        elif version != (1, 1) and len(raw) <= 3 and raw.lower() in _YAML11_BOOL:
                             self._report("YML005", f"'{raw}' is a string here, but YAML 1.1 tools read it as a boolean",
                                          sm, em, hint=f"write \"{raw}\" (quoted) or true/false")
                     tag = _STR
                 elif tag in _SCALAR_TAGS:
-                    value = _tagged(raw, tag)
+                    try:
+                        value = tagged_reading(raw, tag)
+                    except Unreadable as err:
+                        value = raw
+                        self._report("YML008", f"{err}: other YAML tools refuse it or read something else", sm, em,
+                                     hint="fix the value or remove the tag")
+                    if tabs is not None and style:
+                        tabs.append((sm.index, em.index))
                 else:
                     self._refuse_tag(tag, sm, em)
                     value = None
@@ -199,6 +270,9 @@ class Builder:
                 item = hit
             elif cls is _DocStart:
                 anchors, root, expansion, chars, bomb = {}, None, 0, 0, False
+                version = ev.version
+                if version is not None and version != (1, 2):
+                    self.header = ev.start_mark
                 continue
             elif cls is _DocEnd:
                 if root is not None:
