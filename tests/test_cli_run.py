@@ -11,6 +11,7 @@ from openai_server import OpenAIServer
 from contractstudio.cli import main
 
 HERE = Path(__file__).parent / "runtime_contracts"
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 QA = HERE / "qa.contract.yaml"
 INPUT = {"query": "Why vectors?", "documents": [{"id": "A1", "content": "Vector databases store embeddings."}]}
 GOOD = '{"answer": "They store embeddings.", "evidence": [{"doc_id": "A1", "snippet": "store embeddings"}], "coverage_score": 0.9}'
@@ -102,16 +103,19 @@ def test_test_command_runs_every_scenario(capsys: pytest.CaptureFixture[str], tm
     assert out.strip().splitlines()[-1] == "1 passed, 0 failed"
 
 
-def test_run_reads_the_input_from_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_reads_the_input_from_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import io
 
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(INPUT)))
-    code, out, _ = run(capsys, "run", str(QA), "--input", "-", "--replay",
-                       str(Path(__file__).resolve().parent.parent / "samples" / "traces" / "multidoc_qa.answered-first-time.jsonl"),
-                       "--json", "--no-wait")
+    given = {"query": "What do vector databases store?",
+             "documents": [{"id": "B2", "content": "Vector databases store embeddings. They answer queries quickly."}]}
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(given)))
+    trace = tmp_path / "t.jsonl"
+    code, out, _ = run(capsys, "run", str(SAMPLES / "multidoc_qa.contract.yaml"), "--input", "-", "--replay",
+                       str(SAMPLES / "traces" / "multidoc_qa.answered-first-time.jsonl"), "--json", "--no-wait", "--trace", str(trace))
     data = json.loads(out)
     assert code == 0 and data["llm_calls"] == 1  # the input came from stdin, the reply from the recording
     assert data["output"]["evidence"][0]["doc_id"] == "B2"
+    assert json.loads(trace.read_text().splitlines()[0])["value"] == given
 
 
 def test_pipeline_events_share_the_trace_format(tmp_path: Path) -> None:
@@ -121,3 +125,64 @@ def test_pipeline_events_share_the_trace_format(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     Trace.from_dicts(events).write(path)
     assert Trace.read(path)[0]["step"] == "route"
+
+
+# Output paths checked before the call; a failed trace never hides the result (issue 9.10) -------------------------
+
+
+def test_a_trace_into_a_missing_folder_is_refused_before_the_call(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    inp = tmp_path / "in.json"
+    inp.write_text(json.dumps(INPUT))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with OpenAIServer([GOOD]) as server:
+        code, out, err = run(capsys, "run", str(QA), "--input", str(inp), "--model", "openai/test-model",
+                             "--api-base", server.base_url, "--trace", str(tmp_path / "missing" / "t.jsonl"))
+        assert server.requests == []  # nothing was paid for
+    assert code == 2 and "cannot write the trace" in err and "does not exist" in err and "internal error" not in err
+
+
+def test_a_trace_that_cannot_be_written_never_hides_the_result(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.runtime.trace import Trace
+
+    def disk_full(self: Trace, path: object, **_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Trace, "write", disk_full)
+    code, out, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--no-wait", "--trace", str(tmp_path / "t.jsonl"))
+    assert "successful: 1 LLM call(s)" in out and '"answer"' in out  # the result is shown
+    assert code == 1 and "the trace was not written" in err and "No space left on device" in err
+    code, out, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--no-wait", "--json", "--trace", str(tmp_path / "t.jsonl"))
+    data = json.loads(out)
+    assert code == 1 and data["successful"] is True and data["trace"] is None and "No space left" in data["trace_error"]
+
+
+# Contradicting options (issue 9.13) -------------------------------------------------------------------------------
+
+
+def test_contradicting_options_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    inp = tmp_path / "in.json"
+    inp.write_text(json.dumps(INPUT))
+    trace = SAMPLES / "traces" / "multidoc_qa.answered-first-time.jsonl"
+    code, _, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--input", str(inp))
+    assert code == 2 and "--input and --scenario both give the call's input" in err
+    code, _, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--replay", str(trace))
+    assert code == 2 and "--replay and --scenario both give the model's replies" in err
+    code, _, err = run(capsys, "run", str(QA), "--input", str(inp), "--replay", str(trace))
+    assert code == 2 and "was recorded for the contract 'multidoc_qa', not for 'qa'" in err
+
+
+def test_harmless_unused_options_are_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--model", "openai/gpt-4o", "--no-wait")
+    assert code == 0 and "successful" in out
+    assert "note: --model is not used: the replies come from the scenario's scripted replies" in err
+
+
+def test_test_with_no_scenario_to_run_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    empty = tmp_path / "none.contract.yaml"
+    empty.write_text("\n".join(line for line in QA.read_text().split("scenarios:")[0].splitlines()) + "\n")
+    code, out, _ = run(capsys, "test", str(empty))
+    assert code == 1 and out.strip().splitlines()[-1] == "no scenarios ran: the files hold no scenarios"
+    code, out, _ = run(capsys, "test", str(QA), "-k", "no-such-scenario")
+    assert code == 1 and out.strip().splitlines()[-1] == "no scenarios ran: -k 'no-such-scenario' selected none of 3"

@@ -178,6 +178,31 @@ def test_renderers_escape_quotes_in_names() -> None:
     assert '-->|"[#quot;Q#quot;], other"|' in render(sg, "mermaid")
 
 
+def test_newlines_in_a_routing_prefix_are_escaped_in_mermaid_and_dot() -> None:
+    text = textwrap.dedent('''\
+        kind: pipeline
+        name: p
+        entry_step_id: a
+        steps:
+          - id: a
+            action: prefix_router
+            evil_prefix: "[X:]\\nclick n0 call alert()"
+            on_evil: b
+            on_other: b
+          - id: b
+            action: persist_turn
+            end: true
+        ''')
+    [doc] = check_text(text, "p.yaml").documents
+    sg = StepGraph.build(doc.model)
+    mermaid = render(sg, "mermaid")
+    assert '|"[X:]\\nclick n0 call alert(), other"|' in mermaid
+    assert not any(line.strip().startswith("click") for line in mermaid.splitlines())
+    dot = render(sg, "dot")
+    assert 'label="[X:]\\\\nclick n0 call alert(), other"' in dot
+    assert 'label="a\\nprefix_router"' in dot  # the step's own line break stays DOT's \n
+
+
 def test_graph_falls_back_to_ascii_arrows_on_a_terminal_without_them() -> None:
     import os
 

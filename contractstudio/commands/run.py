@@ -9,6 +9,7 @@ from typing import Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.safe_text import printable, shorten, shown
+from contractstudio.storage.atomic import target_problem
 
 
 def read_input(spec: str) -> Any:
@@ -19,18 +20,37 @@ def read_input(spec: str) -> Any:
     return read_value(text, spec)
 
 
-def recorded_input(trace_path: str) -> Any:
-    """The input recorded at the start of a trace (the `input` stage_start event), or None."""
+def _recorded_start(trace_path: str) -> dict[str, Any]:
+    """The data of a trace's first event (the `input` stage_start: contract, model, value), or {}."""
     from contractstudio.runtime.trace import Trace
 
     try:
         trace = Trace.read(trace_path)
     except (OSError, ValueError):
-        return None
+        return {}
     for event in trace:
-        if event.type == "stage_start" and event.stage == "input" and "value" in event.data:
-            return event.data["value"]
-    return None
+        if event.type == "stage_start" and event.stage == "input":
+            return dict(event.data)
+    return {}
+
+
+def recorded_input(trace_path: str) -> Any:
+    """The input recorded at the start of a trace (the `input` stage_start event), or None."""
+    return _recorded_start(trace_path).get("value")
+
+
+def contradictions(args: Any) -> tuple[str | None, list[str]]:
+    """Options that contradict each other (a usage error), and options that are harmlessly unused (notes)."""
+    if args.scenario and args.input:
+        return "--input and --scenario both give the call's input (a scenario brings its input and its replies); use one", []
+    if args.scenario and args.replay:
+        return "--replay and --scenario both give the model's replies; use one", []
+    notes = []
+    source = "the scenario's scripted replies" if args.scenario else ("the recorded replies of the trace" if args.replay else None)
+    if source:
+        notes += [f"{flag} is not used: the replies come from {source}" for flag, value in
+                  (("--model", args.model), ("--api-base", args.api_base)) if value]
+    return None, notes
 
 
 def describe(event: Any) -> list[str]:
@@ -76,6 +96,15 @@ def run(args: Any) -> int:
     path = Path(args.contract)
     if not path.is_file():
         return usage_error(f"no such file: {args.contract}")
+    conflict, notes = contradictions(args)
+    if conflict:
+        return usage_error(conflict)
+    if args.replay and not Path(args.replay).is_file():
+        return usage_error(f"no such trace: {args.replay}")
+    if args.trace and (problem := target_problem(args.trace)):  # checked before the call: a paid result is never lost
+        return usage_error(f"cannot write the trace: {problem}")
+    for note in notes:
+        print(f"contractstudio: note: {note}", file=sys.stderr)
     try:
         trusted = Trust.for_command([path], args.trust).allows(path)  # the contract's own folder decides
         contracts = [o for o in load_all(path, trust=trusted, dialect=args.dialect) if isinstance(o, Contract)]
@@ -84,7 +113,15 @@ def run(args: Any) -> int:
         return EXIT_PROBLEM
     if not contracts:
         return usage_error(f"{path}: the file holds no kind: contract document")
-    contract = contracts[0]  # a file with several contracts runs the first, or the one holding --scenario
+    contract = contracts[0]  # a file with several contracts runs the first, the one holding --scenario, or the replayed one
+    if args.replay:
+        recorded = _recorded_start(args.replay).get("contract")
+        if recorded is not None:
+            matching = [c for c in contracts if c.name == recorded]
+            if not matching:
+                names = ", ".join(repr(c.name) for c in contracts)
+                return usage_error(f"{args.replay} was recorded for the contract {recorded!r}, not for {names} in {path}")
+            contract = matching[0]
     scenario = None
     if args.scenario:
         holders = [c for c in contracts if any(s.name == args.scenario for s in c.doc.scenarios)]
@@ -104,7 +141,7 @@ def run(args: Any) -> int:
             return usage_error(str(err))
     elif scenario is not None:
         value = scenario.input
-    elif args.replay and Path(args.replay).is_file():
+    elif args.replay:
         value = recorded_input(args.replay)
         if value is None:
             return usage_error(f"{args.replay} records no input; pass --input FILE")
@@ -112,8 +149,6 @@ def run(args: Any) -> int:
         return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin), --scenario NAME, or --replay TRACE")
     try:
         if args.replay:
-            if not Path(args.replay).is_file():
-                return usage_error(f"no such trace: {args.replay}")
             model: Any = ReplayModel(args.replay)
         elif scenario is not None:
             model = ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}")
@@ -136,16 +171,16 @@ def run(args: Any) -> int:
                 print(shown(line), flush=True)
     result = session.result
     assert result is not None
-    if args.trace:
-        session.trace.write(args.trace)
+    trace_problem = _write_trace(session, args.trace) if args.trace else None
     raised = result.violation is not None
     invalid = isinstance(result.violation, InvalidInput)
     if args.json:
-        print(printable(redact(json.dumps(jsonable({"successful": result.successful, "output": result.output_data,
-                                                    "llm_calls": result.llm_calls, "remedy_attempts": result.attempts,
-                                                    "errors": result.errors, "raised": raised, "invalid_input": invalid,
-                                                    "perf": result.perf_stats(cumulative=False), "trace": args.trace}),
-                                          indent=2, allow_nan=False)), json=True))
+        fields = {"successful": result.successful, "output": result.output_data, "llm_calls": result.llm_calls,
+                  "remedy_attempts": result.attempts, "errors": result.errors, "raised": raised, "invalid_input": invalid,
+                  "perf": result.perf_stats(cumulative=False), "trace": None if trace_problem else args.trace}
+        if trace_problem:
+            fields["trace_error"] = trace_problem
+        print(printable(redact(json.dumps(jsonable(fields), indent=2, allow_nan=False)), json=True))
     else:
         verdict = "successful" if result.successful else ("FAILED (raised ContractViolation)" if raised else "FAILED (fallback returned)")
         if invalid:
@@ -160,6 +195,18 @@ def run(args: Any) -> int:
         print(printable(redact(json.dumps(jsonable(result.output_data), indent=2, ensure_ascii=False, allow_nan=False)), json=True))
         print()
         print(format_table(result.perf_stats(cumulative=False)))
-        if args.trace:
+        if args.trace and not trace_problem:
             print(f"trace written to {args.trace}")
+    if trace_problem:  # after the result: a failed trace write never hides what the call returned
+        print(f"contractstudio: the trace was not written: {trace_problem}", file=sys.stderr)
+        return EXIT_PROBLEM
     return EXIT_OK if result.successful and not raised else EXIT_PROBLEM
+
+
+def _write_trace(session: Any, target: str) -> str | None:
+    """Write the trace; why it could not be written, or None."""
+    try:
+        session.trace.write(target)
+    except (OSError, ValueError) as err:
+        return f"{target}: {getattr(err, 'strerror', None) or err}"
+    return None

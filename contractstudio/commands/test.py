@@ -105,7 +105,7 @@ def run(args: Any) -> int:
     for p in args.paths:
         if not Path(p).exists():
             return usage_error(f"no such file or folder: {p}")
-    passed = failed = 0
+    passed = failed = skipped = 0
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
     for file in discover(args.paths):
         try:
@@ -124,6 +124,7 @@ def run(args: Any) -> int:
             for scenario in contract.doc.scenarios:
                 name = f"{file}::{contract.name}::{scenario.name}"
                 if args.k and args.k not in name:
+                    skipped += 1
                     continue
                 problems = run_scenario(contract, scenario)
                 if problems:
@@ -135,5 +136,9 @@ def run(args: Any) -> int:
                     passed += 1
                     print(f"{shown(name)} PASSED")
     sys.stdout.flush()
+    if passed + failed == 0:  # a test run that tested nothing must not look like a green one
+        why = f"-k {args.k!r} selected none of {skipped}" if skipped else "the files hold no scenarios"
+        print(f"no scenarios ran: {why}")
+        return EXIT_PROBLEM
     print(f"{passed} passed, {failed} failed")
     return EXIT_PROBLEM if failed else EXIT_OK

@@ -60,8 +60,13 @@ def render_text(sg: StepGraph) -> str:
     return "\n".join(lines)
 
 
+def visible(text: str) -> str:
+    """Control characters (a newline in a routing prefix) as visible escapes: Mermaid and DOT are line-based."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _mermaid_text(text: str) -> str:
-    return text.replace('"', "#quot;")
+    return visible(text).replace('"', "#quot;")
 
 
 def render_mermaid(sg: StepGraph) -> str:
@@ -72,7 +77,7 @@ def render_mermaid(sg: StepGraph) -> str:
     for n in lay.nodes:
         nid = ids[n.id]
         if n.kind in ("start", "end"):
-            lines.append(f"  {nid}(({n.label}))")
+            lines.append(f"  {nid}(({_mermaid_text(n.label)}))")
             continue
         text = _mermaid_text(f"{n.label}<br/>{n.action}")
         lines.append(f'  {nid}{{"{text}"}}' if n.kind == "router" else f'  {nid}["{text}"]')
@@ -87,7 +92,7 @@ def render_mermaid(sg: StepGraph) -> str:
 
 
 def _dot(text: str) -> str:
-    return json.dumps(text)  # a JSON string is a valid DOT quoted string
+    return json.dumps(visible(text))  # a JSON string is a valid DOT quoted string
 
 
 def _dot_ids(sg: StepGraph) -> dict[str, str]:
@@ -109,7 +114,7 @@ def render_dot(sg: StepGraph) -> str:
         if n.kind in ("start", "end"):
             lines.append(f"  {_dot(ids[n.id])} [label={_dot(n.label)}, shape=circle];")
             continue
-        attrs = [f"label={_dot(n.label + chr(10) + (n.action or ''))}"]
+        attrs = [f"label={_dot(n.label)[:-1]}\\n{_dot(n.action or '')[1:]}"]  # the one line break is DOT's own
         if n.kind == "router":
             attrs.append("shape=diamond")
         if n.entry:
