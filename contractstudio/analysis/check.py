@@ -146,11 +146,16 @@ def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
         raw = path.read_bytes()
     except OSError as err:
         return None, make("YML001", f"cannot read the file: {err.strerror or err}", str(path), Span(1, 1, 1, 2))
+    return decode(raw, str(path))
+
+
+def decode(raw: bytes, path: str) -> tuple[str | None, Diagnostic | None]:
+    """A file's bytes as UTF-8 text (a BOM dropped), or None and the finding (the CLI and the studio say the same)."""
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
-        return None, make("YML001", f"the file is not UTF-8 text (byte {err.start})", str(path), Span(line, 1, line, 2))
+        return None, make("YML001", f"the file is not UTF-8 text (byte {err.start})", path, Span(line, 1, line, 2))
 
 
 def check_file(path: Path, ctx: Context | None = None, display: str | None = None) -> FileReport:

@@ -7,7 +7,6 @@ does, lazily, the first time it is opened, so the first screen appears before li
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from contractstudio.cli import crash_report
 from contractstudio.findings.diagnostics import Counts
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
 from contractstudio.studio.palette import StudioCommands
@@ -23,7 +23,7 @@ from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathP
 from contractstudio.studio.screens.edit import Analysis, EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
 from contractstudio.studio.widgets.findings import Place
-from contractstudio.studio.workspace import Buffer, ChangedOnDisk, Workspace, kind_of_path, write_atomic
+from contractstudio.studio.workspace import BOM, Buffer, ChangedOnDisk, ReadOnlyFile, Workspace, kind_of_path, write_atomic
 from contractstudio.trust import Trust, folder_of
 
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"
@@ -267,15 +267,20 @@ class StudioApp(App[None]):
         text = self.edit_screen.editor.text
         name = self.workspace.display(self.buffer.path)
         try:
-            self.buffer.save(text, force=force)
+            saved = self.buffer.save(text, force=force)
         except ChangedOnDisk:
             self.push_screen(changed_on_disk(name), self._resolve_conflict)
+            return False
+        except ReadOnlyFile as err:
+            self.notify(f"Not saved: {err}", severity="error", timeout=12)
             return False
         except OSError as err:
             self.notify(f"Could not save {name}: {err.strerror or err}. Your text is still in the editor.", severity="error", timeout=10)
             return False
         self._disk_warned = False
         self.notify(f"Saved {name}", timeout=2)
+        for note in saved.notes:
+            self.notify(note, severity="warning", timeout=8)
         self.edit_screen.update_status()
         self.edit_screen.refresh_files()
         return True
@@ -354,11 +359,13 @@ class StudioApp(App[None]):
             self.notify("Export refused: choose another file than the one you are editing.", severity="error")
             return
         try:
-            write_atomic(out, exported)
+            saved = write_atomic(out, (BOM if self.buffer.bom else "") + exported)
         except OSError as err:
             self.notify(f"Could not write {out}: {err.strerror or err}", severity="error")
             return
         self.notify(f"Exported validated YAML to {out}", timeout=4)
+        for note in saved.notes:
+            self.notify(note, severity="warning", timeout=8)
 
     # Analysis and workers --------------------------------------------------------------
 
@@ -384,14 +391,10 @@ class StudioApp(App[None]):
         if self.is_headless or not self.is_running or not isinstance(error, Exception):
             super()._handle_exception(error)
             return
-        import tempfile
-        import traceback
-
-        fd, path = tempfile.mkstemp(prefix="contractstudio-studio-crash-", suffix=".txt")
-        with os.fdopen(fd, "w") as f:
-            f.write("".join(traceback.format_exception(error)))
+        path, text = crash_report(error, "contractstudio-studio-crash-")  # redacted: it is meant to be pasted into an issue
         try:
-            self.push_screen(ErrorDialog("Internal error", f"{type(error).__name__}: {error}\n\nThe traceback was written to {path}; "
+            last = text.strip().splitlines()[-1]
+            self.push_screen(ErrorDialog("Internal error", f"{last}\n\nThe traceback was written to {path}; "
                                          "please report it. Save your work (Ctrl+S) if you can."))
         except Exception:  # noqa: BLE001 - the modal itself failed: fall back to Textual's handling
             super()._handle_exception(error)

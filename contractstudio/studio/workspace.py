@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contractstudio.analysis.check import discover, kind_of_text
-from contractstudio.storage.atomic import write_atomic  # noqa: F401  (re-exported for the studio's modules)
+from contractstudio.analysis.check import decode, discover, kind_of_text
+from contractstudio.findings.diagnostics import Diagnostic, Span, make
+from contractstudio.storage.atomic import Saved, write_atomic  # noqa: F401  (write_atomic re-exported for the studio's modules)
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results")
 
@@ -130,7 +131,9 @@ class DiskStamp:
     """What a file looked like on disk when we last read or wrote it."""
 
     mtime_ns: int
+    ctime_ns: int  # a program can put back an mtime, never a ctime
     size: int
+    inode: int
     digest: str
 
     @classmethod
@@ -140,47 +143,80 @@ class DiskStamp:
             data = path.read_bytes()
         except OSError:
             return None
-        return cls(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
+        return cls(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, hashlib.sha256(data).hexdigest())
 
 
 class ChangedOnDisk(Exception):
     """The file changed on disk since it was opened; saving would clobber someone's work."""
 
 
+class ReadOnlyFile(OSError):
+    """The studio could not decode the file's bytes, so it never writes over them."""
+
+
+BOM = "\ufeff"
+
+
 @dataclass(slots=True)
 class Buffer:
-    """An open file: the text last read or saved, and the disk stamp at that moment."""
+    """An open file: the text last read or saved, and the disk stamp at that moment.
+
+    `unreadable` is set when the bytes are not UTF-8 text (or hold NUL bytes: UTF-16, binary):
+    the editor shows them read-only and saving is refused, so no byte is ever replaced.
+    A UTF-8 BOM is kept: it is not part of the text, and is written back on save.
+    """
 
     path: Path
     saved_text: str
     stamp: DiskStamp | None
+    bom: bool = False
+    unreadable: Diagnostic | None = None
 
     @classmethod
     def load(cls, path: Path) -> Buffer:
-        """Read a file (UTF-8, BOM tolerated); unreadable bytes are replaced, never a crash."""
+        """Read a file; bytes that are not UTF-8 text make a read-only buffer with the same finding as `check`."""
         raw = path.read_bytes()
-        text = raw.decode("utf-8-sig", errors="replace")
-        return cls(path, text, DiskStamp.of(path))
+        text, problem = decode(raw, str(path))
+        if text is None:
+            text = raw.decode("utf-8", errors="replace")  # shown, never saved
+        elif "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            problem = make("YML001", "the file contains NUL bytes: it is binary (or UTF-16), not UTF-8 YAML text",
+                           str(path), Span(line, 1, line, 2))
+        return cls(path, text, DiskStamp.of(path), raw.startswith(BOM.encode("utf-8")), problem)
 
-    def changed_on_disk(self) -> bool:
-        """True when the file on disk is no longer what we read or wrote (content, not only mtime)."""
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why this buffer may not be saved, or None."""
+        if self.unreadable is None:
+            return None
+        return f"{self.unreadable.message}; the studio never writes over bytes it could not read (convert it to UTF-8 and reopen it)"
+
+    def changed_on_disk(self, *, by_content: bool = False) -> bool:
+        """True when the file on disk is no longer what we read or wrote.
+
+        The poll trusts an unchanged stat (mtime, ctime, size, inode); a save (`by_content`) always compares the hash.
+        """
         if self.stamp is None:
             return self.path.exists()
         try:
             st = self.path.stat()
         except OSError:
             return True
-        if st.st_mtime_ns == self.stamp.mtime_ns and st.st_size == self.stamp.size:
+        same_stat = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) == (
+            self.stamp.mtime_ns, self.stamp.ctime_ns, self.stamp.size, self.stamp.inode)
+        if same_stat and not by_content:
             return False
         now = DiskStamp.of(self.path)
         return now is None or now.digest != self.stamp.digest
 
-    def save(self, text: str, *, force: bool = False) -> None:
-        """Write atomically; refuses (ChangedOnDisk) when another program changed the file, unless forced."""
-        if not force and self.changed_on_disk():
+    def save(self, text: str, *, force: bool = False) -> Saved:
+        """Write atomically (a BOM kept); refuses (ChangedOnDisk) when another program changed the file, unless forced."""
+        if self.unreadable is not None:
+            raise ReadOnlyFile(self.read_only_reason)
+        if not force and self.changed_on_disk(by_content=True):
             raise ChangedOnDisk(str(self.path))
-        write_atomic(self.path, text)
+        saved = write_atomic(self.path, (BOM if self.bom else "") + text)
         self.saved_text = text
         self.stamp = DiskStamp.of(self.path)
-
-
+        return saved

@@ -112,6 +112,8 @@ class EditScreen(Screen[None]):
         """Put a file's text in the editor (no undo history across files) and analyze it now."""
         self._loading = True
         self.editor.disabled = False
+        buffer = self.studio.buffer
+        self.editor.read_only = buffer is not None and buffer.unreadable is not None  # bytes it could not decode stay as they are
         self.editor.load_text(text)
         self.editor.move_cursor((0, 0))
         self.editor.scroll_home(animate=False)
@@ -145,8 +147,11 @@ class EditScreen(Screen[None]):
         ctx = self.studio.context_for(path)
         name = str(path) if path else "<text>"
 
+        unreadable = buffer.unreadable if buffer else None
+
         def analyze() -> None:
-            report = check_text(text, name, ctx)
+            # Bytes that are not UTF-8 get the finding `check` gives them, and no analysis of a guessed text.
+            report = FileReport(name, "", None, [], [unreadable]) if unreadable is not None else check_text(text, name, ctx)
             self.post_message(AnalysisDone(Analysis(path, text, report, generation)))
 
         self.run_worker(analyze, name="analysis", group="analysis", thread=True, exclusive=True, exit_on_error=False)
@@ -188,7 +193,7 @@ class EditScreen(Screen[None]):
             kind = ", ".join(dict.fromkeys(kinds)) or None
             counts = Counts.of(self.analysis.diagnostics)
         kind = kind or kind_of_text(buffer.saved_text) or "unknown kind"
-        dirty = " [b]modified[/b]" if self.is_dirty() else ""
+        dirty = " [b]modified[/b]" if self.is_dirty() else (" [b]read-only[/b]" if buffer.unreadable is not None else "")
         row, col = self.editor.cursor_location
         state = " [dim]checking…[/dim]" if pending else ""
         if not self.editor.highlighting:

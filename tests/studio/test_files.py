@@ -1,0 +1,171 @@
+"""The studio's files as bytes on disk: nothing it cannot decode is ever overwritten, a BOM and CRLF stay,
+new files get the folder's usual permissions, and a change made behind its back is always detected."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from contractstudio.studio.screens.dialogs import Choice
+
+from .conftest import settle
+
+TOOLS = "kind: tools\nname: notes\ndescription: Notes, café.\ntools: []\n"
+
+
+def messages(app) -> list[str]:  # noqa: ANN001
+    return [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
+
+
+@pytest.mark.parametrize("raw", [
+    TOOLS.encode("latin-1"),                            # é as one byte: not UTF-8
+    TOOLS.encode("utf-16"),                             # with its BOM (FF FE)
+    TOOLS.encode("utf-16-le"),                          # no BOM: UTF-8 with NUL bytes
+], ids=["latin-1", "utf-16", "utf-16-le"])
+async def test_bytes_that_are_not_utf8_are_shown_with_the_cli_finding_and_never_overwritten(make_app, workspace: Path,
+                                                                                           raw: bytes) -> None:
+    from contractstudio.analysis.check import check_file
+
+    target = workspace / "legacy.tools.yaml"
+    target.write_bytes(raw)
+    cli = [(d.code, d.message) for d in check_file(target).diagnostics]
+    app = make_app("legacy.tools.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        shown = [(d.code, d.message) for d in app.screen.findings.diagnostics]
+        assert shown[0][0] == "YML001" and ("not UTF-8" in shown[0][1] or "NUL" in shown[0][1])
+        if "NUL" not in shown[0][1]:
+            assert shown == cli  # the same finding as `contractstudio check`
+        assert "read-only" in str(app.screen.query_one("#status").render())
+        app.screen.editor.move_cursor((0, 0))
+        await pilot.press(*"# edit ")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert target.read_bytes() == raw
+        assert any(m.startswith("Not saved:") and "never writes over bytes it could not read" in m for m in messages(app))
+
+
+async def test_a_bom_and_crlf_survive_an_edit_and_a_save(make_app, workspace: Path) -> None:
+    target = workspace / "bom.tools.yaml"
+    target.write_bytes(b"\xef\xbb\xbf" + TOOLS.replace("\n", "\r\n").encode())
+    app = make_app("bom.tools.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert [d.code for d in app.screen.findings.diagnostics] == []
+        app.screen.editor.move_cursor((0, 0))
+        await pilot.press(*"# mine")
+        await pilot.press("enter")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert target.read_bytes() == b"\xef\xbb\xbf" + ("# mine\n" + TOOLS).replace("\n", "\r\n").encode()
+
+
+async def test_an_unchanged_save_writes_the_same_bytes(make_app, workspace: Path) -> None:
+    target = workspace / "bom.tools.yaml"
+    raw = b"\xef\xbb\xbf" + TOOLS.encode()
+    target.write_bytes(raw)
+    app = make_app("bom.tools.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert target.read_bytes() == raw
+
+
+async def test_a_same_size_change_with_its_mtime_put_back_is_detected(make_app, workspace: Path) -> None:
+    target = workspace / "multidoc_qa.contract.yaml"
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# mine")
+        before = target.stat()
+        text = target.read_text()
+        target.write_text(text.replace("multidoc_qa", "multidoc_QA", 1))  # same size
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert target.stat().st_size == before.st_size and target.stat().st_mtime_ns == before.st_mtime_ns
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, Choice)
+        assert "multidoc_QA" in target.read_text()
+
+
+async def test_new_files_get_the_folders_usual_permissions(make_app, workspace: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        app = make_app("multidoc_qa.contract.yaml")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            app._export_to(str(workspace / "exported.yaml"))  # noqa: SLF001 - the path prompt's answer
+            await pilot.pause()
+            target = workspace / "multidoc_qa.contract.yaml"
+            target.unlink()  # deleted behind the studio's back: Ctrl+S writes it again
+            await pilot.press(*"# again")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            if isinstance(app.screen, Choice):  # the file was deleted behind its back: the studio asks first
+                await pilot.click("#choice-overwrite")
+                await pilot.pause()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((workspace / "exported.yaml").stat().st_mode) == 0o644
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644 and target.read_text().startswith("# again")
+
+
+async def test_a_symlinked_file_is_saved_through_its_link(make_app, workspace: Path) -> None:
+    real = workspace / "real" / "notes.tools.yaml"
+    real.parent.mkdir()
+    real.write_text(TOOLS)
+    link = workspace / "notes.tools.yaml"
+    link.symlink_to(real)
+    app = make_app("notes.tools.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.editor.move_cursor((0, 0))
+        await pilot.press(*"# via link")
+        await pilot.press("enter")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert link.is_symlink() and real.read_text() == "# via link\n" + TOOLS
+
+
+async def test_a_killed_saves_leftover_is_removed_on_the_next_save(make_app, workspace: Path) -> None:
+    leftover = workspace / ".multidoc_qa.contract.yaml.abc_1234.tmp"
+    leftover.write_text("half")
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# x")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert not leftover.exists()
+
+
+async def test_the_crash_file_carries_no_key(make_app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import tempfile
+
+    from contractstudio.runtime.trace import register_secret
+    from contractstudio.studio.app import StudioApp
+    from contractstudio.studio.screens.dialogs import ErrorDialog
+
+    key = "sk-studio-crash-0123456789abcdef"
+    register_secret(key)  # a key in use in this process, as a live model registers it
+    crashes = tmp_path / "crashes"
+    crashes.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(crashes))
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        with monkeypatch.context() as real_terminal:
+            real_terminal.setattr(StudioApp, "is_headless", property(lambda self: False))
+            app._handle_exception(RuntimeError(f"the server echoed {key} and Bearer {key[::-1]}"))  # noqa: SLF001
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorDialog)
+        shown = str(app.screen.query_one("#dialog-body").render())
+        [report] = crashes.glob("contractstudio-studio-crash-*.txt")
+        text = report.read_text()
+        assert "RuntimeError: the server echoed" in text
+        for secret in (key, key[::-1]):
+            assert secret not in text and secret not in shown
