@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import Binding, BindingsMap
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from contractstudio.cli import crash_report
 from contractstudio.findings.diagnostics import Counts
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
+from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
 from contractstudio.studio.palette import StudioCommands
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathPrompt, changed_on_disk, unsaved_changes
 from contractstudio.studio.screens.edit import Analysis, EditScreen
@@ -89,6 +90,11 @@ class StudioApp(App[None]):
             self._startup_notes.append(("warning", f"theme {wanted!r} is not known; using the default"))
             if DEFAULT_DARK in self.available_themes:
                 self.theme = DEFAULT_DARK
+        self.keymap = CheckedKeymap()
+        if self.config.keymap:
+            self.keymap = check_keymap(self.config.keymap, self._keymap_scopes())
+            self._startup_notes += [("warning", p) for p in self.keymap.problems]
+            give_priority(self, self.keymap.priority)
         first = self._first_file(paths or [])
         if first is not None:
             self.buffer = self._load(first)
@@ -107,9 +113,21 @@ class StudioApp(App[None]):
             self._startup_notes.append(("error", f"cannot open {path}: {err.strerror or err}"))
             return None
 
+    def _keymap_scopes(self) -> dict[str, list[Binding]]:
+        """Every binding of the studio by where it is active (the mode screens are imported only for a keymap)."""
+        from contractstudio.studio.screens import dialogs
+        from contractstudio.studio.screens.debug import DebugScreen
+        from contractstudio.studio.screens.graph import GraphScreen
+
+        modals = [b for d in (dialogs.Choice, dialogs.ErrorDialog, dialogs.PathPrompt, dialogs.HelpScreen, dialogs.TextPrompt)
+                  for b in bindings_of(d._merged_bindings or BindingsMap())]  # noqa: SLF001 - the class's own and inherited keys
+        return {"Everywhere": bindings_of(self._bindings), "Edit mode": bindings_of(EditScreen._merged_bindings or BindingsMap()),
+                "Graph mode": bindings_of(GraphScreen._merged_bindings or BindingsMap()),
+                "Debug mode": bindings_of(DebugScreen._merged_bindings or BindingsMap()), "Dialogs": modals}
+
     def on_mount(self) -> None:
-        if self.config.keymap:
-            self.set_keymap(self.config.keymap)
+        if self.keymap.keys:
+            self.set_keymap(self.keymap.keys)
         self.switch_mode("edit")
         for severity, note in self._startup_notes:
             self.notify(note, severity=severity, timeout=8)  # type: ignore[arg-type]

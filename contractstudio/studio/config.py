@@ -16,7 +16,7 @@ class StudioConfig:
     """What config.yaml may set."""
 
     theme: str | None = None
-    keymap: dict[str, str] = field(default_factory=dict)
+    keymap: dict[str, object] = field(default_factory=dict)  # binding id -> key(s) as written; checked by studio.keymap
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -25,7 +25,7 @@ class StudioConfig:
 
 
 def load_config(path: Path | None = None) -> StudioConfig:
-    """Read config.yaml: `theme: NAME` and `keymap: {binding_id: key}`."""
+    """Read config.yaml: `theme: NAME` and `keymap: {binding_id: key or [keys]}`."""
     path = path or config_folder() / "config.yaml"
     config = StudioConfig()
     if not path.is_file():
@@ -43,7 +43,7 @@ def load_config(path: Path | None = None) -> StudioConfig:
         config.theme = str(theme)
     keymap = data.get("keymap") or {}
     if isinstance(keymap, dict):
-        config.keymap = {str(k): str(v) for k, v in keymap.items() if v}
+        config.keymap = {str(k): v for k, v in keymap.items()}
     else:
-        config.problems.append(f"{path}: `keymap` must map binding ids to keys")
+        config.problems.append(f"{path}: `keymap` must map binding ids to keys (or lists of keys)")
     return config

@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState
 
 from contractstudio.analysis.check import FileReport, check_text
 from contractstudio.findings.diagnostics import Counts, Diagnostic
+from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
@@ -89,6 +90,7 @@ class EditScreen(Screen[None]):
         return self.query_one(FindingsPanel)
 
     def on_mount(self) -> None:
+        give_priority(self, self.studio.keymap.priority)  # a remapped key beats the editor's own use of it
         self.findings.border_title = "Findings"
         self.query_one(FileList).border_title = "Workspace"
         self.refresh_files()
