@@ -164,6 +164,7 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
         if edited_reply is not None:
             reply = LLMReply(text=str(edited_reply))
             st.llm_calls += 1
+            st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
             yield st.emit(stage, "llm_response", attempt=attempt, **_reply_text(reply.text), prompt_tokens=0,
                           completion_tokens=0, cost_usd=0.0, latency_s=0.0, edited=True)
             return reply

@@ -177,6 +177,16 @@ def _litellm() -> Any:
 _LOGS_FILTERED = False
 
 
+def prepare_live_client() -> None:
+    """Import litellm now (the studio does it in the background, so no call ever waits for the import)."""
+    _litellm()
+
+
+def live_client_ready() -> bool:
+    """Whether litellm is imported and set up (a live call starts without waiting)."""
+    return _LOGS_FILTERED
+
+
 def _retry_after(err: Exception) -> float | None:
     """The server's Retry-After, in seconds, when it sent one (litellm keeps the headers in several places)."""
     response = getattr(err, "response", None)

@@ -64,7 +64,8 @@ class Session:
         self.breakpoints: set[str] = set(breakpoints or ())
         self._events = run_call(self.state)
         self._send: Any = None
-        self._held_since: float | None = None
+        # Until its first step a new session only waits (the studio restarts, the user reads): not the call's time.
+        self._held_since: float | None = time.perf_counter()
         self.last: Event | None = None
         self.done = False
         self._result: Result | None = None

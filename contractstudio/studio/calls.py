@@ -5,7 +5,8 @@ The runtime is imported inside the functions that need it, never when this modul
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,17 +44,34 @@ def signature(contracts: list[tuple[Path, Any]]) -> list[tuple[Any, ...]]:
     return [(p, d.name, [s.name for s in d.scenarios], [e.name for e in d.examples]) for p, d in contracts]
 
 
-def input_choices(doc: Any) -> list[tuple[str, str]]:
-    """Scenario inputs, example inputs, then typed YAML."""
+def trace_start(path: Path) -> dict[str, Any]:
+    """A trace's first event (the input stage_start: contract, model, value), read without the rest of the file."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first = f.readline(1 << 20)
+        data = json.loads(first)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and data.get("type") == "stage_start" else {}
+
+
+def traces_of(doc: Any, traces: Sequence[Path]) -> list[Path]:
+    """The traces recorded for this contract (a replay of another contract's trace only diverges)."""
+    return [p for p in traces if trace_start(p).get("contract") == doc.name]
+
+
+def input_choices(doc: Any, traces: Sequence[Path] = ()) -> list[tuple[str, str]]:
+    """Scenario inputs, example inputs, inputs recorded in this contract's traces, then typed YAML."""
     out = [(f"scenario: {s.name}", f"scenario:{i}") for i, s in enumerate(doc.scenarios)]
     out += [(f"example: {e.name}", f"example:{i}") for i, e in enumerate(doc.examples)]
+    out += [(f"recorded: {p.name}", f"trace:{p}") for p in traces_of(doc, traces)]
     return [*out, ("typed YAML…", "typed")]
 
 
-def model_choices(doc: Any, traces: list[Path]) -> list[tuple[str, str]]:
-    """Scripted replies of each scenario, a replay of each trace, and the live model of the `llm:` block."""
+def model_choices(doc: Any, traces: Sequence[Path]) -> list[tuple[str, str]]:
+    """Scripted replies of each scenario, a replay of each trace of this contract, and the live model of `llm:`."""
     out = [(f"scripted: {s.name}", f"scripted:{i}") for i, s in enumerate(doc.scenarios)]
-    out += [(f"replay: {p.name}", f"replay:{p}") for p in traces]
+    out += [(f"replay: {p.name}", f"replay:{p}") for p in traces_of(doc, traces)]
     out.append((f"live: {getattr(doc.llm, 'model', None) or 'llm: block'}", "live"))
     return out
 
@@ -65,7 +83,53 @@ def input_value(doc: Any, choice: str, typed: Any) -> Any:
         return doc.scenarios[int(index)].input
     if kind == "example":
         return doc.examples[int(index)].input
+    if kind == "trace":
+        return trace_start(Path(index)).get("value")
     return typed
+
+
+def input_skeleton(doc: Any) -> str:
+    """YAML to start typing an input from: every field of the input type with a value of its type (or its default)."""
+    import yaml
+
+    try:
+        from contractstudio.runtime.validation import Shape
+        from contractstudio.spec.types import TypeSystem
+
+        shape = Shape(TypeSystem.from_decls(doc.types), doc.input, "input")
+        schema = shape.model.model_json_schema() if shape.model is not None else shape.adapter.json_schema()  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001 - a type pydantic cannot build: start from an empty mapping
+        return "{}\n"
+    value = _skeleton(schema, schema.get("$defs", {}), 0)
+    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+_SCALARS: dict[str, Any] = {"string": "", "integer": 0, "number": 0.0, "boolean": False, "null": None}
+
+
+def _skeleton(schema: dict[str, Any], defs: dict[str, Any], depth: int) -> Any:
+    if depth > 8:  # a recursive type: stop
+        return None
+    if "$ref" in schema:
+        return _skeleton(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs, depth + 1)
+    if "default" in schema:
+        return schema["default"]
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    options = schema.get("anyOf") or schema.get("oneOf") or schema.get("allOf")
+    if options:
+        concrete = [o for o in options if o.get("type") != "null"] or options
+        return _skeleton(concrete[0], defs, depth + 1)
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        return {name: _skeleton(sub, defs, depth + 1) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        item = schema.get("items") or {}
+        first = _skeleton(item, defs, depth + 1)
+        return [first] if isinstance(first, dict) else []
+    return _SCALARS.get(kind, None) if isinstance(kind, str) else None
 
 
 def make_model(contract: Any, choice: str) -> Any:
@@ -99,16 +163,51 @@ def stats_of_events(events: list[Any]) -> dict[str, Any]:
     return perf.as_dict()
 
 
-def perf_text(stats: dict[str, Any]) -> Text:
-    """LLM usage on one line, then the runtime's stage table."""
+FULL_TABLE_WIDTH = 81  # the width of runtime.perf.format_table's lines
+
+
+def perf_text(stats: dict[str, Any], width: int = FULL_TABLE_WIDTH) -> Text:
+    """LLM usage on one line, then the runtime's stage table; where that is too wide, every stage packed on a few lines."""
     from contractstudio.runtime.perf import format_table
 
     llm = stats.get("llm") or {}
     t = Text(no_wrap=True)
-    t.append(f"LLM calls {llm.get('calls', 0)} · tokens {llm.get('prompt_tokens', 0)}+{llm.get('completion_tokens', 0)} · "
-             f"${float(llm.get('cost_usd', 0)):.6f} · transport retries {llm.get('transport_retries', 0)}\n", style="bold")
-    t.append("\n".join(line for line in format_table(stats).splitlines() if not line.startswith("llm:")))
+    head = (f"LLM calls {llm.get('calls', 0)} · tokens {llm.get('prompt_tokens', 0)}+{llm.get('completion_tokens', 0)} · "
+            f"${float(llm.get('cost_usd', 0)):.6f} · transport retries {llm.get('transport_retries', 0)}")
+    if width >= FULL_TABLE_WIDTH:
+        t.append(head + "\n", style="bold")
+        t.append("\n".join(line for line in format_table(stats).splitlines() if not line.startswith("llm:")))
+        return t
+    total = stats.get("total_execution") or {}
+    t.append(f"{head} · total {float(total.get('total', 0.0)) * 1e3:.2f}ms\n", style="bold")
+    entries = []
+    for name, e in stats.items():
+        if name in ("llm", "total_execution") or not isinstance(e, dict):
+            continue
+        count = f"×{e['count']}" if e.get("count", 0) > 1 else ""
+        entries.append(f"{name}{count} {e['total'] * 1e3:.2f}ms {e['percentage']:.0f}%")
+    line = ""
+    for entry in entries:  # packed into lines of the panel's width: no column is ever cut off
+        if line and len(line) + 2 + len(entry) > width:
+            t.append(line + "\n")
+            line = ""
+        line = f"{line}  {entry}" if line else entry
+    t.append(line)
     return t
+
+
+def client_ready() -> bool:
+    """Whether the live model's client (litellm) is loaded."""
+    from contractstudio.runtime.models import live_client_ready
+
+    return live_client_ready()
+
+
+def load_client() -> None:
+    """Load the live model's client (a worker thread calls this, long before a call needs it)."""
+    from contractstudio.runtime.models import prepare_live_client
+
+    prepare_live_client()
 
 
 def read_text(path: Path) -> str:

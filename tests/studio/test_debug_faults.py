@@ -45,6 +45,7 @@ async def open_live(app, pilot) -> None:  # noqa: ANN001
     await pilot.pause()
     app.screen.query_one("#model-select", Select).value = "live"
     await pilot.pause()
+    await app.workers.wait_for_complete()  # choosing the live model loads its client in the background
     app.screen.query_one("#timeline").focus()
 
 

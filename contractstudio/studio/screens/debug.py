@@ -49,6 +49,8 @@ class DebugScreen(Screen[None]):
         self.events: list[Any] = []
         self.breakpoints: set[str] = {"post"}
         self.typed_input: Any = None
+        self.typed_text: str | None = None
+        self._pending: str | None = None  # a run asked for while the model client loads
         self.trace_file: Path | None = None
         self._problem = ""
         self._last_setup: tuple[Any, Any, Any] = (None, None, None)
@@ -129,8 +131,8 @@ class DebugScreen(Screen[None]):
 
     def _fill_choices(self) -> None:
         chosen = self.contract_doc
-        inputs = calls.input_choices(chosen[1]) if chosen else [("typed YAML…", "typed")]
         traces = [f.path for f in self.app.workspace.of_kind("trace")]  # type: ignore[attr-defined]
+        inputs = calls.input_choices(chosen[1], traces) if chosen else [("typed YAML…", "typed")]
         models = calls.model_choices(chosen[1], traces) if chosen else []
         self.query_one("#input-select", Select).set_options(inputs)
         self.query_one("#model-select", Select).set_options(models)
@@ -144,8 +146,9 @@ class DebugScreen(Screen[None]):
         if not self._setup_changed():
             return
         if event.value == "typed":
-            self.app.push_screen(TextPrompt("Input for the call (YAML or JSON)", yaml.safe_dump(self.typed_input or {}, sort_keys=False)),
-                                 self._typed)
+            chosen = self.contract_doc
+            start = self.typed_text if self.typed_text is not None else (calls.input_skeleton(chosen[1]) if chosen else "{}\n")
+            self.app.push_screen(TextPrompt("Input for the call (YAML or JSON)", start, check=_yaml_problem), self._typed)
         self._reset()
 
     def _typed(self, text: str | None) -> None:
@@ -153,13 +156,15 @@ class DebugScreen(Screen[None]):
             return
         from contractstudio.reading.source import read_value  # the documents' reader and limits (depth, aliases, tags)
 
+        self.typed_text = text  # reopening the dialog shows what was typed, comments and all
         try:
-            self.typed_input = read_value(text, "input")
+            self.typed_input = read_value(text, "input")  # the dialog accepted only text this reads
         except ValueError as err:
             self.notify(f"The input cannot be used: {err}", severity="error")
 
     @on(Select.Changed, "#model-select")
     def _model_changed(self) -> None:
+        self._load_client()
         if self._setup_changed():
             self._reset()
 
@@ -236,6 +241,8 @@ class DebugScreen(Screen[None]):
                                     [("once", "Trust now"), ("always", "Always"), ("cancel", "Cancel")]), answer)
 
     def _drive(self, how: str) -> None:
+        if self.session is None and self.trace_file is None and self._waiting_for_client(how):
+            return
         if self.session is None and self.trace_file is None and not self._start():
             return
         if self.session is None:
@@ -263,7 +270,41 @@ class DebugScreen(Screen[None]):
         self._status(running=True)
         self.run_worker(work, name=f"debug-{how}", group="debug", thread=True, exclusive=True, exit_on_error=False)
 
+    # The live model's client (litellm) loads in the background: never on the UI thread, never in a call's time.
+
+    def _live_chosen(self) -> bool:
+        return self.query_one("#model-select", Select).value == "live"
+
+    def _load_client(self) -> None:
+        if self._live_chosen() and not calls.client_ready() and not any(w.group == "model-client" for w in self.workers):
+
+            def load() -> None:
+                calls.load_client()
+                self.app.call_from_thread(self._client_loaded)
+
+            self.run_worker(load, name="model-client", group="model-client", thread=True, exit_on_error=False)
+            self._status()
+
+    def _client_loaded(self) -> None:
+        self._status()
+        pending, self._pending = self._pending, None
+        if pending is not None and self.is_current:
+            self._drive(pending)
+
+    def _waiting_for_client(self, how: str) -> bool:
+        """Hold a live run until the model client is loaded (the call starts then, by itself)."""
+        if not self._live_chosen() or calls.client_ready():
+            return False
+        self._pending = how
+        self._load_client()
+        self._status()
+        return True
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "model-client" and event.state == WorkerState.ERROR:
+            self._pending = None
+            self.notify(f"Could not load the model client: {event.worker.error}", severity="error", timeout=8)
+            self._status()
         if event.worker.group == "debug" and event.state == WorkerState.ERROR:
             self.app.worker_failed("The call failed inside the engine", event.worker.error)  # type: ignore[attr-defined]
             self._status()
@@ -295,7 +336,8 @@ class DebugScreen(Screen[None]):
             stats = calls.stats_of_events(self.events)
         else:
             return
-        self.query_one("#perf", Static).update(calls.perf_text(stats))
+        perf = self.query_one("#perf", Static)
+        perf.update(calls.perf_text(stats, self.size.width - perf.styles.gutter.width))
 
     def _show_stages(self) -> None:
         timeline = self.query_one("#timeline", OptionList)
@@ -313,6 +355,8 @@ class DebugScreen(Screen[None]):
             state = "[b yellow]running…[/]"
         elif self.trace_file is not None:
             state = f"trace {self.trace_file.name}: {len(self.events)} events"
+        elif self.session is None and self._live_chosen() and not calls.client_ready():
+            state = "[b yellow]loading model client…[/]" + (" (the call starts when it is ready)" if self._pending else "")
         elif self.session is None:
             state = "ready" + (f" · {self._problem}" if self._problem else "")
         elif self.session.done:
@@ -445,13 +489,13 @@ class DebugScreen(Screen[None]):
             return
         self.query_one("#contract-select", Select).value = index
         self._fill_choices()
-        replay = f"replay:{path}"
-        models = self.query_one("#model-select", Select)
-        if any(value == replay for _, value in models._options):  # noqa: SLF001 - no public accessor
-            models.value = replay
-        recorded = next((e.get("value") for e in self.events if e.type == "stage_start" and e.stage == "input"), None)
-        if recorded is not None:  # the recorded call's own input, so a restart replays exactly that call
-            self.typed_input = recorded
-            self.query_one("#input-select", Select).value = "typed"
+        for select, value in (("#input-select", f"trace:{path}"), ("#model-select", f"replay:{path}")):
+            widget = self.query_one(select, Select)
+            if any(v == value for _, v in widget._options):  # noqa: SLF001 - no public accessor
+                widget.value = value  # its recorded input with its recorded replies: the replay does not diverge
+        if self.query_one("#input-select", Select).value != f"trace:{path}":  # a trace from outside the workspace
+            recorded = next((e.get("value") for e in self.events if e.type == "stage_start" and e.stage == "input"), None)
+            if recorded is not None:
+                self.typed_input = recorded
+                self.query_one("#input-select", Select).value = "typed"
         self._last_setup = self._setup_key()
-

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -146,12 +148,14 @@ class TextPrompt(ModalScreen[str | None]):
         Binding("ctrl+s", "accept", "Use", priority=True, id="dialog.accept"),
     ]
 
-    def __init__(self, title: str, text: str, language: str | None = "yaml", help_text: str = "") -> None:
+    def __init__(self, title: str, text: str, language: str | None = "yaml", help_text: str = "",
+                 check: Callable[[str], str | None] | None = None) -> None:
         super().__init__(classes="dialog")
         self.title_text = title
         self.text = text
         self.language = language
         self.help_text = help_text
+        self.check = check  # why the text cannot be used (shown, and the dialog stays open with the text), or None
 
     def compose(self) -> ComposeResult:
         from contractstudio.studio.widgets.editor import YamlTextArea  # YAML highlighting never sees too-deep text
@@ -177,7 +181,12 @@ class TextPrompt(ModalScreen[str | None]):
     def action_accept(self) -> None:
         from textual.widgets import TextArea
 
-        self.dismiss(self.query_one("#prompt-text", TextArea).text)
+        text = self.query_one("#prompt-text", TextArea).text
+        problem = self.check(text) if self.check is not None else None
+        if problem:
+            self.query_one("#dialog-body", Static).update(Text(problem, style="bold red"))
+            return
+        self.dismiss(text)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

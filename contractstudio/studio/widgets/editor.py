@@ -12,7 +12,9 @@ from textual.document._document import Document, EditResult, Location
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
 from textual.strip import Strip
+from textual import events
 from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
 
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 from contractstudio.reading.builder import MAX_DEPTH
@@ -128,6 +130,17 @@ class ContractEditor(YamlTextArea):
         self.indent_width = 2
         self.markers: dict[int, str] = {}  # 0-based line -> worst severity
         self._window: tuple[int, int] | None = None
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "escape" and not self.read_only:
+            # TextArea's Escape moves focus to the next widget without a word (and then typing goes nowhere);
+            # here it only ends a selection. The file list and findings are Ctrl+O and Ctrl+G away.
+            event.stop()
+            event.prevent_default()
+            if not self.selection.is_empty:
+                self.selection = Selection.cursor(self.selection.end)
+            return
+        await super()._on_key(event)
 
     def _set_document(self, text: str, language: str | None) -> None:
         super()._set_document(text, language)
