@@ -8,17 +8,16 @@ does, lazily, the first time it is opened, so the first screen appears before li
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from textual.app import App
-from textual.binding import Binding, BindingsMap
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from contractstudio.cli import crash_report
 from contractstudio.findings.diagnostics import Counts
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
-from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
+from contractstudio.studio.keymap import CheckedKeymap, check_keymap, give_priority, studio_scopes
 from contractstudio.studio.palette import StudioCommands
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathPrompt, changed_on_disk, unsaved_changes
 from contractstudio.studio.screens.edit import Analysis, EditScreen
@@ -92,7 +91,7 @@ class StudioApp(App[None]):
                 self.theme = DEFAULT_DARK
         self.keymap = CheckedKeymap()
         if self.config.keymap:
-            self.keymap = check_keymap(self.config.keymap, self._keymap_scopes())
+            self.keymap = check_keymap(self.config.keymap, studio_scopes(self._bindings))
             self._startup_notes += [("warning", p) for p in self.keymap.problems]
             give_priority(self, self.keymap.priority)
         first = self._first_file(paths or [])
@@ -112,18 +111,6 @@ class StudioApp(App[None]):
         except OSError as err:
             self._startup_notes.append(("error", f"cannot open {path}: {err.strerror or err}"))
             return None
-
-    def _keymap_scopes(self) -> dict[str, list[Binding]]:
-        """Every binding of the studio by where it is active (the mode screens are imported only for a keymap)."""
-        from contractstudio.studio.screens import dialogs
-        from contractstudio.studio.screens.debug import DebugScreen
-        from contractstudio.studio.screens.graph import GraphScreen
-
-        modals = [b for d in (dialogs.Choice, dialogs.ErrorDialog, dialogs.PathPrompt, dialogs.HelpScreen, dialogs.TextPrompt)
-                  for b in bindings_of(d._merged_bindings or BindingsMap())]  # noqa: SLF001 - the class's own and inherited keys
-        return {"Everywhere": bindings_of(self._bindings), "Edit mode": bindings_of(EditScreen._merged_bindings or BindingsMap()),
-                "Graph mode": bindings_of(GraphScreen._merged_bindings or BindingsMap()),
-                "Debug mode": bindings_of(DebugScreen._merged_bindings or BindingsMap()), "Dialogs": modals}
 
     def on_mount(self) -> None:
         if self.keymap.keys:
@@ -366,7 +353,9 @@ class StudioApp(App[None]):
         if not target or self.buffer is None:
             return
         text = self.current_text()
-        exported, errors = export_yaml(text, str(self.buffer.path))
+        from contractstudio.export import export_text  # ruamel, which export checks with, loads only here
+
+        exported, errors = export_text(text, str(self.buffer.path))
         if exported is None:
             listing = "; ".join(f"{d.line}:{d.column} {d.code} {d.message}" for d in errors[:5])
             more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
@@ -430,17 +419,3 @@ class StudioApp(App[None]):
                 self.exit()
 
         self.push_screen(unsaved_changes(self.workspace.display(self.buffer.path), "quit"), answer)  # type: ignore[union-attr]
-
-
-def export_yaml(text: str, path: str) -> tuple[str | None, list[Any]]:
-    """The export of contractstudio.export when present; else the text itself once it has no errors."""
-    try:
-        from contractstudio.export import export_text
-    except ImportError:
-        from contractstudio.analysis.check import check_text
-
-        errors = [d for d in check_text(text, path).diagnostics if d.severity == "error"]
-        return (None, errors) if errors else (text, [])
-    result, diagnostics = export_text(text, path)
-    errors = [d for d in diagnostics if getattr(d, "severity", "error") == "error"]
-    return result, (errors or list(diagnostics))

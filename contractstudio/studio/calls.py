@@ -88,6 +88,19 @@ def input_value(doc: Any, choice: str, typed: Any) -> Any:
     return typed
 
 
+def yaml_problem(text: str) -> str | None:
+    """Why typed input is not YAML (the dialog stays open with the text), or None."""
+    import yaml
+
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return f"Not valid YAML{where}: {getattr(err, 'problem', None) or err}. Fix it, or Escape to cancel."
+    return None
+
+
 def input_skeleton(doc: Any) -> str:
     """YAML to start typing an input from: every field of the input type with a value of its type (or its default)."""
     import yaml

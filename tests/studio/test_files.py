@@ -169,3 +169,15 @@ async def test_the_crash_file_carries_no_key(make_app, monkeypatch: pytest.Monke
         assert "RuntimeError: the server echoed" in text
         for secret in (key, key[::-1]):
             assert secret not in text and secret not in shown
+
+
+async def test_export_onto_a_fifo_is_a_clear_error(make_app, workspace: Path) -> None:
+    fifo = workspace / "out.yaml"
+    os.mkfifo(fifo)
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app._export_to(str(fifo))  # noqa: SLF001 - the path prompt's answer
+        await pilot.pause()
+        assert any(m.startswith("Could not write") and "FIFO" in m and "only regular files are written" in m for m in messages(app))
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)

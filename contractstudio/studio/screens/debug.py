@@ -148,7 +148,7 @@ class DebugScreen(Screen[None]):
         if event.value == "typed":
             chosen = self.contract_doc
             start = self.typed_text if self.typed_text is not None else (calls.input_skeleton(chosen[1]) if chosen else "{}\n")
-            self.app.push_screen(TextPrompt("Input for the call (YAML or JSON)", start, check=_yaml_problem), self._typed)
+            self.app.push_screen(TextPrompt("Input for the call (YAML or JSON)", start, check=calls.yaml_problem), self._typed)
         self._reset()
 
     def _typed(self, text: str | None) -> None:
