@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
-import tempfile
-import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -139,19 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal_error()
 
 
-def crash_report(error: BaseException, prefix: str = "contractstudio-crash-") -> tuple[str, str]:
-    """Write an error's traceback, redacted, to a new file; (its path, the redacted traceback)."""
-    from contractstudio.runtime.trace import redact  # a crash report is meant to be pasted into an issue
-
-    text = redact("".join(traceback.format_exception(error)))
-    fd, path = tempfile.mkstemp(prefix=prefix, suffix=".txt")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    return path, text
-
-
 def _internal_error() -> int:
     """Write the traceback to a file and print a short message (never a traceback)."""
+    from contractstudio.runtime.crash import crash_report
+
     path, text = crash_report(sys.exc_info()[1] or RuntimeError("unknown error"))
     last = text.strip().splitlines()[-1] if text.strip() else "unknown error"
     print(f"contractstudio: internal error: {last}\nThe full traceback was written to {path}; please report it.", file=sys.stderr)

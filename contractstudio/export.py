@@ -79,7 +79,7 @@ def disagreements(source: SourceFile) -> list[Diagnostic]:
     if len(theirs) != len(ours):
         return [make("YML008", f"ruamel.yaml reads {len(theirs)} document(s) here, the analyzer {len(ours)}",
                      path, Span(1, 1, 1, 2))]
-    for doc, data in zip(ours, theirs):
+    for doc, data in zip(ours, theirs, strict=True):
         where = _first_difference(doc.data, data, ())
         if where is not None:
             node = nearest(doc.root, where)
@@ -96,7 +96,7 @@ def _first_difference(ours: Any, theirs: Any, where: tuple[Any, ...]) -> tuple[A
     if isinstance(ours, dict):
         if not isinstance(theirs, dict) or list(map(_key, ours)) != list(map(_key, theirs)):
             return where
-        for (k, v), tv in zip(ours.items(), theirs.values()):
+        for (k, v), tv in zip(ours.items(), theirs.values(), strict=True):
             found = _first_difference(v, tv, (*where, k))
             if found is not None:
                 return found
@@ -104,7 +104,7 @@ def _first_difference(ours: Any, theirs: Any, where: tuple[Any, ...]) -> tuple[A
     if isinstance(ours, list):
         if not isinstance(theirs, list) or len(ours) != len(theirs):
             return where
-        for i, (v, tv) in enumerate(zip(ours, theirs)):
+        for i, (v, tv) in enumerate(zip(ours, theirs, strict=True)):
             found = _first_difference(v, tv, (*where, i))
             if found is not None:
                 return found

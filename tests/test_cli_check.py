@@ -126,3 +126,12 @@ def test_module_entry_point_works() -> None:
     proc = subprocess.run([sys.executable, "-m", "contractstudio", "schema", "tools"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["properties"]["kind"]["const"] == "tools"
+
+
+def test_a_fifo_in_a_folder_never_blocks_the_scan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    (tmp_path / "notes.tools.yaml").write_text("kind: tools\nname: notes\ntools: []\n")
+    os.mkfifo(tmp_path / "pipe.yaml")  # opening it would wait for a writer forever
+    assert main(["check", str(tmp_path)]) == 0
+    assert "1 file checked" in capsys.readouterr().out

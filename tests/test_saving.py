@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import stat
 import signal
+import stat
 import subprocess
 import sys
 import textwrap

@@ -206,6 +206,8 @@ def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
                 if not name.endswith((".yaml", ".yml")) or name == SETTINGS_FILE or _ignored(name, patterns, False):
                     continue
                 f = here / name
+                if not f.is_file():  # a FIFO or a device in a folder would block the scan; named explicitly, it is read
+                    continue
                 try:
                     head = f.read_text(encoding="utf-8", errors="replace")
                 except OSError:

@@ -19,7 +19,14 @@ import yaml
 from contractstudio.findings.diagnostics import Diagnostic, Related, Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
 from contractstudio.reading.nodes import MapNode, ScalarNode, SeqNode, SourceDocument, new_scalar
-from contractstudio.reading.portability import Unreadable, could_differ, describe, other_reading, same_value, tagged_reading
+from contractstudio.reading.portability import (
+    Unreadable,
+    could_differ,
+    describe,
+    other_reading,
+    same_value,
+    tagged_reading,
+)
 
 try:  # libyaml ships in PyYAML's wheels; the pure-Python parser is a slow but correct fallback.
     _Loader: Any = yaml.CSafeLoader

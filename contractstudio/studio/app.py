@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import Binding, BindingsMap
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from contractstudio.cli import crash_report
 from contractstudio.findings.diagnostics import Counts
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
-from contractstudio.studio.keymap import CheckedKeymap, check_keymap, give_priority, studio_scopes
+from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
 from contractstudio.studio.palette import StudioCommands
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathPrompt, changed_on_disk, unsaved_changes
 from contractstudio.studio.screens.edit import Analysis, EditScreen
@@ -46,6 +46,22 @@ def _eval_screen() -> Screen[None]:
     from contractstudio.studio.screens.eval import EvalScreen
 
     return EvalScreen()
+
+
+def studio_scopes(app_bindings: BindingsMap) -> dict[str, list[Binding]]:
+    """Every binding of the studio by where it is active (the mode screens are imported only for a keymap)."""
+    from contractstudio.studio.screens import dialogs
+    from contractstudio.studio.screens.debug import DebugScreen
+    from contractstudio.studio.screens.eval import EvalScreen
+    from contractstudio.studio.screens.graph import GraphScreen
+
+    def of(owner: type[DOMNode]) -> list[Binding]:
+        return bindings_of(owner._merged_bindings or BindingsMap())  # noqa: SLF001 - a class's own and inherited keys
+
+    modals = [b for d in (dialogs.Choice, dialogs.ErrorDialog, dialogs.PathPrompt, dialogs.HelpScreen, dialogs.TextPrompt)
+              for b in of(d)]
+    return {"Everywhere": bindings_of(app_bindings), "Edit mode": of(EditScreen), "Graph mode": of(GraphScreen),
+            "Debug mode": of(DebugScreen), "Eval mode": of(EvalScreen), "Dialogs": modals}
 
 
 class StudioApp(App[None]):
@@ -398,7 +414,11 @@ class StudioApp(App[None]):
         if self.is_headless or not self.is_running or not isinstance(error, Exception):
             super()._handle_exception(error)
             return
-        path, text = crash_report(error, "contractstudio-studio-crash-")  # redacted: it is meant to be pasted into an issue
+        from contractstudio.runtime.crash import (
+            crash_report,  # redacted: a crash report is meant to be pasted into an issue
+        )
+
+        path, text = crash_report(error, "contractstudio-studio-crash-")
         try:
             last = text.strip().splitlines()[-1]
             self.push_screen(ErrorDialog("Internal error", f"{last}\n\nThe traceback was written to {path}; "

@@ -106,8 +106,8 @@ def input_skeleton(doc: Any) -> str:
     import yaml
 
     try:
+        from contractstudio.documents.types import TypeSystem
         from contractstudio.runtime.validation import Shape
-        from contractstudio.spec.types import TypeSystem
 
         shape = Shape(TypeSystem.from_decls(doc.types), doc.input, "input")
         schema = shape.model.model_json_schema() if shape.model is not None else shape.adapter.json_schema()  # type: ignore[union-attr]

@@ -136,22 +136,6 @@ def bindings_of(bindings: BindingsMap) -> list[Binding]:
     return [dataclasses.replace(bs[0], key=",".join(b.key for b in bs)) for bs in grouped.values()]
 
 
-def studio_scopes(app_bindings: BindingsMap) -> dict[str, list[Binding]]:
-    """Every binding of the studio by where it is active (the mode screens are imported only for a keymap)."""
-    from contractstudio.studio.screens import dialogs
-    from contractstudio.studio.screens.debug import DebugScreen
-    from contractstudio.studio.screens.edit import EditScreen
-    from contractstudio.studio.screens.graph import GraphScreen
-
-    def of(owner: type[DOMNode]) -> list[Binding]:
-        return bindings_of(owner._merged_bindings or BindingsMap())  # noqa: SLF001 - a class's own and inherited keys
-
-    modals = [b for d in (dialogs.Choice, dialogs.ErrorDialog, dialogs.PathPrompt, dialogs.HelpScreen, dialogs.TextPrompt)
-              for b in of(d)]
-    return {"Everywhere": bindings_of(app_bindings), "Edit mode": of(EditScreen), "Graph mode": of(GraphScreen),
-            "Debug mode": of(DebugScreen), "Dialogs": modals}
-
-
 def give_priority(node: DOMNode, ids: set[str]) -> None:
     """Make the node's remapped bindings win over the focused widget's own keys (the editor's ctrl+w)."""
     if not ids:

@@ -34,6 +34,8 @@ def _jsonl_kind(path: Path) -> str:
 
 def kind_of_path(path: Path) -> str | None:
     """A file's kind: JSON Lines are traces, datasets or eval results; else its first `kind:` line."""
+    if not path.is_file():  # opening a FIFO would block the studio
+        return None
     if path.suffix == ".jsonl":
         return _jsonl_kind(path)
     try:
@@ -103,7 +105,7 @@ class Workspace:
                     if kind in KINDS:
                         seen[key] = WorkspaceFile(path, kind)
                 for trace in sorted(root.rglob("*.jsonl")):
-                    if not any(part.startswith(".") for part in trace.relative_to(root).parts):
+                    if trace.is_file() and not any(part.startswith(".") for part in trace.relative_to(root).parts):
                         seen[trace.resolve()] = WorkspaceFile(trace, kind_of_path(trace))
         order = {k: i for i, k in enumerate(KINDS)}
         self.files = sorted(seen.values(), key=lambda f: (order.get(f.kind or "", 99), str(f.path)))

@@ -8,11 +8,11 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.document._document import Document, EditResult, Location
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
 from textual.strip import Strip
-from textual import events
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
