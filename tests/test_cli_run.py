@@ -165,18 +165,21 @@ def test_contradicting_options_are_refused(capsys: pytest.CaptureFixture[str], t
     inp = tmp_path / "in.json"
     inp.write_text(json.dumps(INPUT))
     trace = SAMPLES / "traces" / "multidoc_qa.answered-first-time.jsonl"
-    code, _, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--input", str(inp))
-    assert code == 2 and "--input and --scenario both give the call's input" in err
     code, _, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--replay", str(trace))
     assert code == 2 and "--replay and --scenario both give the model's replies" in err
     code, _, err = run(capsys, "run", str(QA), "--input", str(inp), "--replay", str(trace))
     assert code == 2 and "was recorded for the contract 'multidoc_qa', not for 'qa'" in err
 
 
-def test_harmless_unused_options_are_noted(capsys: pytest.CaptureFixture[str]) -> None:
+def test_harmless_combinations_are_noted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--model", "openai/gpt-4o", "--no-wait")
     assert code == 0 and "successful" in out
     assert "note: --model is not used: the replies come from the scenario's scripted replies" in err
+    inp = tmp_path / "in.json"
+    inp.write_text(json.dumps({**INPUT, "query": "Another question?"}))
+    code, out, err = run(capsys, "run", str(QA), "--scenario", "first-time", "--input", str(inp), "--no-wait", "--json")
+    assert code == 0 and json.loads(out)["successful"] is True
+    assert "note: --input replaces the input of scenario 'first-time'; its scripted replies are used" in err
 
 
 def test_test_with_no_scenario_to_run_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -41,11 +41,11 @@ def recorded_input(trace_path: str) -> Any:
 
 def contradictions(args: Any) -> tuple[str | None, list[str]]:
     """Options that contradict each other (a usage error), and options that are harmlessly unused (notes)."""
-    if args.scenario and args.input:
-        return "--input and --scenario both give the call's input (a scenario brings its input and its replies); use one", []
     if args.scenario and args.replay:
         return "--replay and --scenario both give the model's replies; use one", []
     notes = []
+    if args.scenario and args.input:  # a what-if: the scenario's replies to another input
+        notes.append(f"--input replaces the input of scenario '{args.scenario}'; its scripted replies are used")
     source = "the scenario's scripted replies" if args.scenario else ("the recorded replies of the trace" if args.replay else None)
     if source:
         notes += [f"{flag} is not used: the replies come from {source}" for flag, value in
@@ -103,8 +103,6 @@ def run(args: Any) -> int:
         return usage_error(f"no such trace: {args.replay}")
     if args.trace and (problem := target_problem(args.trace)):  # checked before the call: a paid result is never lost
         return usage_error(f"cannot write the trace: {problem}")
-    for note in notes:
-        print(f"contractstudio: note: {note}", file=sys.stderr)
     try:
         trusted = Trust.for_command([path], args.trust).allows(path)  # the contract's own folder decides
         contracts = [o for o in load_all(path, trust=trusted, dialect=args.dialect) if isinstance(o, Contract)]
@@ -163,6 +161,8 @@ def run(args: Any) -> int:
         print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
 
+    for note in notes:  # once the call is sure to start: a refused input is the one message
+        print(f"contractstudio: note: {note}", file=sys.stderr)
     if not args.json:
         print(shown(f"{contract.name}: {model.name}"))
     while (event := session.step()) is not None:

@@ -8,6 +8,7 @@ does, lazily, the first time it is opened, so the first screen appears before li
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding, BindingsMap
@@ -23,7 +24,15 @@ from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathP
 from contractstudio.studio.screens.edit import Analysis, EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
 from contractstudio.studio.widgets.findings import Place
-from contractstudio.studio.workspace import BOM, Buffer, ChangedOnDisk, ReadOnlyFile, Workspace, kind_of_path, write_atomic
+from contractstudio.studio.workspace import (
+    BOM,
+    Buffer,
+    ChangedOnDisk,
+    ReadOnlyFile,
+    Workspace,
+    kind_of_path,
+    write_atomic,
+)
 from contractstudio.trust import Trust, folder_of
 
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"

@@ -83,8 +83,7 @@ async def test_run_filter_and_open_a_row_in_the_debugger(eval_workspace: Path) -
         debug = app.screen
         assert debug.id == "debug-screen"
         assert str(debug.query_one("#model-select").value).startswith("replay:")
-        assert debug.query_one("#input-select").value == "typed"  # the row's own input
-        assert debug.events and debug.events[0]["value"] == debug.typed_input
+        assert debug.events and debug._input_value() == debug.events[0]["value"]  # noqa: SLF001 - the row's own input
         assert len([e for e in debug.events if e.type == "llm_request"]) == int(first[4])
         debug.query_one("#timeline").focus()
         await pilot.press("R")  # restart: the recorded call replays from its trace, ready to step

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
