@@ -20,7 +20,7 @@ from typing import Any
 from contractstudio.analysis.check import Context, check_text
 from contractstudio.findings.diagnostics import Diagnostic, Span, at_least, make
 from contractstudio.reading.portability import describe, same_value
-from contractstudio.reading.source import SourceFile, nearest
+from contractstudio.reading.source import SourceFile, nearest, read_source
 
 BOM = "\ufeff"
 
@@ -31,10 +31,10 @@ def export_text(text: str, path: str = "<text>", ctx: Context | None = None) -> 
     errors = at_least(report.diagnostics, "error")
     if errors:
         return None, errors
-    if report.source is not None:
-        differences = disagreements(report.source)
-        if differences:
-            return None, differences
+    # The YAML as written, not a dialect's native reading of it: that is what a YAML tool sees.
+    differences = disagreements(read_source(text, path))
+    if differences:
+        return None, differences
     return text, []
 
 
@@ -86,7 +86,7 @@ def disagreements(source: SourceFile) -> list[Diagnostic]:
             span = node.span if node is not None else Span(doc.line, 1, doc.line, 2)
             shown = ".".join(str(p) for p in where) or "the document"
             return [make("YML008", f"ruamel.yaml reads {shown} differently from the analyzer: "
-                         f"{describe(_plain(data, where))} instead of {describe(_at(doc.data, where))}",
+                         f"{_shown(_plain(data, where))} instead of {_shown(_at(doc.data, where))}",
                          path, span, hint="quote the value, or remove the tag or %YAML directive that changes it")]
     return []
 
@@ -147,3 +147,11 @@ def _plain(data: Any, where: tuple[Any, ...]) -> Any:
         except (IndexError, TypeError, StopIteration):
             return None
     return data
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return describe(value)

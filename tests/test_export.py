@@ -194,3 +194,10 @@ def test_an_exported_file_follows_the_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "out.yaml").stat().st_mode & 0o777 == 0o644
+
+
+def test_convert_checks_its_output_path_like_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = FIXTURES / "dialects" / "localai-rag" / "pipelines" / "compare_snapshots.yaml"
+    assert main(["convert", str(source), "--to", "contractstudio", "-o", str(tmp_path / "missing" / "out.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the conversion" in err and "does not exist" in err and "internal error" not in err

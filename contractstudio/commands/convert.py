@@ -18,7 +18,7 @@ from contractstudio.analysis.check import Context, check_file
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.findings.diagnostics import at_least
 from contractstudio.reports import diagnostics as report
-from contractstudio.storage.atomic import write_atomic
+from contractstudio.storage.atomic import NotARegularFile, target_problem, write_atomic
 
 
 class _Dumper(yaml.SafeDumper):
@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.file)
     if not source.is_file():
         return usage_error(f"no such file: {args.file}")
+    if args.output and (problem := target_problem(args.output)):  # before any work, like export -o
+        return usage_error(f"cannot write the conversion: {problem}")
     result = check_file(source, Context(root=source.parent, dialect=args.dialect))
     if result.dialect == "contractstudio":
         print(f"{args.file} is already a ContractStudio document (or of no known format); nothing to convert", file=sys.stderr)
@@ -47,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
     header = f"# converted from {source.name} ({result.dialect}) by contractstudio convert\n"
     text = header + "---\n".join(docs)
     if args.output:
-        write_atomic(Path(args.output), text)
+        try:
+            write_atomic(Path(args.output), text)
+        except NotARegularFile as err:
+            return usage_error(f"cannot write the conversion: {err}")
         print(f"converted {args.file} -> {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
