@@ -6,7 +6,6 @@ The CLI, the studio and `cs.load` call these same functions; there is one analyz
 from __future__ import annotations
 
 import fnmatch
-import gc
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -21,7 +20,7 @@ from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make
 from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, read_dialects, sniff_kind
 from contractstudio.reading.dialects.synth import relocate, texts
-from contractstudio.reading.source import SourceDocument, SourceFile, read_source
+from contractstudio.reading.source import SourceDocument, SourceFile, paused_gc, read_source
 
 __all__ = ["KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "discover", "load", "run_rules"]
 
@@ -94,15 +93,8 @@ class FileReport:
 
 def analyze_source(source: SourceFile, ctx: Context | None = None) -> FileReport:
     """Run every rule on a parsed file; one broken document never hides another's findings."""
-    # Analysis allocates many small acyclic objects; CPython's full collections would
-    # rescan them again and again and make big files superlinear. Pause, then resume.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return _analyze(source, ctx)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
@@ -128,16 +120,11 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
 
 def check_text(text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
     """Analyze YAML text (the studio's path on every edit); `location` is the file on disk when `path` is a display name."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         if location is None and not path.startswith("<"):
             location = Path(path)
         source = read_dialects(read_source(text, path), dialect=ctx.dialect if ctx else None, location=location)
         return analyze_source(source, ctx)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:

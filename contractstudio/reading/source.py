@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -31,17 +33,25 @@ from contractstudio.reading.nodes import (  # noqa: F401  (re-exported: the publ
 _DOC_START = re.compile(r"^---(?:[ \t]|$)", re.M)
 
 
-def read_source(text: str, path: str = "<text>") -> SourceFile:
-    """Parse YAML text into documents with positions; never raises for bad input."""
-    # Building ~10^5 small objects with no cycles: the cyclic GC would only rescan
-    # them over and over (a third of the time on big files), so it pauses here.
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic GC paused for a block, then resumed as it was (nests)."""
+    # Reading and analysis build ~10^5 small objects with no cycles: CPython's full
+    # collections would only rescan them over and over (a third of the time on big
+    # files, and superlinear in the file's size), so both pause it while they run.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _read_source(text, path)
+        yield
     finally:
         if enabled:
             gc.enable()
+
+
+def read_source(text: str, path: str = "<text>") -> SourceFile:
+    """Parse YAML text into documents with positions; never raises for bad input."""
+    with paused_gc():
+        return _read_source(text, path)
 
 
 def _read_source(text: str, path: str) -> SourceFile:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.hook_imports import hook_problem, hook_syntax_problem
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.rules import rule
 from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.hooks import HookError, hook_syntax_problem, resolve_hook
 
 
 @rule("TOL102", "bad-python-hook", "error", kinds=("contract", "tools"))
@@ -20,8 +20,11 @@ def bad_python_hook(doc: Loaded) -> Iterator[Diagnostic]:
         problem = hook_syntax_problem(hook.spec)
         if problem:
             yield doc.diag("TOL102", problem, hook.path)
-        elif doc.ctx.trusted and (problem := hook_problem(str(hook.spec), doc.ctx.root)):
-            yield doc.diag("TOL102", f"Python hook '{hook.spec}': {problem}", hook.path)
+        elif doc.ctx.trusted:
+            try:
+                resolve_hook(str(hook.spec), doc.ctx.root)  # imports user code: only in a trusted workspace
+            except HookError as err:
+                yield doc.diag("TOL102", f"Python hook '{hook.spec}': {err}", hook.path)
 
 
 @rule("TOL103", "untrusted-hook", "info", kinds=("contract", "tools"))
