@@ -18,6 +18,8 @@ from textual.worker import Worker, WorkerState
 from contractstudio.analysis.check import FileReport, check_text
 from contractstudio.findings.diagnostics import Counts, Diagnostic
 from contractstudio.studio.keymap import give_priority
+from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
+from contractstudio.studio.widgets.completion import CompletionMenu
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
@@ -48,7 +50,7 @@ class AnalysisDone(Message):
         self.analysis = analysis
 
 
-class EditScreen(Screen[None]):
+class EditScreen(EditingAssist, Screen[None]):
     """The editor screen (mode `edit`)."""
 
     BINDINGS = [
@@ -61,6 +63,7 @@ class EditScreen(Screen[None]):
         Binding("escape", "focus_editor", "Editor", show=False, id="edit.editor"),
         Binding("ctrl+r", "app.reload", "Reload", show=False, id="edit.reload"),
         Binding("ctrl+b", "toggle_files", "Toggle files", show=False, id="edit.toggle_files"),
+        *ASSIST_BINDINGS,
     ]
 
     def __init__(self) -> None:
@@ -71,14 +74,18 @@ class EditScreen(Screen[None]):
         self._loading = False
         self._last_failure = ""
         self._status_line = ""
+        self._detail_timer: Timer | None = None
+        self.init_assist()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="edit-main"):
             yield FileList(id="files")
             with Vertical(id="edit-right"):
                 yield ContractEditor(id="editor")
+                yield Static("", id="detail")
                 yield FindingsPanel(id="findings")
         yield Static("", id="status")
+        yield CompletionMenu()
         yield Footer(compact=True)
 
     @property
@@ -91,6 +98,7 @@ class EditScreen(Screen[None]):
 
     def on_mount(self) -> None:
         give_priority(self, self.studio.keymap.priority)  # a remapped key beats the editor's own use of it
+        self.editor.key_hook = self.popup_key
         self.findings.border_title = "Findings"
         self.query_one(FileList).border_title = "Workspace"
         self.refresh_files()
@@ -121,6 +129,9 @@ class EditScreen(Screen[None]):
         self.editor.scroll_home(animate=False)
         self.generation += 1
         self.analysis = None
+        self.facts = {}
+        self.back_stack = []
+        self.menu.hide()
         self.editor.set_findings([])
         self.findings.show([])
         # After the paint: the first analysis imports every rule module, which would hold up the first screen.
@@ -138,6 +149,7 @@ class EditScreen(Screen[None]):
             self._debounce.stop()
         self._debounce = self.set_timer(DEBOUNCE_S, self.start_analysis)
         self.update_status(pending=True)
+        self.typed(self.editor.take_typed())
 
     def start_analysis(self) -> None:
         """Analyze the current text in a thread; a newer edit makes this result stale."""
@@ -164,6 +176,8 @@ class EditScreen(Screen[None]):
         if analysis.generation != self.generation:
             return  # the text changed since: a newer analysis is on its way
         self.analysis = analysis
+        self.remember_facts(analysis.report)
+        self.show_detail()
         self.editor.set_findings(analysis.diagnostics)
         self.findings.show(analysis.diagnostics)
         self.studio.analysis_finished(analysis)
@@ -211,6 +225,10 @@ class EditScreen(Screen[None]):
     @on(ContractEditor.SelectionChanged)
     def _moved(self) -> None:
         self.update_status(pending=self._debounce is not None)
+        self.cursor_moved()
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(0.1, self.show_detail)
 
     def is_dirty(self) -> bool:
         buffer = self.studio.buffer

@@ -3,7 +3,7 @@ no highlighting for text nested deeper than tree-sitter survives."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.segment import Segment
@@ -130,6 +130,39 @@ class ContractEditor(YamlTextArea):
         self.indent_width = 2
         self.markers: dict[int, str] = {}  # 0-based line -> worst severity
         self._window: tuple[int, int] | None = None
+        self._typed: str | None = None
+        self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
+
+    def take_typed(self) -> str | None:
+        """The character before the cursor when keys were typed since the last call (None after a paste, a fix, undo)."""
+        typed, self._typed = self._typed, None
+        if typed is None:
+            return None
+        row, col = self.cursor_location
+        return self.document[row][col - 1 : col] or None
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.key_hook is not None and self.key_hook(event.key):
+            event.stop()  # the completion popup took it (Tab / Enter accept, Escape closes)
+            event.prevent_default()
+            return
+        if event.is_printable:
+            self._typed = event.character
+        if event.key == "enter" and not self.read_only:
+            # Auto-indent: keep the line's indentation, one level more after `key:` or `- key:`.
+            event.stop()
+            event.prevent_default()
+            row, col = self.cursor_location
+            line = self.document[row]
+            indent = len(line) - len(line.lstrip(" "))
+            if line[indent:].startswith("- "):
+                indent += 2  # the item's content starts after its dash
+            if line[:col].rstrip().endswith(":"):
+                indent += self.indent_width
+            start, end = self.selection
+            self._replace_via_keyboard("\n" + " " * indent, start, end)
+            return
+        await super()._on_key(event)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "escape" and not self.read_only:

@@ -1,0 +1,265 @@
+"""The editing help of the edit screen: completion as you type, quick fixes, rename, definition and back,
+find, go to line, a detail line for what is under the cursor. All answers come from contractstudio.editing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.actions import SkipAction
+from textual.binding import Binding
+from textual.widgets import Static
+from textual.widgets.text_area import Selection
+
+from contractstudio import editing
+from contractstudio.analysis.check import FileReport, check_text
+from contractstudio.editing.cursor import document_index
+from contractstudio.editing.items import CompletionItem, TextEdit
+from contractstudio.findings.diagnostics import Span
+from contractstudio.studio.widgets.completion import Ask, CompletionMenu, QuickFixes
+
+# Characters after which completion opens by itself (besides word characters).
+TRIGGERS = set(".:[{, -'\"")
+
+ASSIST_BINDINGS = [
+    Binding("ctrl+space", "complete", "Complete", show=False, id="edit.complete"),
+    Binding("ctrl+full_stop,f9", "quick_fix", "Quick fix", id="edit.quick_fix"),
+    Binding("shift+f6", "rename", "Rename", show=False, id="edit.rename"),
+    Binding("f12", "definition", "Definition", show=False, id="edit.definition"),
+    Binding("alt+left", "back", "Back", show=False, id="edit.back"),
+    Binding("ctrl+f", "find", "Find", show=False, priority=True, id="edit.find"),
+    Binding("ctrl+n", "find_next", "Find next", show=False, id="edit.find_next"),
+    Binding("ctrl+l", "go_to_line", "Go to line", show=False, id="edit.go_to_line"),
+    # While the completion popup is open these keys move in it; otherwise they go to the editor as usual
+    # (Tab / Enter accept and Escape closes through the editor's key_hook: the editor consumes them first).
+    Binding("down", "popup('down')", "Down", show=False, priority=True, id="edit.completion_down"),
+    Binding("up", "popup('up')", "Up", show=False, priority=True, id="edit.completion_up"),
+]
+
+
+class EditingAssist:
+    """Mixed into EditScreen: needs `editor`, `analysis` (the newest finished one) and `studio`."""
+
+    # Provided by the Screen it is mixed into (typed loosely: this mixin must not import the screen).
+    editor: Any
+    analysis: Any
+    studio: Any
+    app: Any
+    region: Any
+    notify: Any
+    query_one: Any
+    facts: dict[int, FileReport]
+    back_stack: list[tuple[int, int]]
+    search: str
+    menu_place: tuple[int, int]
+
+    def init_assist(self) -> None:
+        self.facts = {}
+        self.back_stack = []
+        self.search = ""
+        self.menu_place = (0, 0)
+
+    @property
+    def menu(self) -> CompletionMenu:
+        return self.query_one(CompletionMenu)
+
+    def remember_facts(self, report: FileReport) -> None:
+        """Keep, per `---` document, the newest analysis in which it parsed (completion's facts while typing)."""
+        lines = report.text.split("\n")
+        for loaded in report.documents:
+            if loaded.model is not None:
+                self.facts[document_index(lines, loaded.doc.line - 1)] = report
+
+    def current_report(self) -> FileReport:
+        """The analysis of the editor's text as it is now (analyzed here when the last one is older)."""
+        text = self.editor.text
+        if self.analysis is not None and self.analysis.text == text:
+            report: FileReport = self.analysis.report
+            return report
+        buffer = self.studio.buffer
+        path = buffer.path if buffer else None
+        return check_text(text, str(path) if path else "<text>", self.studio.context_for(path))
+
+    # Completion -------------------------------------------------------------------------
+
+    def typed(self, character: str | None) -> None:
+        """After a keystroke in the editor: open, refine or close the popup."""
+        if character is None:
+            self.menu.hide()
+            return
+        if not (character.isalnum() or character == "_" or character in TRIGGERS) and not self.menu.display:
+            return
+        self.action_complete(automatic=True)
+
+    def action_complete(self, automatic: bool = False) -> None:
+        row, col = self.editor.cursor_location
+        text = self.editor.text
+        index = document_index(text.split("\n"), row)
+        facts = self.facts.get(index) or (self.analysis.report if self.analysis else None)
+        items = editing.complete(facts, row + 1, col + 1, text)
+        if automatic:
+            line = self.editor.document[row][:col]
+            if not items or (line.endswith(" ") and not line.rstrip().endswith((":", "-", ","))):
+                self.menu.hide()
+                return
+        if not items:
+            self.menu.hide()
+            if not automatic:
+                self.notify("Nothing to complete here.", timeout=2)
+            return
+        x, y = self.editor.cursor_screen_offset
+        region = self.region
+        self.menu.show_items(items, x - region.x, y - region.y + 1)
+        first = items[0].replace
+        self.menu_place = (row, first.column - 1 if first is not None and first.line == row + 1 else col)
+
+    def cursor_moved(self) -> None:
+        """Close the popup when the cursor left the word it completes (a click, Home, another line)."""
+        if not self.menu.display:
+            return
+        row, col = self.editor.cursor_location
+        if row != self.menu_place[0] or col < self.menu_place[1]:
+            self.menu.hide()
+
+    def popup_key(self, key: str) -> bool:
+        """The editor's key hook: Tab / Enter accept and Escape closes while the popup is open."""
+        if not self.menu.display or key not in ("tab", "enter", "escape"):
+            return False
+        self.action_popup("close" if key == "escape" else "accept")
+        return True
+
+    def action_popup(self, what: str) -> None:
+        menu = self.menu
+        if not menu.display:
+            raise SkipAction()
+        if what == "close":
+            menu.hide()
+        elif what in ("down", "up"):
+            menu.move(1 if what == "down" else -1)
+        elif (item := menu.chosen) is not None:
+            menu.hide()
+            self.accept(item)
+
+    def accept(self, item: CompletionItem) -> None:
+        row, col = self.editor.cursor_location
+        span = item.replace or Span(row + 1, col + 1, row + 1, col + 1)
+        self.editor.replace(item.text, (span.line - 1, span.column - 1), (span.end_line - 1, span.end_column - 1))
+
+    # Quick fixes, rename, definition ------------------------------------------------------
+
+    def apply(self, edits: tuple[TextEdit, ...] | list[TextEdit]) -> None:
+        """Apply edits to the editor from the last to the first (their spans are of the text before any)."""
+        for e in sorted(edits, key=lambda e: (e.span.line, e.span.column), reverse=True):
+            s = e.span
+            end = (s.end_line - 1, s.end_column - 1)
+            if s.end_line - 1 >= self.editor.document.line_count:  # an edit that ends past the last line
+                end = (self.editor.document.line_count - 1, len(self.editor.document[-1]))
+            self.editor.replace(e.new_text, (s.line - 1, s.column - 1), end)
+
+    def action_quick_fix(self) -> None:
+        report = self.current_report()
+        row, _ = self.editor.cursor_location
+        actions = editing.code_actions(report, span=Span(row + 1, 1, row + 1, 1))
+        if not actions:
+            self.notify("No quick fix for this line.", timeout=2)
+            return
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self.apply(actions[index].edits)
+                self.notify(actions[index].title, timeout=2)
+
+        self.app.push_screen(QuickFixes(actions), chosen)
+
+    def action_rename(self) -> None:
+        report = self.current_report()
+        row, col = self.editor.cursor_location
+        occ = editing.prepare_rename(report, row + 1, col + 1)
+        if occ is None:
+            self.notify("Nothing to rename here (a step, type, field, tool, policy, task, router, action or parameter).",
+                        timeout=3)
+            return
+
+        def renamed(name: str | None) -> None:
+            if not name:
+                return
+            result = editing.rename(report, row + 1, col + 1, name)
+            if result.refused:
+                self.notify(f"Not renamed: {result.refused}", severity="warning", timeout=6)
+                return
+            self.apply(result.edits)
+            self.notify(f"Renamed '{occ.name}' to '{name}' in {len(result.edits)} places", timeout=3)
+
+        self.app.push_screen(Ask(f"Rename {occ.kind} '{occ.name}' to", occ.name), renamed)
+
+    def action_definition(self) -> None:
+        report = self.current_report()
+        row, col = self.editor.cursor_location
+        found = editing.definition(report, row + 1, col + 1)
+        if not found:
+            self.notify("No definition here.", timeout=2)
+            return
+        self.back_stack.append((row, col))
+        target = found[0].span
+        self.editor.move_cursor((target.line - 1, target.column - 1), center=True)
+
+    def action_back(self) -> None:
+        if not self.back_stack:
+            self.notify("Nowhere to go back to.", timeout=2)
+            return
+        self.editor.move_cursor(self.back_stack.pop(), center=True)
+
+    # Find and go to line ------------------------------------------------------------------
+
+    def action_find(self) -> None:
+        def search(text: str | None) -> None:
+            if text:
+                self.search = text
+                self.action_find_next()
+
+        self.app.push_screen(Ask("Find", self.search), search)
+
+    def action_find_next(self) -> None:
+        if not self.search:
+            self.action_find()
+            return
+        doc = self.editor.document
+        row, col = self.editor.cursor_location
+        lines = doc.lines
+        order = [(row, col + 1)] + [(r, 0) for r in range(row + 1, len(lines))] + [(r, 0) for r in range(0, row + 1)]
+        needle = self.search.lower()
+        for r, start in order:
+            at = lines[r].lower().find(needle, start)
+            if at >= 0:
+                self.editor.move_cursor((r, at), center=True)
+                self.editor.selection = Selection((r, at), (r, at + len(self.search)))
+                return
+        self.notify(f"'{self.search}' is not in the file.", timeout=2)
+
+    def action_go_to_line(self) -> None:
+        def go(answer: str | None) -> None:
+            if not answer:
+                return
+            parts = answer.replace(",", ":").split(":")
+            try:
+                line = int(parts[0])
+                column = int(parts[1]) if len(parts) > 1 and parts[1] else 1
+            except ValueError:
+                self.notify(f"Not a line number: {answer}", severity="warning", timeout=3)
+                return
+            row = max(0, min(line - 1, self.editor.document.line_count - 1))
+            self.editor.move_cursor((row, max(0, column - 1)), center=True)
+
+        self.app.push_screen(Ask("Go to line (LINE or LINE:COLUMN)"), go)
+
+    # What is under the cursor ---------------------------------------------------------------
+
+    def show_detail(self) -> None:
+        """The first line of the hover text (a finding's rule, a name's type) in the detail line."""
+        detail = self.query_one("#detail", Static)
+        if self.analysis is None or self.analysis.text != self.editor.text:
+            return
+        row, col = self.editor.cursor_location
+        h = editing.hover(self.analysis.report, row + 1, col + 1)
+        first = next((ln for ln in h.markdown.splitlines() if ln.strip() and not ln.startswith("```")), "") if h else ""
+        detail.update(first.replace("[", "\\["))
+        detail.display = bool(first)  # no empty row when there is nothing to say

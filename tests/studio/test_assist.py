@@ -1,0 +1,168 @@
+"""The editing help in the studio (contractstudio.editing): completion as you type, quick fixes, rename,
+definition and back, find, go to line, auto-indent; and a contract written from an empty template to a
+clean check with completion and quick fixes alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contractstudio.analysis.check import check_text
+from contractstudio.editing.templates import template
+
+from .conftest import settle
+
+
+def editor_of(app):  # noqa: ANN001, ANN201
+    return app.screen.editor
+
+
+async def end_of_file(pilot) -> None:  # noqa: ANN001
+    editor = editor_of(pilot.app)
+    last = editor.document.line_count - 1
+    editor.move_cursor((last, len(editor.document[last])))
+    await pilot.pause()
+
+
+async def test_completion_opens_as_you_type_and_tab_or_enter_accepts(make_app) -> None:  # noqa: ANN001
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.text = "".join(ln for ln in editor.text.splitlines(True) if not ln.startswith("on_failure:"))
+        await settle(pilot)
+        await end_of_file(pilot)
+        await pilot.press("o", "n", "_", "f")
+        menu = app.screen.menu
+        assert menu.display and [i.label for i in menu.items] == ["on_failure"]
+        await pilot.press("tab")
+        assert editor.document[editor.cursor_location[0]] == "on_failure: "
+        await pilot.press("r")
+        assert [i.label for i in menu.items] == ["raise"]
+        await pilot.press("enter")
+        assert editor.document[editor.cursor_location[0]] == "on_failure: raise"
+        assert not menu.display
+
+
+async def test_the_popup_never_steals_a_keystroke(make_app) -> None:  # noqa: ANN001
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.text = "".join(ln for ln in editor.text.splitlines(True) if not ln.startswith("on_failure:"))
+        await settle(pilot)
+        await end_of_file(pilot)
+        await pilot.press("enter", "o", "n")
+        assert app.screen.menu.display
+        await pilot.press("escape")  # closes the popup, the text stays
+        assert not app.screen.menu.display and editor.document[editor.cursor_location[0]] == "on"
+        await pilot.press("enter")  # with the popup closed, Enter is a new line again
+        assert editor.cursor_location[1] == 0 and editor.document[editor.cursor_location[0] - 1] == "on"
+
+
+async def test_quick_fix_lists_the_fixes_of_the_finding_and_applies_one(make_app, workspace: Path) -> None:  # noqa: ANN001
+    path = workspace / "rag_router.pipeline.yaml"
+    path.write_text(path.read_text().replace("    on_other: answer", "    # no on_other here\n"), encoding="utf-8")
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert [d.code for d in app.screen.analysis.diagnostics] == ["RTE305"]
+        await pilot.press("f8")  # to the finding
+        await pilot.press("f9")  # quick fix (also Ctrl+.)
+        await pilot.pause()
+        titles = [a.title for a in app.screen.actions]
+        assert titles == ["Add 'on_other: search'", "Suppress RTE305 here"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "    on_other: search\n" in editor_of(app).text
+        assert "# no on_other here" in editor_of(app).text  # comments kept
+        assert app.edit_screen.analysis.diagnostics == []
+
+
+async def test_rename_definition_and_back(make_app) -> None:  # noqa: ANN001
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "next: dispatch")
+        editor.move_cursor((row, editor.document[row].index("dispatch")))
+        await pilot.press("f12")
+        target = editor.cursor_location
+        assert editor.document[target[0]].strip() == "- id: dispatch"
+        await pilot.press("alt+left")
+        assert editor.cursor_location[0] == row
+        await pilot.press("shift+f6")
+        await pilot.pause()
+        for _ in range(len("dispatch")):
+            await pilot.press("backspace")
+        await pilot.press(*"route_reply", "enter")
+        await settle(pilot)
+        assert "next: route_reply" in editor.text and "id: route_reply" in editor.text and "dispatch" not in editor.text
+        assert app.edit_screen.analysis.diagnostics == []
+
+
+async def test_find_find_next_and_go_to_line(make_app) -> None:  # noqa: ANN001
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        await pilot.press(*"call_model", "enter")
+        await pilot.pause()
+        first = editor.cursor_location
+        assert editor.selected_text == "call_model"
+        await pilot.press("ctrl+n")
+        assert editor.cursor_location[0] > first[0] and editor.selected_text == "call_model"
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        await pilot.press(*"12:5", "enter")
+        await pilot.pause()
+        assert editor.cursor_location == (11, 4)
+
+
+async def test_enter_keeps_the_indentation_and_indents_after_a_key(make_app) -> None:  # noqa: ANN001
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "next: dispatch")
+        editor.move_cursor((row, len(editor.document[row])))
+        await pilot.press("enter")
+        assert editor.cursor_location == (row + 1, 4)  # the step's keys are at 4
+        await pilot.press(*"extra:", "enter")
+        assert editor.cursor_location == (row + 2, 6)  # one level more after `key:`
+        await pilot.press("escape")  # the popup may be open; Escape closes it, nothing else
+
+
+async def test_a_contract_from_the_empty_template_to_a_clean_check_with_completion_and_quick_fixes(
+        make_app, workspace: Path) -> None:  # noqa: ANN001
+    path = workspace / "qa.contract.yaml"
+    path.write_text(template("contract", "qa"), encoding="utf-8")
+    app = make_app("qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.edit_screen
+        editor = screen.editor
+
+        # Keys and type names by completion: `input` -> Question (declared by a quick fix below).
+        await end_of_file(pilot)
+        await pilot.press(*"pro")
+        assert [i.label for i in screen.menu.items] == ["prompt"]
+        await pilot.press("tab", *"Answer the question.", "escape", "enter")
+        await settle(pilot)
+
+        # Every remaining finding is fixed by its first quick fix, one after the other.
+        for _ in range(12):
+            errors = [d for d in screen.analysis.diagnostics if d.severity in ("error", "warning")]
+            if not errors:
+                break
+            editor.move_cursor((errors[0].line - 1, errors[0].column - 1))
+            await pilot.press("f9")
+            await pilot.pause()
+            await pilot.press("enter")
+            await settle(pilot)
+        final = editor.text
+        report = check_text(final, str(path))
+        assert [d for d in report.diagnostics if d.severity in ("error", "warning")] == []
+        assert final.startswith("kind: contract\nname: qa\nprompt: Answer the question.\n")
+        assert "input: " in final and "output: " in final and "types:" in final
