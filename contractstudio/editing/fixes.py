@@ -21,6 +21,7 @@ from contractstudio.editing.cursor import document_at
 from contractstudio.editing.items import CodeAction, TextEdit
 from contractstudio.editing.placeholders import expression_for, placeholder
 from contractstudio.editing.yaml_text import add_entry, add_item, delete_entry, entry_text, walk
+from contractstudio.expressions.checker import kind_of
 from contractstudio.findings.diagnostics import Diagnostic, Span
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode, node_at
 
@@ -45,7 +46,10 @@ def code_actions(report: FileReport, diagnostics: list[Diagnostic] | None = None
         actions.extend(found)
         if suppress is not None:
             actions.append(suppress)
-    return actions
+    # The obvious fix first, then real fixes of the worst findings, suppressions last.
+    rank = {"error": 0, "warning": 1, "info": 2}
+    return sorted(actions, key=lambda a: (a.title.startswith("Suppress"), not a.preferred,
+                                          rank.get(a.diagnostic.severity if a.diagnostic else "info", 2)))
 
 
 def _touches(d: Diagnostic, span: Span) -> bool:
@@ -308,7 +312,26 @@ def _inside_multiline_scalar(report: FileReport, line: int) -> bool:
     return False
 
 
+def _post_condition(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
+    """CON107: a first post condition on the output's first required field (a start the author edits)."""
+    doc, root = loaded.model, loaded.doc.root
+    if not isinstance(doc, Contract) or not isinstance(root, MapNode):
+        return
+    types = type_system(loaded)
+    out = types.declared(doc.output or "")
+    fields = [(n, types.field_type(out, n)) for n, s in (types.fields(out) or {}).items() if s.required] if out else []
+    if not fields:
+        return
+    name, t = fields[0]
+    kind = kind_of(t, types) if t is not None else "any"
+    check = {"str": f"output.{name}.strip() != ''", "num": f"output.{name} >= 0", "list": f"len(output.{name}) > 0"}.get(
+        kind, f"output.{name} is not None")
+    body = f"- assert: \"{check}\"\n  message: {_describe(name)[:-1]} does not hold."
+    yield CodeAction(f"Add a post condition on output.{name}", (add_entry(root, "post", body + "\n", lines),), d)
+
+
 _BY_CODE = {
+    "CON107": _post_condition,
     "SCH101": _missing_key,
     "CON104": _field_description,
     "RTE305": _route_target,

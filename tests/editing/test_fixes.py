@@ -33,6 +33,7 @@ CASES = [
     ("RTE/prefix_without_target.yaml", "RTE301", "Add 'on_bm25: persist'"),
     ("REF/undeclared_types.yaml", "REF201", "Declare type 'Source'"),
     ("YML/duplicate_key.yaml", "YML002", "Remove the duplicate key 'name'"),
+    ("CON/con107_no_post.yaml", "CON107", "Add a post condition on output.answer"),
 ]
 
 
