@@ -120,3 +120,29 @@ class TestDebugMode:
             await pilot.pause()
 
         assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=size, run_before=run_before)
+
+
+class TestEditingHelp:
+    """The completion popup and the quick-fix list (contractstudio.editing in the studio)."""
+
+    def test_completion_popup(self, snap_compare, make_app) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            editor = pilot.app.screen.editor
+            row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "next: dispatch")
+            editor.move_cursor((row, len(editor.document[row])))
+            await pilot.press("enter", "e")  # a new key of the step: `end` is offered
+            await pilot.pause()
+
+        assert snap_compare(make_app("rag_router.pipeline.yaml"), terminal_size=(80, 24), run_before=run_before)
+
+    def test_quick_fix_list(self, snap_compare, make_app) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:  # noqa: ANN001
+            await settle(pilot)
+            editor = pilot.app.screen.editor
+            editor.text = editor.text.replace("next: dispatch", "next: dispach")
+            await settle(pilot)
+            await pilot.press("f8", "f9")
+            await pilot.pause()
+
+        assert snap_compare(make_app("rag_router.pipeline.yaml"), terminal_size=(80, 24), run_before=run_before)

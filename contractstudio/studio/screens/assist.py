@@ -3,6 +3,7 @@ find, go to line, a detail line for what is under the cursor. All answers come f
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual.actions import SkipAction
@@ -261,5 +262,7 @@ class EditingAssist:
         row, col = self.editor.cursor_location
         h = editing.hover(self.analysis.report, row + 1, col + 1)
         first = next((ln for ln in h.markdown.splitlines() if ln.strip() and not ln.startswith("```")), "") if h else ""
-        detail.update(first.replace("[", "\\["))
+        plain = first.replace("[", "\\[")
+        plain = re.sub(r"\*\*(.+?)\*\*", r"[b]\1[/b]", plain).replace("`", "")  # the hover's markdown, as Rich markup
+        detail.update(plain)
         detail.display = bool(first)  # no empty row when there is nothing to say
