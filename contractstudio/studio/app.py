@@ -344,7 +344,7 @@ class StudioApp(App[None]):
         if buffer is not None:
             self.buffer = buffer
             self._disk_warned = False
-            self.edit_screen.show_text(buffer.saved_text)
+            self.edit_screen.show_text(buffer.saved_text, cursor=self.edit_screen.editor.cursor_location)  # same file: same place
             self.edit_screen.refresh_files()
 
     def check_disk(self) -> None:

@@ -167,3 +167,50 @@ async def test_a_contract_from_the_empty_template_to_a_clean_check_with_completi
         assert final.startswith("kind: contract\nname: qa\nprompt: Answer the question.\n")
         assert "input: Input" in final and "output: Output" in final and "  Output:\n" in final and "post:\n" in final
         assert "contractstudio: ignore" not in final  # fixed, not silenced
+
+
+async def test_reload_keeps_the_cursor(make_app, workspace: Path) -> None:  # noqa: ANN001
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.move_cursor((20, 6))
+        path = workspace / "rag_router.pipeline.yaml"
+        path.write_text("# edited elsewhere\n" + path.read_text(), encoding="utf-8")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert editor.document[0] == "# edited elsewhere" and editor.cursor_location == (20, 6)
+
+
+async def test_a_new_file_from_the_template_of_its_kind(make_app, workspace: Path) -> None:  # noqa: ANN001
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("alt+n")
+        await pilot.pause()
+        for _ in range(len("new.contract.yaml")):
+            await pilot.press("backspace")
+        await pilot.press(*"triage.pipeline.yaml", "enter")
+        await settle(pilot)
+        created = workspace / "triage.pipeline.yaml"
+        assert created.read_text(encoding="utf-8") == template("pipeline", "triage")
+        assert app.buffer.path.resolve() == created.resolve() and editor_of(app).text == template("pipeline", "triage")
+        assert app.edit_screen.analysis.diagnostics == []
+
+
+async def test_open_in_editor_runs_it_and_reloads_with_the_cursor_kept(make_app, workspace: Path, tmp_path: Path,
+                                                                      monkeypatch) -> None:  # noqa: ANN001
+    script = tmp_path / "fake_editor.py"
+    script.write_text("import sys\np = sys.argv[1]\nopen(p, 'a').write('# added by the editor\\n')\n", encoding="utf-8")
+    import sys
+
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.move_cursor((10, 4))
+        await pilot.press("f10")
+        await settle(pilot)
+        assert editor.text.endswith("# added by the editor\n") and editor.cursor_location == (10, 4)

@@ -3,10 +3,15 @@ find, go to line, a detail line for what is under the cursor. All answers come f
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from textual.actions import SkipAction
+from textual.app import SuspendNotSupported
 from textual.binding import Binding
 from textual.widgets import Static
 from textual.widgets.text_area import Selection
@@ -15,7 +20,9 @@ from contractstudio import editing
 from contractstudio.analysis.check import FileReport, check_text
 from contractstudio.editing.cursor import document_index
 from contractstudio.editing.items import CompletionItem, TextEdit
+from contractstudio.editing.templates import TEMPLATES, kind_of_name, template
 from contractstudio.findings.diagnostics import Span
+from contractstudio.storage.atomic import write_atomic
 from contractstudio.studio.widgets.completion import Ask, CompletionMenu, QuickFixes
 
 # Characters after which completion opens by itself (besides word characters).
@@ -30,6 +37,8 @@ ASSIST_BINDINGS = [
     Binding("ctrl+f", "find", "Find", show=False, priority=True, id="edit.find"),
     Binding("ctrl+n", "find_next", "Find next", show=False, id="edit.find_next"),
     Binding("ctrl+l", "go_to_line", "Go to line", show=False, id="edit.go_to_line"),
+    Binding("alt+n", "new_file", "New file", show=False, id="edit.new_file"),  # F5-F7 select in the editor
+    Binding("f10", "open_in_editor", "Open in $EDITOR", show=False, id="edit.open_in_editor"),
     # While the completion popup is open these keys move in it; otherwise they go to the editor as usual
     # (Tab / Enter accept and Escape closes through the editor's key_hook: the editor consumes them first).
     Binding("down", "popup('down')", "Down", show=False, priority=True, id="edit.completion_down"),
@@ -266,3 +275,51 @@ class EditingAssist:
         plain = re.sub(r"\*\*(.+?)\*\*", r"[b]\1[/b]", plain).replace("`", "")  # the hover's markdown, as Rich markup
         detail.update(plain)
         detail.display = bool(first)  # no empty row when there is nothing to say
+
+    # New file, $EDITOR ---------------------------------------------------------------------
+
+    def action_new_file(self) -> None:
+        """A new NAME.<kind>.yaml from the kind's template, in the workspace's first folder."""
+        def create(name: str | None) -> None:
+            if not name:
+                return
+            kind = kind_of_name(Path(name).name)
+            if kind is None:
+                self.notify(f"Name it NAME.<kind>.yaml (kind: {', '.join(TEMPLATES)}), not '{name}'.", severity="warning", timeout=5)
+                return
+            roots = [r for r in self.studio.workspace.roots if r.is_dir()] or [Path.cwd()]
+            path = Path(name) if Path(name).is_absolute() else roots[0] / name
+            if path.exists():
+                self.notify(f"{path} already exists.", severity="warning", timeout=4)
+                return
+            try:
+                write_atomic(path, template(kind, Path(name).name.split(".")[0]))
+            except OSError as err:
+                self.notify(f"Cannot create {path}: {err.strerror or err}", severity="error", timeout=6)
+                return
+            self.studio.open_file(path)
+
+        self.app.push_screen(Ask("New file (NAME.contract.yaml, .agent, .pipeline or .tools)", "new.contract.yaml"), create)
+
+    def action_open_in_editor(self) -> None:
+        """Edit the file in $VISUAL / $EDITOR; back in the studio it is reloaded, the cursor where it was."""
+        buffer = self.studio.buffer
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if buffer is None:
+            return
+        if not command:
+            self.notify("Set $EDITOR (or $VISUAL) to open the file in your editor.", severity="warning", timeout=4)
+            return
+        if self.studio.is_dirty():
+            self.notify("Save first (Ctrl+S): the editor would not see your unsaved changes.", severity="warning", timeout=4)
+            return
+        argv = [*shlex.split(command), str(buffer.path)]
+        try:
+            with self.app.suspend():
+                subprocess.run(argv, check=False)
+        except SuspendNotSupported:  # no terminal to hand over (headless): run it as is
+            subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True)
+        except OSError as err:
+            self.notify(f"Cannot run {command}: {err.strerror or err}", severity="error", timeout=6)
+            return
+        self.studio.action_reload()

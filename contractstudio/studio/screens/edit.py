@@ -118,15 +118,22 @@ class EditScreen(EditingAssist, Screen[None]):
 
     # Loading and analysis -----------------------------------------------------------
 
-    def show_text(self, text: str) -> None:
-        """Put a file's text in the editor (no undo history across files) and analyze it now."""
+    def show_text(self, text: str, cursor: tuple[int, int] | None = None) -> None:
+        """Put a file's text in the editor (no undo history across files) and analyze it now.
+
+        `cursor` keeps a place (a reload of the same file), clamped to the new text.
+        """
         self._loading = True
         self.editor.disabled = False
         buffer = self.studio.buffer
         self.editor.read_only = buffer is not None and buffer.unreadable is not None  # bytes it could not decode stay as they are
         self.editor.load_text(text)
-        self.editor.move_cursor((0, 0))
-        self.editor.scroll_home(animate=False)
+        if cursor is None:
+            self.editor.move_cursor((0, 0))
+            self.editor.scroll_home(animate=False)
+        else:
+            row = min(cursor[0], self.editor.document.line_count - 1)
+            self.editor.move_cursor((row, min(cursor[1], len(self.editor.document[row]))), center=True)
         self.generation += 1
         self.analysis = None
         self.facts = {}
