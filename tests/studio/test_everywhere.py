@@ -44,13 +44,13 @@ async def test_a_broken_theme_file_is_a_notification_not_a_crash(make_app) -> No
 async def test_the_config_picks_a_theme_and_remaps_keys(make_app, workspace: Path) -> None:
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "contractstudio" / "config.yaml"
     config.parent.mkdir(parents=True)
-    config.write_text("theme: contractstudio-light\nkeymap:\n  edit.save: f12\n  app.mode_graph: f7\n")
+    config.write_text("theme: contractstudio-light\nkeymap:\n  edit.save: f11\n  app.mode_graph: f7\n")  # F9, F12, Ctrl+N: editing help
     app = make_app("multidoc_qa.contract.yaml")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert app.theme == "contractstudio-light"
         await pilot.press(*"# remapped")
-        await pilot.press("f12")
+        await pilot.press("f11")
         await pilot.pause()
         assert (workspace / "multidoc_qa.contract.yaml").read_text().startswith("# remapped")
         await pilot.press("f7")

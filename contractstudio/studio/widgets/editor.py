@@ -162,9 +162,6 @@ class ContractEditor(YamlTextArea):
             start, end = self.selection
             self._replace_via_keyboard("\n" + " " * indent, start, end)
             return
-        await super()._on_key(event)
-
-    async def _on_key(self, event: events.Key) -> None:
         if event.key == "escape" and not self.read_only:
             # TextArea's Escape moves focus to the next widget without a word (and then typing goes nowhere);
             # here it only ends a selection. The file list and findings are Ctrl+O and Ctrl+G away.
