@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("lsp", help="a Language Server Protocol server over stdio (for VS Code, Neovim, Helix ...)")
     ls.add_argument("--debounce-ms", type=float, default=150, metavar="MS", help="wait this long after a change before analyzing")
     ls.add_argument("--log-file", metavar="FILE", help="write the server's log here instead of stderr")
+    _dialect(ls)
 
     from contractstudio.commands.eval import add_parser as add_eval
 

@@ -265,3 +265,42 @@ def test_traces_can_go_to_their_own_files(capsys: pytest.CaptureFixture[str], tm
 
     first = Trace.read(recs[0]["trace_file"])
     assert first[0].type == "stage_start" and first.of_type("result")
+
+
+def test_hostile_rows_get_the_input_limits_and_are_skipped_with_their_number(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Rows are inputs: the limits of `run --input` hold (no NaN, no number too long to print, no nesting past 200)."""
+    good = json.dumps(qa_row("q1", [GOOD]))
+    nan_row = good.replace('"max_snippets": 3', '"max_snippets": NaN') if '"max_snippets": 3' in good else \
+        good[:-1] + ', "score": NaN}'
+    huge = good[:-1] + ', "big": ' + "9" * 5000 + "}"
+    deep = good[:-1] + ', "deep": ' + "[" * 300 + "]" * 300 + "}"
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join([good, nan_row, huge, deep, good]) + "\n")
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert [b["row"] for b in doc["bad_rows"]] == [2, 3, 4]
+    assert "row 2: not a JSON value: NaN is not a JSON number" in err
+    assert "row 3:" in err and "digits" in err
+    assert "row 4:" in err and "200 levels" in err
+    json_file = tmp_path / "rows.json"
+    json_file.write_text("[" + ",".join([good, deep]) + "]")
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(json_file), "--scripted", "--json")
+    assert code == 0 and [b["row"] for b in json.loads(out)["bad_rows"]] == [2]
+
+
+def test_a_localai_rag_pipeline_is_evaluated_as_it_is_written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A file of another format (no kind:) is read by its dialect, detected or forced with --dialect."""
+    target = ROOT / "samples" / "localai_rag" / "pipelines" / "repo_qa.yaml"
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps({"id": f"r{i}", "input": {"user_query": "q"}, "replies": replies})
+                              for i, replies in enumerate([["[DIRECT:] hello", "Hi."], ["nothing matches", "Hi."]])) + "\n")
+    for extra in ([], ["--dialect", "localai-rag"]):
+        code, out, err = run(capsys, "eval", str(target), "--data", str(rows), "--json", *extra)
+        assert code == 0, err
+        s = json.loads(out)["summary"]
+        assert s["kind"] == "pipeline" and s["rows"] == 2
+        paths = {" ".join(p["path"]) for p in s["paths"]}
+        assert any(p.startswith("translate_in history route dispatch answer_direct") for p in paths), paths
+    code, out, err = run(capsys, "eval", str(target), "--data", str(rows), "--dialect", "contractstudio")
+    assert code == 1 and "YML003" in err  # forced native: the file has no kind

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.reading.dialects import DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.trust import Trust
 
@@ -54,6 +55,8 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.add_argument("--quiet", action="store_true", help="no progress output")
     v.add_argument("--trust", action="store_true", help="trust the file's folder: python: hooks, keys where it says")
+    v.add_argument("--dialect", choices=DIALECTS, default=None,
+                   help="read the file as this format (default: by .contractstudio.yaml, then by its shape)")
 
 
 class ProgressView:
@@ -132,7 +135,7 @@ def _config(args: argparse.Namespace) -> Any:
         limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine,
         address=args.address, baseline=Path(args.baseline) if args.baseline else None,
         trust=Trust.for_command([args.target], args.trust).allows(args.target),  # the file's own folder decides
-        trace_dir=Path(args.traces) if args.traces else None)
+        trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect)
 
 
 def _usage(args: argparse.Namespace) -> str | None:

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contractstudio.reading.replies import MAX_JSON_DEPTH, nests_too_deep, strict_json
+
 ENVELOPE_KEYS = frozenset({"id", "input", "replies", "reply", "meta"})
+MAX_JSON_FILE = 256 * 1024 * 1024  # a .json dataset is parsed whole; bigger ones belong in JSON Lines
 MAX_ROW_BYTES = 16 * 1024 * 1024  # a line longer than this is not one input; it is reported, not parsed
 FORMATS = ("jsonl", "json", "csv")
 
@@ -76,31 +79,46 @@ def _raw_jsonl(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, None, f"the line is longer than {MAX_ROW_BYTES:,} characters"
                 continue
             try:
-                yield number, json.loads(line), None
-            except json.JSONDecodeError as err:
-                yield number, None, f"not a JSON value: {err.msg} (column {err.colno})"
+                yield number, strict_json(line), None
+            except ValueError as err:
+                yield number, None, f"not a JSON value: {err}"
 
 
 def _raw_json(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    if path.stat().st_size > MAX_JSON_FILE:
+        raise DatasetError(f"{path}: a JSON dataset is read whole and this one is over {MAX_JSON_FILE:,} bytes; "
+                           "write it as JSON Lines (one row per line), which is streamed")
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        # rows are nested one level inside the array (two inside {"rows": [...]}): their own limit stays 200 levels
+        data = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=_not_a_number)
     except json.JSONDecodeError as err:
         raise DatasetError(f"{path}:{err.lineno}:{err.colno}: not valid JSON: {err.msg}") from None
+    except RecursionError:
+        raise DatasetError(f"{path}: not valid JSON: it nests arrays/objects too deeply") from None
+    except ValueError as err:  # NaN / Infinity, or a number too long to convert
+        raise DatasetError(f"{path}: not valid JSON: {err}") from None
     if isinstance(data, dict) and isinstance(data.get("rows"), list):
         data = data["rows"]
     if not isinstance(data, list):
         raise DatasetError(f"{path}: a JSON dataset is an array of rows (or an object with a 'rows' array)")
     for number, value in enumerate(data, 1):
+        if nests_too_deep(value):
+            yield number, None, f"it nests arrays/objects more than {MAX_JSON_DEPTH} levels deep"
+            continue
         yield number, value, None
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (write a number, or null)")
 
 
 def _cell(text: str) -> Any:
     """A CSV cell: JSON when it holds an object or array, else the text (pydantic converts '3' to an int)."""
     stripped = text.strip()
-    if stripped[:1] in ("{", "[") :
+    if stripped[:1] in ("{", "["):
         try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
+            return strict_json(stripped)
+        except ValueError:
             return text
     return text
 

@@ -57,6 +57,7 @@ class EvalConfig:
     trace_dir: Path | None = None
     transport: TransportRetry = field(default_factory=TransportRetry)
     name: str | None = None  # which document of a file with several
+    dialect: str | None = None  # read the file as this format (--dialect); None: by folder setting and shape
 
 
 @dataclass(slots=True)
@@ -161,7 +162,7 @@ class _Recordings:
 def _job(cfg: EvalConfig) -> EvalJob:
     text = cfg.target.read_text(encoding="utf-8")
     return EvalJob(contract_text=text, contract_path=str(cfg.target), contract_name=cfg.name,
-                   contract_digest=digest(text)[:16], trust=cfg.trust, mode=cfg.mode, model=cfg.model,
+                   contract_digest=digest(text)[:16], trust=cfg.trust, dialect=cfg.dialect, mode=cfg.mode, model=cfg.model,
                    api_base=cfg.api_base, wait=cfg.wait and cfg.mode == "live", transport=cfg.transport,
                    use_cache=cfg.cache and cfg.mode == "live",
                    cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None, rpm=cfg.rpm, tpm=cfg.tpm,
@@ -172,13 +173,17 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None) -> EvalOu
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
     DatasetError or ResultsError for what cannot start."""
     from contractstudio.analysis.check import kind_of_text
+    from contractstudio.reading.dialects import sniff_kind
 
-    kind = "pipeline" if kind_of_text(cfg.target.read_text(encoding="utf-8")) == "pipeline" else "contract"
+    text = cfg.target.read_text(encoding="utf-8")
+    # a file of another format (a LocalAI-RAG pipeline) has no kind: line; the dialects know what it reads as
+    kind = "pipeline" if (kind_of_text(text) or (sniff_kind(text) if cfg.dialect != "contractstudio" else None)) == "pipeline" \
+        else "contract"
     tally: Any
     if kind == "pipeline":
         from contractstudio.evaluation.pipelines import PipelineRowRunner, PipelineTally
 
-        runner: Any = PipelineRowRunner(cfg.target, name=cfg.name)
+        runner: Any = PipelineRowRunner(cfg.target, name=cfg.name, dialect=cfg.dialect)
         tally = PipelineTally()
         validate = None
         job = None

@@ -29,12 +29,12 @@ MAX_PATHS_SHOWN = 10
 class PipelineRowRunner:
     """Simulates rows through one pipeline; thread-safe (all state is per row)."""
 
-    def __init__(self, path: Path, *, name: str | None = None) -> None:
-        from contractstudio.analysis.check import check_file
+    def __init__(self, path: Path, *, name: str | None = None, dialect: str | None = None) -> None:
+        from contractstudio.analysis.check import Context, check_file
         from contractstudio.documents.models import Pipeline
         from contractstudio.runtime.errors import ContractError
 
-        report = check_file(path)
+        report = check_file(path, Context(root=path.parent, dialect=dialect))
         errors = [d for d in report.diagnostics if d.severity == "error"]
         if errors:
             raise ContractError(f"{path}: {len(errors)} error(s); fix them before running", errors, str(path))
@@ -51,17 +51,21 @@ class PipelineRowRunner:
         routes: dict[str, Any] = found if isinstance(found, dict) else {}
         calls = [0]
 
+        def ensure(state: dict[str, Any], step: dict[str, Any]) -> None:
+            """What the action's contract says it sets, as placeholders (the row's replies are the only real values)."""
+            for f in self.runner.catalog[step["action"]].ensures_state:
+                if state.get(f) is None:
+                    state[f] = f"<{step['action']}:{f}>"
+
         def call_model(state: dict[str, Any], step: dict[str, Any]) -> None:
             if not replies:
                 raise PipelineError(f"step '{step['id']}': the row has no 'replies' for call_model", step["id"], CALL_MODEL)
             state["last_model_response"] = replies[min(calls[0], len(replies) - 1)]
             calls[0] += 1
+            ensure(state, step)  # a catalog's model call may set more than the reply (LocalAI-RAG: banners)
 
         def simulated(state: dict[str, Any], step: dict[str, Any]) -> Any:
-            spec = self.runner.catalog[step["action"]]
-            for f in spec.ensures_state:
-                if state.get(f) is None:
-                    state[f] = f"<{step['action']}:{f}>"
+            ensure(state, step)
             ons = [k[3:] for k, v in step.items() if k.startswith("on_") and isinstance(v, str)]
             if ons and step.get("next") is None:
                 return str(routes.get(step["id"], ons[0]))

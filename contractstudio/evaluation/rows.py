@@ -28,6 +28,7 @@ class EvalJob:
     contract_name: str | None = None
     contract_digest: str = ""
     trust: bool = False
+    dialect: str | None = None  # --dialect: read the file as this format
     mode: str = "live"  # live | scripted | replay
     model: str | None = None
     api_base: str | None = None
@@ -49,7 +50,7 @@ def load_plan(job: EvalJob) -> Any:
     from contractstudio.runtime.errors import ContractError
 
     root = Path(job.contract_path).resolve().parent
-    report = check_text(job.contract_text, job.contract_path, Context(trusted=job.trust, root=root))
+    report = check_text(job.contract_text, job.contract_path, Context(trusted=job.trust, root=root, dialect=job.dialect))
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise ContractError(f"{job.contract_path}: {len(errors)} error(s); fix them before running", errors, job.contract_path)

@@ -25,9 +25,17 @@ KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")  # analysis.check.KNOWN
 MAX_TEXT = 20_000_000  # characters: a buffer larger than this is not analyzed (it is not a contract someone types)
 
 
-def ours(text: str) -> bool:
-    """A text is ours when one of its documents has a top-level `kind:` of ours (a Kubernetes file is not)."""
-    return len(text) <= MAX_TEXT and any(k in KNOWN_KINDS for k in _KINDS.findall(text))
+def ours(text: str, folder: Path | None = None, dialect: str | None = None) -> bool:
+    """A text is ours when a document has a top-level `kind:` of ours, or is of a dialect we read (by its shape,
+    by --dialect, or by the folder's .contractstudio.yaml); a Kubernetes file is not."""
+    if len(text) > MAX_TEXT:
+        return False
+    from contractstudio.reading.dialects import NATIVE, folder_settings, sniff_kind  # in the worker, not at start-up
+
+    if any(k in KNOWN_KINDS for k in _KINDS.findall(text)) or sniff_kind(text) is not None:
+        return True
+    forced = dialect or (folder_settings(folder).dialect if folder is not None else None)
+    return forced not in (None, NATIVE)
 
 
 @dataclass(slots=True)
@@ -49,8 +57,9 @@ class Analyses:
     """Open documents and their analyses; `publish` is called with each fresh report."""
 
     def __init__(self, publish: Callable[[Entry], None], *, debounce_s: float = 0.15, trusted: Callable[[str], bool] | None = None,
-                 workers: int = 1) -> None:
+                 workers: int = 1, dialect: str | None = None) -> None:
         self.entries: dict[str, Entry] = {}
+        self.dialect = dialect  # --dialect: every document read as this format; None: by folder setting and shape
         self.publish = publish
         self.debounce_s = debounce_s
         self.trusted = trusted or folder_trusted
@@ -108,10 +117,10 @@ class Analyses:
         """One analysis (in the worker); a text that is not ours gives an empty report."""
         from contractstudio.analysis.check import Context, FileReport, check_text
 
-        if not ours(text):
-            return FileReport(path, text, None, [], [])
         folder = Path(path).parent if path and not path.startswith("untitled:") else None
-        return check_text(text, path, Context(trusted=self.trusted(path), root=folder))
+        if not ours(text, folder, self.dialect):
+            return FileReport(path, text, None, [], [])
+        return check_text(text, path, Context(trusted=self.trusted(path), root=folder, dialect=self.dialect))
 
     async def current(self, uri: str) -> tuple[Entry, FileReport] | None:
         """The document's analysis of its current text (analyzed now when the last one is older)."""

@@ -57,16 +57,17 @@ class _Protocol(LanguageServerProtocol):
 class ContractStudioServer(LanguageServer):
     """The language server: open documents, their analyses, and the feature handlers."""
 
-    def __init__(self, *, debounce_s: float = 0.15) -> None:
+    def __init__(self, *, debounce_s: float = 0.15, dialect: str | None = None) -> None:
         super().__init__("contractstudio", VERSION, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          protocol_cls=_Protocol)
         self.analyses: Analyses | None = None
         self.debounce_s = debounce_s
+        self.dialect = dialect
 
     @property
     def docs(self) -> Analyses:
         if self.analyses is None:  # made on first use: inside the event loop, after initialize
-            self.analyses = Analyses(self.publish, debounce_s=self.debounce_s)
+            self.analyses = Analyses(self.publish, debounce_s=self.debounce_s, dialect=self.dialect)
         return self.analyses
 
     def publish(self, entry: Entry) -> None:
@@ -104,9 +105,9 @@ def _path(uri: str) -> str:
     return to_fs_path(uri) or uri
 
 
-def build(debounce_s: float = 0.15) -> ContractStudioServer:
+def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudioServer:
     """The server with every feature registered."""
-    server = ContractStudioServer(debounce_s=debounce_s)
+    server = ContractStudioServer(debounce_s=debounce_s, dialect=dialect)
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: ContractStudioServer, params: lsp.InitializeParams) -> None:
@@ -254,7 +255,7 @@ class _OneLine(logging.Filter):
         return True
 
 
-def serve(debounce_ms: float = 150, log_file: str | None = None) -> None:
+def serve(debounce_ms: float = 150, log_file: str | None = None, dialect: str | None = None) -> None:
     """Run the server on stdin/stdout until the client says exit."""
     handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler()
     handler.setFormatter(logging.Formatter("contractstudio lsp: %(levelname)s %(message)s"))
@@ -264,4 +265,4 @@ def serve(debounce_ms: float = 150, log_file: str | None = None) -> None:
         logger.addHandler(handler)
         logger.setLevel(logging.WARNING)
         logger.propagate = False
-    build(debounce_ms / 1000).start_io()
+    build(debounce_ms / 1000, dialect).start_io()

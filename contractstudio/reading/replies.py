@@ -45,6 +45,24 @@ def _loads(text: str) -> Any:
         raise json.JSONDecodeError(f"a number is too long (more than {sys.get_int_max_str_digits():,} digits)", text, 0) from None
 
 
+def strict_json(text: str) -> Any:
+    """One JSON value read with the limits of a reply or an input; raises ValueError saying why it is refused.
+
+    NaN and Infinity are refused (they are not JSON and would make a trace invalid), an integer longer than
+    Python prints is refused, and so is nesting past MAX_JSON_DEPTH (pydantic and the trace writer cannot take it).
+    """
+    try:
+        value = _loads(text)
+    except json.JSONDecodeError as err:
+        where = f"column {err.colno}" if err.lineno == 1 else f"line {err.lineno}, column {err.colno}"
+        raise ValueError(f"{err.msg} ({where})") from None
+    except RecursionError:
+        raise ValueError(f"it nests arrays/objects more than {MAX_JSON_DEPTH} levels deep") from None
+    if _too_deep(text, value):
+        raise ValueError(f"it nests arrays/objects more than {MAX_JSON_DEPTH} levels deep")
+    return value
+
+
 def _too_deep(text: str, value: Any) -> bool:
     """Whether a parsed reply nests deeper than MAX_JSON_DEPTH (walked only when the text has that many brackets)."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
