@@ -9,7 +9,7 @@ import pytest
 
 from contractstudio.analysis.check import check_text
 from contractstudio.cli import main
-from contractstudio.runtime.trace import Event, Trace
+from contractstudio.runtime.trace import Trace
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
 
@@ -81,8 +81,10 @@ def test_every_trace_field_is_redacted_keys_included(tmp_path: Path) -> None:
     params = {"model": "m", "extra_headers": {"X-Auth-Token": PLAIN, "X-Api-Key": PLAIN + "2"},
               "extra_body": {"client_secret": PLAIN + "3", "openai_api_key": PLAIN + "4", GHP: "as a key"},
               "api_token": PLAIN + "5", "password": PLAIN + "6"}
-    trace = Trace([Event(1, 0.0, "generate", "llm_request", {"params": params, "note": f"{XOX} and {AKIA}"}),
-                   Event(2, 0.1, "generate", "custom_event", {"anything": {"nested": [f"token={PLAIN}7", PAT]}})])
+    trace = Trace.from_dicts([{"seq": 1, "t": 0.0, "stage": "generate", "type": "llm_request", "params": params,
+                               "note": f"{XOX} and {AKIA}"},
+                              {"seq": 2, "t": 0.1, "stage": "generate", "type": "custom_event",
+                               "anything": {"nested": [f"token={PLAIN}7", PAT]}}])
     path = tmp_path / "t.jsonl"
     trace.write(path)
     written = path.read_text()

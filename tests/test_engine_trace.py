@@ -8,7 +8,7 @@ import pytest
 
 from contractstudio.runtime.models import ReplayModel, explain_difference
 from contractstudio.runtime.perf import PerfStats, format_table
-from contractstudio.runtime.trace import Event, Trace, redact, register_secret
+from contractstudio.runtime.trace import Trace, redact, register_secret
 
 
 def test_redaction_of_keys_headers_and_known_secrets() -> None:
@@ -27,9 +27,9 @@ def test_redaction_of_keys_headers_and_known_secrets() -> None:
 
 
 def test_jsonl_round_trip_redacts_on_write(tmp_path: Path) -> None:
-    trace = Trace([Event(1, 0.0, "generate", "llm_request", {"messages": [{"role": "user", "content": "hi"}],
-                                                              "params": {"model": "m", "api_key": "sk-live-zzzzzzzz"}}),
-                   Event(2, 0.5, "generate", "llm_response", {"text": "{}", "prompt_tokens": 1})])
+    trace = Trace.from_dicts([{"seq": 1, "t": 0.0, "stage": "generate", "type": "llm_request",
+                               "messages": [{"role": "user", "content": "hi"}], "params": {"model": "m", "api_key": "sk-live-zzzzzzzz"}},
+                              {"seq": 2, "t": 0.5, "stage": "generate", "type": "llm_response", "text": "{}", "prompt_tokens": 1}])
     path = tmp_path / "t.jsonl"
     trace.write(path)
     assert "sk-live" not in path.read_text()

@@ -73,16 +73,19 @@ def test_test_escapes_scenario_and_contract_names(tmp_path: Path, capsys: pytest
 
 
 def test_run_escapes_a_reply_with_raw_controls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from contractstudio.runtime.trace import Event, Trace
+    from contractstudio.runtime.trace import Trace
 
     raw = "Sure!" + OSC52 + CLEAR + C1_CSI + RLO  # raw controls: not JSON, shown in the reply preview
     good = ('{"answer": "They store embeddings.\\u001b]52;c;cHduZWQ=\\u0007\\u009b31m\\u202e", "evidence": '
             '[{"doc_id": "A1", "snippet": "store embeddings"}], "coverage_score": 0.9}')  # controls in the output
     trace = tmp_path / "recorded.jsonl"
-    Trace([Event(1, 0.0, "input", "stage_start", {"value": {"query": "q", "documents": [{"id": "A1", "content": "t"}]}}),
-           Event(2, 0.1, "generate", "llm_request", {"messages": []}), Event(3, 0.2, "generate", "llm_response", {"text": raw}),
-           Event(4, 0.3, "generate", "llm_request", {"messages": []}), Event(5, 0.4, "generate", "llm_response", {"text": good}),
-           ]).write(trace)
+    Trace.from_dicts([
+        {"seq": 1, "t": 0.0, "stage": "input", "type": "stage_start", "value": {"query": "q", "documents": [{"id": "A1", "content": "t"}]}},
+        {"seq": 2, "t": 0.1, "stage": "generate", "type": "llm_request", "messages": []},
+        {"seq": 3, "t": 0.2, "stage": "generate", "type": "llm_response", "text": raw},
+        {"seq": 4, "t": 0.3, "stage": "generate", "type": "llm_request", "messages": []},
+        {"seq": 5, "t": 0.4, "stage": "generate", "type": "llm_response", "text": good},
+    ]).write(trace)
     code, shown = run(capsys, "run", str(QA), "--replay", str(trace), "--no-wait")
     assert code == 0 and "Sure!\\x1b]52" in shown and "embeddings.\\u001b]52" in shown, shown
     clean(shown)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.safe_text import printable, shorten, shown
 from contractstudio.storage.atomic import target_problem
+
+if TYPE_CHECKING:
+    from contractstudio.runtime.events import Event, StageStart
 
 
 def read_input(spec: str) -> Any:
@@ -20,23 +23,22 @@ def read_input(spec: str) -> Any:
     return read_value(text, spec)
 
 
-def _recorded_start(trace_path: str) -> dict[str, Any]:
-    """The data of a trace's first event (the `input` stage_start: contract, model, value), or {}."""
+def _recorded_start(trace_path: str) -> StageStart | None:
+    """A trace's `input` stage_start (contract, model, value), or None."""
+    from contractstudio.runtime.events import StageStart
     from contractstudio.runtime.trace import Trace
 
     try:
         trace = Trace.read(trace_path)
     except (OSError, ValueError):
-        return {}
-    for event in trace:
-        if event.type == "stage_start" and event.stage == "input":
-            return dict(event.data)
-    return {}
+        return None
+    return next((e for e in trace.of(StageStart) if e.stage == "input"), None)
 
 
 def recorded_input(trace_path: str) -> Any:
     """The input recorded at the start of a trace (the `input` stage_start event), or None."""
-    return _recorded_start(trace_path).get("value")
+    start = _recorded_start(trace_path)
+    return start.value if start is not None else None
 
 
 def contradictions(args: Any) -> tuple[str | None, list[str]]:
@@ -53,33 +55,36 @@ def contradictions(args: Any) -> tuple[str | None, list[str]]:
     return None, notes
 
 
-def describe(event: Any) -> list[str]:
+def describe(event: Event) -> list[str]:
     """The progress lines of one event (most events print nothing)."""
-    d, t = event.data, event.type
-    if t == "stage_start" and event.stage == "generate" and d.get("attempt"):
-        return [f"remedy #{d['attempt']}"]
-    if t == "stage_end":
-        return [f"  {event.stage:<9} {'ok' if d['ok'] else 'FAILED':<7} {d['duration_s'] * 1000:8.1f} ms"]
-    if t == "condition" and d.get("applies") and not d.get("passed"):
-        return [f"    x {d.get('message')}"]
-    if t == "llm_request":
-        retry = f", transport retry {d['transport_retry']}" if d.get("transport_retry") else ""
-        return [f"    -> {d['model']} ({d['purpose']}, {len(d['messages'])} messages{retry})"]
-    if t == "llm_response":
-        return [f"    <- {d.get('text_chars', len(d['text']))} chars, {d['prompt_tokens']}+{d['completion_tokens']} tokens, "
-                f"{d['latency_s']:.2f} s: {shorten(d['text'].replace(chr(10), ' '), 70)}"]
-    if t == "validation_error" and d["where"] not in ("pre", "post"):  # failed conditions were printed already
-        return [f"    x {d['where']}: {e}" for e in d["errors"]]
-    if t == "transport_error":
-        status = f" HTTP {d['status']}" if d.get("status") else ""
-        return [f"    ! {d['exception']}{status} ({d['kind']}){' - giving up' if d.get('gave_up') else ''}: {shorten(d['message'], 120)}"]
-    if t == "retry_wait":
-        note = "" if d["waited"] else " (not waited: --no-wait)"
-        return [f"    ... {d['kind']} wait {d['seconds']:.2f} s{note}"]
-    if t in ("replay_divergence", "model_error"):
-        return [f"    ! {d['message']}"]
-    if t == "remedy_exhausted":
-        return [f"    x remedy ({d['loop']}) exhausted after {d['attempts']} attempt(s)"]
+    from contractstudio.runtime import events as ev
+
+    match event:
+        case ev.StageStart(stage="generate", attempt=attempt) if attempt:
+            return [f"remedy #{attempt}"]
+        case ev.StageEnd():
+            return [f"  {event.stage:<9} {'ok' if event.ok else 'FAILED':<7} {event.duration_s * 1000:8.1f} ms"]
+        case ev.ConditionChecked() if event.failed:
+            return [f"    x {event.message}"]
+        case ev.ModelRequest():
+            retry = f", transport retry {event.transport_retry}" if event.transport_retry else ""
+            return [f"    -> {event.model} ({event.purpose}, {len(event.messages)} messages{retry})"]
+        case ev.ModelReply():
+            return [f"    <- {event.chars} chars, {event.prompt_tokens}+{event.completion_tokens} tokens, "
+                    f"{event.latency_s:.2f} s: {shorten(event.text.replace(chr(10), ' '), 70)}"]
+        case ev.ValidationFailure() if event.where not in ("pre", "post"):  # failed conditions were printed already
+            return [f"    x {event.where}: {e}" for e in event.errors]
+        case ev.TransportFailure():
+            status = f" HTTP {event.status}" if event.status else ""
+            return [f"    ! {event.exception}{status} ({event.kind}){' - giving up' if event.gave_up else ''}: "
+                    f"{shorten(event.message, 120)}"]
+        case ev.RetryWait():
+            note = "" if event.waited else " (not waited: --no-wait)"
+            return [f"    ... {event.kind} wait {event.seconds:.2f} s{note}"]
+        case ev.ReplayDivergence() | ev.ModelFailure():
+            return [f"    ! {event.message}"]
+        case ev.RemedyExhausted():
+            return [f"    x remedy ({event.loop}) exhausted after {event.attempts} attempt(s)"]
     return []
 
 
@@ -87,7 +92,7 @@ def run(args: Any) -> int:
     from contractstudio.runtime.api import Contract, load_all
     from contractstudio.runtime.engine import CallOptions
     from contractstudio.runtime.errors import ContractError, InvalidInput, ModelError
-    from contractstudio.runtime.models import ReplayModel, ScriptedModel
+    from contractstudio.runtime.model_choice import ModelChoice
     from contractstudio.runtime.perf import format_table
     from contractstudio.runtime.session import Session
     from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key (shown() redacts too)
@@ -113,7 +118,8 @@ def run(args: Any) -> int:
         return usage_error(f"{path}: the file holds no kind: contract document")
     contract = contracts[0]  # a file with several contracts runs the first, the one holding --scenario, or the replayed one
     if args.replay:
-        recorded = _recorded_start(args.replay).get("contract")
+        start = _recorded_start(args.replay)
+        recorded = start.contract if start is not None else None
         if recorded is not None:
             matching = [c for c in contracts if c.name == recorded]
             if not matching:
@@ -145,13 +151,9 @@ def run(args: Any) -> int:
             return usage_error(f"{args.replay} records no input; pass --input FILE")
     else:
         return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin), --scenario NAME, or --replay TRACE")
+    choice = ModelChoice.from_flags(scenario=args.scenario, replay=args.replay, model=args.model)
     try:
-        if args.replay:
-            model: Any = ReplayModel(args.replay)
-        elif scenario is not None:
-            model = ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}")
-        else:
-            model = contract.model_for(args.model, api_base=args.api_base)
+        model = choice.model(contract, api_base=args.api_base)
         session = Session(contract.plan, value, model, CallOptions(wait=not args.no_wait), accumulated=contract.perf)
     except ModelError as err:
         return usage_error(str(err))

@@ -36,17 +36,18 @@ def _texts(what: str, expected: list[str], actual: list[str]) -> list[str]:
 def _remedy_expectations(exp: Any, result: Any) -> list[str]:
     """remedy_errors, remedy_waits, errors and perf, read from the call's trace and perf stats."""
     problems: list[str] = []
+    from contractstudio.runtime.events import ModelRequest, RetryWait
+
     trace = result.trace
     if exp.remedy_errors is not None:
-        sent = [list(e.data.get("errors") or []) for e in trace.of_type("llm_request")
-                if str(e.data.get("purpose", "")).startswith("remedy") and not e.data.get("transport_retry")]
+        sent = [list(e.errors or []) for e in trace.of(ModelRequest) if e.remedy]
         if len(sent) != len(exp.remedy_errors):
             problems.append(f"remedy_errors: expected {len(exp.remedy_errors)} remedy request(s), got {len(sent)}")
         else:
             for i, (want, got) in enumerate(zip(exp.remedy_errors, sent, strict=True)):
                 problems.extend(_texts(f"remedy_errors[{i}]", want, got))
     if exp.remedy_waits is not None:
-        waits = [float(e.data["seconds"]) for e in trace.of_type("retry_wait") if e.data.get("kind") == "remedy"]
+        waits = [e.seconds for e in trace.of(RetryWait) if e.kind == "remedy"]
         if len(waits) != len(exp.remedy_waits) or any(abs(w - x) > 1e-9 for w, x in zip(waits, exp.remedy_waits, strict=False)):
             problems.append(f"remedy_waits: expected {exp.remedy_waits}, got {[round(w, 6) for w in waits]}")
     if exp.errors is not None:
@@ -67,10 +68,10 @@ def run_scenario(contract: Any, scenario: Any) -> list[str]:
     """Run one scenario offline; the reasons it failed (empty when it passed)."""
     from contractstudio.runtime.engine import CallOptions
     from contractstudio.runtime.errors import ContractError
-    from contractstudio.runtime.models import ScriptedModel
+    from contractstudio.runtime.model_choice import scripted_model
     from contractstudio.runtime.session import Session
 
-    model = ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}")
+    model = scripted_model(scenario)
     try:
         session = Session(contract.plan, scenario.input, model, CallOptions(wait=False), accumulated=contract.perf)
         result = session.run(raise_on_violation=False)

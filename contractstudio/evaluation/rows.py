@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
+from contractstudio.runtime import events as ev
 from contractstudio.runtime.engine import CallOptions, TransportRetry
 from contractstudio.runtime.trace import Trace, redact
 
@@ -134,11 +135,6 @@ def error_record(job: EvalJob, row: Row, message: str, seconds: float) -> dict[s
             "cache": {"hits": 0, "misses": 0, "saved_usd": 0.0}, "limit_wait_s": 0.0, "trace": []}
 
 
-def _check_name(event: Any) -> str:
-    d = event.data
-    return f"{event.stage}.{d['id']}" if d.get("id") else f"{event.stage}[{d.get('index', 0)}]"
-
-
 def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any = None) -> dict[str, Any]:
     """A row's results record from its engine result: outcome, failures per attempt, tokens, cost, trace."""
     failures: dict[int, list[dict[str, Any]]] = {}
@@ -149,29 +145,28 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     used: str | None = None
     gave_up = False
     for event in result.trace:
-        kind, d = event.type, event.data
-        if kind == "llm_request":
-            attempt = int(d.get("attempt") or 0)
-        elif kind == "llm_response":
-            tokens = int(d.get("prompt_tokens") or 0) + int(d.get("completion_tokens") or 0)
-            prompt += int(d.get("prompt_tokens") or 0)
-            completion += int(d.get("completion_tokens") or 0)
-            cost += float(d.get("cost_usd") or 0.0)
-            if int(d.get("attempt") or 0) > 0:
-                remedy_tokens += tokens
-                remedy_cost += float(d.get("cost_usd") or 0.0)
-        elif kind == "condition" and d.get("applies") and not d.get("passed"):
-            failures.setdefault(attempt, []).append({"check": _check_name(event), "message": redact(d.get("message") or "")})
-        elif kind == "validation_error" and d.get("where") not in ("pre", "post"):
-            where = str(d.get("where"))
-            name = {"input": "input.type", "pre": "pre_remedy.type"}.get(event.stage, "output.type") if where == "type" else where
-            for message in d.get("errors") or []:
-                failures.setdefault(int(d.get("attempt") or 0), []).append({"check": name, "message": redact(str(message))})
-        elif kind == "transport_error":
-            transport.append({"kind": d.get("kind"), "status": d.get("status"), "gave_up": bool(d.get("gave_up"))})
-            gave_up = gave_up or bool(d.get("gave_up"))
-        elif kind == "forward":
-            used = d.get("used")
+        match event:
+            case ev.ModelRequest():
+                attempt = event.attempt
+            case ev.ModelReply():
+                prompt += event.prompt_tokens
+                completion += event.completion_tokens
+                cost += event.cost_usd
+                if event.attempt > 0:
+                    remedy_tokens += event.tokens
+                    remedy_cost += event.cost_usd
+            case ev.ConditionChecked() if event.failed:
+                failures.setdefault(attempt, []).append({"check": event.name, "message": redact(event.message or "")})
+            case ev.ValidationFailure() if event.where not in ("pre", "post"):
+                where = event.where
+                name = {"input": "input.type", "pre": "pre_remedy.type"}.get(event.stage, "output.type") if where == "type" else where
+                for message in event.errors:
+                    failures.setdefault(event.attempt, []).append({"check": name, "message": redact(str(message))})
+            case ev.TransportFailure():
+                transport.append({"kind": event.kind, "status": event.status, "gave_up": event.gave_up})
+                gave_up = gave_up or event.gave_up
+            case ev.Forwarded():
+                used = event.used
     raised = result.violation is not None
     if result.successful:
         outcome = "first_try" if result.attempts == 0 else "remedied"

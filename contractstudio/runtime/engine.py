@@ -19,10 +19,30 @@ from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.errors import ContractViolation, InvalidInput, ModelError
+from contractstudio.runtime.events import (
+    STAGES,
+    ActValue,
+    CallResult,
+    ConditionChecked,
+    E,
+    Event,
+    Forwarded,
+    ModelFailure,
+    ModelReply,
+    ModelRequest,
+    RemedyExhausted,
+    ReplayDivergence,
+    ReplyParsed,
+    RetryWait,
+    StageEnd,
+    StageStart,
+    TransportFailure,
+    ValidationFailure,
+)
 from contractstudio.runtime.messages import clip, generate_messages, pre_remedy_messages, repair_messages
 from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
-from contractstudio.runtime.trace import Event, Trace, redact
+from contractstudio.runtime.trace import Trace, redact
 
 # A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
 # reply of megabytes cut with a marker; `text_chars` keeps its real length.
@@ -30,7 +50,8 @@ TRACE_TEXT_LIMIT = 200_000
 
 DEEP_INPUT = f"the value nests arrays/objects more than {MAX_JSON_DEPTH} levels deep; it is not recorded"
 
-STAGES = ("input", "pre", "act", "generate", "post", "forward", "finalize")
+__all__ = ["STAGES", "CallOptions", "CallState", "TransportRetry", "run_call"]
+
 Events = Generator[Event, Any, Any]
 
 
@@ -102,21 +123,25 @@ class CallState:
     def now(self) -> float:
         return time.perf_counter() - self.started - self.paused
 
-    def emit(self, stage: str, type: str, **data: Any) -> Event:
+    def emit(self, event: E) -> E:
+        """Number and time an event, and keep it in the trace."""
         events = self.trace.events
-        event = Event(len(events) + 1, time.perf_counter() - self.started - self.paused, stage, type, data)
+        event.seq = len(events) + 1
+        event.t = time.perf_counter() - self.started - self.paused
         events.append(event)
         return event
 
-    def start(self, stage: str, **data: Any) -> Event:
-        self.stage_started = self.now()
-        return self.emit(stage, "stage_start", **data)
+    def start(self, start: StageStart) -> StageStart:
+        self.emit(start)
+        self.stage_started = start.t
+        return start
 
-    def end(self, stage: str, ok: bool) -> Event:
-        duration = self.now() - self.stage_started
+    def end(self, stage: str, ok: bool) -> StageEnd:
+        end = self.emit(StageEnd(stage=stage, ok=ok))
+        end.duration_s = duration = end.t - self.stage_started
         self.stage_times.append((stage, duration))
         self.in_stages += duration
-        return self.emit(stage, "stage_end", ok=ok, duration_s=duration)
+        return end
 
     @property
     def perf(self) -> PerfStats:
@@ -134,11 +159,12 @@ def _edited(sent: Any, key: str) -> Any:
     return sent.get(key) if isinstance(sent, dict) else None
 
 
-def _reply_text(text: str) -> dict[str, Any]:
-    """The reply's text as the trace keeps it: whole, or cut at TRACE_TEXT_LIMIT with its real length."""
+def _reply_event(stage: str, attempt: int, text: str, *, edited: bool = False) -> ModelReply:
+    """The reply as the trace keeps it: its text whole, or cut at TRACE_TEXT_LIMIT with its real length."""
     if len(text) <= TRACE_TEXT_LIMIT:
-        return {"text": text}
-    return {"text": clip(text, TRACE_TEXT_LIMIT), "text_chars": len(text), "truncated": True}
+        return ModelReply(stage=stage, attempt=attempt, text=text, edited=edited)
+    return ModelReply(stage=stage, attempt=attempt, text=clip(text, TRACE_TEXT_LIMIT), text_chars=len(text), truncated=True,
+                      edited=edited)
 
 
 def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int,
@@ -149,24 +175,23 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
     """
     model = st.model
     params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
-    told = {} if errors is None else {"errors": list(errors)}
+    told = None if errors is None else list(errors)
     retry = 0
     while True:
-        request = st.emit(stage, "llm_request", attempt=attempt, purpose=purpose, model=model.name,
-                          messages=messages, params=params, transport_retry=retry, **told)
+        request = st.emit(ModelRequest(stage=stage, attempt=attempt, purpose=purpose, model=model.name, messages=messages,
+                                       params=params, transport_retry=retry, errors=told))
         sent = yield request
         edited_messages = _edited(sent, "messages")
         if edited_messages is not None:
             messages = list(edited_messages)
-            request.data["messages"] = messages  # the trace keeps what was really sent
-            request.data["edited"] = True
+            request.messages = messages  # the trace keeps what was really sent
+            request.edited = True
         edited_reply = _edited(sent, "reply")
         if edited_reply is not None:
             reply = LLMReply(text=str(edited_reply))
             st.llm_calls += 1
             st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
-            yield st.emit(stage, "llm_response", attempt=attempt, **_reply_text(reply.text), prompt_tokens=0,
-                          completion_tokens=0, cost_usd=0.0, latency_s=0.0, edited=True)
+            yield st.emit(_reply_event(stage, attempt, reply.text, edited=True))
             return reply
         started = time.perf_counter()
         try:
@@ -174,8 +199,8 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
         except TransportFault as fault:
             retry += 1
             gives_up = not fault.retryable or retry > st.options.transport.tries
-            yield st.emit(stage, "transport_error", exception=fault.exc_class, kind=fault.kind, status=fault.status,
-                          message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up)
+            yield st.emit(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
+                                           message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
             if gives_up:
                 why = "not retried" if not fault.retryable else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}"
                 st.fail([redact(f"transport: {fault.exc_class}" + (f" (HTTP {fault.status})" if fault.status else "")
@@ -183,13 +208,13 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
                 return None
             st.llm["transport_retries"] += 1
             seconds = st.options.transport.wait(retry, fault.retry_after)
-            yield st.emit(stage, "retry_wait", kind="transport", retry=retry, seconds=seconds, waited=st.options.wait)
+            yield st.emit(RetryWait(stage=stage, kind="transport", retry=retry, seconds=seconds, waited=st.options.wait))
             if st.options.wait and seconds > 0:
                 st.options.sleep(seconds)
                 st.llm["waited_s"] += seconds
             continue
         except ModelError as err:
-            yield st.emit(stage, "model_error", message=str(err))
+            yield st.emit(ModelFailure(stage=stage, message=str(err)))
             st.fail([f"model: {err}"])
             return None
         latency = time.perf_counter() - started
@@ -201,9 +226,11 @@ def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str
         llm["cost_usd"] += reply.cost_usd
         llm["latency_s"] += latency
         if reply.note:
-            yield st.emit(stage, "replay_divergence", message=reply.note)
-        yield st.emit(stage, "llm_response", attempt=attempt, **_reply_text(reply.text), prompt_tokens=reply.prompt_tokens,
-                      completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd, latency_s=latency)
+            yield st.emit(ReplayDivergence(stage=stage, message=reply.note))
+        event = _reply_event(stage, attempt, reply.text)
+        event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
+            reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
+        yield st.emit(event)
         return reply
 
 
@@ -212,8 +239,8 @@ def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, 
     errors: list[str] = []
     for index, check in enumerate(checks):
         applies, passed, error = check.evaluate(values)
-        yield st.emit(stage, "condition", id=check.id, index=index, expression=check.source, applies=applies,
-                      passed=passed, message=error)
+        yield st.emit(ConditionChecked(stage=stage, id=check.id, index=index, expression=check.source, applies=applies,
+                                       passed=passed, message=error))
         if error:
             errors.append(error)
     return errors
@@ -221,7 +248,7 @@ def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, 
 
 def _rejected(st: CallState, stage: str, where: str, errors: list[str], attempt: int) -> Events:
     """A validation_error event; the caller (the studio) may send back edited error texts."""
-    sent = yield st.emit(stage, "validation_error", where=where, errors=errors, attempt=attempt)
+    sent = yield st.emit(ValidationFailure(stage=stage, where=where, errors=errors, attempt=attempt))
     edited = _edited(sent, "errors")
     return [str(e) for e in edited] if edited is not None else errors
 
@@ -230,7 +257,7 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
     retry = st.plan.remedy.retry
     u = st.rng.uniform(-retry.jitter, retry.jitter) if retry.jitter else 0.0
     seconds = remedy_wait(retry, attempt, u)
-    yield st.emit(stage, "retry_wait", kind="remedy", attempt=attempt, seconds=seconds, waited=st.options.wait)
+    yield st.emit(RetryWait(stage=stage, kind="remedy", attempt=attempt, seconds=seconds, waited=st.options.wait))
     if st.options.wait and seconds > 0:
         st.options.sleep(seconds)
         st.llm["waited_s"] += seconds
@@ -238,7 +265,7 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
 
 def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:
     graceful = st.plan.remedy.retry.graceful
-    yield st.emit(stage, "remedy_exhausted", loop=loop, attempts=attempts, graceful=graceful)
+    yield st.emit(RemedyExhausted(stage=stage, loop=loop, attempts=attempts, graceful=graceful))
     st.failed = True
     if not graceful:
         st.errors.append(f"remedy ({loop}) gave up after {attempts} attempt{'s' if attempts != 1 else ''}")
@@ -293,11 +320,11 @@ def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) 
         yield st.end("generate", False)
         return None, errors
     if len(reply_text) <= TRACE_TEXT_LIMIT:
-        yield st.emit("generate", "parsed", attempt=attempt, output=parsed)
+        yield st.emit(ReplyParsed(stage="generate", attempt=attempt, output=parsed))
     else:  # the output is in the result; a runaway reply is not stored twice
-        yield st.emit("generate", "parsed", attempt=attempt, output=None, omitted=True, text_chars=len(reply_text))
+        yield st.emit(ReplyParsed(stage="generate", attempt=attempt, output=None, omitted=True, text_chars=len(reply_text)))
     yield st.end("generate", True)
-    yield st.start("post", attempt=attempt)
+    yield st.start(StageStart(stage="post", attempt=attempt))
     errors = yield from _conditions(st, "post", plan.post, {**scope, "output": output})
     if errors:
         errors = yield from _rejected(st, "post", "post", errors, attempt)
@@ -314,7 +341,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     scope: dict[str, Any] = {"input": value}
     if plan.act_is_set:
         scope["act"] = act_value
-    yield st.start("generate", attempt=0)
+    yield st.start(StageStart(stage="generate", attempt=0))
     reply = yield from _ask(st, "generate", base, "generate", 0)
     if reply is None:
         yield st.end("generate", False)
@@ -330,7 +357,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     tries = plan.remedy.retry.tries
     for attempt in range(1, tries + 1):
         st.remedy_attempts += 1
-        yield st.start("generate", attempt=attempt)
+        yield st.start(StageStart(stage="generate", attempt=attempt))
         yield from _wait_before(st, "generate", attempt)
         sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
         messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}")
@@ -349,7 +376,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
 
 def _act(st: CallState, value: Any) -> Events:
     plan = st.plan
-    yield st.start("act")
+    yield st.start(StageStart(stage="act"))
     try:
         if plan.act_assign is not None:
             raw: Any = {}
@@ -371,10 +398,10 @@ def _act(st: CallState, value: Any) -> Events:
         act_value, errors = plan.intermediate.validate(raw) if plan.intermediate is not None else (raw, [])
         if not errors:
             st.act_data = plan.intermediate.dump(act_value) if plan.intermediate else act_value
-            yield st.emit("act", "act_value", value=st.act_data)
+            yield st.emit(ActValue(stage="act", value=st.act_data))
             yield st.end("act", True)
             return act_value
-    yield st.emit("act", "validation_error", where="act", errors=errors, attempt=0)
+    yield st.emit(ValidationFailure(stage="act", where="act", errors=errors, attempt=0))
     st.fail(errors)
     yield st.end("act", False)
     return None
@@ -389,13 +416,13 @@ def run_call(st: CallState) -> Events:
     plan = st.plan
     original: Any = st.raw_input
     deep = nests_too_deep(st.raw_input)  # pydantic and the trace writer cannot take it: refused, never a crash
-    yield st.start("input", contract=plan.name, model=st.model.name, value=DEEP_INPUT if deep else st.raw_input)
+    yield st.start(StageStart(stage="input", contract=plan.name, model=st.model.name, value=DEEP_INPUT if deep else st.raw_input))
     if deep:
         value, errors = None, [f"input: {DEEP_INPUT}"]
     else:
         value, errors = plan.input.validate(st.raw_input)
     if errors:
-        yield st.emit("input", "validation_error", where="type", errors=errors, attempt=0)
+        yield st.emit(ValidationFailure(stage="input", where="type", errors=errors, attempt=0))
         st.errors.extend(errors)
         # The caller's error (seed 000 validates input first, and fails fast): never a fallback,
         # unless the contract asks the model to repair its input.
@@ -406,7 +433,7 @@ def run_call(st: CallState) -> Events:
     yield st.end("input", not errors)
 
     if not st.failed and st.invalid_input:
-        yield st.start("pre")
+        yield st.start(StageStart(stage="pre"))
         value = yield from _remedy_pre(st, st.raw_input, errors)
         st.failed = value is None
         if value is not None:
@@ -414,7 +441,7 @@ def run_call(st: CallState) -> Events:
             original = value  # the first valid input there is
         yield st.end("pre", not st.failed)
     elif not st.failed and plan.pre:
-        yield st.start("pre")
+        yield st.start(StageStart(stage="pre"))
         errors = yield from _conditions(st, "pre", plan.pre, {"input": value})
         if errors:
             errors = yield from _rejected(st, "pre", "pre", errors, 0)
@@ -435,7 +462,7 @@ def run_call(st: CallState) -> Events:
         output = yield from _produce(st, value, act_value)
         st.failed = output is None
 
-    yield st.start("forward")
+    yield st.start(StageStart(stage="forward"))
     st.successful = not st.failed
     final: Any = output
     ok = True
@@ -452,16 +479,16 @@ def run_call(st: CallState) -> Events:
                     st.errors.append(f"fallback.{name}: {err}")
                     final, ok = None, False  # a fallback that cannot be computed fails loudly
                     break
-    yield st.emit("forward", "forward", successful=st.successful, used="output" if st.successful else
-                  ("raise" if raises else "fallback"))
+    yield st.emit(Forwarded(stage="forward", successful=st.successful,
+                            used="output" if st.successful else ("raise" if raises else "fallback")))
     yield st.end("forward", True)
 
-    yield st.start("finalize")
+    yield st.start(StageStart(stage="finalize"))
     if final is not None:
         checked, errors = plan.output.validate(final)
         if errors:
             ok = False
-            yield st.emit("finalize", "validation_error", where="finalize", errors=errors, attempt=0)
+            yield st.emit(ValidationFailure(stage="finalize", where="finalize", errors=errors, attempt=0))
             st.errors.extend(f"the returned value is not a valid {plan.doc.output}: {e}" for e in errors)
             final = None
         else:
@@ -472,10 +499,10 @@ def run_call(st: CallState) -> Events:
         st.violation = InvalidInput(f"contract '{plan.name}': the input is not a valid {plan.doc.input}", st.errors, st.trace)
     elif st.failed and raises or not ok:
         st.violation = ContractViolation(f"contract '{plan.name}' failed", st.errors, st.trace)
-    yield st.emit("finalize", "result", successful=st.successful,
-                  output=plan.output.dump(final) if final is not None else None,
-                  llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),
-                  raised=st.violation is not None)
+    yield st.emit(CallResult(stage="finalize", successful=st.successful,
+                             output=plan.output.dump(final) if final is not None else None,
+                             llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),
+                             raised=st.violation is not None))
     st.total = st.now()
     if st.accumulated is not None:
         st.accumulated.record(st.stage_times, st.llm, st.total, st.in_stages)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from contractstudio.documents.models import LLMSettings
 from contractstudio.runtime.errors import ModelError, ReplayDivergence
+from contractstudio.runtime.events import ModelReply, ModelRequest
 from contractstudio.runtime.trace import Trace, filter_logs, redact, register_secret, register_secrets_in
 from contractstudio.trust import untrusted_key_routes
 
@@ -91,6 +92,10 @@ class ScriptedModel:
             raise reply
         return LLMReply(text=reply)
 
+    def rewind(self) -> None:
+        """Give the replies from the first again (a restarted call)."""
+        self.used = 0
+
 
 def _first_difference(a: str, b: str) -> int:
     n = min(len(a), len(b))
@@ -132,14 +137,18 @@ class ReplayModel:
             trace = Trace.read(trace)
         self.name = f"replay:{Path(self.source).name}"
         self.strict = strict
-        self.pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
-        pending: dict[str, Any] | None = None
+        self.pairs: list[tuple[ModelRequest, ModelReply]] = []
+        pending: ModelRequest | None = None
         for ev in trace:
-            if ev.type == "llm_request":
-                pending = ev.data
-            elif ev.type == "llm_response" and pending is not None:
-                self.pairs.append((pending, ev.data))
+            if isinstance(ev, ModelRequest):
+                pending = ev
+            elif isinstance(ev, ModelReply) and pending is not None:
+                self.pairs.append((pending, ev))
                 pending = None
+        self.used = 0
+
+    def rewind(self) -> None:
+        """Give the recorded replies from the first again (a restarted call)."""
         self.used = 0
 
     def complete(self, request: LLMRequest) -> LLMReply:
@@ -147,17 +156,12 @@ class ReplayModel:
             raise ModelError(f"the recorded trace has {len(self.pairs)} replies but the contract made LLM call {self.used + 1}")
         recorded, response = self.pairs[self.used]
         self.used += 1
-        diff = explain_difference(list(recorded.get("messages") or []), request.messages)
+        diff = explain_difference(recorded.messages, request.messages)
         note = f"request {self.used} differs from the recording: {diff}" if diff else None
         if note and self.strict:
             raise ReplayDivergence(note)
-        return LLMReply(
-            text=str(response.get("text", "")),
-            prompt_tokens=int(response.get("prompt_tokens") or 0),
-            completion_tokens=int(response.get("completion_tokens") or 0),
-            cost_usd=float(response.get("cost_usd") or 0.0),
-            note=note,
-        )
+        return LLMReply(text=response.text, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
+                        cost_usd=response.cost_usd, note=note)
 
 
 def _litellm() -> Any:

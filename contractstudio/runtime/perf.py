@@ -8,9 +8,10 @@ remedy), never to `overhead`, which is only the call time outside any stage.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
-STAGE_ORDER = ("input", "pre", "act", "generate", "post", "forward", "finalize")
+from contractstudio.runtime.events import STAGES, Event, ModelReply, StageEnd
 
 
 def new_llm_counts() -> dict[str, Any]:
@@ -91,6 +92,23 @@ class PerfStats:
         if total is not None:
             self.add_call(total, in_stages)
 
+    @classmethod
+    def of_events(cls, events: Iterable[Event]) -> PerfStats:
+        """The stats of one recorded call, from its events (a trace read from a file: no session to ask)."""
+        stats = cls()
+        in_stages = 0.0
+        last: float | None = None
+        for e in events:
+            last = e.t
+            if isinstance(e, StageEnd):
+                stats.add_stage(e.stage, e.duration_s)
+                in_stages += e.duration_s
+            elif isinstance(e, ModelReply):
+                stats.add_llm(e.prompt_tokens, e.completion_tokens, e.cost_usd, e.latency_s)
+        if last is not None:  # the call's time: the last event's
+            stats.add_call(last, in_stages)
+        return stats
+
     def merge(self, other: PerfStats) -> None:
         """Add another call's (or contract's) stats to these."""
         for stage, series in other.stages.items():
@@ -107,7 +125,7 @@ class PerfStats:
         """{stage: {count,total,mean,std,min,max,percentage}, overhead: {...}, total_execution: {...}, llm: {...}}."""
         whole = self.calls.total
         out: dict[str, Any] = {}
-        order = [s for s in STAGE_ORDER if s in self.stages] + sorted(s for s in self.stages if s not in STAGE_ORDER)
+        order = [s for s in STAGES if s in self.stages] + sorted(s for s in self.stages if s not in STAGES)
         for stage in order:
             entry = self.stages[stage].summary()
             entry["percentage"] = 100.0 * entry["total"] / whole if whole else 0.0

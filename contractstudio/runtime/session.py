@@ -13,9 +13,10 @@ from typing import Any
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.engine import CallOptions, CallState, run_call
 from contractstudio.runtime.errors import ContractViolation
+from contractstudio.runtime.events import STAGES, Event, ModelRequest, StageStart, ValidationFailure
 from contractstudio.runtime.models import Model
 from contractstudio.runtime.perf import PerfStats
-from contractstudio.runtime.trace import Event, Trace
+from contractstudio.runtime.trace import Trace
 
 
 class Result:
@@ -52,7 +53,12 @@ class Result:
 
 
 class Session:
-    """A call that the caller steps through: one event per `step()`, breakpoints per stage, edits before resuming."""
+    """A call that the caller steps through: one event per `step()`, breakpoints per stage, edits before resuming.
+
+    Everything a debugger needs to step lives here: `step`, `continue_` (to the next breakpoint, leaving the one
+    paused at), `run`, `restart`, the breakpoints (`toggle_breakpoint`, `at_breakpoint`) and which edit the event
+    paused at allows (`pending_edit`); a screen only draws the trace and says which of these to do.
+    """
 
     def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions | None = None,
                  *, accumulated: PerfStats | None = None, breakpoints: set[str] | None = None) -> None:
@@ -60,8 +66,15 @@ class Session:
         prepare = getattr(model, "prepare", None)
         if prepare is not None:
             prepare()  # one-time set-up (litellm's import) happens before the call's clock starts
-        self.state = CallState(plan, raw_input, model, options or CallOptions(), accumulated)
-        self.breakpoints: set[str] = set(breakpoints or ())
+        self.plan, self.raw_input, self.model, self.options = plan, raw_input, model, options or CallOptions()
+        self.accumulated = accumulated
+        self.breakpoints: set[str] = set()
+        for stage in breakpoints or ():
+            self.toggle_breakpoint(stage)
+        self._begin()
+
+    def _begin(self) -> None:
+        self.state = CallState(self.plan, self.raw_input, self.model, self.options, self.accumulated)
         self._events = run_call(self.state)
         self._send: Any = None
         # Until its first step a new session only waits (the studio restarts, the user reads): not the call's time.
@@ -74,23 +87,50 @@ class Session:
     def trace(self) -> Trace:
         return self.state.trace
 
+    # Breakpoints and edits -----------------------------------------------------------------
+
+    def toggle_breakpoint(self, stage: str) -> bool:
+        """Break (or stop breaking) at the start of a stage; whether it is set now."""
+        if stage not in STAGES:
+            raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGES)}")
+        self.breakpoints ^= {stage}
+        return stage in self.breakpoints
+
+    @property
+    def at_breakpoint(self) -> bool:
+        """Paused at the start of a stage that has a breakpoint."""
+        return not self.done and isinstance(self.last, StageStart) and self.last.stage in self.breakpoints
+
+    @property
+    def pending_edit(self) -> str | None:
+        """What the event paused at lets the caller change before resuming: 'reply' (and the messages), 'errors', or None."""
+        if self.done:
+            return None
+        if isinstance(self.last, ModelRequest):
+            return "reply"
+        if isinstance(self.last, ValidationFailure):
+            return "errors"
+        return None
+
     def edit_reply(self, text: str) -> None:
         """Use this text as the model's reply instead of calling the model (only at an llm_request)."""
-        if self.last is None or self.last.type != "llm_request":
+        if self.pending_edit != "reply":
             raise RuntimeError("the reply can be edited only while paused at an llm_request event")
         self._send = {**(self._send or {}), "reply": text}
 
     def edit_messages(self, messages: list[dict[str, str]]) -> None:
         """Send these messages instead (only at an llm_request)."""
-        if self.last is None or self.last.type != "llm_request":
+        if self.pending_edit != "reply":
             raise RuntimeError("the messages can be edited only while paused at an llm_request event")
         self._send = {**(self._send or {}), "messages": messages}
 
     def edit_errors(self, errors: list[str]) -> None:
         """Replace the error texts that the next remedy sends (only at a validation_error)."""
-        if self.last is None or self.last.type != "validation_error":
+        if self.pending_edit != "errors":
             raise RuntimeError("the errors can be edited only while paused at a validation_error event")
         self._send = {"errors": list(errors)}
+
+    # Driving -------------------------------------------------------------------------------
 
     def step(self) -> Event | None:
         """Run to the next event and pause there; None once the call is over."""
@@ -110,11 +150,28 @@ class Session:
         return event
 
     def continue_(self) -> Event | None:
-        """Run to the next breakpoint (the start of a stage in `breakpoints`), or to the end."""
+        """Run to the next breakpoint (the start of a stage in `breakpoints`), or to the end.
+
+        Paused at a breakpoint, the first step leaves it: continuing never stays where it is.
+        """
         while True:
             event = self.step()
-            if event is None or (event.type == "stage_start" and event.stage in self.breakpoints):
+            if event is None or self.at_breakpoint:
                 return event
+
+    def restart(self) -> None:
+        """Start the call over: the same contract, input, model (its replies from the first again) and breakpoints.
+
+        The old call's events are dropped; a call already finished stays counted in the contract's perf stats.
+        """
+        rewind = getattr(self.model, "rewind", None)
+        if rewind is not None:
+            rewind()
+        self._begin()
+
+    def perf_stats(self) -> dict[str, Any]:
+        """This call's perf stats so far (live while stepping; the same table `run` prints)."""
+        return self.state.perf.as_dict()
 
     def run(self, raise_on_violation: bool = True) -> Result:
         """Run to the end; raise ContractViolation when the contract says `on_failure: raise` and it failed."""

@@ -1,7 +1,7 @@
 """The events of a call, kept in order, written and read as JSON Lines, with secrets redacted.
 
-The engine produces events; the CLI prints them, the studio draws them, this
-module stores them. Pipelines use the same `Trace` so both kinds of run can be
+The engine produces events (runtime/events.py: one class per type); the CLI prints
+them, the studio draws them, this module stores them. Pipelines use the same `Trace` so both kinds of run can be
 saved, reopened and replayed the same way.
 """
 
@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from contractstudio.runtime.events import E, Event
 
 # Redaction lives in contractstudio.safe_text (shared with the analyzer's YML007); these names stay importable here.
 from contractstudio.safe_text import REDACTED, redact, redact_text, register_secret, register_secrets_in
@@ -54,37 +56,6 @@ def filter_logs() -> None:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
-
-
-class Event:
-    """One thing that happened during a call: `seq`, `t` (seconds since the call started), `stage`, `type`, data."""
-
-    __slots__ = ("seq", "t", "stage", "type", "data")
-
-    def __init__(self, seq: int, t: float, stage: str, type: str, data: dict[str, Any]) -> None:
-        self.seq = seq
-        self.t = t
-        self.stage = stage
-        self.type = type
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        """The event as one JSON-ready mapping (secrets redacted)."""
-        return {"seq": self.seq, "t": round(self.t, 6), "stage": self.stage, "type": self.type, **redact(jsonable(self.data))}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Event:
-        data = {k: v for k, v in d.items() if k not in ("seq", "t", "stage", "type")}
-        return cls(int(d.get("seq", 0)), float(d.get("t", 0.0)), str(d.get("stage", "")), str(d.get("type", "")), data)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.data.get(key, default)
-
-    def __repr__(self) -> str:
-        return f"Event({self.seq}, {self.stage}/{self.type}, {self.data!r:.120})"
 
 
 # Strict JSON has no NaN or Infinity: a non-finite float is written as one of these strings.
@@ -148,11 +119,17 @@ class Trace:
         return self.events[i]
 
     def of_type(self, *types: str) -> list[Event]:
-        """The events of the given types, in order."""
+        """The events of the given types (as written in a trace), in order."""
         return [e for e in self.events if e.type in types]
 
+    def of(self, kind: type[E]) -> list[E]:
+        """The events of one class, in order: `trace.of(ModelRequest)`."""
+        return [e for e in self.events if isinstance(e, kind)]
+
     def to_dicts(self) -> list[dict[str, Any]]:
-        return [e.to_dict() for e in self.events]
+        """Each event as one JSON-ready mapping, secrets redacted: a trace line's content."""
+        return [{"seq": e.seq, "t": round(e.t, 6), "stage": e.stage, "type": e.type, **redact(jsonable(e.data))}
+                for e in self.events]
 
     def to_jsonl(self) -> str:
         """The trace as JSON Lines, one event per line, secrets redacted."""
