@@ -154,11 +154,11 @@ class StudioApp(App[None]):
 
     def _count_workspace(self) -> None:
         # Counts for the file list; the open file's counts come from live analysis instead.
-        from contractstudio.analysis.check import check_file
+        from contractstudio.analysis.check import KNOWN_KINDS, check_file
 
         counts: dict[Path, tuple[int, int]] = {}
         for f in list(self.workspace.files):
-            if f.kind in (None, "trace"):
+            if f.kind not in KNOWN_KINDS:  # traces, datasets and results are JSON Lines, not documents to analyze
                 continue
             report = check_file(f.path, self.context_for(f.path))
             c = Counts.of(report.diagnostics)

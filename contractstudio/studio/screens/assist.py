@@ -30,7 +30,7 @@ TRIGGERS = set(".:[{, -'\"")
 
 ASSIST_BINDINGS = [
     Binding("ctrl+space", "complete", "Complete", show=False, id="edit.complete"),
-    Binding("ctrl+full_stop,f9", "quick_fix", "Quick fix", id="edit.quick_fix"),
+    Binding("f9,ctrl+full_stop", "quick_fix", "Quick fix", id="edit.quick_fix"),
     Binding("shift+f6", "rename", "Rename", show=False, id="edit.rename"),
     Binding("f12", "definition", "Definition", show=False, id="edit.definition"),
     Binding("alt+left", "back", "Back", show=False, id="edit.back"),

@@ -23,7 +23,7 @@ from contractstudio.studio.widgets.completion import CompletionMenu
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
-from contractstudio.studio.workspace import kind_of_text
+from contractstudio.studio.workspace import kind_of_path, kind_of_text
 
 DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
 
@@ -70,6 +70,7 @@ class EditScreen(EditingAssist, Screen[None]):
         super().__init__(id="edit-screen")
         self.generation = 0
         self.analysis: Analysis | None = None
+        self._json_lines_kinds: dict[Path, str] = {}
         self._debounce: Timer | None = None
         self._loading = False
         self._last_failure = ""
@@ -169,10 +170,16 @@ class EditScreen(EditingAssist, Screen[None]):
         name = str(path) if path else "<text>"
 
         unreadable = buffer.unreadable if buffer else None
+        json_lines = path is not None and path.suffix == ".jsonl"  # traces, datasets, results: not YAML documents
 
         def analyze() -> None:
             # Bytes that are not UTF-8 get the finding `check` gives them, and no analysis of a guessed text.
-            report = FileReport(name, "", None, [], [unreadable]) if unreadable is not None else check_text(text, name, ctx)
+            if unreadable is not None:
+                report = FileReport(name, "", None, [], [unreadable])
+            elif json_lines:
+                report = FileReport(name, text, None, [], [])
+            else:
+                report = check_text(text, name, ctx)
             self.post_message(AnalysisDone(Analysis(path, text, report, generation)))
 
         self.run_worker(analyze, name="analysis", group="analysis", thread=True, exclusive=True, exit_on_error=False)
@@ -215,6 +222,10 @@ class EditScreen(EditingAssist, Screen[None]):
             kinds = [d.kind for d in self.analysis.report.documents if d.kind]
             kind = ", ".join(dict.fromkeys(kinds)) or None
             counts = Counts.of(self.analysis.diagnostics)
+        if buffer.path.suffix == ".jsonl":  # read once per file: the status line is redrawn on every cursor move
+            if buffer.path not in self._json_lines_kinds:
+                self._json_lines_kinds[buffer.path] = kind_of_path(buffer.path) or "trace"
+            kind = f"{self._json_lines_kinds[buffer.path]} (JSON Lines)"
         kind = kind or kind_of_text(buffer.saved_text) or "unknown kind"
         dirty = " [b]modified[/b]" if self.is_dirty() else (" [b]read-only[/b]" if buffer.unreadable is not None else "")
         row, col = self.editor.cursor_location
