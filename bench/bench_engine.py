@@ -35,7 +35,8 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 import contractstudio as cs  # noqa: E402
 from contractstudio.runtime.engine import CallOptions  # noqa: E402
-from contractstudio.runtime.models import LiveModel, ScriptedModel  # noqa: E402
+from contractstudio.runtime.live import LiveModel  # noqa: E402
+from contractstudio.runtime.models import ScriptedModel  # noqa: E402
 
 DEFAULT = ROOT / "samples" / "multidoc_qa.contract.yaml"
 

@@ -23,7 +23,7 @@ _LAZY = {
     "InvalidInput": "contractstudio.runtime.errors",
     "ScriptedModel": "contractstudio.runtime.models",
     "ReplayModel": "contractstudio.runtime.models",
-    "LiveModel": "contractstudio.runtime.models",
+    "LiveModel": "contractstudio.runtime.live",
     "CallOptions": "contractstudio.runtime.engine",
     "TransportRetry": "contractstudio.runtime.engine",
     "Trace": "contractstudio.runtime.trace",

@@ -13,7 +13,8 @@ from openai_server import OpenAIServer, Reply
 import contractstudio as cs
 from contractstudio.analysis.check import check_text
 from contractstudio.cli import main
-from contractstudio.runtime.models import LiveModel, LLMRequest, TransportFault
+from contractstudio.runtime.live import LiveModel
+from contractstudio.runtime.models import LLMRequest, TransportFault
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
 KEY = "sk-test-llm-settings-0000000000"

@@ -12,7 +12,7 @@ from openai_server import OpenAIServer, Reply
 
 from contractstudio.cli import main
 from contractstudio.runtime.engine import CallOptions, TransportRetry
-from contractstudio.runtime.models import LiveModel
+from contractstudio.runtime.live import LiveModel
 from contractstudio.safe_text import register_secret, shorten
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"

@@ -18,7 +18,7 @@ from openai_server import OpenAIServer, Reply
 import contractstudio as cs
 from contractstudio.cli import main
 from contractstudio.runtime.engine import CallOptions, TransportRetry
-from contractstudio.runtime.models import LiveModel
+from contractstudio.runtime.live import LiveModel
 
 ROOT = Path(__file__).resolve().parent.parent
 QA = ROOT / "tests" / "runtime_contracts" / "qa.contract.yaml"

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.runtime.errors import ContractError
-from contractstudio.runtime.models import LiveModel, Model, ReplayModel, ScriptedModel, live_model
+from contractstudio.runtime.live import LiveModel, live_model
+from contractstudio.runtime.models import Model, ReplayModel, ScriptedModel
 from contractstudio.runtime.perf import PerfStats, format_table
 from contractstudio.runtime.trace import Trace
 

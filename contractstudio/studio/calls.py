@@ -211,14 +211,14 @@ def perf_text(stats: dict[str, Any], width: int = FULL_TABLE_WIDTH) -> Text:
 
 def client_ready() -> bool:
     """Whether the live model's client (litellm) is loaded."""
-    from contractstudio.runtime.models import live_client_ready
+    from contractstudio.runtime.live import live_client_ready
 
     return live_client_ready()
 
 
 def load_client() -> None:
     """Load the live model's client (a worker thread calls this, long before a call needs it)."""
-    from contractstudio.runtime.models import prepare_live_client
+    from contractstudio.runtime.live import prepare_live_client
 
     prepare_live_client()
 

@@ -131,7 +131,7 @@ def server():
 @pytest.mark.timeout(60)
 async def test_the_model_client_loads_in_the_background_and_a_live_call_waits_for_it(make_app, workspace: Path, server,
                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from contractstudio.runtime import models
+    from contractstudio.runtime import live as models
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     point_at(workspace, server)

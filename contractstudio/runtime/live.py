@@ -1,0 +1,320 @@
+"""The live model: any litellm model, a hosted provider or an OpenAI-compatible server.
+
+The only module that imports litellm, and only when a live call is made (or the
+studio loads the client in the background), so loading, checking and offline
+runs never pay for it. litellm's own retries and the OpenAI client's hidden ones
+are turned off: transport retries belong to the engine, which counts them and
+puts each one in the trace.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from contractstudio.documents.models import LLMSettings
+from contractstudio.runtime.errors import ModelError
+from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
+from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
+from contractstudio.trust import untrusted_key_routes
+
+# What the engine sets on every request; a parameter of the same name (or one that would change the
+# transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
+_ENGINE_KEYS = {"model", "messages", "timeout", "num_retries", "max_retries", "api_base", "api_key",
+                *LLMSettings.TRANSPORT_KEYS}
+
+
+def _litellm() -> Any:
+    """litellm, imported and set up once: local cost map, no retries of its own, quiet logging, keys redacted in its logs."""
+    global _LOGS_FILTERED
+    if not _LOGS_FILTERED:
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # never fetch prices from the network
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.num_retries = 0
+        _quiet_success_logging(litellm)
+        filter_logs()  # after the import, so every logger litellm and the OpenAI client made is there
+        _LOGS_FILTERED = True
+    import litellm
+
+    return litellm
+
+
+_LOGS_FILTERED = False
+
+
+class _SuccessLoggingWhenListened:
+    """litellm's executor for its success logging, which it hands every completed call; run only when someone listens.
+
+    Without a callback (none is set by default, and contractstudio sets none), litellm's `success_handler` still
+    builds a standard logging payload and computes the cost a second time, on a background thread that competes
+    for the GIL with the caller: about a tenth of a live call's CPU, and what slowed the engine's own work right
+    after each reply. Callbacks set at any time (litellm.success_callback, litellm.callbacks, a budget) are seen
+    at the next call; everything else submitted here passes through unchanged.
+    """
+
+    def __init__(self, executor: Any, litellm: Any) -> None:
+        self.executor = executor
+        self.litellm = litellm
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        handler = args[0] if args else None
+        if getattr(handler, "__name__", "") == "success_handler" and not self.listened():
+            return None  # litellm never reads the future of its success logging
+        return self.executor.submit(fn, *args, **kwargs)
+
+    def listened(self) -> bool:
+        lit = self.litellm
+        return bool(lit.success_callback or lit._async_success_callback or lit.callbacks or lit.max_budget)  # noqa: SLF001
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.executor, name)
+
+
+def _quiet_success_logging(litellm: Any) -> None:
+    utils: Any = getattr(litellm, "utils", None)
+    executor = getattr(utils, "executor", None)  # where litellm's completion wrapper looks it up on every call
+    if executor is not None and not isinstance(executor, _SuccessLoggingWhenListened):
+        utils.executor = _SuccessLoggingWhenListened(executor, litellm)
+
+
+def _cost(litellm: Any, response: Any) -> float:
+    """What the reply cost by litellm's offline price map (0 when the model is not in it)."""
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:  # litellm priced it already, while answering
+        return float(hidden["response_cost"] or 0.0)
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # noqa: BLE001 - a model missing from the offline price map costs "unknown", shown as 0
+        return 0.0
+
+
+def prepare_live_client() -> None:
+    """Import litellm now (the studio does it in the background, so no call ever waits for the import)."""
+    _litellm()
+
+
+def live_client_ready() -> bool:
+    """Whether litellm is imported and set up (a live call starts without waiting)."""
+    return _LOGS_FILTERED
+
+
+def _retry_after(err: Exception) -> float | None:
+    """The server's Retry-After, in seconds, when it sent one (litellm keeps the headers in several places)."""
+    response = getattr(err, "response", None)
+    for headers in (getattr(err, "litellm_response_headers", None), getattr(err, "headers", None), getattr(response, "headers", None)):
+        try:
+            value = headers.get("retry-after") if headers else None
+            if value is not None:
+                return max(float(value), 0.0)
+        except (AttributeError, TypeError, ValueError):
+            continue
+    return None
+
+
+def classify(err: Exception, litellm: Any) -> TransportFault:
+    """A litellm exception as a transport fault: what kind, and whether retrying can help."""
+    status = getattr(err, "status_code", None)
+    status = status if isinstance(status, int) else None
+    name = type(err).__name__
+    text = str(err).strip() or name
+    table: list[tuple[str, str, bool]] = [
+        ("AuthenticationError", "authentication", False),
+        ("PermissionDeniedError", "authentication", False),
+        ("RateLimitError", "rate_limit", True),
+        ("Timeout", "timeout", True),
+        ("APIConnectionError", "connection", True),
+        ("InternalServerError", "server", True),
+        ("ServiceUnavailableError", "server", True),
+        ("BadGatewayError", "server", True),
+    ]
+    lowered = text.lower()
+    if any(marker in lowered for marker in ("missing credentials", "api_key client option", "no api key")):
+        # litellm reports a key that was never given as a 500; retrying cannot help
+        return TransportFault(text, kind="authentication", retryable=False, status=None, exc_class=name)
+    for cls_name, kind, retryable in table:
+        cls = getattr(litellm, cls_name, None)
+        if cls is not None and isinstance(err, cls):
+            if kind == "server" and "connection error" in lowered:
+                kind, status = "connection", None  # litellm reports a refused connection as a 500; no HTTP status came back
+            return TransportFault(text, kind=kind, retryable=retryable, status=status, exc_class=name, retry_after=_retry_after(err))
+    if status is not None and (status >= 500 or status == 429):
+        return TransportFault(text, kind="server" if status >= 500 else "rate_limit", retryable=True, status=status, exc_class=name)
+    return TransportFault(text, kind="request", retryable=False, status=status, exc_class=name)
+
+
+@lru_cache(maxsize=64)
+def _provider(litellm: Any, model: str, api_base: str | None) -> str | None:
+    try:
+        return str(litellm.get_llm_provider(model, api_base=api_base)[1])
+    except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
+        return None
+
+
+# OpenAI clients with a deadline transport, shared by the calls to one endpoint: building one costs about
+# 20 ms (an SSL context), more than many local models take to answer. Bounded; an evicted client is left
+# to the garbage collector, since a call in another thread may still be using it.
+_WIRES: dict[tuple[str | None, str, float], tuple[Any, Any]] = {}
+_WIRE_LIMIT = 16
+_WIRES_LOCK = threading.Lock()
+
+
+def _wire(api_base: str | None, key: str, timeout_s: float) -> tuple[Any, Any]:
+    """The (openai client, DeadlineTransport) for an endpoint, key and timeout."""
+    found = _WIRES.get((api_base, key, timeout_s))
+    if found is None:
+        import openai
+
+        from contractstudio.runtime.wire import deadline_client
+
+        with _WIRES_LOCK:  # the studio calls from worker threads
+            found = _WIRES.get((api_base, key, timeout_s))
+            if found is None:
+                http, transport = deadline_client(timeout_s)
+                client = openai.OpenAI(api_key=key, base_url=api_base or None, max_retries=0, timeout=timeout_s,
+                                       http_client=http)
+                found = (client, transport)
+                if len(_WIRES) >= _WIRE_LIMIT:
+                    _WIRES.pop(next(iter(_WIRES)))
+                _WIRES[(api_base, key, timeout_s)] = found
+    return found
+
+
+@dataclass(slots=True)
+class LiveModel:
+    """Any litellm model: a hosted provider, or an OpenAI-compatible server at `api_base`."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout_s: float = 30.0
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # the engine's settings win: a parameter may not change the timeout, the retries, the endpoint or the key
+        self.params = {k: v for k, v in self.params.items() if k not in _ENGINE_KEYS}
+        register_secret(self.api_key)
+        register_secrets_in(self.params)  # e.g. extra_headers: {Authorization: Bearer ...}
+        for name, value in os.environ.items():  # keys litellm may pick up itself are redacted too
+            if name.endswith(("_API_KEY", "_TOKEN")):
+                register_secret(value)
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    def prepare(self) -> None:
+        """Import litellm now, so its one-time import is not timed as the model's latency."""
+        _litellm()
+        import openai.resources  # noqa: F401 - the OpenAI client imports these on its first call: a second or more
+
+    def _openai_wire(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
+        """For an OpenAI-compatible server at `api_base`: our own client, whose transport bounds the whole reply in time.
+
+        Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
+        """
+        provider = _provider(litellm, self.model, self.api_base)
+        key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
+        if provider != "openai" or not key or not self.api_base:
+            # without a key, litellm's own "missing credentials" error says it best; without an api_base,
+            # litellm resolves the endpoint (OPENAI_API_BASE, litellm.api_base, ...) and keeps its own client
+            return None
+        client, transport = _wire(self.api_base, key, self.timeout_s)
+        transport.forget()
+        kwargs["client"] = client
+        return transport
+
+    def request_params(self) -> dict[str, Any]:
+        """The parameters recorded in the trace (no key, ever)."""
+        out: dict[str, Any] = {"model": self.model, "timeout_s": self.timeout_s, **self.params}
+        if self.api_base:
+            out["api_base"] = self.api_base
+        return out
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        litellm = _litellm()
+        kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
+                                  "num_retries": 0, "max_retries": 0}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        elif self.api_base and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "no-key"  # OpenAI-compatible local servers need none, the client insists on one
+        transport = self._openai_wire(litellm, kwargs)
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(**kwargs)
+        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
+            fault = classify(err, litellm)
+            seen = transport.last if transport is not None else None
+            if fault.kind == "connection" and seen is not None and not seen.oversize:
+                fault.args = (redact(f"the server answered HTTP {seen.status} but the connection ended before the "
+                                     f"whole reply arrived ({seen.size:,} bytes read): {fault}"),)
+            elif fault.kind == "connection" and self.api_base:
+                fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
+            if seen is not None and seen.oversize:
+                from contractstudio.runtime import wire
+
+                fault.args = (f"the server answered HTTP {seen.status} with a body larger than "
+                              f"{wire.MAX_BODY_BYTES:,} bytes, which is not a chat completion; it was not read further",)
+                fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
+            elif fault.kind == "timeout":
+                fault.status = None  # litellm says 408; no server sent it
+                if seen is None and transport is not None:
+                    fault.args = (redact(f"no answer from the server within {self.timeout_s:g} s ({fault})"),)
+                elif seen is not None:
+                    fault.args = (redact(f"the server answered HTTP {seen.status}, but the whole reply did not arrive within "
+                                         f"{self.timeout_s:g} s: it sent the body too slowly or stopped ({fault})"),)
+            elif seen is not None and seen.status < 400 and fault.kind in ("server", "request"):
+                # litellm says "500: Expecting value"; the server really answered 200 with something else
+                fault.args = (redact(f"the server answered {seen.describe()}, which is not a chat completion"),)
+                fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
+            raise fault from None
+        latency = time.perf_counter() - started
+        try:
+            text = response.choices[0].message.content or ""
+        except (AttributeError, IndexError, TypeError):
+            text = ""
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
+                        latency_s=latency)
+
+
+def live_model(settings: Any, model: str | None = None, api_base: str | None = None, api_key: str | None = None, *,
+               trusted: bool = False, owner: str = "the contract") -> LiveModel:
+    """A live model from a contract's `llm:` block, with the caller's overrides (the command line's, which the user gave).
+
+    Where a key goes is treated as code: a key read from a variable other than the provider's usual one, or sent to
+    an `api_base` of the file's that is neither loopback nor a server the user named, needs a trusted folder; the
+    refusal comes before any request, so an untrusted file never sends a key.
+    """
+    model_name = model or getattr(settings, "model", None)
+    if not model_name:
+        raise ModelError("no model: the file's llm: block has no model; pass --model (or model=...)")
+    key = api_key
+    env = getattr(settings, "api_key_env", None)
+    if not trusted:
+        routes = untrusted_key_routes(model_name, None if api_base else getattr(settings, "api_base", None),
+                                      None if api_key else env)
+        if routes:
+            from contractstudio.runtime.errors import UntrustedKeyRoute
+
+            raise UntrustedKeyRoute(
+                f"{owner}: its llm: block {' and '.join(why for _, why in routes)}; a key goes where a file says only in a "
+                "trusted folder (pass --trust, or trust=True to cs.load; or choose the server yourself with --api-base, "
+                "or list it under trusted_api_bases in your config.yaml)")
+    if key is None and env:
+        key = os.environ.get(env)
+        if not key:
+            raise ModelError(f"llm.api_key_env names {env}, but that environment variable is not set")
+    params: dict[str, Any] = dict(getattr(settings, "provider_params", None) or {})
+    return LiveModel(model=model_name, api_base=api_base or getattr(settings, "api_base", None), api_key=key,
+                     timeout_s=float(getattr(settings, "timeout_s", 30) or 30), params=params)

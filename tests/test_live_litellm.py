@@ -1,0 +1,81 @@
+"""How live calls use litellm: its success logging runs only when someone listens; the cost is litellm's own price.
+
+Against the local OpenAI-compatible server (tests/openai_server.py): no network, no real key.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai_server import OpenAIServer
+
+import contractstudio as cs
+from contractstudio.runtime.engine import CallOptions
+from contractstudio.runtime.events import ModelReply
+
+QA = Path(__file__).parent / "runtime_contracts" / "qa.contract.yaml"
+INPUT = {"query": "Why vectors?", "documents": [{"id": "A1", "content": "Vector databases store embeddings."}]}
+GOOD = '{"answer": "They store embeddings.", "evidence": [{"doc_id": "A1", "snippet": "store embeddings"}], "coverage_score": 0.9}'
+KEY = "sk-test-9f8e7d6c5b4a39281706"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with OpenAIServer([GOOD]) as srv:
+        yield srv
+
+
+def call(server: OpenAIServer, model: str = "openai/test-model") -> Any:
+    return cs.load(QA).call(INPUT, model, api_base=server.base_url, api_key=KEY, options=CallOptions(wait=False))
+
+
+def test_without_a_callback_litellm_does_not_log_each_call_in_the_background(server: OpenAIServer,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    call(server)  # litellm imported and set up
+    import litellm
+
+    handed: list[str] = []
+
+    class Recorder:  # litellm's thread pool, recording what it is handed instead of running it
+        def submit(self, fn: Any, *args: Any, **kwargs: Any) -> None:
+            handed.append(getattr(args[0] if args else fn, "__name__", "?"))
+
+    monkeypatch.setattr(litellm.utils.executor, "executor", Recorder())
+    assert call(server).successful
+    assert "success_handler" not in handed
+    monkeypatch.setattr(litellm, "success_callback", [lambda *a: None])  # someone listens: handed over again
+    assert call(server).successful
+    assert "success_handler" in handed
+
+
+def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    call(server)
+    import litellm
+
+    seen = threading.Event()
+    replies: list[Any] = []
+
+    def on_success(kwargs: Any, response: Any, start: Any, end: Any) -> None:
+        replies.append(response)
+        seen.set()
+
+    monkeypatch.setattr(litellm, "success_callback", [on_success])
+    result = call(server)
+    assert seen.wait(10) and result.successful
+    assert replies[0].choices[0].message.content == GOOD
+
+
+def test_the_cost_is_litellms_price_of_the_reply(server: OpenAIServer) -> None:
+    import litellm
+
+    result = call(server, "openai/gpt-4o-mini")  # a model in litellm's offline price map
+    [reply] = result.trace.of(ModelReply)
+    prompt, completion = litellm.cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=reply.prompt_tokens,
+                                                completion_tokens=reply.completion_tokens)
+    price = prompt + completion
+    assert reply.cost_usd > 0 and reply.cost_usd == pytest.approx(price)
+    unpriced = call(server).trace.of(ModelReply)[0]  # a model litellm has no price for costs 0, never an error
+    assert unpriced.cost_usd == 0.0
