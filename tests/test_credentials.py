@@ -114,3 +114,49 @@ def test_check_never_prints_a_credential_its_messages_quote(tmp_path: Path, caps
     assert "SCH102" in out and "YML007" in out
     for secret in (GHP, SK):
         assert secret not in out and secret[4:16] not in out
+
+
+# ----------------------------------------------------------------- the flat scan is the tree walk
+
+import dataclasses  # noqa: E402
+
+import yaml  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from contractstudio.analysis.loaded import Loaded  # noqa: E402
+from contractstudio.analysis.rules.secrets import literal_secret  # noqa: E402
+from contractstudio.reading.source import read_source  # noqa: E402
+
+_KEYS = st.one_of(st.sampled_from(["name", "api_key", "X-Auth-Token", "Authorization", "client_secret", "password", "assign",
+                                   "fallback", "max_tokens", "api_key_env", "description", GHP, f"id {AKIA}"]), st.text(max_size=12))
+_VALUES = st.one_of(st.sampled_from([PLAIN, "${GATEWAY_TOKEN}", f"Bearer {PLAIN}", "x" * 20, f"see {SK} here", AKIA, XOX, "", "no",
+                                     "input.password", f"{GHP}\n{PAT}"]),
+                    st.integers(), st.none(), st.booleans(), st.text(max_size=40))
+_TREES = st.recursive(_VALUES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4), max_leaves=30)
+
+
+def _yml007(doc: object) -> list[tuple[int, int, int, int]]:
+    return sorted((d.line, d.column, d.end_line, d.end_column) for d in literal_secret(Loaded("t.yaml", "", doc, None)))  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=_TREES, flow=st.booleans(), width=st.sampled_from([20, 80, 10**6]))
+@example(tree={"assign": {"password": PLAIN}, "x": [{"fallback": {"api_key": PLAIN, "k": {"password": PLAIN}}}]}, flow=False, width=80)
+def test_the_flat_scan_of_every_scalar_finds_what_the_tree_walk_finds(tree: object, flow: bool, width: int) -> None:
+    # YML007 scans the reader's flat lists of scalars and mappings (long values searched together);
+    # it must find exactly what visiting every node of the tree finds, in every style YAML writes.
+    text = yaml.safe_dump({"kind": "contract", "llm": tree}, default_flow_style=flow, width=width, allow_unicode=True)
+    [doc] = read_source(text, "t.yaml").documents
+    assert doc.scalars is not None and doc.mappings is not None
+    assert _yml007(doc) == _yml007(dataclasses.replace(doc, scalars=None, mappings=None))
+
+
+def test_aliases_and_dropped_pairs_take_the_tree_walk() -> None:
+    # a node under two keys (an alias), or pairs the reader leaves out: the flat lists are not the tree
+    for text in (f"kind: contract\na: &k {PLAIN}\napi_key: *k\n", f"kind: contract\n<<: {{api_key: {PLAIN}}}\n",
+                 f"kind: contract\n? [a, b]\n: {GHP}\n"):
+        [doc] = read_source(text, "t.yaml").documents
+        assert doc.scalars is None and doc.mappings is None
+    [doc] = read_source(f"kind: contract\na: &k {PLAIN}\napi_key: *k\n", "t.yaml").documents
+    assert len(_yml007(doc)) == 1  # found once, through the key that names it

@@ -28,9 +28,13 @@ from contractstudio.reading.portability import (
     tagged_reading,
 )
 
+_CParser: Any = None
 try:  # libyaml ships in PyYAML's wheels; the pure-Python parser is a slow but correct fallback.
+    from yaml._yaml import CParser
+
+    _CParser = CParser
     _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
+except ImportError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
 MAX_DEPTH = 200  # deeper documents are a mistake or an attack
@@ -83,7 +87,19 @@ class _Frame:
 
     def __init__(self, node: Any, data: Any, is_map: bool, anchor: str | None) -> None:
         self.node, self.data, self.size, self.chars, self.is_map, self.anchor = node, data, 1, 0, is_map, anchor
-        self.key: tuple[Any, Any, int, int] | None = None
+        self.key: Any = None  # a mapping's key node, waiting for its value
+
+
+def _events(text: str) -> tuple[Any, Any]:
+    """(get, dispose): libyaml's parser called directly, `get()` returning each event and None at the end.
+
+    One C call per event: `yaml.parse` wraps the same parser in a generator and a second call per event.
+    """
+    if _CParser is not None:
+        parser = _CParser(text)
+        return parser.get_event, parser.dispose
+    events = yaml.parse(text, Loader=_Loader)  # pragma: no cover - PyYAML without libyaml
+    return (lambda: next(events, None)), (lambda: None)
 
 
 def _in_comment(text: str, line_start: int, at: int, quoted: list[tuple[int, int]], starts: list[int]) -> bool:
@@ -101,10 +117,12 @@ def _in_comment(text: str, line_start: int, at: int, quoted: list[tuple[int, int
 class Builder:
     """Builds the documents of one text (or one chunk of it, at a line offset)."""
 
-    def __init__(self, path: str, diagnostics: list[Diagnostic], line_offset: int = 0) -> None:
+    def __init__(self, path: str, diagnostics: list[Diagnostic], line_offset: int = 0, max_depth: int = MAX_DEPTH) -> None:
         self.path = path
         self.diagnostics = diagnostics
         self.offset = line_offset
+        self.max_depth = max_depth  # less than MAX_DEPTH for a chunk read on its own at some depth of its document
+        self.dropped = False  # a pair of the current document was left out of its mapping (merge key, collection key)
         self.header: Any = None  # where a %YAML 1.1 header is
         self._quoted: list[tuple[int, int]] | None = None
 
@@ -174,12 +192,16 @@ class Builder:
             at = text.find("\t", at + 1)
 
     def _run(self, text: str, first_index: int, docs: list[SourceDocument]) -> None:  # noqa: C901 - one loop over event kinds
+        # The hottest loop of every analysis: one pass per event, the common cases inline (a scalar attached
+        # to its parent, a pair whose key is new), the rare ones in methods.
         off = self.offset
         stack: list[_Frame] = []
         # An item is (node, data, nodes in it, characters of its scalars): aliases are measured by both.
+        # Sizes are counted only inside anchored collections (`anchored` of them are open): nothing else is aliased.
         anchors: dict[str, tuple[Any, Any, int, int]] = {}
+        anchored = 0
         root: tuple[Any, Any, int, int] | None = None
-        skip = 0  # > 0 while inside a subtree deeper than MAX_DEPTH
+        skip = 0  # > 0 while inside a subtree deeper than max_depth
         expansion = chars = 0
         bomb = False
         ev: Any  # libyaml's C events: typed only as the abstract yaml.Event
@@ -188,131 +210,194 @@ class Builder:
         # Only a text with a tab pays for this: where quoted and block scalars are, to find tabs outside them.
         tabs: list[tuple[int, int]] | None = [] if "\t" in text else None
         self._quoted = tabs
-        for ev in yaml.parse(text, Loader=_Loader):
-            cls = ev.__class__
-            if cls is _Scalar:
-                if skip:
-                    continue
-                sm, em = ev.start_mark, ev.end_mark
-                tag, style, raw = ev.tag, ev.style or "", ev.value
-                if tag is None or tag == "!":
-                    if style:
-                        value: Any = raw
-                        if tabs is not None:
-                            tabs.append((sm.index, em.index))  # a tab inside quotes or a block scalar is fine
+        # Every scalar and mapping of the document in document order (flat scans read these, not the tree).
+        scalars: list[Any] = []
+        mappings: list[Any] = []
+        add_scalar, add_mapping = scalars.append, mappings.append
+        tuple_new, scalar_class, str_tag = tuple.__new__, ScalarNode, _STR
+        maybe_not_str, numberish, yaml11 = _MAYBE_NOT_STR, _NUMBERISH, _YAML11_BOOL
+        get, dispose = _events(text)
+        try:
+            while (ev := get()) is not None:
+                cls = ev.__class__
+                if cls is _Scalar:
+                    if skip:
+                        continue
+                    sm, em = ev.start_mark, ev.end_mark
+                    tag, raw = ev.tag, ev.value
+                    if tag is None or tag == "!":
+                        style = ev.style
+                        if style:
+                            value: Any = raw
+                            if tabs is not None:
+                                tabs.append((sm.index, em.index))  # a tab inside quotes or a block scalar is fine
+                        else:
+                            style = ""
+                            if raw and raw[0] not in maybe_not_str:
+                                value = raw  # most scalars are words
+                                if version is not None and could_differ(raw, version):
+                                    self._other_reading(raw, value, version, sm, em)
+                                elif version != (1, 1) and len(raw) <= 3 and raw.lower() in yaml11:
+                                    self._report("YML005", f"'{raw}' is a string here, but YAML 1.1 tools read it as a boolean",
+                                                 sm, em, hint=f"write \"{raw}\" (quoted) or true/false")
+                            else:
+                                value = resolve_plain(raw)
+                                if (raw[:1] in numberish or version is not None) and could_differ(raw, version):
+                                    self._other_reading(raw, value, version, sm, em)
+                                elif version != (1, 1) and len(raw) <= 3 and raw.lower() in yaml11:
+                                    self._report("YML005", f"'{raw}' is a string here, but YAML 1.1 tools read it as a boolean",
+                                                 sm, em, hint=f"write \"{raw}\" (quoted) or true/false")
+                        tag = str_tag
                     else:
-                        value = resolve_plain(raw)
-                        if (raw[:1] in _NUMBERISH or version is not None) and could_differ(raw, version):
-                            self._other_reading(raw, value, version, sm, em)
-                        elif version != (1, 1) and len(raw) <= 3 and raw.lower() in _YAML11_BOOL:
-                            self._report("YML005", f"'{raw}' is a string here, but YAML 1.1 tools read it as a boolean",
-                                         sm, em, hint=f"write \"{raw}\" (quoted) or true/false")
-                    tag = _STR
-                elif tag in _SCALAR_TAGS:
-                    try:
-                        value = tagged_reading(raw, tag)
-                    except Unreadable as err:
-                        value = raw
-                        self._report("YML008", f"{err}: other YAML tools refuse it or read something else", sm, em,
-                                     hint="fix the value or remove the tag")
-                    if tabs is not None and style:
-                        tabs.append((sm.index, em.index))
-                else:
-                    self._refuse_tag(tag, sm, em)
-                    value = None
-                node = new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, tag, value, style, raw)
-                item: tuple[Any, Any, int, int] = (node, value, 1, len(raw))
-                if ev.anchor:
-                    anchors[ev.anchor] = item
-            elif cls is _MapStart or cls is _SeqStart:
-                if skip:
-                    skip += 1
+                        style = ev.style or ""
+                        if tag in _SCALAR_TAGS:
+                            try:
+                                value = tagged_reading(raw, tag)
+                            except Unreadable as err:
+                                value = raw
+                                self._report("YML008", f"{err}: other YAML tools refuse it or read something else", sm, em,
+                                             hint="fix the value or remove the tag")
+                            if tabs is not None and style:
+                                tabs.append((sm.index, em.index))
+                        else:
+                            self._refuse_tag(tag, sm, em)
+                            value = None
+                    node = tuple_new(scalar_class, (sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, tag, value, style, raw))
+                    add_scalar(node)
+                    if ev.anchor:
+                        anchors[ev.anchor] = (node, value, 1, len(raw))
+                    if not stack:
+                        root = (node, value, 1, len(raw))
+                        continue
+                    frame = stack[-1]
+                    if anchored:
+                        frame.size += 1
+                        frame.chars += len(raw)
+                    if not frame.is_map:
+                        frame.node.items.append(node)
+                        if frame.data is not None:
+                            frame.data.append(value)
+                        continue
+                    knode = frame.key
+                    if knode is None:
+                        frame.key = node
+                        continue
+                    frame.key = None
+                    data = frame.data
+                    # The common pair: a scalar key seen for the first time in its mapping; the rest in _pair.
+                    if knode.__class__ is scalar_class and data is not None and (kdata := knode[5]) not in data and kdata != "<<":
+                        frame.node.pairs.append((knode, node))
+                        data[kdata] = value
+                    else:
+                        self._pair(frame, knode, node, value)
                     continue
-                if len(stack) >= MAX_DEPTH:
-                    skip = 1
-                    self._report("YML006", f"the document nests deeper than {MAX_DEPTH} levels", ev.start_mark, ev.end_mark)
+                if cls is _MapStart or cls is _SeqStart:
+                    if skip:
+                        skip += 1
+                        continue
+                    if len(stack) >= self.max_depth:
+                        skip = 1
+                        self._report("YML006", f"the document nests deeper than {MAX_DEPTH} levels", ev.start_mark, ev.end_mark)
+                        continue
+                    is_map = cls is _MapStart
+                    sm = ev.start_mark
+                    if is_map:
+                        node = MapNode()
+                        node.line, node.column, node.tag = sm.line + 1 + off, sm.column + 1, _MAP
+                        add_mapping(node)
+                    else:
+                        node = SeqNode()
+                        node.line, node.column, node.tag = sm.line + 1 + off, sm.column + 1, _SEQ
+                    data = {} if is_map else []
+                    if ev.tag is not None and ev.tag != "!" and ev.tag != node.tag:
+                        self._refuse_tag(ev.tag, sm, ev.end_mark)
+                        data = None
+                    if ev.anchor:
+                        anchored += 1
+                    stack.append(_Frame(node, data, is_map, ev.anchor))
                     continue
-                is_map = cls is _MapStart
-                node = MapNode() if is_map else SeqNode()
-                sm = ev.start_mark
-                node.line, node.column, node.tag = sm.line + 1 + off, sm.column + 1, _MAP if is_map else _SEQ
-                data: Any = {} if is_map else []
-                if ev.tag is not None and ev.tag != "!" and ev.tag != node.tag:
-                    self._refuse_tag(ev.tag, sm, ev.end_mark)
-                    data = None
-                stack.append(_Frame(node, data, is_map, ev.anchor))
-                continue
-            elif cls is _MapEnd or cls is _SeqEnd:
-                if skip:
-                    skip -= 1
-                    if skip == 0:  # the too-deep subtree becomes a null in its parent
+                if cls is _MapEnd or cls is _SeqEnd:
+                    if skip:
+                        skip -= 1
+                        if skip:
+                            continue
+                        # the too-deep subtree becomes a null in its parent
                         em = ev.end_mark
                         node = new_scalar(em.line + 1 + off, em.column + 1, em.line + 1 + off, em.column + 2, _STR, None, "", "")
-                        item = (node, None, 1, 0)
+                        item: tuple[Any, Any, int, int] = (node, None, 1, 0)
                     else:
+                        frame = stack.pop()
+                        node = frame.node
+                        em = ev.end_mark
+                        node.end_line, node.end_column = em.line + 1 + off, em.column + 1
+                        item = (node, frame.data, frame.size, frame.chars)
+                        if frame.anchor:
+                            anchors[frame.anchor] = item
+                            anchored -= 1
+                elif cls is _Alias:
+                    if skip:
                         continue
-                else:
-                    frame = stack.pop()
-                    node = frame.node
-                    em = ev.end_mark
-                    node.end_line, node.end_column = em.line + 1 + off, em.column + 1
-                    item = (node, frame.data, frame.size, frame.chars)
-                    if frame.anchor:
-                        anchors[frame.anchor] = item
-            elif cls is _Alias:
-                if skip:
+                    hit = anchors.get(ev.anchor)
+                    if hit is None:
+                        self._report("YML001", f"YAML syntax error: undefined alias '*{ev.anchor}'", ev.start_mark, ev.end_mark)
+                        sm, em = ev.start_mark, ev.end_mark
+                        hit = (new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, _STR, None, "", ""),
+                               None, 1, 0)
+                    expansion += hit[2]
+                    chars += hit[3]
+                    if (expansion > MAX_ALIAS_EXPANSION or chars > MAX_ALIAS_CHARS) and not bomb:
+                        bomb = True
+                        what = f"{MAX_ALIAS_EXPANSION:,} nodes" if expansion > MAX_ALIAS_EXPANSION else f"{MAX_ALIAS_CHARS:,} characters"
+                        self._report("YML006", f"aliases expand this document by more than {what}", ev.start_mark, ev.end_mark,
+                                     hint="anchors and aliases (&a / *a) must not multiply; write the values out")
+                    item = hit
+                elif cls is _DocStart:
+                    anchors, root, expansion, chars, bomb, anchored, self.dropped = {}, None, 0, 0, False, 0, False
+                    scalars, mappings = [], []
+                    add_scalar, add_mapping = scalars.append, mappings.append
+                    version = ev.version
+                    if version is not None and version != (1, 2):
+                        self.header = ev.start_mark
                     continue
-                hit = anchors.get(ev.anchor)
-                if hit is None:
-                    self._report("YML001", f"YAML syntax error: undefined alias '*{ev.anchor}'", ev.start_mark, ev.end_mark)
-                    sm, em = ev.start_mark, ev.end_mark
-                    hit = (new_scalar(sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, _STR, None, "", ""), None, 1, 0)
-                expansion += hit[2]
-                chars += hit[3]
-                if (expansion > MAX_ALIAS_EXPANSION or chars > MAX_ALIAS_CHARS) and not bomb:
-                    bomb = True
-                    what = f"{MAX_ALIAS_EXPANSION:,} nodes" if expansion > MAX_ALIAS_EXPANSION else f"{MAX_ALIAS_CHARS:,} characters"
-                    self._report("YML006", f"aliases expand this document by more than {what}",
-                                 ev.start_mark, ev.end_mark, hint="anchors and aliases (&a / *a) must not multiply; write the values out")
-                item = hit
-            elif cls is _DocStart:
-                anchors, root, expansion, chars, bomb = {}, None, 0, 0, False
-                version = ev.version
-                if version is not None and version != (1, 2):
-                    self.header = ev.start_mark
-                continue
-            elif cls is _DocEnd:
-                if root is not None:
-                    rnode, rdata = root[0], root[1]
-                    docs.append(SourceDocument(first_index + len(docs), rnode, None if bomb else rdata, rnode.line))
-                root = None
-                continue
-            else:
-                continue
-            # Attach the finished item (scalar, collection or alias) to its parent.
-            if not stack:
-                root = item
-                continue
-            frame = stack[-1]
-            frame.size += item[2]
-            frame.chars += item[3]
-            if not frame.is_map:
-                frame.node.items.append(item[0])
-                if frame.data is not None:
-                    frame.data.append(item[1])
-            elif frame.key is None:
-                frame.key = item
-            else:
-                self._pair(frame, item)
+                elif cls is _DocEnd:
+                    if root is not None:
+                        rnode, rdata = root[0], root[1]
+                        doc = SourceDocument(first_index + len(docs), rnode, None if bomb else rdata, rnode.line)
+                        if not anchors and not self.dropped:  # the flat lists are exactly the tree
+                            doc.scalars, doc.mappings = scalars, mappings
+                        docs.append(doc)
+                    root = None
+                    continue
+                else:
+                    continue
+                # Attach a finished collection, alias or too-deep null to its parent.
+                if not stack:
+                    root = item
+                    continue
+                frame = stack[-1]
+                if anchored:
+                    frame.size += item[2]
+                    frame.chars += item[3]
+                if not frame.is_map:
+                    frame.node.items.append(item[0])
+                    if frame.data is not None:
+                        frame.data.append(item[1])
+                elif frame.key is None:
+                    frame.key = item[0]
+                else:
+                    knode, frame.key = frame.key, None
+                    self._pair(frame, knode, item[0], item[1])
+        finally:
+            dispose()
 
-    def _pair(self, frame: _Frame, value: tuple[Any, Any, int, int]) -> None:
-        assert frame.key is not None  # _pair is called only with a key waiting
-        knode, kdata = frame.key[0], frame.key[1]
-        frame.key = None
+    def _pair(self, frame: _Frame, knode: Any, vnode: Any, vdata: Any) -> None:
         if not isinstance(knode, ScalarNode):
+            self.dropped = True
             self.diagnostics.append(make("YML001", "a mapping key must be a plain scalar, not a list or mapping", self.path, knode.span))
             return
+        kdata = knode.value
         if kdata == "<<" and not knode.style:
+            self.dropped = True
             self.diagnostics.append(make("YML004", "merge keys ('<<') are not supported; write the keys out", self.path, knode.span))
             return
         data = frame.data
@@ -320,9 +405,9 @@ class Builder:
             first = next((k for k, _ in frame.node.pairs if k.value == kdata), knode)
             self.diagnostics.append(make("YML002", f"duplicate key '{kdata}' (first defined at line {first.line})",
                                          self.path, knode.span, hint="remove one of them; YAML keeps only the last"))
-        frame.node.pairs.append((knode, value[0]))
+        frame.node.pairs.append((knode, vnode))
         if data is not None:
-            data[kdata] = value[1]
+            data[kdata] = vdata
 
 
 def syntax_diagnostic(path: str, err: yaml.YAMLError, line_offset: int) -> Diagnostic:

@@ -101,6 +101,12 @@ class SourceDocument:
     dialect: str = "contractstudio"  # the format the document was read as (reading/dialects)
     # What the document's format cannot express, and why: rules say "not checkable" instead of guessing.
     unsupported: dict[str, str] = field(default_factory=dict)
+    # Every scalar (keys included) and every mapping of the tree under `root`, each once, in document order:
+    # a rule that looks at each of them scans these lists instead of walking the tree. None when the lists
+    # would not be exactly the tree: nodes rewritten by a dialect reader, aliases (a node at several
+    # places), pairs the reader dropped (merge keys, collection keys).
+    scalars: list[ScalarNode] | None = field(default=None, repr=False, compare=False)
+    mappings: list[MapNode] | None = field(default=None, repr=False, compare=False)
 
     @property
     def kind(self) -> str | None:

@@ -8,13 +8,15 @@ any value or mapping key. The names and shapes are the ones redaction masks (con
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded import KNOWN_KINDS, Loaded
 from contractstudio.analysis.rules import rule
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
-from contractstudio.safe_text import literal_credential, secret_name, token_in
+from contractstudio.safe_text import TOKEN_SHAPES, literal_credential, secret_name, token_in
 
 # Mappings whose keys are field names and whose values are expressions (`password: input.password`).
 _EXPRESSION_MAPS = {"assign", "fallback"}
@@ -57,10 +59,55 @@ def literal_secret(doc: Loaded) -> Iterator[Diagnostic]:
 
     A credential-named key with a literal value, or a token of a well-known shape in any value or key.
     """
-    for key, node, expression in _walk(doc.doc.root):
+    source = doc.doc
+    if source.scalars is None or source.mappings is None:
+        found = _walked(source.root)  # nodes a dialect rewrote, or aliases (a node at several places): walk the tree
+    else:
+        found = _scanned(source.scalars, source.mappings)
+    for node, token in found:
+        yield make("YML007", _MESSAGE, doc.file, _token_span(node) if token else node.span, hint=_HINT)
+
+
+def _walked(root: Node | None) -> Iterator[tuple[ScalarNode, bool]]:
+    """(scalar, whether it holds a token) for each credential, visiting each node of the tree once."""
+    for key, node, expression in _walk(root):
         if not isinstance(node, ScalarNode) or not isinstance(node.value, str) or not node.value:
             continue
         if len(node.value) >= _SHORTEST_TOKEN and token_in(node.value):
-            yield make("YML007", _MESSAGE, doc.file, _token_span(node), hint=_HINT)
+            yield node, True
         elif key is not None and not expression and secret_name(key.value) and literal_credential(node.value):
-            yield make("YML007", _MESSAGE, doc.file, node.span, hint=_HINT)
+            yield node, False
+
+
+def _scanned(scalars: list[ScalarNode], mappings: list[MapNode]) -> Iterator[tuple[ScalarNode, bool]]:
+    """The same findings as `_walked`, from the reader's flat lists of a tree in which every node sits once.
+
+    Most scalars are short words: the long ones are searched for token shapes together, in one text
+    (NUL cannot occur inside a token, so no match spans two of them), and only those holding a match are
+    searched again alone. Names are decided once per distinct key text.
+    """
+    long = [node for node in scalars if (value := node[5]).__class__ is str and len(value) >= _SHORTEST_TOKEN]
+    tokens: set[int] = set()
+    if long:
+        joined = "\0".join([node[5] for node in long])
+        if token_in(joined):
+            starts = list(itertools.accumulate((len(node[5]) + 1 for node in long), initial=0))
+            tokens = {id(long[bisect.bisect_right(starts, m.start()) - 1]) for m in TOKEN_SHAPES.finditer(joined)}
+    # keys in pairs are always scalars (the reader drops the others)
+    names = {text for text in {key[5] for m in mappings for key, _ in m.pairs} if secret_name(text)}  # type: ignore[index]
+    named: set[int] = set()
+    if names:  # rare: a file that names a credential somewhere
+        expression_maps = {id(v) for m in mappings for k, v in m.pairs if isinstance(k, ScalarNode) and k.value in _EXPRESSION_MAPS}
+        for m in mappings:
+            if id(m) in expression_maps:
+                continue
+            for k, v in m.pairs:
+                if isinstance(k, ScalarNode) and k.value in names and isinstance(v, ScalarNode) and isinstance(v.value, str) \
+                        and v.value and literal_credential(v.value):
+                    named.add(id(v))
+    if tokens or named:
+        for node in scalars:
+            if id(node) in tokens:
+                yield node, True
+            elif id(node) in named:
+                yield node, False
