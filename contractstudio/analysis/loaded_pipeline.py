@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
 from contractstudio.analysis.loaded import Loaded
-from contractstudio.analysis.step_graph import Requirement, StateFlow, StepGraph, requirements, state_flow
+from contractstudio.analysis.step_graph import Requirement, StateFlow, StepGraph, config, requirements, state_flow
 from contractstudio.documents.models import Pipeline, Step
 
 if TYPE_CHECKING:
@@ -53,6 +53,12 @@ class LoadedPipeline(Loaded):
         """The routers that route by reply prefix under first-match-wins (`routing: prefix`), in file order."""
         catalog = self.step_graph.catalog
         return [step for step in self.routers if catalog[step.action].routing == "prefix"]
+
+    @cached_property
+    def prefixes(self) -> dict[str, list[tuple[str, str]]]:
+        """Each prefix router's (route, prefix) pairs in declaration order, the order first-match-wins tries them, by step id."""
+        return {step.id: [(k[: -len("_prefix")], v) for k, v in config(step).items() if k.endswith("_prefix") and isinstance(v, str)]
+                for step in self.prefix_routers}
 
     @cached_property
     def layout(self) -> GraphLayout:

@@ -39,7 +39,7 @@ class Route(NamedTuple):
 
 def config(step: Step) -> dict[str, Any]:
     """A step's configuration keys without copying them (read-only use)."""
-    return step.model_extra or {}
+    return step.__pydantic_extra__ or {}  # what `model_extra` returns, without its property call (asked per step by many rules)
 
 
 @dataclass(slots=True)

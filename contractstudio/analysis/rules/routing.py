@@ -18,17 +18,12 @@ from contractstudio.findings.diagnostics import Diagnostic, Related
 MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the model call it parses
 
 
-def _prefixes(step: Step) -> list[tuple[str, str]]:
-    """(route, prefix) in declaration order: the order first-match-wins tries them."""
-    return [(k[: -len("_prefix")], v) for k, v in config(step).items() if k.endswith("_prefix") and isinstance(v, str)]
-
-
 @rule("RTE301", "prefix-without-target", "error", kinds=("pipeline",))
 def prefix_without_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     """A `<route>_prefix` without its `on_<route>` target."""
     for step in doc.prefix_routers:
         raw = config(step)
-        for route, _ in _prefixes(step):
+        for route, _ in doc.prefixes[step.id]:
             if f"on_{route}" not in raw:
                 yield doc.diag("RTE301", f"step '{step.id}': {route}_prefix has no on_{route} target", step, f"{route}_prefix",
                                key=True, hint=f"add 'on_{route}: <step>'")
@@ -58,7 +53,7 @@ def router_handler_mismatch(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         known = [(s, str(config(s).get("prompt"))) for s in feeding if s.action == CALL_MODEL and config(s).get("prompt") in routers]
         if not known:
             continue
-        handled = _prefixes(step)
+        handled = doc.prefixes[step.id]
         emitted_all: set[str] = set()
         for call, name in known:
             router = routers[name]
@@ -109,7 +104,7 @@ def shadowed_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     """A duplicate or shadowed prefix: under first-match-wins it can never match."""
     for step in doc.prefix_routers:
         seen: list[tuple[str, str]] = []
-        for route, prefix in _prefixes(step):
+        for route, prefix in doc.prefixes[step.id]:
             for earlier_route, earlier in seen:
                 if prefix.startswith(earlier):
                     what = "duplicates" if prefix == earlier else "starts with"
@@ -135,7 +130,7 @@ def router_without_on_other(doc: LoadedPipeline) -> Iterator[Diagnostic]:
 def prefix_starts_with_space(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     """A `<route>_prefix` that starts with whitespace: replies are matched with their leading whitespace trimmed, so none takes it."""
     for step in doc.prefix_routers:
-        for route, prefix in _prefixes(step):
+        for route, prefix in doc.prefixes[step.id]:
             if prefix[:1].isspace():
                 fixed = prefix.lstrip()
                 yield doc.diag("RTE306", f"step '{step.id}': {route}_prefix {prefix!r} starts with whitespace, but a reply is "
