@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contractstudio.analysis.loaded import KNOWN_KINDS, Context, Loaded, file_regex_budget
+from contractstudio.analysis.loaded import KNOWN_KINDS, Context, ExpressionChecks, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.shape import validate
 from contractstudio.documents.models import Model
@@ -91,13 +91,16 @@ class FileReport:
         return texts(self.source) if self.source is not None else {self.path: self.text}
 
 
-def analyze_source(source: SourceFile, ctx: Context | None = None) -> FileReport:
-    """Run every rule on a parsed file; one broken document never hides another's findings."""
+def analyze_source(source: SourceFile, ctx: Context | None = None, *, expressions: ExpressionChecks | None = None) -> FileReport:
+    """Run every rule on a parsed file; one broken document never hides another's findings.
+
+    `expressions`: expression checks kept from earlier analyses of the file (analysis/session.py).
+    """
     with paused_gc():
-        return _analyze(source, ctx)
+        return _analyze(source, ctx, expressions)
 
 
-def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
+def _analyze(source: SourceFile, ctx: Context | None, expressions: ExpressionChecks | None) -> FileReport:
     ctx = ctx or Context()
     found: list[Diagnostic] = list(source.diagnostics)
     loaded: list[Loaded] = []
@@ -108,6 +111,7 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
             found.extend(shape)
             item = load(source.path, source.text, doc, model, ctx, budget)
             item.source = source  # positions of inherited parts map back to their base file (Loaded.place)
+            item.expression_cache = expressions
             loaded.append(item)
             found.extend(run_rules(item))
     # A value whose tag was refused is null; its shape error would only repeat YML004.
@@ -121,10 +125,14 @@ def _analyze(source: SourceFile, ctx: Context | None) -> FileReport:
 def check_text(text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
     """Analyze YAML text (the studio's path on every edit); `location` is the file on disk when `path` is a display name."""
     with paused_gc():
-        if location is None and not path.startswith("<"):
-            location = Path(path)
-        source = read_dialects(read_source(text, path), dialect=ctx.dialect if ctx else None, location=location)
-        return analyze_source(source, ctx)
+        return analyze_source(read_file_source(read_source(text, path), path, ctx, location), ctx)
+
+
+def read_file_source(reading: SourceFile, path: str, ctx: Context | None, location: Path | None) -> SourceFile:
+    """A file's reading with every document of another format read as its native kind (reading/dialects)."""
+    if location is None and not path.startswith("<"):
+        location = Path(path)
+    return read_dialects(reading, dialect=ctx.dialect if ctx else None, location=location)
 
 
 def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:

@@ -41,6 +41,8 @@ declare("SCH105", "constraint-not-applicable", "error", "A field constraint its 
 declare("SCH106", "impossible-constraint", "error", "Field constraints no value satisfies (min_length above max_length, ge above le), or a default outside them.")
 declare("SCH107", "type-cannot-be-built", "error", "A declared type pydantic cannot turn into a validator: it could not be enforced, so it is never run.")
 
+MAX_CLEAN = 4096
+_CLEAN: dict[tuple[Any, ...], None] = {}  # the declarations of field sets found clean (oldest first out)
 _WHERE = "bounds (ge gt le lt) apply to int and float, min_length / max_length to str, list and dict, pattern to str"
 _SYMBOL = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
 
@@ -48,7 +50,17 @@ _SYMBOL = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
 def constraint_findings(doc: Loaded) -> Iterator[Diagnostic]:
     """The constraint findings of every declared set of fields of a document."""
     for fs in doc.field_sets:
-        yield from declared_fields(doc, fs.types, fs.type_name, fs.fields_path, fs.what)
+        # Whether a set of fields has findings depends on the declarations it reaches alone: one found clean
+        # stays clean while those stay the same (each edit of a big contract changes one type at most).
+        key = fs.types.reach_key([fs.type_name])
+        if key is not None and key in _CLEAN:
+            continue
+        found = list(declared_fields(doc, fs.types, fs.type_name, fs.fields_path, fs.what))
+        if not found and key is not None:
+            _CLEAN[key] = None
+            while len(_CLEAN) > MAX_CLEAN:
+                _CLEAN.pop(next(iter(_CLEAN)), None)
+        yield from found
 
 
 def declared_fields(loaded: Loaded, types: TypeSystem, type_name: str, fields_path: tuple[Any, ...],

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from contractstudio.documents.models import Condition, Model
 from contractstudio.documents.patterns import RegexBudget
@@ -89,6 +89,14 @@ class CheckedExpression:
     issues: list[ExprIssue]
 
 
+class ExpressionChecks(Protocol):
+    """Expression checks kept between analyses (analysis/session.py's ExpressionCache)."""
+
+    def check(self, site: ExpressionSite) -> tuple[TypeExpr | None, list[ExprIssue]]:
+        """The site's type and issues, as the expression checker gives them."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Hook:
     """A `python:` hook named in the document ('package.module:function')."""
@@ -153,6 +161,8 @@ class Loaded:
     # Resource limits met while analyzing (a regex past the file's budget): YML006s, reported after the rules.
     resource_limits: list[Diagnostic] = field(default_factory=list, repr=False, compare=False)
     source: SourceFile | None = field(default=None, repr=False, compare=False)  # with the files read along (bases)
+    # Expression checks kept between analyses of one file as it is edited (analysis/session.py); None: check each site.
+    expression_cache: ExpressionChecks | None = field(default=None, repr=False, compare=False)
 
     @property
     def kind(self) -> str | None:
@@ -216,7 +226,11 @@ class Loaded:
         from contractstudio.expressions import check, check_template  # only documents with expressions pay for it
 
         found = []
+        cache = self.expression_cache
         for site in self.expression_sites:
+            if cache is not None:
+                found.append(CheckedExpression(site, *cache.check(site)))
+                continue
             if site.template:
                 found.append(CheckedExpression(site, None, check_template(site.src, site.scope, site.types)))
             else:

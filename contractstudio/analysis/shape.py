@@ -32,10 +32,11 @@ MAX_PRUNE_PASSES = 8
 
 def with_paths(value: Any, path: tuple[Any, ...] = ()) -> Any:
     """A copy of plain YAML data whose mappings know their path (SrcDict)."""
+    # Only collections are visited: scalars, the bulk of every document, are copied by reference in place.
     if isinstance(value, dict):
-        return SrcDict({k: with_paths(v, path + (k,)) for k, v in value.items()}, src=path)
+        return SrcDict({k: with_paths(v, path + (k,)) if isinstance(v, (dict, list)) else v for k, v in value.items()}, src=path)
     if isinstance(value, list):
-        return [with_paths(v, path + (i,)) for i, v in enumerate(value)]
+        return [with_paths(v, path + (i,)) if isinstance(v, (dict, list)) else v for i, v in enumerate(value)]
     return value
 
 

@@ -11,6 +11,7 @@ import functools
 import itertools
 import keyword
 import re
+import threading
 import typing
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -298,6 +299,7 @@ class TypeSystem:
         self._models: dict[str, type[BaseModel]] = {}
         self._broken: dict[str, TypeBuildError] = {}
         self._defaults: dict[tuple[str, str], str | None] = {}  # analysis asks on every edit: answer once
+        self._parts: dict[str, tuple[Any, ...]] | None = None  # each declaration as a key (models shared between systems)
 
     @classmethod
     def from_decls(cls, decls: dict[str, TypeDecl] | None) -> TypeSystem:
@@ -308,15 +310,15 @@ class TypeSystem:
         """
         decls = decls or {}
         try:
-            key = _decls_key(decls)
-        except Exception:  # noqa: BLE001 - an unusual default value: just do not share
+            parts = {name: _decl_key(name, decl) for name, decl in decls.items()}
+            key = tuple(parts.values())
+            system = _SHARED.get(key)
+        except Exception:  # noqa: BLE001 - an unusual default value (a list, a mapping): just do not share
             return cls(decls)
-        system = _SHARED.get(key)
         if system is None:
             system = cls(decls)
-            _SHARED[key] = system
-            while len(_SHARED) > _SHARED_MAX:
-                _SHARED.pop(next(iter(_SHARED)))
+            system._parts = parts
+            _remember(_SHARED, key, system, _SHARED_MAX)
         return system
 
     # -- lookups
@@ -351,9 +353,53 @@ class TypeSystem:
         """The pydantic model of a declared type (built once, cached); raises TypeBuildError when pydantic refuses it."""
         if name not in self.decls:
             raise KeyError(f"type '{name}' is not declared")
-        self._build(name, set())
-        model = self._models[name]
-        return model
+        if name in self._models or name in self._broken:
+            return self._build(name, set())
+        # A model is a function of the declarations it reaches alone: another system (the previous analysis
+        # of a file being edited) that declared them the same way has built it already.
+        key = self.reach_key([name])
+        built = _BUILT.get(key) if key is not None else None
+        if built is not None:
+            for n, m in built.items():
+                if isinstance(m, TypeBuildError):
+                    self._broken.setdefault(n, m)
+                else:
+                    self._models.setdefault(n, m)
+        try:
+            return self._build(name, set())
+        finally:
+            if key is not None and built is None:
+                _remember(_BUILT, key, {n: self._models.get(n) or self._broken[n] for n in self._closure([name])
+                                        if n in self._models or n in self._broken}, _BUILT_MAX)
+
+    def _closure(self, names: list[str]) -> set[str]:
+        """The names and every declared-type name they reach through field types (undeclared ones included)."""
+        seen: set[str] = set()
+        todo = list(names)
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo.extend(r for t in self._types.get(n, {}).values() for r in refs(t))
+        return seen
+
+    def reach_key(self, names: list[str]) -> tuple[Any, ...] | None:
+        """Everything the declarations of `names` reach, as a key: what depends on those alone (their models, the
+        constraint findings of their fields) is the same in every system with an equal key. None when a value
+        cannot be part of a key (an unusual default): compute it here, do not share it."""
+        if self._parts is None:
+            try:
+                self._parts = {name: _decl_key(name, decl) for name, decl in self.decls.items()}
+            except Exception:  # noqa: BLE001 - an unusual default value
+                self._parts = {}
+        if any(n not in self._parts for n in names if n in self.decls):
+            return None
+        key = tuple((n, self._parts.get(n, "undeclared")) for n in sorted(self._closure(names)))
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
 
     def annotation(self, t: TypeExpr) -> Any:
         """The Python annotation of a type expression (declared types as their models)."""
@@ -431,7 +477,15 @@ class TypeSystem:
     def default_problem(self, name: str, field: str) -> str | None:
         """Why a field's declared default is not a valid value of the field (type and constraints), or None."""
         if (name, field) not in self._defaults:
-            self._defaults[(name, field)] = self._default_problem(name, field)
+            # Like a model, the answer depends only on the field and the declarations its type reaches.
+            key = self.reach_key([name])
+            shared = (key, field)
+            if key is not None and shared in _DEFAULT_PROBLEMS:
+                self._defaults[(name, field)] = _DEFAULT_PROBLEMS[shared]
+            else:
+                self._defaults[(name, field)] = problem = self._default_problem(name, field)
+                if key is not None:
+                    _remember(_DEFAULT_PROBLEMS, shared, problem, _BUILT_MAX * 16)
         return self._defaults[(name, field)]
 
     def _default_problem(self, name: str, field: str) -> str | None:
@@ -488,18 +542,29 @@ class TypeSystem:
         return "\n".join(lines)
 
 
-_SHARED: dict[str, TypeSystem] = {}
+_SHARED: dict[tuple[Any, ...], TypeSystem] = {}
 _SHARED_MAX = 64
+# Models (or why pydantic refused them) and default problems, by the text of the declarations they reach.
+_BUILT: dict[tuple[Any, ...], dict[str, type[BaseModel] | TypeBuildError]] = {}
+_DEFAULT_PROBLEMS: dict[tuple[Any, ...], str | None] = {}
+_BUILT_MAX = 256
 
 
-def _decls_key(decls: dict[str, TypeDecl]) -> str:
-    """A canonical text of declarations: what they declare, which defaults are set, and where they are."""
-    # repr of plain attribute tuples: deterministic for YAML-loaded values and far cheaper than model_dump
-    parts = []
-    for name, decl in decls.items():
-        fields = [(f, tuple(spec.__dict__.items()), tuple(sorted(spec.model_fields_set)), spec.src) for f, spec in decl.fields.items()]
-        parts.append((name, decl.description, decl.extra, decl.src, fields))
-    return repr(parts)
+_REMEMBERING = threading.Lock()  # the studio's and the language server's workers analyze in threads
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    with _REMEMBERING:
+        cache[key] = value
+        while len(cache) > limit:
+            cache.pop(next(iter(cache)))
+
+
+def _decl_key(name: str, decl: TypeDecl) -> tuple[Any, ...]:
+    """A declaration as a key: what it declares, which defaults are set, and where it is (plain attribute tuples:
+    deterministic for YAML-loaded values, far cheaper than model_dump or a repr, and hashed in C)."""
+    fields = tuple((f, tuple(spec.__dict__.items()), frozenset(spec.model_fields_set), spec.src) for f, spec in decl.fields.items())
+    return (name, decl.description, decl.extra, decl.src, fields)
 
 
 def _show(value: Any) -> str:

@@ -1,0 +1,372 @@
+"""An edited text read again from its previous reading: only the entry the edit is in is parsed.
+
+Per keystroke, the studio and the language server read the whole file again; most of that work
+rebuilds nodes the edit cannot have changed. In a block collection, each entry (a key with its
+value, or a list item) starts on a line of its own at the collection's column, and what comes
+before and after it does not depend on the entry's inside. So when an edit lies within the lines
+of one entry, and the entry's new text, read on its own by the same `Builder` at its line offset,
+is again exactly one entry starting at the same place, the new document is the previous one with
+that entry replaced: the nodes after it are moved by the lines the edit added or removed, and the
+ends of the entry's last collections are set to the token that follows it (what they end at in
+the whole text). The deepest entry holding the edit is tried first, then the ones around it (a
+new sibling typed inside an entry makes it two entries; its parent is still one).
+
+The result is the reading `read_source` gives (tests/test_incremental.py checks random edits of
+every sample and fixture against it). Anything the shortcut cannot be sure of is read whole:
+several documents, anchors or aliases, dropped pairs, a previous reading with any finding but
+per-node ones (YML005, a refused tag), a syntax error or too deep a nesting in the entry's text,
+a duplicate or merge key, an edit outside every entry or across two, flow collections, document
+markers or directives in the entry's text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import replace
+from operator import itemgetter
+from typing import Any, cast
+
+from contractstudio.findings.diagnostics import Diagnostic, Related
+from contractstudio.reading.builder import MAX_DEPTH, Builder
+from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
+
+MAX_TRIES = 3  # entries tried, deepest first, before the text is read whole
+_MARKERS = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)|^%", re.M)  # document markers and directives
+_LINE = itemgetter(0)  # a scalar node's first line
+_tuple_new = tuple.__new__
+
+
+def reread(previous: SourceFile, text: str) -> SourceFile | None:
+    """The reading of `text` from `previous` (the reading of an earlier version of it), or None: read it whole."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    old = previous.text
+    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old:
+        return None
+    doc = previous.documents[0]
+    if doc.scalars is None or doc.mappings is None or doc.data is None or not isinstance(doc.root, (MapNode, SeqNode)):
+        return None
+    if not all(_per_node(d) for d in previous.diagnostics):
+        return None
+    starts = _line_starts(old)
+    prefix = _common_prefix(old, text)
+    suffix = _common_suffix(old, text, prefix)
+    edits = [(prefix, len(old) - suffix)]
+    # Where a typed or erased text repeats what is next to it, the edit can be placed further left: a line
+    # break typed after a line's end is also one typed before the next line's first token (that one moves).
+    left_suffix = _common_suffix(old, text, 0)
+    left_prefix = min(prefix, len(old) - left_suffix, len(text) - left_suffix)
+    if left_prefix != prefix:
+        edits.append((left_prefix, len(old) - left_suffix))
+    for edit in edits:
+        candidates = _entries(doc.root, old, starts, edit)
+        for ancestors, coll, index in reversed(candidates[-MAX_TRIES:]):
+            found = _splice(previous, doc, text, starts, ancestors, coll, index, edit)
+            if found is not None:
+                return found
+    return None
+
+
+def _per_node(d: Diagnostic) -> bool:
+    """A reading finding about one node alone, which an edit elsewhere leaves as it is (only moved)."""
+    return d.code == "YML005" or (d.code == "YML004" and d.message.startswith(("unknown YAML tag", "unsafe YAML tag")))
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset of each line's first character (line n at index n - 1), then the text's length."""
+    out = [0]
+    at = text.find("\n")
+    while at >= 0:
+        out.append(at + 1)
+        at = text.find("\n", at + 1)
+    if out[-1] != len(text):
+        out.append(len(text))
+    return out
+
+
+def _common_prefix(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # slices compared in C: a binary search beats a character loop in Python
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, prefix: int) -> int:
+    lo, hi = 0, min(len(a), len(b)) - prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+# ----------------------------------------------------------------- where the edit is
+
+
+def _entries(root: Node, text: str, starts: list[int], edit: tuple[int, int]) -> list[tuple[list[tuple[Node, int]], Node, int]]:
+    """(ancestors as (collection, index of the entry leading down), collection, entry index) of each entry
+    that holds the whole edit and can be read alone, outermost first."""
+    found: list[tuple[list[tuple[Node, int]], Node, int]] = []
+    ancestors: list[tuple[Node, int]] = []
+    node: Node = root
+    end = len(text)  # the offset where the current collection's lines end
+    while isinstance(node, (MapNode, SeqNode)):
+        lines = _entry_lines(node, text, starts)
+        if lines is None:
+            break
+        offsets = [starts[line - 1] for line in lines]
+        i = bisect.bisect_right(offsets, edit[0]) - 1
+        if i < 0:
+            break  # before the first entry: the collection's own key line, or what precedes the document
+        stop = offsets[i + 1] if i + 1 < len(offsets) else end
+        if edit[1] > stop or (edit[0] == stop and stop != len(text)):
+            break  # the edit reaches into the next entry
+        if _alone(node, i, text, starts):
+            found.append((list(ancestors), node, i))
+        ancestors.append((node, i))
+        node = node.pairs[i][1] if isinstance(node, MapNode) else node.items[i]
+        end = stop
+    return found
+
+
+def _entry_lines(coll: Node, text: str, starts: list[int]) -> list[int] | None:
+    """The first line of each entry of a block collection; None for a flow collection, or an item whose dash is unclear."""
+    at = starts[coll.line - 1] + coll.column - 1
+    if text[at : at + 1] in ("{", "["):
+        return None
+    if isinstance(coll, MapNode):
+        return [k.line for k, _ in coll.pairs] or None
+    assert isinstance(coll, SeqNode)
+    lines = []
+    for item in coll.items:
+        dash = starts[item.line - 1] + coll.column - 1
+        if text[dash : dash + 1] != "-":
+            return None  # an item that starts on the line after its dash: where its entry begins is not its line
+        lines.append(item.line)
+    return lines or None
+
+
+def _alone(coll: Node, i: int, text: str, starts: list[int]) -> bool:
+    """Whether entry i starts its line: only spaces before its key or its dash (a chunk from the line start is that entry)."""
+    if isinstance(coll, MapNode):
+        key = coll.pairs[i][0]
+        if key.column != coll.column:
+            return False
+        line = key.line
+    else:
+        line = coll.items[i].line  # type: ignore[attr-defined]
+    begin = starts[line - 1]
+    return text[begin : begin + coll.column - 1].strip(" ") == ""
+
+
+# ----------------------------------------------------------------- the entry read again
+
+
+def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[int], ancestors: list[tuple[Node, int]],
+            coll: Node, i: int, edit: tuple[int, int]) -> SourceFile | None:
+    """The new reading with entry i of `coll` read again from `text`, or None when its new text is not one such entry."""
+    old = previous.text
+    chain = ancestors + [(coll, i)]
+    datas = _path_data(doc.data, chain)
+    if datas is None:
+        return None
+    is_map = isinstance(coll, MapNode)
+    firsts = _first_lines(coll)
+    line0 = firsts[i]
+    begin = starts[line0 - 1]
+    stop0 = starts[firsts[i + 1] - 1] if i + 1 < len(firsts) else _region_end(ancestors, old, starts)
+    stop1 = stop0 + len(text) - len(old)
+    if not begin <= edit[0] <= edit[1] <= stop0 or stop1 < begin:
+        return None
+    at_end = stop0 == len(old)
+    if text[stop1 - 1 : stop1] != "\n":
+        # Not at the end: the entry's last line now runs on into the next one. At the end: without a last line
+        # break, libyaml ends the collections at different places by their indentation; with one, all at the end.
+        return None
+    chunk = text[begin:stop1]
+    if "\x00" in chunk or _MARKERS.search(chunk):
+        return None
+    found: list[Diagnostic] = []
+    docs = Builder(previous.path, found, line0 - 1, MAX_DEPTH - len(ancestors)).build(chunk, 0)
+    if len(docs) != 1 or any(d.code in ("YML001", "YML006") for d in found):
+        return None
+    part = docs[0]
+    stand_in = part.root  # the collection, holding only the new entry
+    if part.scalars is None or part.mappings is None or type(stand_in) is not type(coll) or part.data is None:
+        return None
+    if (stand_in.line, stand_in.column) != (line0, coll.column):
+        return None  # the entry's first token moved, and what ends before it with it
+    entry: Any
+    if is_map:
+        assert isinstance(stand_in, MapNode) and isinstance(coll, MapNode)
+        if len(stand_in.pairs) != 1:
+            return None
+        key, old_key = stand_in.pairs[0][0], coll.pairs[i][0]
+        assert isinstance(key, ScalarNode) and isinstance(old_key, ScalarNode)
+        if key.value != old_key.value and key.value in datas[-1]:
+            return None  # a duplicate key: its finding names the other one's line
+        entry, entry_data = stand_in.pairs[0], part.data[key.value]
+        entry_maps = part.mappings[1:]  # the first is the stand-in
+    else:
+        assert isinstance(stand_in, SeqNode)
+        if len(stand_in.items) != 1:
+            return None
+        entry, entry_data, entry_maps = stand_in.items[0], part.data[0], part.mappings
+    entry_scalars = part.scalars
+    after = line0 + chunk.count("\n")  # the line after the entry, in the new text
+    if not at_end:
+        # Read alone, the entry's last collections end where the chunk ends; in the whole text they end at
+        # the token after it, which is indented on that line.
+        indent = _INDENT.match(text, stop1).end() - stop1  # type: ignore[union-attr]
+        if indent:
+            _ended(entry, (after, 1), (after, indent + 1))
+    delta = after - (_line_of(starts, stop0) if not at_end else line0 + old.count("\n", begin, stop0))
+    shift = _Shift(delta)
+    stream_end = (stand_in.end_line, stand_in.end_column) if at_end else None
+    # The collection and each one around it, rebuilt around the new entry; the entries after it moved by `delta` lines.
+    replaced: dict[int, Node] = {}
+    child, child_data = entry, entry_data
+    for depth in range(len(chain) - 1, -1, -1):
+        node, index = chain[depth]
+        node_data = datas[depth]
+        copy: Node
+        if isinstance(node, MapNode):
+            copy = MapNode()
+            old_key, old_value = node.pairs[index]
+            new_pair = child if depth == len(chain) - 1 else (old_key, child)
+            copy.pairs = node.pairs[:index] + [new_pair] + [shift.pair(p) for p in node.pairs[index + 1:]]
+            assert isinstance(old_key, ScalarNode) and isinstance(new_pair[0], ScalarNode)  # the reader keeps scalar keys only
+            was_key, new_key = old_key.value, new_pair[0].value
+            data: Any = {(new_key if k == was_key else k): (child_data if k == was_key else v) for k, v in node_data.items()}
+        else:
+            assert isinstance(node, SeqNode)
+            copy = SeqNode()
+            copy.items = node.items[:index] + [child] + [shift.node(n) for n in node.items[index + 1:]]
+            data = list(node_data)
+            data[index] = child_data
+        copy.line, copy.column, copy.tag = node.line, node.column, node.tag
+        copy.end_line, copy.end_column = stream_end if stream_end is not None else (node.end_line + delta, node.end_column)
+        replaced[id(node)] = copy
+        child, child_data = copy, data
+    root = child
+    # The reader's flat lists: before the entry (with the rebuilt collections), the entry's own, after it (moved).
+    assert doc.scalars is not None and doc.mappings is not None
+    end_line = _line_of(starts, stop0)
+    s0 = bisect.bisect_left(doc.scalars, line0, key=_LINE)
+    s1 = len(doc.scalars) if at_end else bisect.bisect_left(doc.scalars, end_line, key=_LINE)
+    m_lines = [m.line for m in doc.mappings]
+    m0 = bisect.bisect_left(m_lines, line0)
+    while m0 < len(doc.mappings) and id(doc.mappings[m0]) in replaced:
+        m0 += 1  # the collection starts on its first entry's line
+    m1 = len(doc.mappings) if at_end else bisect.bisect_left(m_lines, end_line)
+    before = [cast(MapNode, replaced.get(id(m), m)) for m in doc.mappings[:m0]]
+    new_doc = SourceDocument(doc.index, root, child_data, root.line)
+    new_doc.scalars = doc.scalars[:s0] + entry_scalars + (shift.scalars if delta else doc.scalars[s1:])
+    new_doc.mappings = before + entry_maps + (shift.mappings if delta else doc.mappings[m1:])
+    kept = [d for d in previous.diagnostics if d.line < line0]
+    moved = [] if at_end else [_moved(d, delta) for d in previous.diagnostics if d.line >= end_line]
+    return SourceFile(previous.path, text, [new_doc], kept + found + moved)
+
+
+_INDENT = re.compile(r" *")
+
+
+def _first_lines(coll: Node) -> list[int]:
+    if isinstance(coll, MapNode):
+        return [k.line for k, _ in coll.pairs]
+    assert isinstance(coll, SeqNode)
+    return [n.line for n in coll.items]
+
+
+def _region_end(ancestors: list[tuple[Node, int]], text: str, starts: list[int]) -> int:
+    """Where a collection's last entry ends: at the next entry of the nearest collection around it that has one, or the end."""
+    for node, index in reversed(ancestors):
+        firsts = _first_lines(node)
+        if index + 1 < len(firsts):
+            return starts[firsts[index + 1] - 1]
+    return len(text)
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    """The 1-based line that starts at or holds `offset`."""
+    return bisect.bisect_right(starts, offset)
+
+
+def _path_data(data: Any, chain: list[tuple[Node, int]]) -> list[Any] | None:
+    """The plain data of each collection on the path (None when a refused tag left one out)."""
+    out = []
+    for node, index in chain:
+        if data is None:
+            return None
+        out.append(data)
+        if isinstance(node, MapNode):
+            key = node.pairs[index][0]
+            data = data.get(key.value) if isinstance(data, dict) and isinstance(key, ScalarNode) else None
+        else:
+            data = data[index] if isinstance(data, list) and index < len(data) else None
+    return out
+
+
+def _ended(entry: Any, was: tuple[int, int], now: tuple[int, int]) -> None:
+    """Move the ends of the entry's last collections (one per level: its value, that value's last entry, ...) from `was` to `now`.
+
+    libyaml ends a block collection at the next token; a block scalar's end is the start of the line
+    after it, wherever the next token is, so scalars keep theirs.
+    """
+    node = entry[1] if isinstance(entry, tuple) and not isinstance(entry, ScalarNode) else entry
+    while isinstance(node, (MapNode, SeqNode)) and (node.end_line, node.end_column) == was:
+        node.end_line, node.end_column = now  # built by this reading alone: nobody else holds it yet
+        last = node.pairs[-1][1] if isinstance(node, MapNode) and node.pairs else node.items[-1] if isinstance(node, SeqNode) and node.items else None
+        if last is None:
+            break
+        node = last
+
+
+def _moved(d: Diagnostic, delta: int) -> Diagnostic:
+    if not delta:
+        return d
+    related = tuple(Related(r.file, r.line + delta, r.column, r.message) for r in d.related)
+    return replace(d, line=d.line + delta, end_line=d.end_line + delta, related=related)
+
+
+class _Shift:
+    """Copies of subtrees moved down by `delta` lines, their scalars and mappings listed in document order."""
+
+    def __init__(self, delta: int) -> None:
+        self.delta = delta
+        self.scalars: list[ScalarNode] = []
+        self.mappings: list[MapNode] = []
+
+    def pair(self, pair: tuple[Node, Node]) -> tuple[Node, Node]:
+        if not self.delta:
+            return pair
+        key = self.node(pair[0])
+        return key, self.node(pair[1])
+
+    def node(self, node: Node) -> Node:
+        d = self.delta
+        if not d:
+            return node
+        if isinstance(node, ScalarNode):
+            moved = _tuple_new(ScalarNode, (node[0] + d, node[1], node[2] + d, *node[3:]))
+            self.scalars.append(moved)
+            return moved
+        copy: Node
+        if isinstance(node, MapNode):
+            copy = MapNode()
+            self.mappings.append(copy)
+            copy.pairs = [self.pair(p) for p in node.pairs]
+        else:
+            assert isinstance(node, SeqNode)
+            copy = SeqNode()
+            copy.items = [self.node(n) for n in node.items]
+        copy.line, copy.column, copy.tag = node.line + d, node.column, node.tag
+        copy.end_line, copy.end_column = node.end_line + d, node.end_column
+        return copy
