@@ -64,6 +64,7 @@ class Analyses:
         self.debounce_s = debounce_s
         self.trusted = trusted or folder_trusted
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contractstudio-analysis")
+        self.analyzers: dict[str, Any] = {}  # per open file: an analysis.session.Analyzer (reuses what an edit cannot change)
 
     def open(self, uri: str, path: str, version: int, text: str) -> Entry:
         entry = self.entries[uri] = Entry(uri, path, version, text)
@@ -82,6 +83,8 @@ class Analyses:
         entry = self.entries.pop(uri, None)
         if entry is not None and entry.pending is not None:
             entry.pending.cancel()
+        if entry is not None and not any(e.path == entry.path for e in self.entries.values()):
+            self.analyzers.pop(entry.path, None)
 
     def _schedule(self, entry: Entry, delay: float) -> None:
         if entry.pending is not None and not entry.pending.done():
@@ -115,12 +118,14 @@ class Analyses:
 
     def analyze(self, path: str, text: str) -> FileReport:
         """One analysis (in the worker); a text that is not ours gives an empty report."""
-        from contractstudio.analysis.check import Context, FileReport, check_text
+        from contractstudio.analysis.check import Context, FileReport
+        from contractstudio.analysis.session import Analyzer
 
         folder = Path(path).parent if path and not path.startswith("untitled:") else None
         if not ours(text, folder, self.dialect):
             return FileReport(path, text, None, [], [])
-        return check_text(text, path, Context(trusted=self.trusted(path), root=folder, dialect=self.dialect))
+        analyzer = self.analyzers.setdefault(path, Analyzer())
+        return analyzer.check(text, path, Context(trusted=self.trusted(path), root=folder, dialect=self.dialect))
 
     async def current(self, uri: str) -> tuple[Entry, FileReport] | None:
         """The document's analysis of its current text (analyzed now when the last one is older)."""

@@ -15,7 +15,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
-from contractstudio.analysis.check import FileReport, check_text
+from contractstudio.analysis.check import FileReport
+from contractstudio.analysis.session import Analyzer
 from contractstudio.findings.diagnostics import Counts, Diagnostic
 from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
@@ -71,6 +72,7 @@ class EditScreen(EditingAssist, Screen[None]):
         self.generation = 0
         self.analysis: Analysis | None = None
         self._json_lines_kinds: dict[Path, str] = {}
+        self.analyzer = Analyzer()  # each edit's analysis reuses what the edit cannot have changed
         self._debounce: Timer | None = None
         self._loading = False
         self._last_failure = ""
@@ -179,7 +181,7 @@ class EditScreen(EditingAssist, Screen[None]):
             elif json_lines:
                 report = FileReport(name, text, None, [], [])
             else:
-                report = check_text(text, name, ctx)
+                report = self.analyzer.check(text, name, ctx)
             self.post_message(AnalysisDone(Analysis(path, text, report, generation)))
 
         self.run_worker(analyze, name="analysis", group="analysis", thread=True, exclusive=True, exit_on_error=False)
