@@ -35,7 +35,8 @@ from bench_pipeline import generate_dense  # noqa: E402
 SNIPPETS = ["x", "ab", " ", "\n", "\n  ", "\n    - ", ":", ": ", "- ", "#", " # note", "'", '"', "[", "]", "{", "}", ",",
             "a: b", "\n  extra: 1", "\n- item", "yes", "&a ", "*a", "!custom ", "|", ">-\n  text", "\t", "---\n", "...",
             "{{ input.text }}", "input.text", " and output.score > 0.5", "\n  - id: new\n    assert: output.score > 0",
-            "type: int", "ge: 5", "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"]
+            "type: int", "ge: 5", "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", "%YAML 1.1\n---\n", " 012", " 1_000", " 0o17",
+            " !!int 5x"]
 EDITS = st.lists(st.tuples(st.floats(0, 1), st.sampled_from(["insert", "insert at line end", "delete", "delete line",
                                                                "duplicate line", "indent", "join lines", "retype"]),
                            st.sampled_from(SNIPPETS), st.integers(1, 9)), min_size=1, max_size=8)

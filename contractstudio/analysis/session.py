@@ -17,7 +17,6 @@ by `max_expressions` entries (least recently used first out), the reading by one
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from contractstudio.analysis.check import Context, FileReport, analyze_source, read_file_source
 from contractstudio.reading.reread import reread
-from contractstudio.reading.source import SourceFile, read_source
+from contractstudio.reading.source import SourceFile, paused_gc, read_source
 
 if TYPE_CHECKING:
     from contractstudio.analysis.loaded import ExpressionSite, Scope
@@ -112,21 +111,15 @@ class Analyzer:
 
     def check(self, text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
         """Analyze a new version of the file's text (the same arguments as `check_text`)."""
-        with self._lock:
-            enabled = gc.isenabled()
-            gc.disable()  # as check_text: analysis builds many acyclic objects
-            try:
-                last = self._last
-                reading = reread(last, text) if last is not None and last.path == path else None
-                if reading is None:
-                    reading = read_source(text, path)
-                self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
-                self.expressions.start()
-                source = read_file_source(reading, path, ctx, location)
-                return analyze_source(source, ctx, expressions=self.expressions)
-            finally:
-                if enabled:
-                    gc.enable()
+        with self._lock, paused_gc():
+            last = self._last
+            reading = reread(last, text) if last is not None and last.path == path else None
+            if reading is None:
+                reading = read_source(text, path)
+            self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
+            self.expressions.start()
+            source = read_file_source(reading, path, ctx, location)
+            return analyze_source(source, ctx, expressions=self.expressions)
 
     def forget(self) -> None:
         """Drop what was kept (the file was closed, or replaced by another)."""

@@ -13,10 +13,10 @@ new sibling typed inside an entry makes it two entries; its parent is still one)
 
 The result is the reading `read_source` gives (tests/test_incremental.py checks random edits of
 every sample and fixture against it). Anything the shortcut cannot be sure of is read whole:
-several documents, anchors or aliases, dropped pairs, a previous reading with any finding but
-per-node ones (YML005, a refused tag), a syntax error or too deep a nesting in the entry's text,
-a duplicate or merge key, an edit outside every entry or across two, flow collections, document
-markers or directives in the entry's text.
+several documents, anchors or aliases, dropped pairs, tabs, a %YAML header, a previous reading with
+any finding but per-node ones (YML005, YML008, a refused tag), a syntax error or too deep a nesting
+in the entry's text, a duplicate or merge key, an edit outside every entry or across two, flow
+collections, document markers or directives in the entry's text.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, Sou
 
 MAX_TRIES = 3  # entries tried, deepest first, before the text is read whole
 _MARKERS = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)|^%", re.M)  # document markers and directives
+_DIRECTIVE = re.compile(r"^%", re.M)  # a %YAML header changes how every scalar reads; the text is read whole
 _LINE = itemgetter(0)  # a scalar node's first line
 _tuple_new = tuple.__new__
 
@@ -42,7 +43,7 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
     if text.startswith("\ufeff"):
         text = text[1:]
     old = previous.text
-    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old:
+    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old or "\t" in old or _DIRECTIVE.search(old):
         return None
     doc = previous.documents[0]
     if doc.scalars is None or doc.mappings is None or doc.data is None or not isinstance(doc.root, (MapNode, SeqNode)):
@@ -69,8 +70,12 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
 
 
 def _per_node(d: Diagnostic) -> bool:
-    """A reading finding about one node alone, which an edit elsewhere leaves as it is (only moved)."""
-    return d.code == "YML005" or (d.code == "YML004" and d.message.startswith(("unknown YAML tag", "unsafe YAML tag")))
+    """A reading finding about one node alone, which an edit elsewhere leaves as it is (only moved).
+
+    YML008 is one once tabs (found over the whole text, after the rest) and a %YAML header (which the
+    findings name by its line) are ruled out.
+    """
+    return d.code in ("YML005", "YML008") or (d.code == "YML004" and d.message.startswith(("unknown YAML tag", "unsafe YAML tag")))
 
 
 def _line_starts(text: str) -> list[int]:
@@ -191,7 +196,7 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[i
         # break, libyaml ends the collections at different places by their indentation; with one, all at the end.
         return None
     chunk = text[begin:stop1]
-    if "\x00" in chunk or _MARKERS.search(chunk):
+    if "\x00" in chunk or "\t" in chunk or _MARKERS.search(chunk):
         return None
     found: list[Diagnostic] = []
     docs = Builder(previous.path, found, line0 - 1, MAX_DEPTH - len(ancestors)).build(chunk, 0)
