@@ -5,10 +5,7 @@ The CLI, the studio and `cs.load` call these same functions; there is one analyz
 
 from __future__ import annotations
 
-import fnmatch
-import os
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,22 +14,15 @@ from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.shape import validate
 from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
-from contractstudio.findings.diagnostics import Diagnostic, Span, finalize, make
-from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, read_dialects, sniff_kind
+from contractstudio.findings.diagnostics import Diagnostic, finalize, make
+from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.synth import relocate, texts
+from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text
 from contractstudio.reading.source import SourceDocument, SourceFile, paused_gc, read_source
 
-__all__ = ["KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "discover", "load", "run_rules"]
-
-IGNORE_FILE = ".contractstudioignore"
-_KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
-
-
-def kind_of_text(text: str) -> str | None:
-    """The first top-level `kind:` of a YAML text (or the kind another format reads as), without parsing it."""
-    m = _KIND_LINE.search(text)
-    return m.group(1) if m else sniff_kind(text)
-
+# decode, discover, kind_of_text and read_text live in reading/files.py (no models: the studio's first screen uses them)
+__all__ = ["IGNORE_FILE", "KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "decode",
+           "discover", "kind_of_text", "load", "read_text", "run_rules"]
 
 def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context, regex: RegexBudget | None = None) -> Loaded:
     """The per-document object of a document's kind (its facts are computed on first use); `regex`: the file's budget."""
@@ -135,24 +125,6 @@ def read_file_source(reading: SourceFile, path: str, ctx: Context | None, locati
     return read_dialects(reading, dialect=ctx.dialect if ctx else None, location=location)
 
 
-def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
-    """Read a file as UTF-8; an unreadable file is a diagnostic, not a crash."""
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        return None, make("YML001", f"cannot read the file: {err.strerror or err}", str(path), Span(1, 1, 1, 2))
-    return decode(raw, str(path))
-
-
-def decode(raw: bytes, path: str) -> tuple[str | None, Diagnostic | None]:
-    """A file's bytes as UTF-8 text (a BOM dropped), or None and the finding (the CLI and the studio say the same)."""
-    try:
-        return raw.decode("utf-8-sig"), None
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        return None, make("YML001", f"the file is not UTF-8 text (byte {err.start})", path, Span(line, 1, line, 2))
-
-
 def check_file(path: Path, ctx: Context | None = None, display: str | None = None) -> FileReport:
     """Analyze one file from disk."""
     name = display or str(path)
@@ -164,51 +136,6 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
     elif ctx.root is None:
         ctx = Context(trusted=ctx.trusted, root=path.parent, dialect=ctx.dialect)
     return check_text(text, name, ctx, location=path)
-
-
-def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
-    for pat in patterns:
-        if pat.endswith("/"):
-            if is_dir and fnmatch.fnmatch(rel, pat.rstrip("/")):
-                return True
-        elif fnmatch.fnmatch(rel, pat):
-            return True
-    return False
-
-
-def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Files to analyze: explicit files always; in folders, *.yaml/*.yml with a top-level kind (or of a dialect).
-
-    A folder's `.contractstudioignore` lists glob patterns (a trailing '/'
-    for folders) that discovery skips; naming a file or folder explicitly
-    still analyzes it.
-    """
-    for given in paths:
-        p = Path(given)
-        if not p.is_dir():
-            yield p
-            continue
-        for dirpath, dirnames, filenames in os.walk(p):
-            here = Path(dirpath)
-            patterns: list[str] = []
-            ignore = here / IGNORE_FILE
-            if ignore.is_file():
-                patterns = [ln.strip() for ln in ignore.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(d, patterns, True))
-            # A folder whose .contractstudio.yaml names a dialect: every YAML file in it is of that format.
-            every = any(n.endswith((".yaml", ".yml")) for n in filenames) and folder_settings(here).dialect not in (None, NATIVE)
-            for name in sorted(filenames):
-                if not name.endswith((".yaml", ".yml")) or name == SETTINGS_FILE or _ignored(name, patterns, False):
-                    continue
-                f = here / name
-                if not f.is_file():  # a FIFO or a device in a folder would block the scan; named explicitly, it is read
-                    continue
-                try:
-                    head = f.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if every or kind_of_text(head):
-                    yield f
 
 
 def check_paths(paths: Iterable[str | Path], ctx: Context | None = None) -> list[FileReport]:

@@ -37,9 +37,10 @@ def expression_findings(doc: Loaded) -> Iterator[Diagnostic]:
 
 def issue_diagnostics(doc: Loaded, path: tuple[Any, ...], issues: Iterable[ExprIssue], prefix: str = "") -> Iterator[Diagnostic]:
     """Diagnostics for expression issues, positioned inside the expression's scalar."""
+    subject = doc.subject(path)
     for issue in issues:
         span = value_span(doc, path, issue.start, issue.end)
-        yield make(issue.code, prefix + issue.message, doc.file, span, hint=issue.hint)
+        yield make(issue.code, prefix + issue.message, doc.file, span, hint=issue.hint, subject=subject)
 
 
 def unknown_parameter(checked: CheckedExpression, issue: ExprIssue) -> str | None:

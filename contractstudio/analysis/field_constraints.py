@@ -116,7 +116,7 @@ def field_constraints(loaded: Loaded, path: tuple[Any, ...], spec: FieldSpec, t:
         except re.error as err:
             at = err.pos or 0
             yield make("SCH103", f"{label}: pattern is not a valid regular expression ({err.msg})", loaded.file,
-                       value_span(loaded, path + ("pattern",), at, at + 1))
+                       value_span(loaded, path + ("pattern",), at, at + 1), subject=loaded.subject(path))
         else:
             # The linear engine runs most patterns; the rest run on the bounded matcher, with its limits.
             problem = pattern_problem(spec.pattern) if needs_backtracking(spec.pattern) else None

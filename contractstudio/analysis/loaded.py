@@ -21,9 +21,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from contractstudio.analysis.subjects import subject_at
 from contractstudio.documents.models import Condition, Model
 from contractstudio.documents.patterns import RegexBudget
-from contractstudio.findings.diagnostics import Diagnostic, Span, make
+from contractstudio.findings.diagnostics import Diagnostic, Related, Span, Subject, make
 from contractstudio.reading.dialects.synth import locate
 from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_at, nearest
 
@@ -198,8 +199,23 @@ class Loaded:
         return locate(self.source, span) if self.source is not None else (self.file, span)
 
     def diag(self, code: str, message: str, where: Model | Iterable[Any], *sub: Any, key: bool = False, **kw: Any) -> Diagnostic:
-        """A diagnostic of `code` at a model object or path."""
-        return make(code, message, self.file, self.span(where, *sub, key=key), **kw)
+        """A diagnostic of `code` at a model object or path, with the subject (step, type, tool, ...) it is about."""
+        path = self.path_of(where, *sub)
+        return make(code, message, self.file, self.span(where, *sub, key=key), subject=self.subject(path), **kw)
+
+    def related(self, message: str, where: Model | Iterable[Any], *sub: Any, key: bool = False) -> Related:
+        """A related place (one step of a path, the first definition, ...) at a model object or path, with its subject."""
+        span = self.span(where, *sub, key=key)
+        return Related(self.file, span.line, span.column, message, self.subject(self.path_of(where, *sub)))
+
+    @staticmethod
+    def path_of(where: Model | Iterable[Any], *sub: Any) -> tuple[Any, ...]:
+        """The document path of a model object (its source path) or of a path, plus sub-keys."""
+        return (tuple(where.src) if isinstance(where, Model) else tuple(where)) + sub
+
+    def subject(self, path: Iterable[Any]) -> Subject | None:
+        """What a document path is about: the step, type, field, tool, policy, task or scenario it is inside."""
+        return subject_at(self.kind, self.doc.data, path)
 
     # ----------------------------------------------------------------- facts several kinds have
 

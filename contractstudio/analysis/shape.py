@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import types as pytypes
 import typing
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from contractstudio.analysis.subjects import subject_at
 from contractstudio.documents.models import KINDS, Model, SrcDict
 from contractstudio.findings.diagnostics import Diagnostic, declare, did_you_mean, make
 from contractstudio.reading.dialects import HINT as DIALECT_HINT
@@ -124,6 +126,12 @@ def _pretty(value: Any) -> str:
 
 
 def _diagnostic(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any, err: dict[str, Any]) -> Diagnostic:
+    found = _found(doc, file, kind_cls, data, err)
+    path = _src_of(data, _data_path(data, tuple(err["loc"])))
+    return replace(found, subject=subject_at(doc.kind, doc.data, path))  # the step, type, tool ... it is about
+
+
+def _found(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any, err: dict[str, Any]) -> Diagnostic:
     loc = tuple(err["loc"])
     dpath = _data_path(data, loc)
     src = _src_of(data, dpath)

@@ -19,6 +19,18 @@ SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 
 @dataclass(frozen=True, slots=True)
+class Subject:
+    """What a finding (or a related place) is about: a step, type, field, tool, policy, task ... by its name.
+
+    Filled where the finding is made, from the document path it points at, so a face that groups findings
+    (the studio's graph marks each step with its worst finding) never guesses from line numbers.
+    """
+
+    kind: str  # step, type, field (named Type.field), tool, policy, task, scenario
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Related:
     """Another place that explains a diagnostic (e.g. one step of a path)."""
 
@@ -26,6 +38,7 @@ class Related:
     line: int
     column: int
     message: str
+    subject: Subject | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -46,6 +59,7 @@ class Diagnostic:
     end_column: int
     hint: str | None = None
     related: tuple[Related, ...] = ()
+    subject: Subject | None = field(default=None, compare=False)  # not in to_dict: the output formats are unchanged
 
     @property
     def name(self) -> str:
@@ -121,6 +135,7 @@ def make(
     hint: str | None = None,
     related: Iterable[Related] = (),
     severity: Severity | None = None,
+    subject: Subject | None = None,
 ) -> Diagnostic:
     """Build a diagnostic of a registered rule at a span (severity defaults to the rule's)."""
     r = RULES[code]
@@ -135,6 +150,7 @@ def make(
         end_column=span.end_column,
         hint=hint,
         related=tuple(related),
+        subject=subject,
     )
 
 

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contractstudio.analysis.check import decode, discover, kind_of_text
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
+from contractstudio.reading.files import decode, discover, kind_of_text
 from contractstudio.storage.atomic import Saved, write_atomic  # noqa: F401  (write_atomic re-exported for the studio's modules)
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results")

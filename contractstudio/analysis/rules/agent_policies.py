@@ -22,9 +22,8 @@ def _overlap(a: Policy, b: Policy) -> bool:
 
 
 def related(doc: LoadedAgent, where: tuple[object, ...], message: str) -> Related:
-    """A related note at a document path."""
-    span = doc.span(where)
-    return Related(doc.file, span.line, span.column, message)
+    """A related note at a document path (with the tool, policy or task it is about)."""
+    return doc.related(message, where)
 
 
 def declared_conflicts(agent: Agent) -> set[frozenset[str]]:

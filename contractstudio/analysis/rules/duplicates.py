@@ -11,7 +11,7 @@ from typing import Any, cast
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.rules import rule
 from contractstudio.documents.models import Agent, Condition, ToolDecl, ToolSet
-from contractstudio.findings.diagnostics import Diagnostic, Related
+from contractstudio.findings.diagnostics import Diagnostic
 
 
 @rule("REF202", "duplicate-name", "error", kinds=("contract", "agent", "tools"))
@@ -30,10 +30,8 @@ def duplicate_name(doc: Loaded) -> Iterator[Diagnostic]:
             if first is None:
                 seen[cond.id] = cond
                 continue
-            at = doc.span(first, "id")
             yield doc.diag("REF202", f"duplicate condition id '{cond.id}' in {cl.label}", cond, "id",
-                           hint="condition ids must be unique within their list",
-                           related=[Related(doc.file, at.line, at.column, "first defined here")])
+                           hint="condition ids must be unique within their list", related=[doc.related("first defined here", first, "id")])
 
 
 def _duplicate_tools(doc: Loaded, tools: ToolSet) -> Iterator[Diagnostic]:
@@ -43,9 +41,7 @@ def _duplicate_tools(doc: Loaded, tools: ToolSet) -> Iterator[Diagnostic]:
         if first is None:
             seen[tool.name] = tool
             continue
-        at = doc.span(first, "name")
-        yield doc.diag("REF202", f"duplicate tool name '{tool.name}'", tool, "name",
-                       related=[Related(doc.file, at.line, at.column, "first defined here")])
+        yield doc.diag("REF202", f"duplicate tool name '{tool.name}'", tool, "name", related=[doc.related("first defined here", first, "name")])
 
 
 def _duplicate_agent_names(doc: Loaded, agent: Agent) -> Iterator[Diagnostic]:
@@ -60,7 +56,5 @@ def _duplicate_agent_names(doc: Loaded, agent: Agent) -> Iterator[Diagnostic]:
             if name not in first:
                 first[name] = src
                 continue
-            at = doc.span(first[name] + (key,))
-            yield doc.diag("REF202", f"{what} {key} '{name}' is used twice", src + (key,),
-                           hint=f"rename one of the {what} entries",
-                           related=[Related(doc.file, at.line, at.column, f"first {what} '{name}' is here")])
+            yield doc.diag("REF202", f"{what} {key} '{name}' is used twice", src + (key,), hint=f"rename one of the {what} entries",
+                           related=[doc.related(f"first {what} '{name}' is here", first[name] + (key,))])

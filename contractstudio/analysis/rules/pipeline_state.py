@@ -13,7 +13,7 @@ from contractstudio.analysis.rules import rule
 from contractstudio.analysis.step_graph import config, unset_paths, witness_path
 from contractstudio.documents.actions import SETTINGS
 from contractstudio.documents.models import Step
-from contractstudio.findings.diagnostics import Diagnostic, Related
+from contractstudio.findings.diagnostics import Diagnostic
 
 # One BFS per field finds witness paths for every step that needs it; past this many
 # fields with PIP201s a pathological file would make that quadratic.
@@ -46,9 +46,8 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
     path = witness_path(parents, step.id)
     related = []
     for sid in path:
-        where = doc.span(sg.steps[sid], "id")
         note = f"requires {what} here" if sid == step.id else f"step '{sid}' ({sg.steps[sid].action}) does not set it"
-        related.append(Related(doc.file, where.line, where.column, note))
+        related.append(doc.related(note, sg.steps[sid], "id"))
     others = [s for s in setters if s != step.id]
     hint = f"on the path {' -> '.join(path)} nothing sets it" if path else "set it on every path to this step"
     if others:

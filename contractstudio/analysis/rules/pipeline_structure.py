@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contractstudio.analysis.loaded_pipeline import LoadedPipeline
 from contractstudio.analysis.rules import rule
 from contractstudio.analysis.step_graph import END, config, routes_of
-from contractstudio.findings.diagnostics import Diagnostic, Related, did_you_mean
+from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
 
 
 @rule("PIP101", "bad-entry-step", "error", kinds=("pipeline",))
@@ -48,10 +48,8 @@ def duplicate_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     for step in doc.pipeline.steps:
         first = sg.steps[step.id]  # the first step of an id is the one the graph uses
         if first is not step:
-            where = doc.span(first, "id")
             yield doc.diag("PIP103", f"step id '{step.id}' is used twice", step, "id",
-                           hint="rename one of the steps",
-                           related=[Related(doc.file, where.line, where.column, f"first step '{step.id}' is here")])
+                           hint="rename one of the steps", related=[doc.related(f"first step '{step.id}' is here", first, "id")])
 
 
 @rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",))
@@ -104,8 +102,7 @@ def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
             continue
         related = []
         for sid in members[1:]:
-            where = doc.span(sg.steps[sid], "id")
-            related.append(Related(doc.file, where.line, where.column, f"step '{sid}' is part of the loop"))
+            related.append(doc.related(f"step '{sid}' is part of the loop", sg.steps[sid], "id"))
         names = ", ".join(f"'{m}'" for m in members)
         msg = f"the loop through {names} never reaches an end: true step" if len(members) > 1 else f"step '{first}' loops to itself and never reaches an end: true step"
         yield doc.diag("PIP105", msg, sg.steps[first], "id", hint="give the loop an exit to a step that ends", related=related)

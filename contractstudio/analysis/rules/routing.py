@@ -13,7 +13,7 @@ from contractstudio.analysis.rules import rule
 from contractstudio.analysis.step_graph import StepGraph, config
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.documents.models import Step
-from contractstudio.findings.diagnostics import Diagnostic, Related
+from contractstudio.findings.diagnostics import Diagnostic
 
 MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the model call it parses
 
@@ -60,11 +60,10 @@ def router_handler_mismatch(doc: LoadedPipeline) -> Iterator[Diagnostic]:
             for i, prefix in enumerate(router.prefixes):
                 emitted_all.add(prefix)
                 if not any(prefix.startswith(h) for _, h in handled):
-                    where = doc.span(router, "prefixes", i)
                     yield doc.diag("RTE303", f"router '{name}' (step '{call.id}') can emit {prefix!r}, which prefix_router step "
                                    f"'{step.id}' does not handle", step, "action",
                                    hint=f"add a '<route>_prefix: {prefix!r}' with its 'on_<route>' target",
-                                   related=[Related(doc.file, where.line, where.column, f"router '{name}' declares {prefix!r}")])
+                                   related=[doc.related(f"router '{name}' declares {prefix!r}", router, "prefixes", i)])
         if len(known) == len(feeding):  # every reply comes from a known router: unused handlers are certain
             for route, h in handled:
                 if not any(p.startswith(h) for p in emitted_all):
@@ -108,11 +107,10 @@ def shadowed_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
             for earlier_route, earlier in seen:
                 if prefix.startswith(earlier):
                     what = "duplicates" if prefix == earlier else "starts with"
-                    where = doc.span(step, f"{earlier_route}_prefix")
                     yield doc.diag("RTE304", f"step '{step.id}': prefix {prefix!r} of route '{route}' can never match: it {what} "
                                    f"the earlier prefix {earlier!r} of route '{earlier_route}'", step, f"{route}_prefix",
                                    hint="put the longer prefix first, or make the prefixes distinct",
-                                   related=[Related(doc.file, where.line, where.column, f"{earlier!r} matches first")])
+                                   related=[doc.related(f"{earlier!r} matches first", step, f"{earlier_route}_prefix")])
                     break
             seen.append((route, prefix))
 

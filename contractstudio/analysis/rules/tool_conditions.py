@@ -22,4 +22,4 @@ def unknown_parameter_name(doc: LoadedTools) -> Iterator[Diagnostic]:
                 continue
             message = f"tool '{site.tool}' has no parameter '{name}' (parameters: {', '.join(site.scope) or 'none'})"
             yield make("TOL101", message, doc.file, value_span(doc, site.path, issue.start, issue.end),
-                       hint=did_you_mean(name, site.scope) or issue.hint)
+                       hint=did_you_mean(name, site.scope) or issue.hint, subject=doc.subject(site.path))

@@ -25,7 +25,8 @@ def type_does_not_parse(doc: Loaded) -> Iterator[Diagnostic]:
     for ts in doc.type_strings:
         if ts.error is not None:
             at = ts.error.offset
-            yield make("SCH103", f"{ts.label}: {ts.error.message}", doc.file, value_span(doc, ts.path, at, at + 1))
+            yield make("SCH103", f"{ts.label}: {ts.error.message}", doc.file, value_span(doc, ts.path, at, at + 1),
+                       subject=doc.subject(ts.path))
 
 
 @rule("REF201", "undeclared-type", "error", kinds=KINDS)
@@ -53,4 +54,4 @@ def _undeclared(doc: Loaded, ts: TypeString) -> Iterator[Diagnostic]:
         span = value_span(doc, ts.path, start, start + len(name)) if m else doc.span(ts.path)
         declared = types.names()
         hint = did_you_mean(name, declared) or ("declare it under `types:`" if not declared else f"declared types: {', '.join(declared)}")
-        yield make("REF201", f"{ts.ref_label} '{name}' is not declared", doc.file, span, hint=hint)
+        yield make("REF201", f"{ts.ref_label} '{name}' is not declared", doc.file, span, hint=hint, subject=doc.subject(ts.path))

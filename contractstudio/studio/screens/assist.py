@@ -8,7 +8,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.actions import SkipAction
 from textual.app import SuspendNotSupported
@@ -17,13 +17,14 @@ from textual.widgets import Static
 from textual.widgets.text_area import Selection
 
 from contractstudio import editing
-from contractstudio.analysis.check import FileReport, check_text
-from contractstudio.editing.cursor import document_index
 from contractstudio.editing.items import CompletionItem, TextEdit
 from contractstudio.editing.templates import TEMPLATES, kind_of_name, template
 from contractstudio.findings.diagnostics import Span
 from contractstudio.storage.atomic import write_atomic
 from contractstudio.studio.widgets.completion import Ask, CompletionMenu, QuickFixes
+
+if TYPE_CHECKING:  # the analyzer and the cursor facts load with the first analysis, after the first screen
+    from contractstudio.analysis.check import FileReport
 
 # Characters after which completion opens by itself (besides word characters).
 TRIGGERS = set(".:[{, -'\"")
@@ -74,6 +75,8 @@ class EditingAssist:
 
     def remember_facts(self, report: FileReport) -> None:
         """Keep, per `---` document, the newest analysis in which it parsed (completion's facts while typing)."""
+        from contractstudio.editing.cursor import document_index
+
         lines = report.text.split("\n")
         for loaded in report.documents:
             if loaded.model is not None:
@@ -85,6 +88,8 @@ class EditingAssist:
         if self.analysis is not None and self.analysis.text == text:
             report: FileReport = self.analysis.report
             return report
+        from contractstudio.analysis.check import check_text
+
         buffer = self.studio.buffer
         path = buffer.path if buffer else None
         return check_text(text, str(path) if path else "<text>", self.studio.context_for(path))
@@ -101,6 +106,8 @@ class EditingAssist:
         self.action_complete(automatic=True)
 
     def action_complete(self, automatic: bool = False) -> None:
+        from contractstudio.editing.cursor import document_index
+
         row, col = self.editor.cursor_location
         text = self.editor.text
         index = document_index(text.split("\n"), row)

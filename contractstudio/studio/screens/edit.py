@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,8 +17,6 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
-from contractstudio.analysis.check import FileReport
-from contractstudio.analysis.session import Analyzer
 from contractstudio.findings.diagnostics import Counts, Diagnostic
 from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
@@ -25,6 +25,10 @@ from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractE
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
+
+if TYPE_CHECKING:  # the analyzer is imported by the first analysis, in its worker: never before the first screen
+    from contractstudio.analysis.check import FileReport
+    from contractstudio.analysis.session import Analyzer
 
 DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
 
@@ -72,7 +76,8 @@ class EditScreen(EditingAssist, Screen[None]):
         self.generation = 0
         self.analysis: Analysis | None = None
         self._json_lines_kinds: dict[Path, str] = {}
-        self.analyzer = Analyzer()  # each edit's analysis reuses what the edit cannot have changed
+        self._analyzer: Analyzer | None = None  # made by the first analysis, in its worker
+        self._analyzer_made = threading.Lock()
         self._debounce: Timer | None = None
         self._loading = False
         self._last_failure = ""
@@ -161,6 +166,15 @@ class EditScreen(EditingAssist, Screen[None]):
         self.update_status(pending=True)
         self.typed(self.editor.take_typed())
 
+    def analyzer(self) -> Analyzer:
+        """The file's Analyzer: each edit's analysis reuses what the edit cannot have changed (imported in a worker)."""
+        with self._analyzer_made:
+            if self._analyzer is None:
+                from contractstudio.analysis.session import Analyzer
+
+                self._analyzer = Analyzer()
+            return self._analyzer
+
     def start_analysis(self) -> None:
         """Analyze the current text in a thread; a newer edit makes this result stale."""
         self._debounce = None
@@ -168,20 +182,22 @@ class EditScreen(EditingAssist, Screen[None]):
         text = self.editor.text
         generation = self.generation
         path = buffer.path if buffer else None
-        ctx = self.studio.context_for(path)
+        context_for = self.studio.context_for
         name = str(path) if path else "<text>"
 
         unreadable = buffer.unreadable if buffer else None
         json_lines = path is not None and path.suffix == ".jsonl"  # traces, datasets, results: not YAML documents
 
         def analyze() -> None:
+            from contractstudio.analysis.check import FileReport
+
             # Bytes that are not UTF-8 get the finding `check` gives them, and no analysis of a guessed text.
             if unreadable is not None:
                 report = FileReport(name, "", None, [], [unreadable])
             elif json_lines:
                 report = FileReport(name, text, None, [], [])
             else:
-                report = self.analyzer.check(text, name, ctx)
+                report = self.analyzer().check(text, name, context_for(path))
             self.post_message(AnalysisDone(Analysis(path, text, report, generation)))
 
         self.run_worker(analyze, name="analysis", group="analysis", thread=True, exclusive=True, exit_on_error=False)
