@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from contractstudio.documents.models import TypeDecl
-from contractstudio.documents.types import ListOf, Prim, Ref, TypeSystem
+from contractstudio.documents.type_syntax import ListOf, Prim, Ref
+from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import ExpressionError, check, check_template, compile_expression, render_template
 
 TYPES = TypeSystem.from_decls(

@@ -6,19 +6,18 @@ import pytest
 from pydantic import ValidationError
 
 from contractstudio.documents.models import TypeDecl
-from contractstudio.documents.types import (
+from contractstudio.documents.type_syntax import (
     NONE,
     DictOf,
     ListOf,
     LiteralOf,
     Prim,
     Ref,
-    TypeBuildError,
     TypeSyntaxError,
-    TypeSystem,
     Union,
     parse_type,
 )
+from contractstudio.documents.types import TypeBuildError, TypeSystem
 
 
 @pytest.mark.parametrize(

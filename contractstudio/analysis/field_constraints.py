@@ -18,23 +18,17 @@ from typing import Any
 
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.positions import value_span
-from contractstudio.documents.models import FieldSpec
-from contractstudio.documents.patterns import pattern_problem
-from contractstudio.documents.types import (
+from contractstudio.documents.constraints import (
     CONSTRAINTS,
     LENGTH_BOUNDS,
     NUMBER_BOUNDS,
-    Prim,
-    TypeBuildError,
-    TypeExpr,
-    TypeSyntaxError,
-    TypeSystem,
     applicable_constraints,
     needs_backtracking,
-    parse_type,
-    refs,
-    without_none,
 )
+from contractstudio.documents.models import FieldSpec
+from contractstudio.documents.patterns import pattern_problem
+from contractstudio.documents.type_syntax import Prim, TypeExpr, TypeSyntaxError, parse_type, refs, without_none
+from contractstudio.documents.types import TypeBuildError, TypeSystem
 from contractstudio.findings.diagnostics import Diagnostic, declare, make
 
 declare("SCH105", "constraint-not-applicable", "error", "A field constraint its type cannot have (`ge` on a str, `pattern` on an int): it would be ignored.")
@@ -81,7 +75,7 @@ def declared_fields(loaded: Loaded, types: TypeSystem, type_name: str, fields_pa
         if not found and "default" in spec.model_fields_set:
             problem = types.default_problem(type_name, fname)
             if problem:
-                found.append(loaded.diag("SCH106", f"{label}: default {_show(spec.default)} is not a valid value of "
+                found.append(loaded.diag("SCH106", f"{label}: default {show_value(spec.default)} is not a valid value of "
                                          f"the field ({_described(t, spec)}): {problem}", fields_path + (fname, "default"),
                                          key=True, hint="change the default, or the constraints it must satisfy"))
         clean = clean and not found
@@ -175,6 +169,6 @@ def _described(t: TypeExpr, spec: FieldSpec) -> str:
     return ", ".join(parts)
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
     text = repr(value) if not isinstance(value, bool) and value is not None else ("null" if value is None else str(value).lower())
     return text if len(text) <= 40 else text[:37] + "..."

@@ -31,7 +31,8 @@ from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_
 if TYPE_CHECKING:  # at run time only the kinds that use types import them (a pipeline never does)
     from typing import TypeAlias
 
-    from contractstudio.documents.types import TypeExpr, TypeSyntaxError, TypeSystem
+    from contractstudio.documents.type_syntax import TypeExpr, TypeSyntaxError
+    from contractstudio.documents.types import TypeSystem
     from contractstudio.expressions import ExprIssue
 
     Scope: TypeAlias = dict[str, TypeExpr]  # the names an expression sees, and their types

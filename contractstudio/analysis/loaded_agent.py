@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 from contractstudio.analysis.loaded import ExpressionSite, FieldSet, Loaded, TypeString, condition_sites
 from contractstudio.documents.models import Agent, Condition, FieldSpec, Policy, TypeDecl
 from contractstudio.documents.patterns import PatternError, RegexTimeout
-from contractstudio.documents.types import ANY, Ref, TypeExpr, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.documents.type_syntax import ANY, Ref, TypeExpr, TypeSyntaxError, parse_type, refs
+from contractstudio.documents.types import TypeSystem
 
 if TYPE_CHECKING:
     from contractstudio.analysis.loaded import Scope

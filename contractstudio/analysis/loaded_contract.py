@@ -22,7 +22,8 @@ from contractstudio.analysis.loaded import (
     condition_sites,
 )
 from contractstudio.documents.models import Contract
-from contractstudio.documents.types import ANY, TypeExpr, TypeSyntaxError, TypeSystem, parse_type
+from contractstudio.documents.type_syntax import ANY, TypeExpr, TypeSyntaxError, parse_type
+from contractstudio.documents.types import TypeSystem
 
 if TYPE_CHECKING:
     from contractstudio.analysis.loaded import Scope

@@ -19,7 +19,8 @@ from contractstudio.analysis.loaded import (
     condition_sites,
 )
 from contractstudio.documents.models import ToolSet, TypeDecl
-from contractstudio.documents.types import ANY, TypeSyntaxError, TypeSystem, parse_type, refs
+from contractstudio.documents.type_syntax import ANY, TypeSyntaxError, parse_type, refs
+from contractstudio.documents.types import TypeSystem
 
 if TYPE_CHECKING:
     from contractstudio.analysis.loaded import Scope

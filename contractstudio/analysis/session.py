@@ -28,7 +28,8 @@ from contractstudio.reading.source import SourceFile, paused_gc, read_source
 
 if TYPE_CHECKING:
     from contractstudio.analysis.loaded import ExpressionSite, Scope
-    from contractstudio.documents.types import TypeExpr, TypeSystem
+    from contractstudio.documents.type_syntax import TypeExpr
+    from contractstudio.documents.types import TypeSystem
     from contractstudio.expressions import ExprIssue
 
 MAX_EXPRESSIONS = 4096
@@ -87,7 +88,7 @@ def _reachable(scope: Scope, types: TypeSystem) -> dict[str, dict[str, TypeExpr]
 
     That is all the expression checker reads of the type system: `declared`, `field_type`, `field_types`.
     """
-    from contractstudio.documents.types import refs
+    from contractstudio.documents.type_syntax import refs
 
     seen: dict[str, dict[str, TypeExpr] | None] = {}
     todo = [name for t in scope.values() for name in refs(t)]

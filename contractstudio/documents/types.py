@@ -1,4 +1,4 @@
-"""Type strings ("list[Document]", "int | None", "Literal['a', 'b']") -> TypeExpr -> pydantic models.
+"""Declared types -> pydantic models (the TypeExprs they are read into: type_syntax.py).
 
 A contract declares its types in YAML; the runtime validates LLM output
 against pydantic models built from them, the expression checker walks field
@@ -7,32 +7,30 @@ chains through them, and prompts describe them to the model (`schema_text`).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import keyword
 import re
 import threading
 import typing
-from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
-from pydantic_core import PydanticCustomError, SchemaValidator, core_schema
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from contractstudio.documents import patterns
+from contractstudio.documents.constraints import constraint_words, constraints_for, show_value, with_pattern
 from contractstudio.documents.models import FieldSpec, TypeDecl
-
-PRIMITIVES = ("str", "int", "float", "bool", "any", "none")
-MAX_TYPE_DEPTH = 32  # list[list[...]] deeper than this is a mistake (and would exhaust the parser's recursion)
-
-
-class TypeSyntaxError(ValueError):
-    """A malformed type string; `offset` is the character where the problem is."""
-
-    def __init__(self, message: str, offset: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
+from contractstudio.documents.type_syntax import (
+    ANY,
+    DictOf,
+    ListOf,
+    LiteralOf,
+    Prim,
+    Ref,
+    TypeExpr,
+    TypeSyntaxError,
+    Union,
+    parse_type,
+    refs,
+)
 
 
 class TypeBuildError(ValueError):
@@ -44,229 +42,6 @@ class TypeBuildError(ValueError):
         self.type_name = type_name
         self.reason = reason
         self.field = field
-
-
-@dataclass(frozen=True, slots=True)
-class Prim:
-    name: str  # one of PRIMITIVES
-
-    def __str__(self) -> str:
-        return "None" if self.name == "none" else self.name
-
-
-@dataclass(frozen=True, slots=True)
-class Ref:
-    name: str  # a declared type name
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True, slots=True)
-class ListOf:
-    item: TypeExpr
-
-    def __str__(self) -> str:
-        return f"list[{self.item}]"
-
-
-@dataclass(frozen=True, slots=True)
-class DictOf:
-    value: TypeExpr
-
-    def __str__(self) -> str:
-        return f"dict[str, {self.value}]"
-
-
-@dataclass(frozen=True, slots=True)
-class Union:
-    options: tuple[TypeExpr, ...]
-
-    def __str__(self) -> str:
-        return " | ".join(str(o) for o in self.options)
-
-
-@dataclass(frozen=True, slots=True)
-class LiteralOf:
-    values: tuple[Any, ...]
-
-    def __str__(self) -> str:
-        return "Literal[" + ", ".join(repr(v) for v in self.values) + "]"
-
-
-TypeExpr = Prim | Ref | ListOf | DictOf | Union | LiteralOf
-ANY = Prim("any")
-NONE = Prim("none")
-
-
-def union_of(options: typing.Iterable[TypeExpr]) -> TypeExpr:
-    """A flattened, de-duplicated union (a single option is itself; `any` absorbs the rest)."""
-    flat: list[TypeExpr] = []
-    for opt in options:
-        for o in opt.options if isinstance(opt, Union) else (opt,):
-            if o == ANY:
-                return ANY
-            if o not in flat:
-                flat.append(o)
-    if not flat:
-        return ANY
-    return flat[0] if len(flat) == 1 else Union(tuple(flat))
-
-
-def without_none(t: TypeExpr) -> TypeExpr:
-    """The type with `None` removed from a union (T | None -> T)."""
-    if isinstance(t, Union):
-        rest = [o for o in t.options if o != NONE]
-        return union_of(rest) if rest else NONE
-    return t
-
-
-# ----------------------------------------------------------------- parsing
-
-_TOKEN = re.compile(
-    r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<str>'[^'\\]*'|\"[^\"\\]*\")"
-    r"|(?P<num>-?\d+(?:\.\d+)?)|(?P<punct>[\[\],|]))"
-)
-_ALIASES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "Any": "any", "None": "none", "null": "none"}
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens: list[tuple[str, str, int]] = []
-        pos = 0
-        stop = len(text.rstrip())  # never `text[pos:].strip()` per token: that is quadratic in the type's length
-        while pos < stop:
-            m = _TOKEN.match(text, pos)
-            if not m or m.end() == pos:
-                bad = pos + len(text[pos:]) - len(text[pos:].lstrip())
-                raise TypeSyntaxError(f"unexpected character {text[bad]!r} in type", bad)
-            kind = m.lastgroup or ""
-            self.tokens.append((kind, m.group(kind), m.start(kind)))
-            pos = m.end()
-        self.i = 0
-        self.depth = 0
-
-    def peek(self) -> tuple[str, str, int] | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def expect(self, value: str) -> None:
-        tok = self.peek()
-        if tok is None or tok[1] != value:
-            where = tok[2] if tok else len(self.text)
-            got = f"'{tok[1]}'" if tok else "the end"
-            raise TypeSyntaxError(f"expected '{value}' but found {got}", where)
-        self.i += 1
-
-    def union(self) -> TypeExpr:
-        options = [self.primary()]
-        while (tok := self.peek()) is not None and tok[1] == "|":
-            self.i += 1
-            options.append(self.primary())
-        return union_of(options)
-
-    def primary(self) -> TypeExpr:
-        self.depth += 1
-        try:
-            return self._primary()
-        finally:
-            self.depth -= 1
-
-    def _primary(self) -> TypeExpr:
-        tok = self.peek()
-        if self.depth > MAX_TYPE_DEPTH:
-            raise TypeSyntaxError(f"the type nests deeper than {MAX_TYPE_DEPTH} levels", tok[2] if tok else len(self.text))
-        if tok is None:
-            raise TypeSyntaxError("a type name is missing", len(self.text))
-        kind, value, where = tok
-        if kind != "name":
-            raise TypeSyntaxError(f"expected a type name but found '{value}'", where)
-        self.i += 1
-        name = _ALIASES.get(value, value)
-        if name in ("list", "List"):
-            self.expect("[")
-            item = self.union()
-            self.expect("]")
-            return ListOf(item)
-        if name in ("dict", "Dict"):
-            self.expect("[")
-            key = self.union()
-            if key != Prim("str"):
-                raise TypeSyntaxError("dictionary keys must be str (JSON objects have string keys)", where)
-            self.expect(",")
-            val = self.union()
-            self.expect("]")
-            return DictOf(val)
-        if name == "Optional":
-            self.expect("[")
-            inner = self.union()
-            self.expect("]")
-            return union_of([inner, NONE])
-        if name == "Literal":
-            self.expect("[")
-            values: list[Any] = [self.literal()]
-            while (t := self.peek()) is not None and t[1] == ",":
-                self.i += 1
-                values.append(self.literal())
-            self.expect("]")
-            return LiteralOf(tuple(dict.fromkeys(values)))
-        if name in PRIMITIVES:
-            return Prim(name)
-        if (nxt := self.peek()) is not None and nxt[1] == "[":
-            raise TypeSyntaxError(f"'{value}' takes no parameters (generic types: list, dict, Literal, Optional)", nxt[2])
-        return Ref(value)
-
-    def literal(self) -> Any:
-        tok = self.peek()
-        if tok is None:
-            raise TypeSyntaxError("a literal value is missing", len(self.text))
-        kind, value, where = tok
-        self.i += 1
-        if kind == "str":
-            return value[1:-1]
-        if kind == "num":
-            return float(value) if "." in value else int(value)
-        if value in ("True", "False"):
-            return value == "True"
-        if value == "None":
-            return None
-        raise TypeSyntaxError(f"Literal values are quoted strings, numbers, True, False or None, not '{value}'", where)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_cached(text: str) -> TypeExpr:
-    return _parse(text)
-
-
-def parse_type(text: str) -> TypeExpr:
-    """Parse a type string; raises TypeSyntaxError(message, offset). Results are shared (TypeExpr is frozen)."""
-    if not isinstance(text, str):
-        raise TypeSyntaxError("the type is empty", 0)
-    return _parse_cached(text)  # files repeat the same few type strings: parse each once
-
-
-def _parse(text: str) -> TypeExpr:
-    if not text.strip():
-        raise TypeSyntaxError("the type is empty", 0)
-    parser = _Parser(text)
-    result = parser.union()
-    extra = parser.peek()
-    if extra is not None:
-        raise TypeSyntaxError(f"unexpected '{extra[1]}' after the type", extra[2])
-    return result
-
-
-def refs(t: TypeExpr) -> list[str]:
-    """Every declared-type name a type expression mentions."""
-    if isinstance(t, Ref):
-        return [t.name]
-    if isinstance(t, ListOf):
-        return refs(t.item)
-    if isinstance(t, DictOf):
-        return refs(t.value)
-    if isinstance(t, Union):
-        return [n for o in t.options for n in refs(o)]
-    return []
 
 
 # ----------------------------------------------------------------- the type system
@@ -440,7 +215,7 @@ class TypeSystem:
         py_names: dict[str, str] = {}
         for fname, spec in decl.fields.items():
             t = self._types[name].get(fname, ANY)
-            annotation, constraints = _with_pattern(self._annotation(t, building), _constraints(spec, t))
+            annotation, constraints = with_pattern(self._annotation(t, building), constraints_for(spec, t))
             kwargs: dict[str, Any] = {"description": spec.description, **constraints}
             if not spec.required:
                 kwargs["default"] = spec.default
@@ -494,7 +269,7 @@ class TypeSystem:
             return None
         t = self._types[name].get(field, ANY)
         try:
-            annotation, constraints = _with_pattern(self._annotation(t, set()), _constraints(spec, t))
+            annotation, constraints = with_pattern(self._annotation(t, set()), constraints_for(spec, t))
             field_type: Any = Annotated[annotation, Field(**constraints)]
             adapter: TypeAdapter[Any] = TypeAdapter(field_type)
             adapter.validate_python(spec.default)
@@ -533,8 +308,8 @@ class TypeSystem:
         lines = [head + (f": {decl.description}" if decl.description else "."), "Fields:"]
         for fname, spec in decl.fields.items():
             t = self._types[name].get(fname, ANY)
-            parts = [str(t), "required" if spec.required else f"optional, default {_show(spec.default)}"]
-            parts.extend(_constraint_words(_constraints(spec, t)))
+            parts = [str(t), "required" if spec.required else f"optional, default {show_value(spec.default)}"]
+            parts.extend(constraint_words(constraints_for(spec, t)))
             line = f"- {fname} ({', '.join(parts)})"
             if spec.description:
                 line += f": {spec.description}"
@@ -567,106 +342,6 @@ def _decl_key(name: str, decl: TypeDecl) -> tuple[Any, ...]:
     return (name, decl.description, decl.extra, decl.src, fields)
 
 
-def _show(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return repr(value)
-    return str(value)
-
-
-NUMBER_BOUNDS = ("ge", "gt", "le", "lt")
-LENGTH_BOUNDS = ("min_length", "max_length")
-CONSTRAINTS = NUMBER_BOUNDS + LENGTH_BOUNDS + ("pattern",)
-
-
-def _base_kind(t: TypeExpr) -> str:
-    """'number', 'str', 'sized' (list/dict) or '' for a type's non-None part."""
-    t = without_none(t)
-    if isinstance(t, Prim):
-        return {"int": "number", "float": "number", "str": "str"}.get(t.name, "")
-    if isinstance(t, (ListOf, DictOf)):
-        return "sized"
-    return ""
-
-
-def applicable_constraints(t: TypeExpr) -> tuple[str, ...]:
-    """The constraint keys a field of this type can have: bounds on numbers, lengths on str/list/dict, pattern on str."""
-    kind = _base_kind(t)
-    if kind == "number":
-        return NUMBER_BOUNDS
-    if kind == "sized":
-        return LENGTH_BOUNDS
-    if kind == "str":
-        return LENGTH_BOUNDS + ("pattern",)
-    return ()
-
-
-def _constraints(spec: FieldSpec, t: TypeExpr) -> dict[str, Any]:
-    """The pydantic Field constraints that apply to the field's type (the analyzer reports the others: SCH105)."""
-    out: dict[str, Any] = {}
-    for key in applicable_constraints(t):
-        value = getattr(spec, key)
-        if value is None:
-            continue
-        if key in NUMBER_BOUNDS and without_none(t) == Prim("int") and float(value).is_integer():
-            value = int(value)  # an int field keeps int bounds, so schemas and prompts say `>= 1`, not `>= 1.0`
-        out[key] = value
-    return out
-
-
-@functools.lru_cache(maxsize=1024)
-def _linear_engine_compiles(pattern: str) -> bool:
-    try:
-        SchemaValidator(core_schema.str_schema(pattern=pattern))
-    except Exception:  # noqa: BLE001 - look-around, back-references, or not a regex at all
-        return False
-    return True
-
-
-def needs_backtracking(pattern: str) -> bool:
-    """Whether pydantic's linear-time engine cannot run the pattern (look-around, back-references, ...)."""
-    return not _linear_engine_compiles(pattern)
-
-
-TYPE_PATTERN_S = 1.0  # seconds of regex work for the backtracking patterns of one validation (runtime/validation.py)
-
-
-def _with_pattern(annotation: Any, constraints: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """A field's annotation and Field constraints; a pattern the linear engine cannot run is checked in patterns.py.
-
-    Every pattern valid in Python's `re` is enforced; the linear engine is kept wherever it suffices, and
-    the others run on the bounded matcher (a deadline, the GIL released), never on Python's `re`.
-    """
-    pattern = constraints.get("pattern")
-    if pattern is None or not needs_backtracking(pattern):
-        return annotation, constraints
-    rest = {k: v for k, v in constraints.items() if k != "pattern"}
-    rest["json_schema_extra"] = {"pattern": pattern}  # schemas and prompts still show it
-    return Annotated[annotation, AfterValidator(_bounded_pattern(pattern))], rest
-
-
-def _bounded_pattern(pattern: str) -> Any:
-    def check(value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            found = patterns.active_budget(TYPE_PATTERN_S).search(pattern, value)
-        except patterns.PatternError as err:  # the analyzer reports it (SCH103); the value cannot be checked
-            raise PydanticCustomError("string_pattern_unusable", f"{err}: the pattern '{{pattern}}' cannot be checked",
-                                      {"pattern": pattern}) from None
-        except patterns.RegexTimeout as err:  # fail closed: a value that could not be checked is not accepted
-            raise PydanticCustomError("string_pattern_timeout", f"{err} matching the pattern '{{pattern}}'; the value is refused",
-                                      {"pattern": pattern}) from None
-        if not found:
-            raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": pattern})
-        return value
-
-    return check
-
-
 def _first_line(err: Exception) -> str:
     lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
     return lines[-1] if lines else type(err).__name__
@@ -676,18 +351,3 @@ def _culprit(err: Exception, py_names: dict[str, str]) -> str | None:
     """The declared field named in pydantic's schema error (`Field "x":`), when there is one."""
     m = re.search(r'Field "([^"]+)"', str(err))
     return py_names.get(m.group(1)) if m else None
-
-
-def _constraint_words(constraints: dict[str, Any]) -> list[str]:
-    words = []
-    for key, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
-        value = constraints.get(key)
-        if value is not None:
-            words.append(f"{sym} {_show(value)}")
-    if "min_length" in constraints:
-        words.append(f"length >= {constraints['min_length']}")
-    if "max_length" in constraints:
-        words.append(f"length <= {constraints['max_length']}")
-    if "pattern" in constraints:
-        words.append(f"must match the regular expression {constraints['pattern']!r}")
-    return words

@@ -20,7 +20,8 @@ from contractstudio.analysis.facts import scope_at, step_graph, type_system
 from contractstudio.analysis.shape import annotation_at
 from contractstudio.documents.actions import BUILTIN_ACTIONS, CALL_MODEL, PREFIX_ROUTER, ActionSpec, action_catalog
 from contractstudio.documents.models import KINDS, Agent, Contract, Pipeline, Step
-from contractstudio.documents.types import PRIMITIVES, TypeExpr, TypeSystem, parse_type
+from contractstudio.documents.type_syntax import PRIMITIVES, TypeExpr, parse_type
+from contractstudio.documents.types import TypeSystem
 from contractstudio.editing.cursor import Cursor, loaded_for, locate
 from contractstudio.editing.expression_help import complete_expression, open_placeholder
 from contractstudio.editing.items import CompletionItem

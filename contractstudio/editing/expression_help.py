@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from contractstudio.documents.types import ANY, DictOf, ListOf, Prim, TypeExpr, TypeSystem, Union, without_none
+from contractstudio.documents.type_syntax import ANY, DictOf, ListOf, Prim, TypeExpr, Union, without_none
+from contractstudio.documents.types import TypeSystem
 from contractstudio.editing.items import CompletionItem
 from contractstudio.expressions import allowlist, check
 from contractstudio.expressions.checker import ARITY, kind_of

@@ -9,17 +9,8 @@ from typing import Any
 
 from contractstudio.analysis.check import Loaded
 from contractstudio.analysis.facts import type_system
-from contractstudio.documents.types import (
-    NONE,
-    DictOf,
-    ListOf,
-    LiteralOf,
-    Prim,
-    Ref,
-    TypeExpr,
-    TypeSystem,
-    Union,
-)
+from contractstudio.documents.type_syntax import NONE, DictOf, ListOf, LiteralOf, Prim, Ref, TypeExpr, Union
+from contractstudio.documents.types import TypeSystem
 
 MAX_DEPTH = 4  # nested records spelled out in a fallback literal
 

@@ -20,15 +20,8 @@ from contractstudio.analysis.facts import ExpressionSite, expression_sites, memo
 from contractstudio.analysis.loaded_agent import OUTPUT_TYPE
 from contractstudio.analysis.positions import value_span
 from contractstudio.documents.models import Contract
-from contractstudio.documents.types import (
-    ListOf,
-    Ref,
-    TypeExpr,
-    TypeSystem,
-    Union,
-    refs,
-    without_none,
-)
+from contractstudio.documents.type_syntax import ListOf, Ref, TypeExpr, Union, refs, without_none
+from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import TemplateField, template_fields
 from contractstudio.expressions.checker import Checker
 from contractstudio.expressions.syntax import ExprIssue, parse

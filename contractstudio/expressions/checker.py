@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from contractstudio.documents.types import (
+from contractstudio.documents.type_syntax import (
     ANY,
     NONE,
     DictOf,
@@ -24,11 +24,11 @@ from contractstudio.documents.types import (
     Prim,
     Ref,
     TypeExpr,
-    TypeSystem,
     Union,
     union_of,
     without_none,
 )
+from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import allowlist, sandbox
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue, Parsed

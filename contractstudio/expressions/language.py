@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from contractstudio.documents.types import TypeExpr, TypeSystem
+from contractstudio.documents.type_syntax import TypeExpr
+from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import allowlist, closures, sandbox
 from contractstudio.expressions.checker import Checker
 from contractstudio.expressions.sandbox import ExpressionError

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contractstudio.documents.types import TypeExpr, TypeSystem
+from contractstudio.documents.type_syntax import TypeExpr
+from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import allowlist
 from contractstudio.expressions.language import check, compile_expression
 from contractstudio.expressions.sandbox import ExpressionError

@@ -104,7 +104,7 @@ class Tool:
         from pydantic import ValidationError
 
         from contractstudio.documents import patterns
-        from contractstudio.documents.types import TYPE_PATTERN_S
+        from contractstudio.documents.constraints import TYPE_PATTERN_S
 
         try:
             with patterns.shared_budget(patterns.RegexBudget(TYPE_PATTERN_S)):  # backtracking patterns share one budget

@@ -12,7 +12,9 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from contractstudio.documents import patterns
-from contractstudio.documents.types import TYPE_PATTERN_S, TypeSystem, parse_type
+from contractstudio.documents.constraints import TYPE_PATTERN_S
+from contractstudio.documents.type_syntax import parse_type
+from contractstudio.documents.types import TypeSystem
 from contractstudio.safe_text import shorten
 
 MAX_ERRORS = 20  # error lines per validation: a reply with thousands of bad items must not flood the remedy

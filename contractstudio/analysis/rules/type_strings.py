@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contractstudio.analysis.loaded import Loaded, TypeString
 from contractstudio.analysis.positions import value_span
 from contractstudio.analysis.rules import rule
-from contractstudio.documents.types import refs
+from contractstudio.documents.type_syntax import refs
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
 
 BUILT_IN = "use str, int, float, bool, any, list[T], dict[str, T], T | None or Literal[...]"
