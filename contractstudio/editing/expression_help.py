@@ -13,7 +13,8 @@ from contractstudio.documents.type_syntax import ANY, DictOf, ListOf, Prim, Type
 from contractstudio.documents.types import TypeSystem
 from contractstudio.editing.items import CompletionItem
 from contractstudio.expressions import allowlist, check
-from contractstudio.expressions.checker import ARITY, kind_of
+from contractstudio.expressions.calls import ARITY
+from contractstudio.expressions.kinds import kind_of
 from contractstudio.findings.diagnostics import Span
 
 _CHAIN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\s*\[[^\[\]]*\]|\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)?$")

@@ -21,7 +21,7 @@ from contractstudio.editing.cursor import document_at
 from contractstudio.editing.items import CodeAction, TextEdit
 from contractstudio.editing.placeholders import expression_for, placeholder
 from contractstudio.editing.yaml_text import add_entry, add_item, delete_entry, entry_text, walk
-from contractstudio.expressions.checker import kind_of
+from contractstudio.expressions.kinds import kind_of
 from contractstudio.findings.diagnostics import Diagnostic, Span
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode, node_at
 

@@ -10,7 +10,6 @@ evaluator's bounded operators, so a bomb spelled out in the file
 from __future__ import annotations
 
 import ast
-import difflib
 from typing import Any
 
 from pydantic import BaseModel
@@ -21,8 +20,6 @@ from contractstudio.documents.type_syntax import (
     DictOf,
     ListOf,
     LiteralOf,
-    Prim,
-    Ref,
     TypeExpr,
     Union,
     union_of,
@@ -30,6 +27,8 @@ from contractstudio.documents.type_syntax import (
 )
 from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import allowlist, sandbox
+from contractstudio.expressions.calls import function_type, method_type
+from contractstudio.expressions.kinds import BOOL, FLOAT, INT, STR, close_name, element_of, kind_of
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue, Parsed
 from contractstudio.findings.diagnostics import declare
@@ -39,7 +38,6 @@ declare("EXP202", "name-not-in-scope", "error", "A name that is not in scope (e.
 declare("EXP301", "type-mismatch", "warning", "A type mismatch an author would not intend (str compared with int, len() of a number).")
 declare("EXP401", "forbidden-construct", "error", "A forbidden construct: `_` names, lambda, import, a call outside the allowlist.")
 
-STR, INT, FLOAT, BOOL = Prim("str"), Prim("int"), Prim("float"), Prim("bool")
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
            ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
 _FORBIDDEN = {
@@ -61,81 +59,7 @@ _DENIED_ATTRS = frozenset(
 )
 # pydantic's own attributes: never reachable through a record, whatever its fields are called.
 _MODEL_ATTRS = frozenset(n for n in dir(BaseModel) if not n.startswith("_"))
-# function name -> (min args, max args or None)
-ARITY: dict[str, tuple[int, int | None]] = {
-    "len": (1, 1), "min": (1, None), "max": (1, None), "sum": (1, 2), "abs": (1, 1), "all": (1, 1), "any": (1, 1),
-    "round": (1, 2), "sorted": (1, 1), "str": (0, 1), "int": (0, 1), "float": (0, 1), "bool": (0, 1),
-    "list": (0, 1), "set": (0, 1), "matches": (2, 2),
-}
-_STR_RESULT: dict[str, TypeExpr] = {"strip": STR, "lstrip": STR, "rstrip": STR, "lower": STR, "upper": STR, "title": STR, "capitalize": STR,
-               "casefold": STR, "replace": STR, "join": STR, "removeprefix": STR, "removesuffix": STR,
-               "count": INT, "find": INT, "rfind": INT, "split": ListOf(STR), "rsplit": ListOf(STR),
-               "splitlines": ListOf(STR), "partition": ListOf(STR), "rpartition": ListOf(STR)}
 _NO_VALUE = object()
-
-
-def _kind(t: TypeExpr, types: TypeSystem | None) -> str:
-    """A coarse kind for mismatch checks: str num bool list dict record none any."""
-    if t == NONE:
-        return "none"
-    t = without_none(t)
-    if isinstance(t, Prim):
-        return {"str": "str", "int": "num", "float": "num", "bool": "bool"}.get(t.name, "any")
-    if isinstance(t, ListOf):
-        return "list"
-    if isinstance(t, DictOf):
-        return "dict"
-    if isinstance(t, Ref):
-        return "record" if types is not None and types.declared(t) else "any"
-    if isinstance(t, LiteralOf):
-        if all(isinstance(v, str) for v in t.values):
-            return "str"
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in t.values):
-            return "num"
-        return "any"
-    if isinstance(t, Union):
-        kinds = {_kind(o, types) for o in t.options if o != NONE}
-        return kinds.pop() if len(kinds) == 1 else "any"
-    return "any"
-
-
-def kind_of(t: TypeExpr, types: TypeSystem | None) -> str:
-    """A coarse kind of a type: str num bool list dict record none any."""
-    return _kind(t, types)
-
-
-_CANNOT_BECOME = {  # (value kind, field kind) pairs that pydantic validation always refuses
-    ("list", "str"), ("list", "num"), ("list", "bool"), ("list", "record"), ("list", "dict"),
-    ("str", "list"), ("num", "list"), ("bool", "list"), ("str", "dict"), ("num", "dict"), ("bool", "dict"),
-    ("str", "record"), ("num", "record"), ("bool", "record"), ("num", "str"), ("bool", "str"),
-    ("dict", "str"), ("dict", "num"), ("dict", "bool"), ("dict", "list"), ("record", "str"), ("record", "num"),
-    ("record", "list"), ("record", "bool"),
-}
-
-
-def cannot_become(value: TypeExpr, field: TypeExpr, types: TypeSystem | None) -> bool:
-    """True when a value of type `value` can never validate as `field` (checked on the non-None parts)."""
-    if value == NONE or field == ANY or value == ANY:
-        return False
-    return (_kind(value, types), _kind(field, types)) in _CANNOT_BECOME
-
-
-def _element(t: TypeExpr, types: TypeSystem | None) -> TypeExpr:
-    t = without_none(t)
-    if isinstance(t, ListOf):
-        return t.item
-    if _kind(t, types) in ("str", "dict"):
-        return STR
-    return ANY
-
-
-def _close(name: str, candidates: list[str]) -> str | None:
-    best = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    if best:
-        return best[0]
-    low = name.lower()
-    near = [c for c in candidates if low and (low in c.lower() or c.lower() in low)]
-    return near[0] if len(near) == 1 else None
 
 
 class Checker:
@@ -200,7 +124,7 @@ class Checker:
             self.issue("EXP401", f"'{name}' is a function: it can only be called, as {name}(...)", node)
             return ANY, _NO_VALUE
         names = sorted(n for n in scope if not n.startswith("_"))
-        near = _close(name, names)
+        near = close_name(name, names)
         shown = ", ".join(names) if names else "nothing"
         self.issue("EXP202", f"name '{name}' is not in scope here (in scope: {shown})", node,
                    hint=f"did you mean '{near}'?" if near else None)
@@ -219,7 +143,7 @@ class Checker:
         if name.startswith("_"):
             self.issue("EXP401", f"attributes starting with '_' are not allowed: '{name}'", where)
             return ANY
-        kind = _kind(t, self.types)
+        kind = kind_of(t, self.types)
         base = without_none(t)
         if kind == "record":
             options = base.options if isinstance(base, Union) else (base,)
@@ -230,7 +154,7 @@ class Checker:
             if name in _INTROSPECTION or name in _DENIED_ATTRS or name in _MODEL_ATTRS:
                 self.issue("EXP401", f"'{name}' is a Python attribute, not a field; it is refused", where)
                 return ANY
-            near = _close(name, fields)
+            near = close_name(name, fields)
             self.issue("EXP201", f"'{name}' is not a field of {base} (fields: {', '.join(fields) or 'none'})", where,
                        hint=f"did you mean '{near}'?" if near else None)
             return ANY
@@ -256,13 +180,13 @@ class Checker:
             for part in (node.slice.lower, node.slice.upper, node.slice.step):
                 if part is not None:
                     self.index_type(part, scope)
-            return (t if _kind(t, self.types) in ("str", "list") else ANY), _NO_VALUE
+            return (t if kind_of(t, self.types) in ("str", "list") else ANY), _NO_VALUE
         it, iv = self.visit(node.slice, scope)
-        kind = _kind(t, self.types)
+        kind = kind_of(t, self.types)
         if kind == "list":
-            if _kind(it, self.types) == "str":
+            if kind_of(it, self.types) == "str":
                 self.issue("EXP301", "a list index must be an int, not a str", node.slice)
-            return _element(t, self.types), _NO_VALUE
+            return element_of(t, self.types), _NO_VALUE
         if kind == "str":
             return STR, _NO_VALUE
         if kind == "dict":
@@ -273,7 +197,7 @@ class Checker:
 
     def index_type(self, node: ast.AST, scope: dict[str, TypeExpr]) -> None:
         t, _ = self.visit(node, scope)
-        if _kind(t, self.types) == "str":
+        if kind_of(t, self.types) == "str":
             self.issue("EXP301", "a slice bound must be an int, not a str", node)
 
     def v_List(self, node: ast.List | ast.Tuple | ast.Set, scope: dict[str, TypeExpr]) -> tuple[TypeExpr, Any]:
@@ -314,7 +238,7 @@ class Checker:
         if op not in _BINOPS:
             self.issue("EXP401", f"operator '{type(node.op).__name__}' is not supported", node)
             return ANY, _NO_VALUE
-        lk, rk = _kind(lt, self.types), _kind(rt, self.types)
+        lk, rk = kind_of(lt, self.types), kind_of(rt, self.types)
         sym = _BINOPS[op]
         result: TypeExpr = ANY
         if op is ast.Mod and lk == "str":
@@ -343,7 +267,7 @@ class Checker:
         if not isinstance(node.op, (ast.USub, ast.UAdd)):
             self.issue("EXP401", "the '~' operator is not supported", node)
             return ANY, _NO_VALUE
-        if _kind(t, self.types) not in ("num", "bool", "any"):
+        if kind_of(t, self.types) not in ("num", "bool", "any"):
             self.issue("EXP301", f"unary minus/plus of a {without_none(t)} value", node)
             return ANY, _NO_VALUE
         if isinstance(v, (int, float)):
@@ -369,7 +293,7 @@ class Checker:
         return BOOL, _NO_VALUE
 
     def compare(self, node: ast.Compare, op: ast.cmpop, lt: TypeExpr, rt: TypeExpr, lv: Any, rv: Any) -> None:
-        lk, rk = _kind(lt, self.types), _kind(rt, self.types)
+        lk, rk = kind_of(lt, self.types), kind_of(rt, self.types)
         if isinstance(op, (ast.Is, ast.IsNot)):
             if lv is _NO_VALUE and rv is _NO_VALUE or (lv is not None and rv is not None):
                 self.issue("EXP301", "'is' compares identity; use it only with None (x is None)", node)
@@ -380,7 +304,7 @@ class Checker:
             elif rk in ("num", "bool", "record"):
                 self.issue("EXP301", f"'in' needs a str, list or dict on the right, not {without_none(rt)}", node)
             elif rk == "list":
-                ik = _kind(_element(rt, self.types), self.types)
+                ik = kind_of(element_of(rt, self.types), self.types)
                 if {lk, ik} == {"str", "num"}:
                     self.issue("EXP301", f"looking for a {without_none(lt)} in a {without_none(rt)}: never found", node)
             return
@@ -394,7 +318,7 @@ class Checker:
         for lit, other in ((without_none(lt), rv), (without_none(rt), lv)):
             if isinstance(lit, LiteralOf) and isinstance(other, str) and other not in lit.values and isinstance(op, (ast.Eq, ast.NotEq)):
                 allowed = ", ".join(repr(v) for v in lit.values)
-                near = _close(other, [v for v in lit.values if isinstance(v, str)])
+                near = close_name(other, [v for v in lit.values if isinstance(v, str)])
                 self.issue("EXP301", f"{other!r} is not one of the values {allowed}: the comparison never holds", node,
                            hint=f"did you mean {near!r}?" if near else None)
 
@@ -423,7 +347,7 @@ class Checker:
             if gen.is_async:
                 self.issue("EXP401", "'async for' is not allowed", gen.iter)
             it, iv = self.visit(gen.iter, inner)
-            kind = _kind(it, self.types)
+            kind = kind_of(it, self.types)
             if kind in ("num", "bool", "record", "none"):
                 self.issue("EXP301", f"cannot iterate over a {without_none(it)} value", gen.iter)
             if isinstance(iv, (str, list)):
@@ -431,7 +355,7 @@ class Checker:
                 if self.loop_factor > sandbox.MAX_ITERATIONS and not self.loop_reported:
                     self.loop_reported = True
                     self.issue("EXP401", f"resource limit: the comprehension iterates more than {sandbox.MAX_ITERATIONS:,} times", node)
-            self.bind(gen.target, _element(it, self.types), inner)
+            self.bind(gen.target, element_of(it, self.types), inner)
             for cond in gen.ifs:
                 self.visit(cond, inner)
         return inner, restore
@@ -463,7 +387,7 @@ class Checker:
             return self.function(node, func.id, args), _NO_VALUE
         if isinstance(func, ast.Attribute):
             if func.attr.startswith("_") or func.attr not in allowlist.METHOD_NAMES:
-                near = None if func.attr.startswith("_") else _close(func.attr, sorted(allowlist.METHOD_NAMES))
+                near = None if func.attr.startswith("_") else close_name(func.attr, sorted(allowlist.METHOD_NAMES))
                 hint = f"did you mean '{near}'?" if near else "allowed methods: " + ", ".join(sorted(allowlist.METHOD_NAMES))
                 if func.attr in ("format", "format_map"):
                     hint = "a `message` template formats values: \"{output.score:.2f}\""
@@ -481,7 +405,7 @@ class Checker:
         if isinstance(func, ast.Lambda) or (isinstance(func, ast.Name) and func.id.startswith("_")):
             self.visit(func, scope)  # reports the lambda or the '_' name itself
         else:
-            near = _close(func.id, list(allowlist.FUNCTIONS)) if isinstance(func, ast.Name) else None
+            near = close_name(func.id, list(allowlist.FUNCTIONS)) if isinstance(func, ast.Name) else None
             self.issue("EXP401", f"calling {what} is not allowed: only allowlisted functions and methods can be called", func,
                        hint=f"did you mean '{near}'?" if near else "allowed functions: " + ", ".join(allowlist.FUNCTIONS))
         for a in node.args:
@@ -489,59 +413,8 @@ class Checker:
         return ANY, _NO_VALUE
 
     def function(self, node: ast.Call, name: str, args: list[tuple[TypeExpr, Any]]) -> TypeExpr:
-        low, high = ARITY[name]
-        if len(args) < low or (high is not None and len(args) > high):
-            want = f"{low}" if low == high else f"{low} to {high}" if high is not None else f"at least {low}"
-            self.issue("EXP301", f"{name}() takes {want} argument(s), not {len(args)}", node)
-            return ANY
-        kinds = [_kind(t, self.types) for t, _ in args]
-        first = args[0][0] if args else ANY
-        if name == "len":
-            if kinds[0] in ("num", "bool", "none", "record"):
-                self.issue("EXP301", f"len() of a {without_none(first)} value", node)
-            return INT
-        if name == "matches":
-            if kinds[0] in ("num", "bool", "list", "record"):
-                self.issue("EXP301", f"matches() searches text, not a {without_none(first)} value", node.args[0])
-            pattern = args[1][1]
-            if isinstance(pattern, str):
-                problem = allowlist.regex_problem(pattern)
-                if problem:
-                    self.issue("EXP401" if "time" in problem or "longer" in problem else "EXP101", problem, node.args[1])
-            return BOOL
-        if name in ("all", "any", "bool"):
-            return BOOL
-        if name in ("str", "int", "float"):
-            return Prim(name)
-        if name == "round":
-            return INT if len(args) == 1 else FLOAT
-        if name in ("sorted", "list", "set"):
-            if args and kinds[0] in ("num", "bool", "record"):
-                self.issue("EXP301", f"{name}() of a {without_none(first)} value: it is not iterable", node)
-            return ListOf(_element(first, self.types)) if args else ListOf(ANY)
-        if name in ("sum", "min", "max", "abs"):
-            if name == "abs" or (name in ("min", "max") and len(args) > 1):
-                return union_of([t for t, _ in args])
-            if kinds[0] in ("num", "bool", "record", "str" if name == "sum" else ""):
-                self.issue("EXP301", f"{name}() of a {without_none(first)} value", node)
-                return ANY
-            item = _element(first, self.types)
-            return INT if name == "sum" and item in (BOOL, INT) else item
-        return ANY
+        """The type of a call to an allowlisted function (editing's recorder hooks here to see every call)."""
+        return function_type(self, node, name, args)
 
     def method(self, func: ast.Attribute, recv: TypeExpr, args: list[tuple[TypeExpr, Any]]) -> TypeExpr:
-        kind, name = _kind(recv, self.types), func.attr
-        where = self.attr_span(func)
-        if kind == "any":
-            return ANY
-        if kind == "str" and name in allowlist.STR_METHODS:
-            if name == "join" and args and _kind(_element(args[0][0], self.types), self.types) == "num":
-                self.issue("EXP301", "join() needs a list of str, not numbers", func)
-            return _STR_RESULT.get(name, BOOL)
-        if kind == "list" and name in allowlist.LIST_METHODS:
-            return INT
-        if kind == "dict" and name in allowlist.DICT_METHODS:
-            value = without_none(recv).value  # type: ignore[union-attr]
-            return {"keys": ListOf(STR), "values": ListOf(value), "items": ListOf(ANY), "get": union_of([value, NONE])}[name]
-        self.issue("EXP301", f"a {without_none(recv)} value has no method '{name}'", where)
-        return ANY
+        return method_type(self, func, recv, args)

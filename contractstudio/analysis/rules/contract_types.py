@@ -9,7 +9,7 @@ from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.rules import rule
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.expressions import ExpressionError, compile_expression
-from contractstudio.expressions.checker import cannot_become
+from contractstudio.expressions.kinds import cannot_become
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
 
 
