@@ -34,6 +34,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_bytecode import compile_package  # noqa: E402
 from bench_check_startup import SMALL  # noqa: E402
 from bench_lsp import generate_contract  # noqa: E402
 from bench_pipeline import generate_dense  # noqa: E402
@@ -188,6 +189,7 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=300)
     ap.add_argument("--only", type=int, nargs="+", default=[1, 2, 4, 5], help="rows to run (2 includes 3)")
     args = ap.parse_args()
+    compile_package()  # fresh processes load bytecode, as an installed package does (bench/bench_bytecode.py)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "dense10k.pipeline.yaml").write_text(generate_dense(10000))

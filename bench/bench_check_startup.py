@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_bytecode import compile_package
+
 SMALL = """kind: tools
 name: notes
 tools:
@@ -41,6 +43,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
+    compile_package()  # fresh processes load bytecode, as an installed package does (bench/bench_bytecode.py)
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "notes.tools.yaml"
         f.write_text(SMALL)
@@ -48,7 +51,7 @@ def main() -> None:
         check = best_of([sys.executable, "-m", "contractstudio", "check", str(f)], args.runs)
     print(f"baseline  python -c 'import pydantic, networkx': best {base[0]*1000:7.1f} ms  median {base[1]*1000:7.1f} ms")
     print(f"check     contractstudio check small.yaml:       best {check[0]*1000:7.1f} ms  median {check[1]*1000:7.1f} ms")
-    print(f"ratio (best/best): {check[0]/base[0]:.2f}x   (goal <= 1.5x)")
+    print(f"ratio (best/best): {check[0]/base[0]:.2f}x   (goal <= 1.15x, issue 15; 1.5x before)")
 
 
 if __name__ == "__main__":

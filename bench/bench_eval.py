@@ -30,6 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_bytecode import compile_package  # noqa: E402
+
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 QA = ROOT / "tests" / "runtime_contracts" / "qa.contract.yaml"
@@ -120,6 +123,7 @@ def main() -> int:
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--skip-rss", action="store_true")
     args = ap.parse_args()
+    compile_package()  # fresh processes load bytecode, as an installed package does (bench/bench_bytecode.py)
     folder = Path(tempfile.mkdtemp(prefix="bench-eval-"))
     ok = True
     server, url = start_server()
