@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 import contractstudio as cs  # noqa: E402
-from contractstudio.runtime.engine import CallOptions  # noqa: E402
+from contractstudio.runtime.call_state import CallOptions  # noqa: E402
 from contractstudio.runtime.live import LiveModel  # noqa: E402
 from contractstudio.runtime.models import ScriptedModel  # noqa: E402
 

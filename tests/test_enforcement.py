@@ -8,7 +8,7 @@ import pytest
 
 import contractstudio as cs
 from contractstudio.analysis.check import Context, check_text
-from contractstudio.runtime.engine import CallOptions
+from contractstudio.runtime.call_state import CallOptions
 
 NO_WAIT = CallOptions(wait=False)
 LINE = 13  # the line of the first output field in contract()

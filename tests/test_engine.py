@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import contractstudio as cs
-from contractstudio.runtime.engine import CallOptions, TransportRetry, remedy_wait
+from contractstudio.runtime.call_state import CallOptions, TransportRetry, remedy_wait
 from contractstudio.runtime.models import ScriptedModel, TransportFault
 
 HERE = Path(__file__).parent / "runtime_contracts"

@@ -15,7 +15,7 @@ import pytest
 from conftest import FIXTURES, SAMPLES
 
 import contractstudio as cs
-from contractstudio.runtime.engine import CallOptions
+from contractstudio.runtime.call_state import CallOptions
 from contractstudio.runtime.events import (
     EVENT_TYPES,
     STAGES,

@@ -14,7 +14,8 @@ import pytest
 from openai_server import OpenAIServer, Reply
 
 import contractstudio as cs
-from contractstudio.runtime.engine import TRACE_TEXT_LIMIT, CallOptions, TransportRetry
+from contractstudio.runtime.asking import TRACE_TEXT_LIMIT
+from contractstudio.runtime.call_state import CallOptions, TransportRetry
 from contractstudio.runtime.messages import REMEDY_REPLY_LIMIT
 
 QA = Path(__file__).parent / "runtime_contracts" / "qa.contract.yaml"

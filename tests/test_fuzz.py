@@ -121,7 +121,7 @@ def run_input(text: str) -> None:
     """An input is refused with a ValueError, or the call runs to its end with a strict-JSON trace and --json output."""
     from contractstudio.reading.source import read_value
     from contractstudio.runtime.api import Contract, load_all
-    from contractstudio.runtime.engine import CallOptions
+    from contractstudio.runtime.call_state import CallOptions
     from contractstudio.runtime.models import ReplayModel
     from contractstudio.runtime.session import Session
     from contractstudio.runtime.trace import jsonable
@@ -186,7 +186,7 @@ def read_trace(text: str) -> None:
     """A trace file is read, or refused with a ValueError naming its line; a readable one replays to its end."""
     from contractstudio.commands.run import recorded_input
     from contractstudio.runtime.api import Contract, load_all
-    from contractstudio.runtime.engine import CallOptions
+    from contractstudio.runtime.call_state import CallOptions
     from contractstudio.runtime.models import ReplayModel
     from contractstudio.runtime.session import Session
     from contractstudio.runtime.trace import Trace

@@ -13,7 +13,7 @@ import pytest
 from openai_server import OpenAIServer
 
 import contractstudio as cs
-from contractstudio.runtime.engine import CallOptions
+from contractstudio.runtime.call_state import CallOptions
 from contractstudio.runtime.events import ModelReply
 
 QA = Path(__file__).parent / "runtime_contracts" / "qa.contract.yaml"

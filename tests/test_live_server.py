@@ -14,7 +14,7 @@ import pytest
 from openai_server import OpenAIServer, Reply, refused_port
 
 import contractstudio as cs
-from contractstudio.runtime.engine import CallOptions, TransportRetry
+from contractstudio.runtime.call_state import CallOptions, TransportRetry
 
 QA = Path(__file__).parent / "runtime_contracts" / "qa.contract.yaml"
 INPUT = {"query": "Why vectors?", "documents": [{"id": "A1", "content": "Vector databases store embeddings."}]}

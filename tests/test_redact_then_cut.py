@@ -11,7 +11,7 @@ import pytest
 from openai_server import OpenAIServer, Reply
 
 from contractstudio.cli import main
-from contractstudio.runtime.engine import CallOptions, TransportRetry
+from contractstudio.runtime.call_state import CallOptions, TransportRetry
 from contractstudio.runtime.live import LiveModel
 from contractstudio.safe_text import register_secret, shorten
 
@@ -50,9 +50,9 @@ def test_run_reply_preview_is_redacted_before_it_is_cut(server: OpenAIServer, tm
 
 
 def test_a_reply_cut_for_the_trace_keeps_no_part_of_a_key(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    import contractstudio.runtime.engine as engine
+    import contractstudio.runtime.asking as asking
 
-    monkeypatch.setattr(engine, "TRACE_TEXT_LIMIT", 60)  # the trace keeps 60 characters of a longer reply
+    monkeypatch.setattr(asking, "TRACE_TEXT_LIMIT", 60)  # the trace keeps 60 characters of a longer reply
     model = LiveModel("openai/test-model", api_base=server.base_url, api_key=KEY)
     server.script("z" * 50 + KEY + "z" * 40, GOOD)
     import contractstudio as cs

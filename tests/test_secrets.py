@@ -17,7 +17,7 @@ from openai_server import OpenAIServer, Reply
 
 import contractstudio as cs
 from contractstudio.cli import main
-from contractstudio.runtime.engine import CallOptions, TransportRetry
+from contractstudio.runtime.call_state import CallOptions, TransportRetry
 from contractstudio.runtime.live import LiveModel
 
 ROOT = Path(__file__).resolve().parent.parent

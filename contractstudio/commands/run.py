@@ -90,7 +90,7 @@ def describe(event: Event) -> list[str]:
 
 def run(args: Any) -> int:
     from contractstudio.runtime.api import Contract, load_all
-    from contractstudio.runtime.engine import CallOptions
+    from contractstudio.runtime.call_state import CallOptions
     from contractstudio.runtime.errors import ContractError, InvalidInput, ModelError
     from contractstudio.runtime.model_choice import ModelChoice
     from contractstudio.runtime.perf import format_table

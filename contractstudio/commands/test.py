@@ -66,7 +66,7 @@ def _remedy_expectations(exp: Any, result: Any) -> list[str]:
 
 def run_scenario(contract: Any, scenario: Any) -> list[str]:
     """Run one scenario offline; the reasons it failed (empty when it passed)."""
-    from contractstudio.runtime.engine import CallOptions
+    from contractstudio.runtime.call_state import CallOptions
     from contractstudio.runtime.errors import ContractError
     from contractstudio.runtime.model_choice import scripted_model
     from contractstudio.runtime.session import Session

@@ -21,7 +21,7 @@ from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, forma
 from contractstudio.evaluation.results import ResultsError, ResultsWriter, read_records
 from contractstudio.evaluation.rows import EvalJob, RowRunner
 from contractstudio.evaluation.summary import Tally
-from contractstudio.runtime.engine import TransportRetry
+from contractstudio.runtime.call_state import TransportRetry
 
 MAX_BAD_ROWS_KEPT = 100
 

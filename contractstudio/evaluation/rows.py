@@ -13,7 +13,7 @@ from typing import Any
 
 from contractstudio.evaluation.dataset import Row
 from contractstudio.runtime import events as ev
-from contractstudio.runtime.engine import CallOptions, TransportRetry
+from contractstudio.runtime.call_state import CallOptions, TransportRetry
 from contractstudio.runtime.trace import Trace, redact
 
 MODES = ("live", "scripted", "replay")

@@ -42,7 +42,7 @@ class Contract:
     def session(self, input: Any, model: Model | str | list[str] | None = None, *, options: Any = None,
                 breakpoints: set[str] | None = None, wait: bool = False, **model_kw: Any) -> Any:
         """A call to step through, event by event (the studio's debugger). Waits are shown, not slept, by default."""
-        from contractstudio.runtime.engine import CallOptions
+        from contractstudio.runtime.call_state import CallOptions
         from contractstudio.runtime.session import Session
 
         opts = options or CallOptions(wait=wait)
@@ -51,7 +51,7 @@ class Contract:
     def call(self, input: Any, model: Model | str | list[str] | None = None, *, options: Any = None, wait: bool = True,
              trace: str | Path | None = None, **model_kw: Any) -> Any:
         """One contracted call; returns a Result, or raises ContractViolation under `on_failure: raise`."""
-        from contractstudio.runtime.engine import CallOptions
+        from contractstudio.runtime.call_state import CallOptions
         from contractstudio.runtime.session import Session
 
         opts = options or CallOptions(wait=wait)

@@ -9,229 +9,34 @@ simply drives a session to the end. All state lives in one `CallState` per call.
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Generator
 from typing import Any
 
 from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
-from contractstudio.runtime.compiled import CompiledContract
-from contractstudio.runtime.errors import ContractViolation, InvalidInput, ModelError
+from contractstudio.runtime.asking import ask, edited, kept_whole
+from contractstudio.runtime.call_state import CallState, remedy_wait
+from contractstudio.runtime.errors import ContractViolation, InvalidInput
 from contractstudio.runtime.events import (
     STAGES,
     ActValue,
     CallResult,
     ConditionChecked,
-    E,
     Event,
     Forwarded,
-    ModelFailure,
-    ModelReply,
-    ModelRequest,
     RemedyExhausted,
-    ReplayDivergence,
     ReplyParsed,
     RetryWait,
-    StageEnd,
     StageStart,
-    TransportFailure,
     ValidationFailure,
 )
-from contractstudio.runtime.messages import clip, generate_messages, pre_remedy_messages, repair_messages
-from contractstudio.runtime.models import LLMReply, LLMRequest, Model, TransportFault
-from contractstudio.runtime.perf import PerfStats, new_llm_counts
-from contractstudio.runtime.trace import Trace, redact
-
-# A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
-# reply of megabytes cut with a marker; `text_chars` keeps its real length.
-TRACE_TEXT_LIMIT = 200_000
+from contractstudio.runtime.messages import generate_messages, pre_remedy_messages, repair_messages
 
 DEEP_INPUT = f"the value nests arrays/objects more than {MAX_JSON_DEPTH} levels deep; it is not recorded"
 
-__all__ = ["STAGES", "CallOptions", "CallState", "TransportRetry", "run_call"]
+__all__ = ["STAGES", "run_call"]
 
 Events = Generator[Event, Any, Any]
-
-
-@dataclass(slots=True)
-class TransportRetry:
-    """Backoff for transport faults (429, 5xx, timeouts, refused connections): separate from remedies."""
-
-    tries: int = 4
-    delay: float = 1.0
-    backoff: float = 2.0
-    max_delay: float = 30.0
-
-    def wait(self, retry: int, retry_after: float | None = None) -> float:
-        base = retry_after if retry_after is not None else self.delay * self.backoff ** (retry - 1)
-        return min(base, self.max_delay)
-
-
-@dataclass(slots=True)
-class CallOptions:
-    """How one call behaves beyond the contract: waits, transport retries, randomness, sleeping."""
-
-    wait: bool = True  # False: remedy and transport waits are computed and shown, not slept (tests, stepping)
-    transport: TransportRetry = field(default_factory=TransportRetry)
-    rng: random.Random | None = None
-    sleep: Callable[[float], None] = time.sleep
-
-
-def remedy_wait(retry: Any, attempt: int, u: float) -> float:
-    """Seconds before remedy attempt `attempt` (1-based): the formula lives with the retry settings (Retry.wait)."""
-    return float(retry.wait(attempt, u))
-
-
-class CallState:
-    """Per-call state: nothing here outlives the call, nothing is shared between calls."""
-
-    def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions, accumulated: PerfStats | None) -> None:
-        self.plan = plan
-        self.raw_input = raw_input
-        self.model = model
-        self.options = options
-        self._rng = options.rng
-        self.trace = Trace()
-        self.stage_times: list[tuple[str, float]] = []
-        self.llm = new_llm_counts()
-        self.total: float | None = None
-        self.accumulated = accumulated
-        self.started = time.perf_counter()
-        self.paused = 0.0  # time the caller held the session paused; excluded from every timing
-        self.stage_started = 0.0
-        self.in_stages = 0.0
-        self.errors: list[str] = []
-        self.failed = False
-        self.invalid_input = False  # the input is not a valid value of the input type (and not repaired)
-        self.successful = False
-        self.final: Any = None
-        self.violation: ContractViolation | None = None
-        self.remedy_attempts = 0
-        self.llm_calls = 0
-        self.act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
-        self.finished = False
-
-    @property
-    def rng(self) -> random.Random:
-        """This call's randomness (jitter), made only when a remedy waits: seeding costs time."""
-        if self._rng is None:
-            self._rng = random.Random()
-        return self._rng
-
-    def now(self) -> float:
-        return time.perf_counter() - self.started - self.paused
-
-    def emit(self, event: E) -> E:
-        """Number and time an event, and keep it in the trace."""
-        events = self.trace.events
-        event.seq = len(events) + 1
-        event.t = time.perf_counter() - self.started - self.paused
-        events.append(event)
-        return event
-
-    def start(self, start: StageStart) -> StageStart:
-        self.emit(start)
-        self.stage_started = start.t
-        return start
-
-    def end(self, stage: str, ok: bool) -> StageEnd:
-        end = self.emit(StageEnd(stage=stage, ok=ok))
-        end.duration_s = duration = end.t - self.stage_started
-        self.stage_times.append((stage, duration))
-        self.in_stages += duration
-        return end
-
-    @property
-    def perf(self) -> PerfStats:
-        """This call's perf stats so far (built on demand: the studio shows them live)."""
-        stats = PerfStats()
-        stats.record(self.stage_times, self.llm, self.total, self.in_stages)
-        return stats
-
-    def fail(self, errors: list[str]) -> None:
-        self.failed = True
-        self.errors.extend(errors)
-
-
-def _edited(sent: Any, key: str) -> Any:
-    return sent.get(key) if isinstance(sent, dict) else None
-
-
-def _reply_event(stage: str, attempt: int, text: str, *, edited: bool = False) -> ModelReply:
-    """The reply as the trace keeps it: its text whole, or cut at TRACE_TEXT_LIMIT with its real length."""
-    if len(text) <= TRACE_TEXT_LIMIT:
-        return ModelReply(stage=stage, attempt=attempt, text=text, edited=edited)
-    return ModelReply(stage=stage, attempt=attempt, text=clip(text, TRACE_TEXT_LIMIT), text_chars=len(text), truncated=True,
-                      edited=edited)
-
-
-def _ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int,
-         errors: list[str] | None = None) -> Events:
-    """One LLM call with transport retries; returns the reply, or None when the call failed for good.
-
-    A remedy request also records the `errors` it tells the model, as they were sent.
-    """
-    model = st.model
-    params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
-    told = None if errors is None else list(errors)
-    retry = 0
-    while True:
-        request = st.emit(ModelRequest(stage=stage, attempt=attempt, purpose=purpose, model=model.name, messages=messages,
-                                       params=params, transport_retry=retry, errors=told))
-        sent = yield request
-        edited_messages = _edited(sent, "messages")
-        if edited_messages is not None:
-            messages = list(edited_messages)
-            request.messages = messages  # the trace keeps what was really sent
-            request.edited = True
-        edited_reply = _edited(sent, "reply")
-        if edited_reply is not None:
-            reply = LLMReply(text=str(edited_reply))
-            st.llm_calls += 1
-            st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
-            yield st.emit(_reply_event(stage, attempt, reply.text, edited=True))
-            return reply
-        started = time.perf_counter()
-        try:
-            reply = model.complete(LLMRequest(messages, params, purpose, attempt))
-        except TransportFault as fault:
-            retry += 1
-            gives_up = not fault.retryable or retry > st.options.transport.tries
-            yield st.emit(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
-                                           message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
-            if gives_up:
-                why = "not retried" if not fault.retryable else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}"
-                st.fail([redact(f"transport: {fault.exc_class}" + (f" (HTTP {fault.status})" if fault.status else "")
-                                + f": {fault} ({why})")])
-                return None
-            st.llm["transport_retries"] += 1
-            seconds = st.options.transport.wait(retry, fault.retry_after)
-            yield st.emit(RetryWait(stage=stage, kind="transport", retry=retry, seconds=seconds, waited=st.options.wait))
-            if st.options.wait and seconds > 0:
-                st.options.sleep(seconds)
-                st.llm["waited_s"] += seconds
-            continue
-        except ModelError as err:
-            yield st.emit(ModelFailure(stage=stage, message=str(err)))
-            st.fail([f"model: {err}"])
-            return None
-        latency = time.perf_counter() - started
-        st.llm_calls += 1
-        llm = st.llm
-        llm["calls"] += 1
-        llm["prompt_tokens"] += reply.prompt_tokens
-        llm["completion_tokens"] += reply.completion_tokens
-        llm["cost_usd"] += reply.cost_usd
-        llm["latency_s"] += latency
-        if reply.note:
-            yield st.emit(ReplayDivergence(stage=stage, message=reply.note))
-        event = _reply_event(stage, attempt, reply.text)
-        event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
-            reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
-        yield st.emit(event)
-        return reply
 
 
 def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, Any]) -> Events:
@@ -249,8 +54,8 @@ def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, 
 def _rejected(st: CallState, stage: str, where: str, errors: list[str], attempt: int) -> Events:
     """A validation_error event; the caller (the studio) may send back edited error texts."""
     sent = yield st.emit(ValidationFailure(stage=stage, where=where, errors=errors, attempt=attempt))
-    edited = _edited(sent, "errors")
-    return [str(e) for e in edited] if edited is not None else errors
+    changed = edited(sent, "errors")
+    return [str(e) for e in changed] if changed is not None else errors
 
 
 def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
@@ -288,7 +93,7 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
             messages = first
         else:
             messages = repair_messages(first, previous, sending, "an input that does not satisfy the preconditions")
-        reply = yield from _ask(st, "pre", messages, "remedy_pre", attempt, sending)
+        reply = yield from ask(st, "pre", messages, "remedy_pre", attempt, sending)
         if reply is None:
             return None
         previous = reply.text
@@ -319,7 +124,7 @@ def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) 
         errors = yield from _rejected(st, "generate", "type", errors, attempt)
         yield st.end("generate", False)
         return None, errors
-    if len(reply_text) <= TRACE_TEXT_LIMIT:
+    if kept_whole(reply_text):
         yield st.emit(ReplyParsed(stage="generate", attempt=attempt, output=parsed))
     else:  # the output is in the result; a runaway reply is not stored twice
         yield st.emit(ReplyParsed(stage="generate", attempt=attempt, output=None, omitted=True, text_chars=len(reply_text)))
@@ -342,7 +147,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     if plan.act_is_set:
         scope["act"] = act_value
     yield st.start(StageStart(stage="generate", attempt=0))
-    reply = yield from _ask(st, "generate", base, "generate", 0)
+    reply = yield from ask(st, "generate", base, "generate", 0)
     if reply is None:
         yield st.end("generate", False)
         return None
@@ -361,7 +166,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         yield from _wait_before(st, "generate", attempt)
         sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
         messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}")
-        reply = yield from _ask(st, "generate", messages, "remedy_post", attempt, sending)
+        reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending)
         if reply is None:
             yield st.end("generate", False)
             return None

@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from contractstudio.runtime.call_state import CallOptions, CallState
 from contractstudio.runtime.compiled import CompiledContract
-from contractstudio.runtime.engine import CallOptions, CallState, run_call
+from contractstudio.runtime.engine import run_call
 from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.events import STAGES, Event, ModelRequest, StageStart, ValidationFailure
 from contractstudio.runtime.models import Model

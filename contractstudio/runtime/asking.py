@@ -1,0 +1,113 @@
+"""Asking the model: one LLM call with its transport retries, as events (a request the debugger may edit, the reply)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from typing import Any
+
+from contractstudio.runtime.call_state import CallState
+from contractstudio.runtime.errors import ModelError
+from contractstudio.runtime.events import (
+    Event,
+    ModelFailure,
+    ModelReply,
+    ModelRequest,
+    ReplayDivergence,
+    RetryWait,
+    TransportFailure,
+)
+from contractstudio.runtime.messages import clip
+from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
+from contractstudio.runtime.trace import redact
+
+Events = Generator[Event, Any, Any]
+
+# A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
+# reply of megabytes cut with a marker; `text_chars` keeps its real length.
+TRACE_TEXT_LIMIT = 200_000
+
+
+def edited(sent: Any, key: str) -> Any:
+    """What the caller sent back in place of `key` (an edited reply, messages or errors), or None."""
+    return sent.get(key) if isinstance(sent, dict) else None
+
+
+def kept_whole(text: str) -> bool:
+    """Whether the trace keeps a reply of this text whole (else cut, and its parsed output not stored twice)."""
+    return len(text) <= TRACE_TEXT_LIMIT
+
+
+def reply_event(stage: str, attempt: int, text: str, *, edited: bool = False) -> ModelReply:
+    """The reply as the trace keeps it: its text whole, or cut at TRACE_TEXT_LIMIT with its real length."""
+    if kept_whole(text):
+        return ModelReply(stage=stage, attempt=attempt, text=text, edited=edited)
+    return ModelReply(stage=stage, attempt=attempt, text=clip(text, TRACE_TEXT_LIMIT), text_chars=len(text), truncated=True,
+                      edited=edited)
+
+
+def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int,
+         errors: list[str] | None = None) -> Events:
+    """One LLM call with transport retries; returns the reply, or None when the call failed for good.
+
+    A remedy request also records the `errors` it tells the model, as they were sent.
+    """
+    model = st.model
+    params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
+    told = None if errors is None else list(errors)
+    retry = 0
+    while True:
+        request = st.emit(ModelRequest(stage=stage, attempt=attempt, purpose=purpose, model=model.name, messages=messages,
+                                       params=params, transport_retry=retry, errors=told))
+        sent = yield request
+        edited_messages = edited(sent, "messages")
+        if edited_messages is not None:
+            messages = list(edited_messages)
+            request.messages = messages  # the trace keeps what was really sent
+            request.edited = True
+        edited_reply = edited(sent, "reply")
+        if edited_reply is not None:
+            reply = LLMReply(text=str(edited_reply))
+            st.llm_calls += 1
+            st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
+            yield st.emit(reply_event(stage, attempt, reply.text, edited=True))
+            return reply
+        started = time.perf_counter()
+        try:
+            reply = model.complete(LLMRequest(messages, params, purpose, attempt))
+        except TransportFault as fault:
+            retry += 1
+            gives_up = not fault.retryable or retry > st.options.transport.tries
+            yield st.emit(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
+                                           message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
+            if gives_up:
+                why = "not retried" if not fault.retryable else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}"
+                st.fail([redact(f"transport: {fault.exc_class}" + (f" (HTTP {fault.status})" if fault.status else "")
+                                + f": {fault} ({why})")])
+                return None
+            st.llm["transport_retries"] += 1
+            seconds = st.options.transport.wait(retry, fault.retry_after)
+            yield st.emit(RetryWait(stage=stage, kind="transport", retry=retry, seconds=seconds, waited=st.options.wait))
+            if st.options.wait and seconds > 0:
+                st.options.sleep(seconds)
+                st.llm["waited_s"] += seconds
+            continue
+        except ModelError as err:
+            yield st.emit(ModelFailure(stage=stage, message=str(err)))
+            st.fail([f"model: {err}"])
+            return None
+        latency = time.perf_counter() - started
+        st.llm_calls += 1
+        llm = st.llm
+        llm["calls"] += 1
+        llm["prompt_tokens"] += reply.prompt_tokens
+        llm["completion_tokens"] += reply.completion_tokens
+        llm["cost_usd"] += reply.cost_usd
+        llm["latency_s"] += latency
+        if reply.note:
+            yield st.emit(ReplayDivergence(stage=stage, message=reply.note))
+        event = reply_event(stage, attempt, reply.text)
+        event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
+            reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
+        yield st.emit(event)
+        return reply

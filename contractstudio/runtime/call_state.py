@@ -1,0 +1,116 @@
+"""One call's options (waits, transport retries, randomness) and its state: nothing in it outlives the call."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from contractstudio.runtime.compiled import CompiledContract
+from contractstudio.runtime.errors import ContractViolation
+from contractstudio.runtime.events import E, StageEnd, StageStart
+from contractstudio.runtime.models import Model
+from contractstudio.runtime.perf import PerfStats, new_llm_counts
+from contractstudio.runtime.trace import Trace
+
+
+@dataclass(slots=True)
+class TransportRetry:
+    """Backoff for transport faults (429, 5xx, timeouts, refused connections): separate from remedies."""
+
+    tries: int = 4
+    delay: float = 1.0
+    backoff: float = 2.0
+    max_delay: float = 30.0
+
+    def wait(self, retry: int, retry_after: float | None = None) -> float:
+        base = retry_after if retry_after is not None else self.delay * self.backoff ** (retry - 1)
+        return min(base, self.max_delay)
+
+
+@dataclass(slots=True)
+class CallOptions:
+    """How one call behaves beyond the contract: waits, transport retries, randomness, sleeping."""
+
+    wait: bool = True  # False: remedy and transport waits are computed and shown, not slept (tests, stepping)
+    transport: TransportRetry = field(default_factory=TransportRetry)
+    rng: random.Random | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+
+def remedy_wait(retry: Any, attempt: int, u: float) -> float:
+    """Seconds before remedy attempt `attempt` (1-based): the formula lives with the retry settings (Retry.wait)."""
+    return float(retry.wait(attempt, u))
+
+
+class CallState:
+    """Per-call state: nothing here outlives the call, nothing is shared between calls."""
+
+    def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions, accumulated: PerfStats | None) -> None:
+        self.plan = plan
+        self.raw_input = raw_input
+        self.model = model
+        self.options = options
+        self._rng = options.rng
+        self.trace = Trace()
+        self.stage_times: list[tuple[str, float]] = []
+        self.llm = new_llm_counts()
+        self.total: float | None = None
+        self.accumulated = accumulated
+        self.started = time.perf_counter()
+        self.paused = 0.0  # time the caller held the session paused; excluded from every timing
+        self.stage_started = 0.0
+        self.in_stages = 0.0
+        self.errors: list[str] = []
+        self.failed = False
+        self.invalid_input = False  # the input is not a valid value of the input type (and not repaired)
+        self.successful = False
+        self.final: Any = None
+        self.violation: ContractViolation | None = None
+        self.remedy_attempts = 0
+        self.llm_calls = 0
+        self.act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
+        self.finished = False
+
+    @property
+    def rng(self) -> random.Random:
+        """This call's randomness (jitter), made only when a remedy waits: seeding costs time."""
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
+
+    def now(self) -> float:
+        return time.perf_counter() - self.started - self.paused
+
+    def emit(self, event: E) -> E:
+        """Number and time an event, and keep it in the trace."""
+        events = self.trace.events
+        event.seq = len(events) + 1
+        event.t = time.perf_counter() - self.started - self.paused
+        events.append(event)
+        return event
+
+    def start(self, start: StageStart) -> StageStart:
+        self.emit(start)
+        self.stage_started = start.t
+        return start
+
+    def end(self, stage: str, ok: bool) -> StageEnd:
+        end = self.emit(StageEnd(stage=stage, ok=ok))
+        end.duration_s = duration = end.t - self.stage_started
+        self.stage_times.append((stage, duration))
+        self.in_stages += duration
+        return end
+
+    @property
+    def perf(self) -> PerfStats:
+        """This call's perf stats so far (built on demand: the studio shows them live)."""
+        stats = PerfStats()
+        stats.record(self.stage_times, self.llm, self.total, self.in_stages)
+        return stats
+
+    def fail(self, errors: list[str]) -> None:
+        self.failed = True
+        self.errors.extend(errors)
