@@ -16,6 +16,7 @@ from contractstudio.runtime.pipeline_runner import (
     PipelineRunner,
     parse_prefix,
 )
+from contractstudio.runtime.route_simulation import simulate
 
 RAG = SAMPLES / "rag_router.pipeline.yaml"
 
@@ -153,7 +154,7 @@ def test_from_file_refuses_a_file_with_errors() -> None:
 
 def test_simulate_from_the_runner_matches_the_run_path() -> None:
     runner = PipelineRunner.from_file(RAG)
-    sim = runner.simulate("[HYBRID:] refund policy")
+    sim = simulate(runner.pipeline, "[HYBRID:] refund policy")
     run = runner.run({"user_query": "q"}, rag_handlers("[HYBRID:] refund policy"))
     assert sim.path == run.path and sim.ok
     assert sim.steps[2].known == ["followup_query", "last_model_response", "retrieval_mode", "user_query"]
@@ -178,7 +179,7 @@ def test_a_blank_payload_fails_in_simulate_exactly_as_in_the_runner(reply: str) 
     runner = PipelineRunner.from_file(RAG)
     with pytest.raises(PipelineAssertionError) as err:
         runner.run({"user_query": "q"}, rag_handlers(reply))
-    sim = runner.simulate(reply)
+    sim = simulate(runner.pipeline, reply)
     assert not sim.ok and sim.outcome == "assertion"
     assert sim.message == str(err.value)
     assert sim.path == ["route", "dispatch", "search"] and sim.steps[-1].missing == ["followup_query | retrieval_query"]
@@ -188,7 +189,7 @@ def test_a_blank_router_reply_fails_at_the_router_in_both() -> None:
     runner = PipelineRunner.from_file(RAG)
     with pytest.raises(PipelineAssertionError) as err:
         runner.run({"user_query": "q"}, rag_handlers("   "))
-    sim = runner.simulate("   ")
+    sim = simulate(runner.pipeline, "   ")
     assert (sim.outcome, sim.message, sim.path) == ("assertion", str(err.value), ["route", "dispatch"])
 
 
@@ -200,9 +201,9 @@ def test_a_custom_router_is_steered_in_simulate_as_its_handler_steers_the_run() 
     handlers = {"pick_source": lambda state, step: "rewrite", "rewrite_query": lambda state, step: {"retrieval_query": "q"},
                 "search_nodes": lambda state, step: {"context_blocks": [], "seed_nodes": []}}
     run = runner.run({"retrieval_mode": "x", "use_router": False}, handlers)
-    sim = runner.simulate("anything", routes={"pick": "rewrite"})
+    sim = simulate(runner.pipeline, "anything", routes={"pick": "rewrite"})
     assert sim.path == run.path == ["pick", "rewrite", "search"] and sim.ok
     assert sim.steps[0].route == "on_rewrite" and sim.steps[0].note == "route 'rewrite' chosen with --route"
-    first = runner.simulate("anything")  # not steered: the first route, and it says so
+    first = simulate(runner.pipeline, "anything")  # not steered: the first route, and it says so
     assert first.path[:2] == ["pick", "route"]
     assert first.steps[0].note == "its handler chooses at run time; simulated: the first route (steer with --route pick=ROUTE)"

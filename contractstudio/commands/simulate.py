@@ -10,7 +10,7 @@ import sys
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.commands.graph import pipelines_of
 from contractstudio.reports.graphs import for_terminal
-from contractstudio.runtime.pipeline_runner import Simulation, route_problem, simulate
+from contractstudio.runtime.route_simulation import Simulation, route_problem, simulate
 from contractstudio.safe_text import printable
 
 

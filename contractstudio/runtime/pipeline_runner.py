@@ -1,4 +1,4 @@
-"""Running a pipeline with runtime assertions, and simulating the path of a router reply.
+"""Running a pipeline with runtime assertions (simulating the path of a router reply: route_simulation.py).
 
 `PipelineRunner(pipeline).run(state, handlers={action: callable})` checks each
 action's contract (documents/actions.py) before and after its step and fails fast
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER, SETTINGS, ActionSpec, action_catalog
+from contractstudio.documents.actions import SETTINGS, ActionSpec, action_catalog
 from contractstudio.documents.models import Pipeline, Step
 from contractstudio.reading.replies import extract_json
 
@@ -87,46 +87,6 @@ class PipelineRun:
     state: dict[str, Any]
     path: list[str]
     events: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class SimulatedStep:
-    """One step of a simulated path and what is known there."""
-
-    step: str
-    action: str
-    known: list[str]  # state fields set on arrival
-    sets: list[str]  # fields the action ensures
-    missing: list[str]  # requirements not known on arrival (a run would fail here)
-    route: str | None  # the key taken: 'next', 'on_bm25', 'end' (None when stuck)
-    label: str | None  # the prefix matched, 'next', 'other' or 'end'
-    target: str | None  # the next step id ('end' at the end)
-    values: dict[str, str] = field(default_factory=dict)  # concrete values the reply determines
-    note: str | None = None  # how a custom router's route was chosen
-
-
-@dataclass(slots=True)
-class Simulation:
-    """The path one router reply takes through a pipeline."""
-
-    pipeline: str
-    reply: str
-    steps: list[SimulatedStep]
-    outcome: str  # 'end' | 'assertion' | 'loop' | 'dead_end' | 'unknown_target' | 'no_entry' | 'step_limit'
-    message: str
-
-    @property
-    def path(self) -> list[str]:
-        return [s.step for s in self.steps]
-
-    @property
-    def ok(self) -> bool:
-        """The reply reaches an end step and every requirement on the way is known."""
-        return self.outcome == "end" and not any(s.missing for s in self.steps)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"pipeline": self.pipeline, "reply": self.reply, "outcome": self.outcome, "message": self.message,
-                "ok": self.ok, "path": self.path, "steps": [asdict(s) for s in self.steps]}
 
 
 class PipelineRunner:
@@ -280,132 +240,3 @@ class PipelineRunner:
             raise PipelineError(f"step '{step.id}': {key} names '{target}', which is not a step", step.id, step.action)
         return target, key
 
-    # ------------------------------------------------------------- simulating
-
-    def simulate(self, reply: str, routes: Mapping[str, str] | None = None) -> Simulation:
-        """The path `reply` takes when every model call answers it, and what is known at each step."""
-        return simulate(self.pipeline, reply, routes=routes, max_steps=self.max_steps)
-
-
-class _Known:
-    """A state value that a step sets but whose content the simulation cannot know (a handler's result)."""
-
-    def __repr__(self) -> str:
-        return "<set>"
-
-
-KNOWN = _Known()
-
-
-def custom_routes(step: Step, spec: ActionSpec | None = None) -> list[str]:
-    """The routes of a custom routing action (its `on_<route>` targets), in order; [] for any other step.
-
-    A built-in router (its catalog entry has `routing`) is decided by the reply, never steered."""
-    builtin_router = spec.routing if spec is not None else step.action == PREFIX_ROUTER
-    if step.action == CALL_MODEL or builtin_router or step.next is not None:
-        return []
-    return [k[3:] for k, v in step.raw.items() if k.startswith("on_") and isinstance(v, str)]
-
-
-def route_problem(pipeline: Pipeline, step_id: str, route: str) -> str | None:
-    """Why `STEP=ROUTE` cannot steer a simulation (no such step, not a custom router, no such route), or None."""
-    step = next((s for s in pipeline.steps if s.id == step_id), None)  # the first of an id, as the runner takes it
-    if step is None:
-        return f"no step '{step_id}' (steps: {', '.join(dict.fromkeys(s.id for s in pipeline.steps))})"
-    spec = action_catalog(pipeline).get(step.action)
-    if spec is not None and spec.routing:
-        return f"step '{step_id}' is a {step.action}: the reply decides its route"
-    choices = custom_routes(step, spec)
-    if not choices:
-        return f"step '{step_id}' does not route (it has no on_* targets)"
-    if route.removeprefix("on_") not in choices:
-        return f"step '{step_id}' has no route '{route}' (routes: {', '.join(choices)})"
-    return None
-
-
-def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None = None,
-             max_steps: int = MAX_STEPS) -> Simulation:
-    """Walk a pipeline symbolically: each call_model answers `reply`, each prefix_router parses it,
-    a custom router takes the route `routes` names for it (else its first), and every step's
-    requirements are asserted by the runner's own check, so a run and its simulation fail alike."""
-    for step_id, route in (routes or {}).items():
-        problem = route_problem(pipeline, step_id, route)
-        if problem:
-            raise ValueError(problem)
-    steer = {k: v.removeprefix("on_") for k, v in (routes or {}).items()}
-    runner = PipelineRunner(pipeline)
-    state: dict[str, Any] = {f: KNOWN for f in pipeline.inputs}
-    steps: list[SimulatedStep] = []
-    seen: set[tuple[str, frozenset[str], tuple[tuple[str, str], ...]]] = set()
-    current = pipeline.entry_step_id
-    name = pipeline.name
-
-    def done(outcome: str, message: str) -> Simulation:
-        return Simulation(name, reply, steps, outcome, message)
-
-    if current not in runner.steps:
-        return done("no_entry", f"entry_step_id '{current}' is not a step")
-    while True:
-        known = frozenset(k for k, v in state.items() if is_set(v))
-        state_key = (current, known, tuple(sorted((k, v) for k, v in state.items() if isinstance(v, str))))
-        if state_key in seen:
-            return done("loop", f"the reply leads back to '{current}' with nothing new known: it loops forever "
-                                "(at run time a different model reply must leave the loop)")
-        if len(steps) >= max_steps:
-            return done("step_limit", f"stopped after {max_steps} steps")
-        seen.add(state_key)
-        step = runner.steps[current]
-        spec = runner.catalog.get(step.action)
-        missing = []
-        if spec is not None:
-            missing = [f for f in spec.requires_state if not is_set(state.get(f))]
-            missing += [" | ".join(g) for g in spec.requires_any_state if not any(is_set(state.get(f)) for f in g)]
-        sim = SimulatedStep(step.id, step.action, sorted(known), list(spec.ensures_state) if spec else [], missing,
-                            None, None, None, {})
-        steps.append(sim)
-        if spec is not None:
-            try:  # the runner's own assertion: the same fields, the same words
-                runner._assert_requires(step, spec, state, {"id": step.id, "action": step.action, **step.raw})
-            except PipelineAssertionError as err:
-                return done("assertion", str(err))
-        chosen: str | None = None
-        here: dict[str, str] = {}
-        if step.action == CALL_MODEL:
-            here["last_model_response"] = reply
-        elif spec is not None and spec.routing == "prefix":
-            last = state.get("last_model_response")
-            chosen, payload = parse_prefix(last if isinstance(last, str) else reply, step_prefixes(step))
-            if spec.route_state:
-                here.update({spec.route_state[0]: chosen, spec.route_state[-1]: payload})
-        elif spec is not None and spec.routing == "decision":
-            last = state.get("last_model_response")
-            chosen = parse_decision(last if isinstance(last, str) else reply)
-        elif choices := custom_routes(step, spec):
-            if step.id in steer:
-                chosen = steer[step.id]
-                sim.note = f"route '{chosen}' chosen with --route"
-            else:  # a handler decides at run time; unsteered, the simulation takes the first route and says so
-                chosen = choices[0]
-                sim.note = f"its handler chooses at run time; simulated: the first route (steer with --route {step.id}=ROUTE)"
-        if spec is not None:
-            state.update({f: KNOWN for f in (*spec.ensures_state, *spec.ensured_by(step))})
-        state.update(here)
-        sim.values.update(here)
-        try:
-            target, key = runner._next(step, chosen)
-        except PipelineError as err:
-            outcome = "unknown_target" if "not a step" in str(err) else "dead_end"
-            return done(outcome, str(err))
-        sim.route = key
-        sim.label = _label(step, key)
-        sim.target = "end" if target is None else target
-        if target is None:
-            return done("end", f"reached the end step '{step.id}'")
-        current = target
-
-
-def _label(step: Step, key: str) -> str:
-    if key.startswith("on_"):
-        prefix = step.raw.get(f"{key[3:]}_prefix")
-        return prefix if isinstance(prefix, str) else key[3:]
-    return key

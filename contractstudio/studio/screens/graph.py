@@ -256,7 +256,7 @@ class GraphScreen(Screen[None]):
         event.stop()
         if self.graph is None:
             return
-        from contractstudio.runtime.pipeline_runner import simulate  # runtime only when asked
+        from contractstudio.runtime.route_simulation import simulate  # runtime only when asked
 
         sim = simulate(self.graph.pipeline, event.value)
         view = self.query_one(StepGraphView)
