@@ -91,3 +91,36 @@ def test_check_keymap_rules() -> None:
     assert empty.keys == {}
     assert [p.split(":")[1].strip() for p in empty.problems] == ["edit.save would have no key; the default (ctrl+s) is kept",
                                                                  "debug.step", "debug.continue"]
+
+
+async def palette_help(app, pilot, query: str) -> list[str]:  # noqa: ANN001
+    """The command palette's lines for a search, as a user reads them (title, then help with the keys)."""
+    from textual.command import CommandList
+
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*query)
+    await pilot.pause(0.5)
+    commands = app.screen.query_one(CommandList)
+    return [str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)]
+
+
+async def test_the_command_palette_shows_the_keys_a_keymap_binds(make_app) -> None:
+    write_config("keymap:\n  edit.next_finding: f7\n  app.mode_graph: [f3, alt+g]\n")
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        [line] = [ln for ln in await palette_help(app, pilot, "next finding") if ln.startswith("Next finding")]
+        assert "(F7)" in line and "F8" not in line
+        await pilot.press("escape")
+        await pilot.pause()
+        [line] = [ln for ln in await palette_help(app, pilot, "graph mode") if ln.startswith("Graph mode")]
+        assert line.endswith("(F3 / Alt+G)")
+
+
+async def test_without_a_keymap_the_palette_shows_the_default_keys(make_app) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        [line] = [ln for ln in await palette_help(app, pilot, "next finding") if ln.startswith("Next finding")]
+        assert line.endswith("(F8)")
