@@ -1,39 +1,41 @@
 """The studio app: four modes (edit, graph, debug, eval) over one workspace, with safe saving.
 
 The app owns the state (workspace, the open buffer, the latest analysis); screens draw it and
-workers only post messages (the Harlequin pattern). Nothing here imports the runtime: debug mode
-does, lazily, the first time it is opened, so the first screen appears before litellm is imported.
+workers only post messages (the Harlequin pattern; one worker style, see studio/analyses.py). The
+open file's life (open, save, reload, disk, export, quit) is open_file.py's. The first screen draws
+before the analyzer, pydantic or litellm are imported: the edit screen's first analysis imports the
+analyzer in its worker, and after it a background worker imports litellm, so the first live call in
+the debugger does not pay that import.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingsMap
 from textual.dom import DOMNode
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from contractstudio.findings.diagnostics import Counts
+from contractstudio.studio.analyses import Analysis
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
 from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
+from contractstudio.studio.open_file import OpenFile
 from contractstudio.studio.palette import StudioCommands
-from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen, PathPrompt, changed_on_disk, unsaved_changes
-from contractstudio.studio.screens.edit import Analysis, EditScreen
+from contractstudio.studio.screens.base import Studio
+from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen
+from contractstudio.studio.screens.edit import EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
-from contractstudio.studio.widgets.findings import Place
-from contractstudio.studio.workspace import (
-    BOM,
-    Buffer,
-    ChangedOnDisk,
-    ReadOnlyFile,
-    Workspace,
-    kind_of_path,
-    write_atomic,
-)
+from contractstudio.studio.workspace import Buffer, Workspace
 from contractstudio.trust import Trust, folder_of
+
+if TYPE_CHECKING:
+    from contractstudio.analysis.check import Context
 
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"
 DISK_POLL_S = 2.0
@@ -73,7 +75,23 @@ def studio_scopes(app_bindings: BindingsMap) -> dict[str, list[Binding]]:
             "Debug mode": of(DebugScreen), "Eval mode": of(EvalScreen), "Dialogs": modals}
 
 
-class StudioApp(App[None]):
+class WorkspaceCounted(Message):
+    """Posted by the worker that analyzes every workspace file: (errors, warnings) per file."""
+
+    def __init__(self, counts: dict[Path, tuple[int, int]]) -> None:
+        super().__init__()
+        self.counts = counts
+
+
+class ModelClientLoaded(Message):
+    """Posted by the worker that imports the live model's client (litellm) in the background; `error` when it failed."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        super().__init__()
+        self.error = error
+
+
+class StudioApp(OpenFile):
     """ContractStudio: edit with live findings, graph pipelines and agents, step through calls."""
 
     TITLE = "ContractStudio"
@@ -103,6 +121,7 @@ class StudioApp(App[None]):
         self.counts: dict[Path, tuple[int, int]] = {}
         self._startup_notes: list[tuple[str, str]] = list(("warning", p) for p in self.config.problems)
         self._disk_warned = False
+        self._client_asked = False  # the background import of litellm was started
         themes, problems = load_themes([bundled_themes_folder(), self.config.themes_folder])
         for theme in themes:
             self.register_theme(theme)
@@ -144,16 +163,19 @@ class StudioApp(App[None]):
         for severity, note in self._startup_notes:
             self.notify(note, severity=severity, timeout=8)  # type: ignore[arg-type]
         self.set_interval(DISK_POLL_S, self.check_disk)
-        self.set_timer(0.5, lambda: self.run_worker(self._count_workspace, thread=True, group="workspace", exit_on_error=False))
+        self.set_timer(0.5, self.count_workspace)
+        if self.buffer is None:  # no first analysis to wait for: the client loads after the first screen
+            self.call_after_refresh(self.load_model_client)
 
-    def context_for(self, path: Path | None) -> Any:
+    def context_for(self, path: Path | None) -> Context:
         """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
         from contractstudio.analysis.check import Context
 
         return Context(trusted=self.trust.allows(path), root=folder_of(path) if path is not None else None, dialect=self.dialect)
 
-    def _count_workspace(self) -> None:
-        # Counts for the file list; the open file's counts come from live analysis instead.
+    @work(thread=True, exclusive=True, group="workspace", exit_on_error=False)
+    def count_workspace(self) -> None:
+        """Errors and warnings of every workspace file, for the file list (the open file's come from live analysis)."""
         from contractstudio.analysis.check import KNOWN_KINDS, check_file
 
         counts: dict[Path, tuple[int, int]] = {}
@@ -163,31 +185,20 @@ class StudioApp(App[None]):
             report = check_file(f.path, self.context_for(f.path))
             c = Counts.of(report.diagnostics)
             counts[f.path] = (c.error, c.warning)
-        self.call_from_thread(self._counted, counts)
+        self.post_message(WorkspaceCounted(counts))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "workspace":
             self.notify(f"Could not check every workspace file: {event.worker.error}", severity="warning", timeout=6)
 
-    def _counted(self, counts: dict[Path, tuple[int, int]]) -> None:
-        for path, value in counts.items():
+    @on(WorkspaceCounted)
+    def _counted(self, message: WorkspaceCounted) -> None:
+        for path, value in message.counts.items():
             if self.buffer is None or path != self.buffer.path:
                 self.counts[path] = value
         self.edit_screen.refresh_files()
 
     # Screens ---------------------------------------------------------------------------
-
-    @property
-    def edit_screen(self) -> EditScreen:
-        stack = self._screen_stacks.get("edit") or []
-        if not stack:
-            raise LookupError("edit mode is not started")
-        return stack[0]  # type: ignore[return-value]
-
-    def action_mode(self, mode: str) -> None:
-        """Switch to edit, graph, debug or eval mode."""
-        if self.current_mode != mode:
-            self.switch_mode(mode)
 
     def action_help(self) -> None:
         """List every key of the app and of the current mode, with binding ids for the keymap."""
@@ -215,200 +226,49 @@ class StudioApp(App[None]):
         if target in self.available_themes:
             self.theme = target
 
-    # Files -----------------------------------------------------------------------------
-
-    def is_dirty(self) -> bool:
-        try:
-            return self.edit_screen.is_dirty()
-        except LookupError:
-            return False
-
-    def current_text(self) -> str:
-        """The editor's text (unsaved edits included)."""
-        if self.buffer is None:
-            return ""
-        try:
-            return self.edit_screen.editor.text
-        except LookupError:
-            return self.buffer.saved_text
-
-    def open_file(self, path: Path) -> None:
-        """Open a file in the editor, asking first when the current one has unsaved changes."""
-        if self.buffer is not None and path.resolve() == self.buffer.path.resolve():
-            self.action_mode("edit")
-            self.edit_screen.editor.focus()
-            return
-        if path.suffix == ".jsonl" and kind_of_path(path) in ("dataset", "results"):
-            self.action_mode("eval")
-            self.call_after_refresh(lambda: self.screen.open_data(path))  # type: ignore[attr-defined]
-            return
-        if path.suffix == ".jsonl":
-            self.action_mode("debug")
-            # The debugger may be composing for the first time: open the trace once it is drawn.
-            self.call_after_refresh(lambda: self.screen.open_trace(path))  # type: ignore[attr-defined]
-            return
-
-        def go(answer: str | None = "discard") -> None:
-            if answer == "cancel":
-                return
-            if answer == "save" and not self._save(force=False):
-                return
-            buffer = self._load_or_notify(path)
-            if buffer is None:
-                return
-            self.buffer = buffer
-            self.workspace.add(path)
-            self._disk_warned = False
-            self.action_mode("edit")
-            self.edit_screen.show_text(buffer.saved_text)
-            self.edit_screen.refresh_files()
-
-        if self.is_dirty():
-            self.push_screen(unsaved_changes(self.workspace.display(self.buffer.path), "open another file"), go)  # type: ignore[union-attr]
-        else:
-            go()
-
-    def _load_or_notify(self, path: Path) -> Buffer | None:
-        try:
-            return Buffer.load(path)
-        except OSError as err:
-            self.notify(f"Cannot open {path}: {err.strerror or err}", severity="error")
-            return None
-
-    def go_to(self, place: Place) -> None:
-        """Jump to a place, opening its file first when it is another one."""
-        if self.buffer is not None and place.file and Path(place.file).resolve() != self.buffer.path.resolve():
-            target = Path(place.file)
-            if target.is_file():
-                self.open_file(target)
-                if self.buffer.path.resolve() != target.resolve():
-                    return  # the user was asked first; the jump happens after they chose
-        self.action_mode("edit")
-        self.edit_screen.go_to(place)
-
-    def action_save(self) -> None:
-        """Save the open file atomically (asks when it changed on disk)."""
-        self._save(force=False)
-
-    def _save(self, force: bool) -> bool:
-        if self.buffer is None:
-            self.notify("No file is open.", severity="warning")
-            return False
-        text = self.edit_screen.editor.text
-        name = self.workspace.display(self.buffer.path)
-        try:
-            saved = self.buffer.save(text, force=force)
-        except ChangedOnDisk:
-            self.push_screen(changed_on_disk(name), self._resolve_conflict)
-            return False
-        except ReadOnlyFile as err:
-            self.notify(f"Not saved: {err}", severity="error", timeout=12)
-            return False
-        except OSError as err:
-            self.notify(f"Could not save {name}: {err.strerror or err}. Your text is still in the editor.", severity="error", timeout=10)
-            return False
-        self._disk_warned = False
-        self.notify(f"Saved {name}", timeout=2)
-        for note in saved.notes:
-            self.notify(note, severity="warning", timeout=8)
-        self.edit_screen.update_status()
-        self.edit_screen.refresh_files()
-        return True
-
-    def _resolve_conflict(self, answer: str | None) -> None:
-        if answer == "overwrite":
-            self._save(force=True)
-        elif answer == "reload":
-            self._reload()
-
-    def action_reload(self) -> None:
-        """Re-read the open file from disk (asks first when there are unsaved changes)."""
-        if self.buffer is None:
-            return
-        if self.is_dirty():
-            self.push_screen(unsaved_changes(self.workspace.display(self.buffer.path), "reload it from disk"),
-                             self._after_reload_question)
-        else:
-            self._reload()
-
-    def _after_reload_question(self, answer: str | None) -> None:
-        if answer == "discard":
-            self._reload()
-        elif answer == "save":
-            self._save(False)
-
-    def _reload(self) -> None:
-        if self.buffer is None:
-            return
-        buffer = self._load_or_notify(self.buffer.path)
-        if buffer is not None:
-            self.buffer = buffer
-            self._disk_warned = False
-            self.edit_screen.show_text(buffer.saved_text, cursor=self.edit_screen.editor.cursor_location)  # same file: same place
-            self.edit_screen.refresh_files()
-
-    def check_disk(self) -> None:
-        """Poll the open file: reload a clean buffer, warn (once) about a modified one."""
-        if self.buffer is None or not self.buffer.changed_on_disk():
-            return
-        name = self.workspace.display(self.buffer.path)
-        if not self.is_dirty():
-            if self.buffer.path.exists():
-                self._reload()
-                self.notify(f"{name} changed on disk and was reloaded.", timeout=4)
-            elif not self._disk_warned:
-                self._disk_warned = True
-                self.notify(f"{name} was deleted on disk; Ctrl+S writes it again.", severity="warning", timeout=8)
-            return
-        if not self._disk_warned:
-            self._disk_warned = True
-            self.notify(f"{name} changed on disk while you have unsaved edits. Saving will ask before overwriting; "
-                        "Ctrl+R reloads.", severity="warning", timeout=10)
-
-    def action_export(self) -> None:
-        """Write validated YAML (comments and key order kept); refused while the file has errors."""
-        if self.buffer is None:
-            self.notify("No file is open.", severity="warning")
-            return
-        path = self.buffer.path
-        default = str(path.with_name(path.name.replace(".yaml", ".export.yaml").replace(".yml", ".export.yml")))
-        self.push_screen(PathPrompt(f"Export {path.name} as validated YAML to:", default), self._export_to)
-
-    def _export_to(self, target: str | None) -> None:
-        if not target or self.buffer is None:
-            return
-        text = self.current_text()
-        from contractstudio.export import export_text  # ruamel, which export checks with, loads only here
-
-        exported, errors = export_text(text, str(self.buffer.path))
-        if exported is None:
-            listing = "; ".join(f"{d.line}:{d.column} {d.code} {d.message}" for d in errors[:5])
-            more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-            self.notify(f"Export refused: the file has {len(errors)} error(s): {listing}{more}", severity="error", timeout=12)
-            return
-        out = Path(target)
-        if self.buffer is not None and out.resolve() == self.buffer.path.resolve():
-            self.notify("Export refused: choose another file than the one you are editing.", severity="error")
-            return
-        try:
-            saved = write_atomic(out, (BOM if self.buffer.bom else "") + exported)
-        except OSError as err:
-            self.notify(f"Could not write {out}: {err.strerror or err}", severity="error")
-            return
-        self.notify(f"Exported validated YAML to {out}", timeout=4)
-        for note in saved.notes:
-            self.notify(note, severity="warning", timeout=8)
-
     # Analysis and workers --------------------------------------------------------------
 
     def analysis_finished(self, analysis: Analysis) -> None:
         """Called by edit mode with each fresh analysis; other modes read `self.analysis`."""
         self.analysis = analysis
+        self.load_model_client()  # after the first screen and its first analysis, so neither waits for it
         if analysis.path is not None:
             c = Counts.of(analysis.diagnostics)
             if self.counts.get(analysis.path) != (c.error, c.warning):
                 self.counts[analysis.path] = (c.error, c.warning)
                 self.edit_screen.refresh_files()
+
+    def load_model_client(self) -> None:
+        """Import the live model's client (litellm) in the background, once: the first live call never waits for it."""
+        if not self._client_asked:
+            self._client_asked = True
+            self.import_model_client()
+
+    @work(thread=True, exclusive=True, group="model-client", exit_on_error=False)
+    def import_model_client(self) -> None:
+        """litellm's import and set-up (seconds of CPU), off the UI thread."""
+        from contractstudio.studio import calls
+
+        try:
+            calls.load_client()
+        except Exception as err:  # noqa: BLE001 - told to the debugger, which shows it; the studio runs on
+            self._client_asked = False  # asked again when a live model is chosen
+            self.post_message(ModelClientLoaded(err))
+            return
+        self.post_message(ModelClientLoaded())
+
+    @on(ModelClientLoaded)
+    def _client_loaded(self, message: ModelClientLoaded) -> None:
+        stack = self._screen_stacks.get("debug") or []
+        if not stack:
+            return  # the debugger asks `calls.client_ready()` when it opens
+        from contractstudio.studio.screens.debug import DebugScreen
+
+        debuggers = [s for s in stack if isinstance(s, DebugScreen)]
+        if message.error is not None and debuggers and debuggers[0].is_current:
+            self.notify(f"Could not load the model client: {message.error}", severity="error", timeout=8)
+        for debugger in debuggers:
+            debugger.client_failed() if message.error is not None else debugger.client_loaded()
 
     def worker_failed(self, title: str, error: BaseException | None) -> None:
         """Show a failed worker as a modal (what failed and why), never as a traceback."""
@@ -435,16 +295,6 @@ class StudioApp(App[None]):
         except Exception:  # noqa: BLE001 - the modal itself failed: fall back to Textual's handling
             super()._handle_exception(error)
 
-    # Quitting --------------------------------------------------------------------------
-
-    async def action_quit(self) -> None:
-        """Quit; asks first when there are unsaved changes."""
-        if not self.is_dirty():
-            self.exit()
-            return
-
-        def answer(choice: str | None) -> None:
-            if choice == "discard" or (choice == "save" and self._save(force=False)):
-                self.exit()
-
-        self.push_screen(unsaved_changes(self.workspace.display(self.buffer.path), "quit"), answer)  # type: ignore[union-attr]
+def as_studio(app: StudioApp) -> Studio:
+    """The app as the screens see it (mypy checks here that StudioApp has everything `Studio` names)."""
+    return app

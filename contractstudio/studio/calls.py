@@ -68,14 +68,6 @@ def input_choices(doc: Any, traces: Sequence[Path] = ()) -> list[tuple[str, str]
     return [*out, ("typed YAML…", "typed")]
 
 
-def model_choices(doc: Any, traces: Sequence[Path]) -> list[tuple[str, str]]:
-    """Scripted replies of each scenario, a replay of each trace of this contract, and the live model of `llm:`."""
-    out = [(f"scripted: {s.name}", f"scripted:{i}") for i, s in enumerate(doc.scenarios)]
-    out += [(f"replay: {p.name}", f"replay:{p}") for p in traces_of(doc, traces)]
-    out.append((f"live: {getattr(doc.llm, 'model', None) or 'llm: block'}", "live"))
-    return out
-
-
 def input_value(doc: Any, choice: str, typed: Any) -> Any:
     """The call's input for an input choice."""
     kind, _, index = choice.partition(":")
@@ -143,37 +135,6 @@ def _skeleton(schema: dict[str, Any], defs: dict[str, Any], depth: int) -> Any:
         first = _skeleton(item, defs, depth + 1)
         return [first] if isinstance(first, dict) else []
     return _SCALARS.get(kind, None) if isinstance(kind, str) else None
-
-
-def make_model(contract: Any, choice: str) -> Any:
-    """The model for a model choice; a live one imports litellm only when its request is sent."""
-    from contractstudio.runtime.models import ReplayModel, ScriptedModel
-
-    kind, _, rest = choice.partition(":")
-    if kind == "scripted":
-        scenario = contract.doc.scenarios[int(rest)]
-        return ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}")
-    if kind == "replay":
-        return ReplayModel(Path(rest))
-    return contract.model_for(None)
-
-
-def stats_of_events(events: list[Any]) -> dict[str, Any]:
-    """Perf stats rebuilt from a recorded trace's events (stage durations, LLM usage)."""
-    from contractstudio.runtime.perf import PerfStats
-
-    perf = PerfStats()
-    in_stages = 0.0
-    for e in events:
-        if e.type == "stage_end" and e.get("duration_s") is not None:
-            perf.add_stage(e.stage, float(e.get("duration_s")))
-            in_stages += float(e.get("duration_s"))
-        elif e.type == "llm_response":
-            perf.add_llm(int(e.get("prompt_tokens") or 0), int(e.get("completion_tokens") or 0),
-                         float(e.get("cost_usd") or 0), float(e.get("latency_s") or 0))
-    if events:
-        perf.add_call(events[-1].t, in_stages)
-    return perf.as_dict()
 
 
 FULL_TABLE_WIDTH = 81  # the width of runtime.perf.format_table's lines

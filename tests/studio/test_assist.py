@@ -214,3 +214,41 @@ async def test_open_in_editor_runs_it_and_reloads_with_the_cursor_kept(make_app,
         await pilot.press("f10")
         await settle(pilot)
         assert editor.text.endswith("# added by the editor\n") and editor.cursor_location == (10, 4)
+
+
+async def test_a_quick_fix_asked_for_while_typing_waits_for_the_analysis_made_in_its_worker(make_app, monkeypatch) -> None:  # noqa: ANN001
+    import threading
+
+    from contractstudio.analysis.session import Analyzer
+
+    on_ui_thread: list[str] = []
+    check = Analyzer.check
+
+    def watched(self, text: str, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if threading.current_thread() is threading.main_thread():
+            on_ui_thread.append(text[:20])
+        return check(self, text, *args, **kwargs)
+
+    from contractstudio.analysis import check as front
+
+    check_text = front.check_text
+
+    def watched_text(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        if threading.current_thread() is threading.main_thread():
+            on_ui_thread.append("check_text")
+        return check_text(*args, **kwargs)
+
+    monkeypatch.setattr(Analyzer, "check", watched)
+    monkeypatch.setattr(front, "check_text", watched_text)
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "next: answer")
+        editor.move_cursor((row, len(editor.document[row])))
+        await pilot.press(*"x")  # `answerx`: an unknown step, and F9 before the analysis of this text
+        await pilot.press("f9")
+        await settle(pilot)
+        titles = [a.title for a in app.screen.actions]
+        assert "Change 'answerx' to 'answer'" in titles
+    assert on_ui_thread == []

@@ -42,7 +42,7 @@ def point_at(workspace: Path, server: OpenAIServer, extra: str = "") -> None:
 async def open_live(app, pilot) -> None:  # noqa: ANN001
     await settle(pilot)
     await pilot.press("f4")
-    await pilot.pause()
+    await settle(pilot)  # the workspace's contracts are analyzed in a worker
     app.screen.query_one("#model-select", Select).value = "live"
     await pilot.pause()
     await app.workers.wait_for_complete()  # choosing the live model loads its client in the background

@@ -147,7 +147,15 @@ async def test_the_model_client_loads_in_the_background_and_a_live_call_waits_fo
     monkeypatch.setattr(models, "_LOGS_FILTERED", False)  # as in a fresh process
     app = make_app(CONTRACT)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_debugger(app, pilot)
+        for _ in range(100):  # the first analysis, after which the studio starts loading the client by itself
+            await pilot.pause(0.1)
+            if any(w.group == "model-client" for w in app.workers):
+                break
+        await pilot.press("f4")
+        for _ in range(100):  # the contracts' analysis (settle would wait for the held import too)
+            await pilot.pause(0.1)
+            if app.screen._contracts_ready:  # noqa: SLF001
+                break
         app.screen.query_one("#model-select", Select).value = "live"
         await pilot.pause()
         assert "loading model client" in status(app)  # the screen stays usable meanwhile

@@ -176,3 +176,60 @@ async def test_the_simulated_path_highlights_only_the_route_taken(make_app) -> N
         # on_semantic, on_bm25 and on_hybrid all lead to search: only the one the reply took is drawn taken
         assert emphasised(view, "dispatch") == ["[BM25:]"]
         assert emphasised(view, "route") == ["next"]
+
+
+ONE_LINE = """kind: pipeline
+name: one_line
+entry_step_id: route
+steps: [{id: route, action: call_model, prompt: router_v1, next: dispatch}, {id: dispatch, action: prefix_router, semantic_prefix: "[SEMANTIC:]", on_semantic: search, on_other: expand}, {id: search, action: search_nodes, next: expand}, {id: expand, action: expand_dependency_tree, next: persist}, {id: persist, action: persist_turn, end: true}]
+"""
+
+
+async def test_findings_belong_to_the_step_they_are_about_even_when_steps_share_a_line(make_app, workspace: Path) -> None:
+    (workspace / "one_line.pipeline.yaml").write_text(ONE_LINE)
+    app = make_app("one_line.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        view = app.screen.query_one(StepGraphView)
+        marked = [line for line in graph_text(view).splitlines() if "● error" in line]
+        assert len(marked) == 1 and " expand " in marked[0]  # PIP201 is about 'expand', not the last step on its line
+        view.select_step("persist")
+        await pilot.pause()
+        assert "PIP201" not in plain(app.screen.query_one("#graph-details").content)
+        view.select_step("expand")
+        await pilot.pause()
+        assert "PIP201" in plain(app.screen.query_one("#graph-details").content)
+
+
+async def test_another_file_of_the_list_is_analyzed_in_a_worker_never_on_the_ui_thread(make_app, monkeypatch) -> None:  # noqa: ANN001
+    import threading
+
+    from contractstudio.analysis import check
+
+    on_ui_thread: list[str] = []
+    analyze = check.check_text
+
+    def watched(text: str, path: str = "<text>", *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        if threading.current_thread() is threading.main_thread():
+            on_ui_thread.append(path)
+        return analyze(text, path, *args, **kwargs)
+
+    monkeypatch.setattr(check, "check_text", watched)
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        chooser = app.screen.query_one("#graph-files")
+        index = next(i for i in range(chooser.option_count) if "maybe_unset" in str(chooser.get_option_at_index(i).prompt))
+        chooser.highlighted = index
+        chooser.action_select()
+        await settle(pilot)
+        view = app.screen.query_one(StepGraphView)
+        assert view.border_title == "pipeline maybe_unset" and "● error" in graph_text(view)
+        view.select_step("search")
+        await pilot.pause()
+        assert "known here on every path" in plain(app.screen.query_one("#graph-details").content)
+    assert on_ui_thread == []

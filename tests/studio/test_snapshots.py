@@ -108,7 +108,7 @@ class TestDebugMode:
         async def run_before(pilot) -> None:  # noqa: ANN001
             await settle(pilot)
             await pilot.press("f4")
-            await pilot.pause()
+            await settle(pilot)  # the workspace's contracts are analyzed in a worker
             screen = pilot.app.screen
             screen.query_one("#timeline").focus()
             for _ in range(2):

@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,9 @@ class EditingAssist:
     query_one: Any
     facts: dict[int, FileReport]
     back_stack: list[tuple[int, int]]
+    waiting: Callable[[FileReport], None] | None  # an action waiting for the current text's analysis
+    _debounce: Any
+    start_analysis: Any
     search: str
     menu_place: tuple[int, int]
 
@@ -68,6 +72,7 @@ class EditingAssist:
         self.back_stack = []
         self.search = ""
         self.menu_place = (0, 0)
+        self.waiting = None
 
     @property
     def menu(self) -> CompletionMenu:
@@ -82,17 +87,22 @@ class EditingAssist:
             if loaded.model is not None:
                 self.facts[document_index(lines, loaded.doc.line - 1)] = report
 
-    def current_report(self) -> FileReport:
-        """The analysis of the editor's text as it is now (analyzed here when the last one is older)."""
-        text = self.editor.text
-        if self.analysis is not None and self.analysis.text == text:
-            report: FileReport = self.analysis.report
-            return report
-        from contractstudio.analysis.check import check_text
+    def with_current_report(self, then: Callable[[FileReport], None]) -> None:
+        """Run `then` with the analysis of the editor's text as it is now: at once when it is current, else when the
+        analysis that starts now (in its worker, never here) is done."""
+        if self.analysis is not None and self.analysis.text == self.editor.text:
+            then(self.analysis.report)
+            return
+        self.waiting = then  # the newest request wins
+        if self._debounce is not None:
+            self._debounce.stop()
+        self.start_analysis()
 
-        buffer = self.studio.buffer
-        path = buffer.path if buffer else None
-        return check_text(text, str(path) if path else "<text>", self.studio.context_for(path))
+    def report_arrived(self, report: FileReport) -> None:
+        """The current text's analysis is done: run what waited for it."""
+        waiting, self.waiting = self.waiting, None
+        if waiting is not None:
+            waiting(report)
 
     # Completion -------------------------------------------------------------------------
 
@@ -173,7 +183,9 @@ class EditingAssist:
             self.editor.replace(e.new_text, (s.line - 1, s.column - 1), end)
 
     def action_quick_fix(self) -> None:
-        report = self.current_report()
+        self.with_current_report(self._quick_fix)
+
+    def _quick_fix(self, report: FileReport) -> None:
         row, _ = self.editor.cursor_location
         actions = editing.code_actions(report, span=Span(row + 1, 1, row + 1, 1))
         if not actions:
@@ -188,7 +200,9 @@ class EditingAssist:
         self.app.push_screen(QuickFixes(actions), chosen)
 
     def action_rename(self) -> None:
-        report = self.current_report()
+        self.with_current_report(self._rename)
+
+    def _rename(self, report: FileReport) -> None:
         row, col = self.editor.cursor_location
         occ = editing.prepare_rename(report, row + 1, col + 1)
         if occ is None:
@@ -209,7 +223,9 @@ class EditingAssist:
         self.app.push_screen(Ask(f"Rename {occ.kind} '{occ.name}' to", occ.name), renamed)
 
     def action_definition(self) -> None:
-        report = self.current_report()
+        self.with_current_report(self._definition)
+
+    def _definition(self, report: FileReport) -> None:
         row, col = self.editor.cursor_location
         found = editing.definition(report, row + 1, col + 1)
         if not found:

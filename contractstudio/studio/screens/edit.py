@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from contractstudio.findings.diagnostics import Counts, Diagnostic
+from contractstudio.studio.analyses import Analysis, AnalysisDone
 from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
+from contractstudio.studio.screens.base import StudioScreen
 from contractstudio.studio.widgets.completion import CompletionMenu
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList
@@ -27,35 +26,12 @@ from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
 
 if TYPE_CHECKING:  # the analyzer is imported by the first analysis, in its worker: never before the first screen
-    from contractstudio.analysis.check import FileReport
     from contractstudio.analysis.session import Analyzer
 
 DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
 
 
-@dataclass(frozen=True, slots=True)
-class Analysis:
-    """One finished analysis of one version of the text."""
-
-    path: Path | None
-    text: str
-    report: FileReport
-    generation: int
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return self.report.diagnostics
-
-
-class AnalysisDone(Message):
-    """Posted by the analysis worker thread; the screen keeps only the newest generation."""
-
-    def __init__(self, analysis: Analysis) -> None:
-        super().__init__()
-        self.analysis = analysis
-
-
-class EditScreen(EditingAssist, Screen[None]):
+class EditScreen(EditingAssist, StudioScreen):
     """The editor screen (mode `edit`)."""
 
     BINDINGS = [
@@ -120,10 +96,6 @@ class EditScreen(EditingAssist, Screen[None]):
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")
 
-    @property
-    def studio(self):  # noqa: ANN201 - the StudioApp (typed loosely to avoid an import cycle)
-        return self.app
-
     # Loading and analysis -----------------------------------------------------------
 
     def show_text(self, text: str, cursor: tuple[int, int] | None = None) -> None:
@@ -145,6 +117,7 @@ class EditScreen(EditingAssist, Screen[None]):
         self.generation += 1
         self.analysis = None
         self.facts = {}
+        self.waiting = None  # an action asked of the previous text
         self.back_stack = []
         self.menu.hide()
         self.editor.set_findings([])
@@ -176,31 +149,26 @@ class EditScreen(EditingAssist, Screen[None]):
             return self._analyzer
 
     def start_analysis(self) -> None:
-        """Analyze the current text in a thread; a newer edit makes this result stale."""
+        """Analyze the current text in a worker; a newer edit makes this result stale."""
         self._debounce = None
         buffer = self.studio.buffer
-        text = self.editor.text
-        generation = self.generation
         path = buffer.path if buffer else None
-        context_for = self.studio.context_for
+        self.analyze(path, self.editor.text, self.generation, buffer.unreadable if buffer else None)
+
+    @work(thread=True, exclusive=True, group="analysis", exit_on_error=False)
+    def analyze(self, path: Path | None, text: str, generation: int, unreadable: Diagnostic | None) -> None:
+        """The analyzer's findings for one version of the text, posted as AnalysisDone (the analyzer loads here)."""
+        from contractstudio.analysis.check import FileReport
+
         name = str(path) if path else "<text>"
-
-        unreadable = buffer.unreadable if buffer else None
-        json_lines = path is not None and path.suffix == ".jsonl"  # traces, datasets, results: not YAML documents
-
-        def analyze() -> None:
-            from contractstudio.analysis.check import FileReport
-
-            # Bytes that are not UTF-8 get the finding `check` gives them, and no analysis of a guessed text.
-            if unreadable is not None:
-                report = FileReport(name, "", None, [], [unreadable])
-            elif json_lines:
-                report = FileReport(name, text, None, [], [])
-            else:
-                report = self.analyzer().check(text, name, context_for(path))
-            self.post_message(AnalysisDone(Analysis(path, text, report, generation)))
-
-        self.run_worker(analyze, name="analysis", group="analysis", thread=True, exclusive=True, exit_on_error=False)
+        # Bytes that are not UTF-8 get the finding `check` gives them, and no analysis of a guessed text.
+        if unreadable is not None:
+            done = Analysis(path, text, FileReport(name, "", None, [], [unreadable]), generation)
+        elif path is not None and path.suffix == ".jsonl":  # traces, datasets, results: not YAML documents
+            done = Analysis(path, text, FileReport(name, text, None, [], []), generation)
+        else:
+            done = Analysis(path, text, self.analyzer().check(text, name, self.studio.context_for(path)), generation)
+        self.post_message(AnalysisDone(done))
 
     @on(AnalysisDone)
     def _analysis_done(self, message: AnalysisDone) -> None:
@@ -214,6 +182,7 @@ class EditScreen(EditingAssist, Screen[None]):
         self.findings.show(analysis.diagnostics)
         self.studio.analysis_finished(analysis)
         self.update_status()
+        self.report_arrived(analysis.report)  # a quick fix, rename or definition asked for before it was current
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "analysis":

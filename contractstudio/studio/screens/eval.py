@@ -1,8 +1,9 @@
 """Eval mode: run a contract (or a pipeline) over a dataset, watch it progress, read the summary and plots,
 filter the rows, and open any row's recorded call in the debugger (Enter), ready to replay and edit.
 
-The run is `contractstudio.evaluation.evaluate` (what `contractstudio eval` runs) in a thread worker; the
-worker only hands finished records over, and a timer draws them (the Harlequin pattern).
+The run is `contractstudio.evaluation.evaluate` (what `contractstudio eval` runs) in a worker of the studio's one
+style (studio/analyses.py): it posts its outcome as a message; the records finished so far are handed over under
+a lock and a timer draws them in batches (a message per row would flood the screen on a big dataset).
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
+from textual.message import Message
 from textual.widgets import DataTable, Footer, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
 from contractstudio.studio import evals
+from contractstudio.studio.screens.base import StudioScreen
 
 DRAIN_S = 0.2
 
@@ -37,7 +39,15 @@ class SafePlot(PlotextPlot):
             return Text("(no room for this plot)", style="dim")
 
 
-class EvalScreen(Screen[None]):
+class EvalDone(Message):
+    """Posted by the eval worker when the run is over: its outcome (summary, bad rows)."""
+
+    def __init__(self, outcome: Any) -> None:
+        super().__init__()
+        self.outcome = outcome
+
+
+class EvalScreen(StudioScreen):
     """The eval screen (mode `eval`)."""
 
     BINDINGS = [
@@ -99,7 +109,7 @@ class EvalScreen(Screen[None]):
     # Set-up ---------------------------------------------------------------------------------
 
     def _fill_choices(self) -> None:
-        workspace = self.app.workspace  # type: ignore[attr-defined]
+        workspace = self.studio.workspace
         targets = [(workspace.display(f.path), str(f.path)) for f in workspace.of_kind("contract", "pipeline")]
         data = [(workspace.display(f.path), str(f.path)) for f in workspace.of_kind("dataset")]
         for select, options in ((self.query_one("#eval-target", Select), targets), (self.query_one("#eval-data", Select), data)):
@@ -161,9 +171,11 @@ class EvalScreen(Screen[None]):
         self.query_one("#eval-progress", ProgressBar).update(total=None, progress=0)
         self._status(f"Running {Path(target).name} over {Path(data).name} ...")
         live = self.query_one("#eval-model", Select).value == "live"
-        self.run_worker(lambda: self._work(Path(target), Path(data), live), thread=True, group="eval", exit_on_error=False)
+        self.evaluate(Path(target), Path(data), live)
 
-    def _work(self, target: Path, data: Path, live: bool) -> Any:
+    @work(thread=True, exclusive=True, group="eval", exit_on_error=False)
+    def evaluate(self, target: Path, data: Path, live: bool) -> None:
+        """Run the evaluation (what `contractstudio eval` runs); records reach the screen through `_drain`, the outcome as EvalDone."""
         from contractstudio.evaluation.evaluate import EvalConfig, evaluate
 
         def sink(kind: str, payload: Any, progress: Any) -> None:
@@ -174,8 +186,8 @@ class EvalScreen(Screen[None]):
 
         assert self.results is not None
         config = EvalConfig(target=target, data=data, out=self.results, overwrite=True, mode="live" if live else "scripted",
-                            trust=self.app.trust.allows(target))  # type: ignore[attr-defined]  # the file's own folder decides
-        return evaluate(config, on_progress=sink)
+                            trust=self.studio.trust.allows(target))  # the file's own folder decides
+        self.post_message(EvalDone(evaluate(config, on_progress=sink)))
 
     def _drain(self) -> None:
         with self._lock:
@@ -187,18 +199,18 @@ class EvalScreen(Screen[None]):
             self.rows.extend(new)
             self._add_rows(new)
 
+    @on(EvalDone)
+    def _done(self, message: EvalDone) -> None:
+        self._drain()
+        outcome = message.outcome
+        self.summary = outcome.summary
+        self._show_summary()
+        bad = f"; {len(outcome.bad_rows)} bad row(s) skipped (first: {outcome.bad_rows[0]})" if outcome.bad_rows else ""
+        self._status(f"Done: {self.summary['rows']} rows in {self.summary.get('duration_s', 0):.1f} s{bad}. "
+                     f"Enter opens a row in the debugger. Results: {self.results}")
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "eval":
-            return
-        if event.state == WorkerState.SUCCESS:
-            self._drain()
-            outcome: Any = event.worker.result
-            self.summary = outcome.summary
-            self._show_summary()
-            bad = f"; {len(outcome.bad_rows)} bad row(s) skipped (first: {outcome.bad_rows[0]})" if outcome.bad_rows else ""
-            self._status(f"Done: {self.summary['rows']} rows in {self.summary.get('duration_s', 0):.1f} s{bad}. "
-                         f"Enter opens a row in the debugger. Results: {self.results}")
-        elif event.state == WorkerState.ERROR:
+        if event.worker.group == "eval" and event.state == WorkerState.ERROR:
             self._status(f"Could not run: {type(event.worker.error).__name__}: {event.worker.error}", error=True)
 
     # Results --------------------------------------------------------------------------------
@@ -309,8 +321,8 @@ class EvalScreen(Screen[None]):
             self._folder = Path(tempfile.mkdtemp(prefix="contractstudio-eval-"))
         path = self._folder / f"{rec.get('contract') or 'row'}.row-{rec.get('row')}.jsonl"
         Trace.from_dicts(events).write(path)
-        self.app.workspace.add(path)  # type: ignore[attr-defined]  # so the debugger offers its replay
-        self.app.open_file(path)  # type: ignore[attr-defined]
+        self.studio.workspace.add(path)  # so the debugger offers its replay
+        self.studio.open_file(path)
 
     def _status(self, text: str, error: bool = False) -> None:
         self.query_one("#eval-status", Static).update(Text(text, style="bold red" if error else "", no_wrap=True,

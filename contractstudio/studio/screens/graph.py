@@ -1,29 +1,37 @@
-"""Graph mode: a pipeline's step graph (routes, findings, PIP201 paths, simulate) or an agent's references."""
+"""Graph mode: a pipeline's step graph (routes, findings, PIP201 paths, simulate) or an agent's references.
+
+It draws an analysis result: the edit screen's when it is of the same text, else one made in a worker. The step
+graph and the state flow are the analyzer's (LoadedPipeline facts), and findings belong to a step by their subject.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
 
-from contractstudio.analysis.check import FileReport, Loaded, check_text
-from contractstudio.analysis.step_graph import StepGraph, state_flow
-from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.analysis.check import FileReport, Loaded
+from contractstudio.analysis.loaded_agent import LoadedAgent
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline
+from contractstudio.analysis.step_graph import StateFlow, StepGraph
+from contractstudio.findings.diagnostics import Diagnostic, Subject
+from contractstudio.studio.analyses import Analysis, AnalysisDone, analyze, findings_of, path_of, worst_by
 from contractstudio.studio.screens.agent_tree import fill_agent_tree
+from contractstudio.studio.screens.base import StudioScreen
 from contractstudio.studio.screens.dialogs import PathPrompt
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
-from contractstudio.studio.widgets.stepgraph import Highlight, StepGraphView, step_at_line, worst_by_step
+from contractstudio.studio.widgets.stepgraph import Highlight, StepGraphView
 from contractstudio.studio.workspace import kind_of_text
 
 
-class GraphScreen(Screen[None]):
+class GraphScreen(StudioScreen):
     """The graph screen (mode `graph`)."""
 
     BINDINGS = [
@@ -40,7 +48,8 @@ class GraphScreen(Screen[None]):
         self.report: FileReport | None = None
         self.loaded: Loaded | None = None
         self.graph: StepGraph | None = None
-        self.spans: dict[str, tuple[int, int]] = {}
+        self.flow: StateFlow | None = None
+        self.pipeline: LoadedPipeline | None = None
         self._choices: list[Path] = []
         self.banner: Text | None = None  # the simulated path or chosen finding, shown above the step
         self._loaded_text: str | None = None
@@ -64,11 +73,11 @@ class GraphScreen(Screen[None]):
         self.query_one("#agent-tree").display = False
 
     def on_screen_resume(self) -> None:
-        app = self.app
-        files = app.workspace.of_kind("pipeline", "agent")  # type: ignore[attr-defined]
-        current = app.buffer.path if app.buffer is not None else None  # type: ignore[attr-defined]
+        studio = self.studio
+        files = studio.workspace.of_kind("pipeline", "agent")
+        current = studio.buffer.path if studio.buffer is not None else None
         self._choices = [f.path for f in files]
-        if current is not None and str(kind_of_text(app.current_text())) in ("pipeline", "agent") and current not in self._choices:  # type: ignore[attr-defined]
+        if current is not None and str(kind_of_text(studio.current_text())) in ("pipeline", "agent") and current not in self._choices:
             self._choices.insert(0, current)
         target = current if current in self._choices else (self.path if self.path in self._choices else None)
         if target is None and self._choices:
@@ -76,7 +85,7 @@ class GraphScreen(Screen[None]):
         chooser = self.query_one("#graph-files", OptionList)
         chooser.clear_options()
         for p in self._choices:
-            chooser.add_option(Option(Text(app.workspace.display(p), no_wrap=True, overflow="ellipsis")))  # type: ignore[attr-defined]
+            chooser.add_option(Option(Text(studio.workspace.display(p), no_wrap=True, overflow="ellipsis")))
         if not self._choices:
             chooser.add_option(Option(Text("No pipeline or agent in the workspace.", style="dim"), disabled=True))
         self.on_resize()
@@ -95,40 +104,58 @@ class GraphScreen(Screen[None]):
     # Loading ---------------------------------------------------------------------------
 
     def _text_of(self, path: Path) -> str:
-        app = self.app
-        if app.buffer is not None and app.buffer.path == path:  # type: ignore[attr-defined]
-            return app.current_text()  # type: ignore[attr-defined]
+        studio = self.studio
+        if studio.buffer is not None and studio.buffer.path == path:
+            return studio.current_text()
         try:
             return path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
 
     def load(self, path: Path | None) -> None:
-        """Analyze a file (unsaved edits included) and draw it."""
+        """Draw a file's analysis (unsaved edits included): the edit screen's when it is current, else one in a worker."""
         self.path = path
-        view = self.query_one(StepGraphView)
-        tree = self.query_one("#agent-tree", Tree)
-        details = self.query_one("#graph-details", Static)
-        self.graph, self.loaded, self.spans = None, None, {}
+        self.graph, self.flow, self.pipeline, self.loaded, self.report = None, None, None, None, None
         if path is None:
-            view.show(None)
-            details.update("Open a pipeline or an agent to see its graph.")
+            self.query_one(StepGraphView).show(None)
+            self.query_one("#graph-details", Static).update("Open a pipeline or an agent to see its graph.")
             return
-        app = self.app
-        analysis = app.analysis  # type: ignore[attr-defined]
         text = self._text_of(path)
         self._loaded_text = text
         self.banner = None
-        if analysis is not None and analysis.path == path and analysis.text == text:
-            self.report = analysis.report
-        else:
-            try:
-                self.report = check_text(text, str(path), app.context_for(path))  # type: ignore[attr-defined]
-            except Exception as err:  # noqa: BLE001 - an analyzer bug is a message here, never a crash
-                view.show(None)
-                details.update(Text(f"Analysis of {path.name} failed: {type(err).__name__}: {err}", style="red"))
-                return
         self.query_one("#graph-files", OptionList).highlighted = self._choices.index(path) if path in self._choices else None
+        analysis = self.studio.analysis
+        if analysis is not None and analysis.path == path and analysis.text == text:
+            self.draw(analysis)
+            return
+        self.query_one("#graph-details", Static).update(Text(f"Analyzing {path.name}…", style="dim"))
+        self.analyze(path, text)
+
+    @work(thread=True, exclusive=True, group="graph-analysis", exit_on_error=False)
+    def analyze(self, path: Path, text: str) -> None:
+        """Analyze a file that the editor has not analyzed (another file of the list)."""
+        self.post_message(AnalysisDone(analyze(path, text, self.studio.context_for(path))))
+
+    @on(AnalysisDone)
+    def _analyzed(self, message: AnalysisDone) -> None:
+        if message.analysis.path == self.path and message.analysis.text == self._loaded_text:  # else another file was chosen since
+            self.draw(message.analysis)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "graph-analysis" and event.state == WorkerState.ERROR and self.path is not None:
+            self.query_one(StepGraphView).show(None)  # an analyzer bug is a message here, never a crash
+            error = event.worker.error
+            self.query_one("#graph-details", Static).update(
+                Text(f"Analysis of {self.path.name} failed: {type(error).__name__}: {error}", style="red"))
+
+    def draw(self, analysis: Analysis) -> None:
+        """Draw an analysis: its findings, and the step graph (or the agent's references) the analyzer built."""
+        path = analysis.path
+        assert path is not None
+        view = self.query_one(StepGraphView)
+        tree = self.query_one("#agent-tree", Tree)
+        details = self.query_one("#graph-details", Static)
+        self.report = analysis.report
         findings = self.query_one("#graph-findings", FindingsPanel)
         findings.show(self.report.diagnostics)
         loaded = next((d for d in self.report.documents if d.kind in ("pipeline", "agent") and d.model is not None), None)
@@ -141,19 +168,18 @@ class GraphScreen(Screen[None]):
             view.show(None)
             details.update(Text(f"{path.name}: no pipeline or agent could be read; see the findings.", style="yellow"))
             return
-        if is_agent:
-            view.border_title = tree.border_title = f"agent {loaded.model.name}"  # type: ignore[union-attr]
-            fill_agent_tree(tree, loaded.model, self.report.diagnostics)  # type: ignore[arg-type]
+        if isinstance(loaded, LoadedAgent):
+            view.border_title = tree.border_title = f"agent {loaded.agent.name}"
+            fill_agent_tree(tree, loaded.agent, self.report.diagnostics)
             details.border_title = "Agent"
             details.update("Tools, policies and tasks with their references. Enter on an item jumps to its YAML.")
             tree.focus()
             return
-        self.graph = StepGraph.build(loaded.model)  # type: ignore[arg-type]
-        for sid, step in self.graph.steps.items():
-            span = loaded.span(step)
-            self.spans[sid] = (span.line, span.end_line)
+        assert isinstance(loaded, LoadedPipeline)
+        self.pipeline = loaded
+        self.graph, self.flow = loaded.step_graph, loaded.state_flow  # the analyzer's facts, built once per analysis
         view.border_title = f"pipeline {self.graph.pipeline.name}"
-        view.show(self.graph, worst_by_step(self.spans, self.report.diagnostics))
+        view.show(self.pipeline, worst_by("step", self.report.diagnostics))
         details.border_title = "Step"
         view.focus()
         if self.graph.entry:
@@ -186,8 +212,8 @@ class GraphScreen(Screen[None]):
                 if values:
                     t.append(f"\n{label}: ", style="bold")
                     t.append(", ".join(values))
-        flow = state_flow(self.graph)
-        if sid in flow.known:
+        flow = self.flow
+        if flow is not None and sid in flow.known:
             t.append("\nknown here on every path: ", style="bold")
             t.append(", ".join(flow.names(flow.known[sid])) or "nothing")
         else:
@@ -198,9 +224,7 @@ class GraphScreen(Screen[None]):
         details.update(t)
 
     def _findings_of(self, sid: str) -> list[Diagnostic]:
-        if self.report is None:
-            return []
-        return [d for d in self.report.diagnostics if step_at_line(self.spans, d.line) == sid]
+        return findings_of(self.report.diagnostics, Subject("step", sid)) if self.report is not None else []
 
     @on(FindingsPanel.Chosen, "#graph-findings")
     def _finding_chosen(self, event: FindingsPanel.Chosen) -> None:
@@ -208,13 +232,9 @@ class GraphScreen(Screen[None]):
         d = event.diagnostic
         if d is None or self.graph is None:
             return
-        steps: list[str] = []
-        for line in [r.line for r in d.related] + [d.line]:
-            sid = step_at_line(self.spans, line)
-            if sid is not None and sid not in steps:
-                steps.append(sid)
+        steps = path_of(d, "step")
         view = self.query_one(StepGraphView)
-        view.show(self.graph, view.severity, Highlight.of_path(steps, f"{d.code} path"))
+        view.show(self.pipeline, view.severity, Highlight.of_path(steps, f"{d.code} path"))
         self.banner = Text(f"{d.code} path: {' → '.join(steps)}", style="bold magenta") if len(steps) > 1 else None
         if steps:
             view.select_step(steps[-1])
@@ -222,14 +242,14 @@ class GraphScreen(Screen[None]):
 
     @on(FindingsPanel.Jump, "#graph-findings")
     def _finding_jump(self, event: FindingsPanel.Jump) -> None:
-        self.app.go_to(event.place)  # type: ignore[attr-defined]
+        self.studio.go_to(event.place)
 
     @on(Tree.NodeSelected, "#agent-tree")
     def _agent_jump(self, event: Tree.NodeSelected) -> None:
         data = event.node.data
         if self.loaded is not None and data is not None and self.path is not None:
             span = self.loaded.span(data)
-            self.app.go_to(Place(str(self.path), span.line, span.column))  # type: ignore[attr-defined]
+            self.studio.go_to(Place(str(self.path), span.line, span.column))
 
     # Actions ---------------------------------------------------------------------------
 
@@ -239,7 +259,7 @@ class GraphScreen(Screen[None]):
         if self.graph is None or self.loaded is None or sid is None or self.path is None:
             return
         file, span = self.loaded.place(self.graph.steps[sid])  # an inherited step opens its base file
-        self.app.go_to(Place(file if file != self.loaded.file else str(self.path), span.line, span.column))  # type: ignore[attr-defined]
+        self.studio.go_to(Place(file if file != self.loaded.file else str(self.path), span.line, span.column))
 
     def action_simulate(self) -> None:
         self.query_one("#simulate", Input).focus()
@@ -248,7 +268,7 @@ class GraphScreen(Screen[None]):
         self.banner = None
         view = self.query_one(StepGraphView)
         if self.graph is not None:
-            view.show(self.graph, view.severity)
+            view.show(self.pipeline, view.severity)
         view.focus()
 
     @on(Input.Submitted, "#simulate")
@@ -260,7 +280,7 @@ class GraphScreen(Screen[None]):
 
         sim = simulate(self.graph.pipeline, event.value)
         view = self.query_one(StepGraphView)
-        view.show(self.graph, view.severity, Highlight.of_routes([(s.step, s.route, s.target) for s in sim.steps], "simulated"))
+        view.show(self.pipeline, view.severity, Highlight.of_routes([(s.step, s.route, s.target) for s in sim.steps], "simulated"))
         t = Text()
         t.append("simulated ", style="bold magenta")
         t.append(f"{' → '.join(sim.path + (['end'] if sim.outcome == 'end' else []))}", style="bold")

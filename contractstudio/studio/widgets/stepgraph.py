@@ -9,9 +9,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from contractstudio.analysis.graph_layout import layout
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline
 from contractstudio.analysis.step_graph import END, START, Route, StepGraph
-from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 
 SEVERITY_COLOR = {"error": "red", "warning": "yellow", "info": "cyan"}
 
@@ -58,25 +57,27 @@ class StepGraphView(OptionList):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.pipeline: LoadedPipeline | None = None
         self.graph: StepGraph | None = None
         self.severity: dict[str, str] = {}
         self.highlight = Highlight()
         self._ids: list[str | None] = []
 
-    def show(self, graph: StepGraph | None, severity: dict[str, str] | None = None, highlight: Highlight | None = None) -> None:
-        """Redraw for a graph, the worst finding of each step, and a highlighted path."""
-        self.graph = graph
+    def show(self, pipeline: LoadedPipeline | None, severity: dict[str, str] | None = None, highlight: Highlight | None = None) -> None:
+        """Redraw an analyzed pipeline (its graph, layout and state flow), the worst finding of each step, a highlighted path."""
+        self.pipeline = pipeline
+        self.graph = graph = pipeline.step_graph if pipeline is not None else None
         self.severity = severity or {}
         self.highlight = highlight or Highlight()
         keep = self.highlighted
         self.clear_options()
         self._ids = []
-        if graph is None:
+        if pipeline is None or graph is None:
             self.add_option(Option(Text("No pipeline to draw.", style="dim"), disabled=True))
             return
-        lay = layout(graph)
+        lay = pipeline.layout  # the analysis keeps it: a new highlight redraws without laying out again
         back = {(e.source, e.target) for e in lay.edges if e.back}
-        reach = graph.reachable()
+        reach = set(pipeline.state_flow.known)  # the reachable steps
         on_path = set(self.highlight.steps)
         options: list[Option] = []
         for depth, row in enumerate(lay.layers):
@@ -159,25 +160,3 @@ class StepGraphView(OptionList):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.post_message(self.StepSelected(self.selected_step))
-
-
-def worst_by_step(spans: dict[str, tuple[int, int]], diagnostics: list[Diagnostic]) -> dict[str, str]:
-    """The worst severity of the findings inside each step's lines."""
-    out: dict[str, str] = {}
-    for d in diagnostics:
-        step = step_at_line(spans, d.line)
-        if step is None:
-            continue
-        old = out.get(step)
-        if old is None or SEVERITY_RANK[d.severity] > SEVERITY_RANK[old]:
-            out[step] = d.severity
-    return out
-
-
-def step_at_line(spans: dict[str, tuple[int, int]], line: int) -> str | None:
-    """The step whose YAML holds a line (the innermost, i.e. the latest starting)."""
-    best: tuple[int, str] | None = None
-    for step, (start, end) in spans.items():
-        if start <= line <= end and (best is None or start > best[0]):
-            best = (start, step)
-    return best[1] if best else None
