@@ -31,14 +31,16 @@ _SYMBOL_KIND = {
     "policy": lsp.SymbolKind.Constant, "task": lsp.SymbolKind.Event, "param": lsp.SymbolKind.Variable,
     "condition": lsp.SymbolKind.Boolean, "key": lsp.SymbolKind.Property,
 }
-# docs/rules.md of a source checkout when there is one; else the address SARIF output uses.
+# docs/rules.md of a source checkout, which an editor opens at the rule's heading. An installed package has no
+# docs on disk and the project publishes them nowhere yet: there a finding carries no link (its hint and code say
+# what it is) rather than an address that does not resolve.
 _DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
-RULE_DOCS = _DOCS.as_uri() if _DOCS.is_file() else "https://contractstudio.invalid/docs/rules"
+RULE_DOCS: str | None = _DOCS.as_uri() if _DOCS.is_file() else None
 
 
-def rule_url(code: str) -> str:
-    """The documentation of a rule code."""
-    return f"{RULE_DOCS}#{code.lower()}"
+def rule_link(code: str) -> lsp.CodeDescription | None:
+    """The documentation of a rule code, where there is some to open."""
+    return lsp.CodeDescription(f"{RULE_DOCS}#{code.lower()}") if RULE_DOCS else None
 
 
 class Positions:
@@ -72,7 +74,7 @@ def diagnostic(d: Diagnostic, pos: Positions, uri: str, path: str) -> lsp.Diagno
                for r in d.related]
     message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
     return lsp.Diagnostic(pos.range(Span(d.line, d.column, d.end_line, d.end_column)), message, _SEVERITY[d.severity], d.code,
-                          lsp.CodeDescription(rule_url(d.code)), "contractstudio", related_information=related or None,
+                          rule_link(d.code), "contractstudio", related_information=related or None,
                           data={"code": d.code, "message": d.message})
 
 

@@ -195,3 +195,27 @@ async def test_files_that_are_not_ours_and_multi_document_files(client: Language
 async def test_an_unsaved_buffer_is_analyzed(client: LanguageClient) -> None:
     diags = await open_doc(client, PIPELINE.replace("next: dispatch", "next: nowhere"), "untitled:Untitled-1")
     assert [d.code for d in diags] == ["PIP102", "PIP104", "PIP104"]
+
+
+def test_the_rule_link_is_the_checkout_docs_or_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a checkout a finding links to its heading in docs/rules.md; installed, where no docs are on disk, it links
+    nowhere rather than to an address that does not resolve."""
+    import re
+    from pathlib import Path
+
+    from contractstudio.findings.diagnostics import make
+    from contractstudio.lsp import convert
+
+    import contractstudio.reading.source  # noqa: F401 - declares the YML codes
+
+    finding = make("YML001", "the text is not valid YAML", "p.yaml", Span(1, 1, 1, 2))
+    from pygls.workspace import TextDocument
+
+    pos = convert.Positions(TextDocument("file:///p.yaml", "x: 1\n"))
+    linked = convert.diagnostic(finding, pos, "file:///p.yaml", "p.yaml")
+    assert linked.code_description is not None
+    target, anchor = linked.code_description.href.split("#")
+    docs = Path(target.removeprefix("file://")).read_text()
+    assert anchor == "yml001" and re.search(r"^## YML001$", docs, re.M)
+    monkeypatch.setattr(convert, "RULE_DOCS", None)  # an installed wheel: no docs/rules.md beside the package
+    assert convert.diagnostic(finding, pos, "file:///p.yaml", "p.yaml").code_description is None
