@@ -159,6 +159,39 @@ def test_429_with_retry_after_holds_every_row_back(capsys: pytest.CaptureFixture
     assert statuses == 12 + s["transport_faults"]["rate_limit"]
 
 
+def test_a_row_whose_call_fails_for_good_is_recorded_as_failed(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                              cache_dir: Path) -> None:
+    """503 on every retry, and a 401 that is never retried: each row is in the results as failed for good, none lost."""
+
+    def outage(received: Received) -> Reply | str:
+        query = query_of(received)
+        if query.startswith("down"):
+            return Reply(status=503, content="overloaded")
+        if query.startswith("denied"):
+            return Reply(status=401, content="bad key")
+        return GOOD
+
+    data = dataset(tmp_path / "rows.jsonl", ["ok-1", "down-1", "ok-2", "denied-1", "ok-3"])
+    out_file = tmp_path / "r.jsonl"
+    with OpenAIServer(responder=outage) as server:
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--no-wait",
+                           "--no-cache", "--out", str(out_file))
+    assert code == 0  # the run went to the end; its figures say what failed
+    s = json.loads(out)["summary"]
+    assert (s["rows"], s["successful"], s["transport_failed_rows"]) == (5, 3, 2)
+    assert s["transport_faults"]["server"] >= 2 and s["transport_faults"]["authentication"] == 1
+    records = {r["id"]: r for r in map(json.loads, out_file.read_text().splitlines())}
+    assert sorted(records) == ["denied-1", "down-1", "ok-1", "ok-2", "ok-3"]  # every row is there
+    down, denied = records["down-1"], records["denied-1"]
+    assert down["transport_failed"] and not down["successful"] and down["outcome"] in ("fallback", "raised")
+    assert [t["gave_up"] for t in down["transport"]] == [False] * (len(down["transport"]) - 1) + [True]
+    assert denied["transport_failed"] and denied["transport"] == [{"kind": "authentication", "status": 401, "gave_up": True}]
+    assert any("HTTP 503" in e for e in down["errors"]) and any("HTTP 401" in e for e in denied["errors"])
+    retried = [r for r in server.requests if query_of(r) == "down-1"]
+    assert len(retried) == len(down["transport"]) > 1  # retried with backoff before giving up; 401 asked once
+    assert len([r for r in server.requests if query_of(r) == "denied-1"]) == 1
+
+
 def test_rpm_keeps_under_a_server_limit_that_would_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path) -> None:
     arrivals: list[float] = []
     lock = threading.Lock()
