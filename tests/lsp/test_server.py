@@ -203,10 +203,9 @@ def test_the_rule_link_is_the_checkout_docs_or_nothing(monkeypatch: pytest.Monke
     import re
     from pathlib import Path
 
+    import contractstudio.reading.source  # noqa: F401 - declares the YML codes
     from contractstudio.findings.diagnostics import make
     from contractstudio.lsp import convert
-
-    import contractstudio.reading.source  # noqa: F401 - declares the YML codes
 
     finding = make("YML001", "the text is not valid YAML", "p.yaml", Span(1, 1, 1, 2))
     from pygls.workspace import TextDocument
