@@ -1,0 +1,72 @@
+"""The server's per-document analyses: an analysis of a text that changed meanwhile is never published."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from contractstudio.lsp.analyses import Analyses, Entry
+
+OLD = "kind: tools\nname: old\ntools: []\n"
+NEW = "kind: tools\nname: new\ntools: []\n"
+
+
+@pytest.mark.asyncio
+async def test_a_result_for_an_older_text_is_dropped_and_the_newest_is_published() -> None:
+    published: list[tuple[int, str]] = []
+    started, release = threading.Event(), threading.Event()
+    analyses = Analyses(lambda e: published.append((e.analyzed_version, e.report.text if e.report else "")), debounce_s=0.0)
+    real = analyses.analyze
+
+    def slow_for_the_old_text(path: str, text: str):  # noqa: ANN202
+        if text == OLD:
+            started.set()
+            release.wait(10)  # the old text's analysis is still running when the new text arrives
+        return real(path, text)
+
+    analyses.analyze = slow_for_the_old_text  # type: ignore[method-assign]
+    entry: Entry = analyses.open("file:///t.tools.yaml", "/tmp/t.tools.yaml", 1, OLD)
+    first = entry.pending
+    await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+    analyses.change("file:///t.tools.yaml", 2, NEW)  # cancels the waiting task; the worker keeps computing v1
+    release.set()
+    for _ in range(200):
+        if published:
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    assert first is not None and first.cancelled()
+    assert published == [(2, NEW)]  # version 1's result was computed but never published
+    assert entry.report is not None and entry.report.text == NEW and entry.analyzed_version == 2
+    analyses.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_an_analysis_a_request_waited_for_is_not_published_when_the_text_changed_meanwhile() -> None:
+    published: list[tuple[int, str]] = []
+    started, release = threading.Event(), threading.Event()
+    analyses = Analyses(lambda e: published.append((e.analyzed_version, e.report.text if e.report else "")), debounce_s=0.0)
+    real = analyses.analyze
+
+    def slow_for_the_old_text(path: str, text: str):  # noqa: ANN202
+        if text == OLD:
+            started.set()
+            release.wait(10)
+        return real(path, text)
+
+    analyses.analyze = slow_for_the_old_text  # type: ignore[method-assign]
+    analyses.open("file:///t.tools.yaml", "/tmp/t.tools.yaml", 1, OLD)
+    request = asyncio.ensure_future(analyses.current("file:///t.tools.yaml"))  # hover: waits for the analysis of v1
+    await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+    analyses.change("file:///t.tools.yaml", 2, NEW)
+    release.set()
+    answered = await asyncio.wait_for(request, 10)
+    for _ in range(200):
+        if published:
+            break
+        await asyncio.sleep(0.01)
+    assert answered is not None and answered[1].text == OLD  # the request got what it waited for
+    assert published == [(2, NEW)]  # but only the newest text's findings reached the editor
+    analyses.shutdown()
