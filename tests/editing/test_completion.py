@@ -223,3 +223,15 @@ tools:
 def test_the_second_document_of_a_file_completes_for_its_own_kind() -> None:
     text = AGENT + "---\n" + PIPELINE.replace("next: dispatch", "next: ‸")
     assert labels(text) == ["route", "dispatch", "answer"]
+
+
+def test_policy_ids_for_conflicts_with_and_act_fields_in_an_expression() -> None:
+    agent = AGENT.replace("    scope: [answer]\n", "    scope: [answer]\n  - id: no-refunds\n    forbid: {tool: issue_refund}\n"
+                          "    scope: []\n    conflicts_with: [‸]\n")
+    assert "must-search" in labels(agent, agent.replace("‸", "must-search"))
+    act = CONTRACT.replace("input: Question\n", "input: Question\nintermediate: Asked\n").replace(
+        "  Snippet:\n", "  Asked:\n    fields:\n      question: {type: str, description: The question.}\n  Snippet:\n").replace(
+        "post:\n", "act:\n  assign:\n    question: input.text\npost:\n", 1)
+    first_post = act.index("assert:", act.index("post:")) + len("assert: ")
+    typed = act[:first_post] + "act.‸ and " + act[first_post:]
+    assert labels(typed, act) == ["question"]

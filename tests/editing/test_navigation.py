@@ -115,3 +115,30 @@ def test_nothing_to_navigate_on_a_plain_key() -> None:
     at = position(PIPELINE, "routers:", 1)
     assert definition(report, *at) == [] and references(report, *at) == []
     assert rename(report, *at, "x").refused is not None
+
+
+POLICIES = AGENT.replace("    scope: [answer]\n", "    scope: [answer]\n  - id: no-refunds\n    forbid: {tool: issue_refund}\n"
+                         "    scope: []\n    conflicts_with: [must-search]\n")
+
+
+def test_a_policy_id_named_by_conflicts_with_navigates_and_renames() -> None:
+    report = check_text(POLICIES)
+    assert report.diagnostics == []
+    use = position(POLICIES, "conflicts_with: [must-search]", len("conflicts_with: [") + 2)
+    [target] = definition(report, *use)
+    assert (target.span.line, target.span.column) == position(POLICIES, "must-search")
+    assert len(references(report, *use)) == 2  # its id and the conflicts_with entry
+    new = apply_edits(POLICIES, rename(report, *use, "search-first").edits)
+    assert new.count("search-first") == 2 and "must-search" not in new
+    assert check_text(new).diagnostics == []
+
+
+def test_a_router_named_by_a_model_step_prompt_navigates_and_renames() -> None:
+    report = check_text(PIPELINE)
+    use = position(PIPELINE, "prompt: router_v1", len("prompt: ") + 3)
+    [target] = definition(report, *use)
+    assert (target.span.line, target.span.column) == position(PIPELINE, "router_v1:")
+    new = apply_edits(PIPELINE, rename(report, *use, "router_v2").edits)
+    assert new.count("router_v2") == 2 and "router_v1" not in new
+    same = [(d.code, d.line, d.column, d.message.replace("router_v2", "router_v1")) for d in check_text(new).diagnostics]
+    assert same == [(d.code, d.line, d.column, d.message) for d in report.diagnostics]  # only the name changed
