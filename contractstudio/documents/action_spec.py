@@ -29,6 +29,10 @@ class ActionSpec:
     branches: tuple[str, ...] = ()  # step keys, besides next and on_*, whose value is a step the action jumps to
     returns_to: str = ""  # an action whose steps this one jumps back to (a merge back to its fork)
     ensures_from: tuple[str, ...] = ()  # (list key, item key): the state fields a step's configuration says it sets
+    # (key, item key): state fields a step's configuration says it reads, tolerating them empty (call_model's
+    # user_parts.<part>.source); a name nothing can set is then a typo that renders as empty text (PIP205)
+    reads_from: tuple[str, ...] = ()
+    derived_sources: tuple[str, ...] = ()  # names such a source may also give: values the engine computes on reading
 
     @classmethod
     def declared(cls, name: str, contract: ActionContract) -> ActionSpec:
@@ -47,6 +51,16 @@ class ActionSpec:
         """A short human summary of the requirements, for messages and docs."""
         parts = list(self.requires_state) + [" or ".join(g) for g in self.requires_any_state]
         return ", ".join(parts) or "nothing"
+
+    def read_by(self, step: Step) -> list[tuple[tuple[str | int, ...], str]]:
+        """(path within the step, field) for each state field this step's configuration names as a source to read."""
+        if not self.reads_from:
+            return []
+        key, item_key = self.reads_from
+        items: Any = (step.model_extra or {}).get(key)
+        entries = items.items() if isinstance(items, dict) else enumerate(items) if isinstance(items, list) else ()
+        return [((key, part, item_key), item[item_key]) for part, item in entries
+                if isinstance(item, dict) and isinstance(item.get(item_key), str)]
 
     def ensured_by(self, step: Step) -> list[str]:
         """State fields this step sets because its configuration names them (set_variables' `rules[].set`)."""

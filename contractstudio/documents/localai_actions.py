@@ -34,6 +34,8 @@ LOCALAI_ACTIONS: dict[str, ActionSpec] = {
                    why="Loads the session's earlier turns for prompts that use history."),
         ActionSpec("call_model", requires_step=("prompt_key",),
                    ensures_state=("last_model_response", "banner_neutral", "banner_translated"),
+                   # a part's source is a state field or one of the state's prompt helpers (history and context joined)
+                   reads_from=("user_parts", "source"), derived_sources=("composed_context_for_prompt", "history_for_prompt"),
                    why="Renders prompts/<prompt_key>.txt with the step's user_parts and stores the reply."),
         ActionSpec("prefix_router", requires_state=("last_model_response",), ensures_state=("last_prefix",),
                    routing="prefix", route_state=("last_prefix", "last_model_response"),

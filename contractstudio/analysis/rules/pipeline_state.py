@@ -13,7 +13,7 @@ from contractstudio.analysis.rules import rule
 from contractstudio.analysis.step_graph import config, unset_paths, witness_path
 from contractstudio.documents.actions import SETTINGS
 from contractstudio.documents.models import Step
-from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
 
 # One BFS per field finds witness paths for every step that needs it; past this many
 # fields with PIP201s a pathological file would make that quadratic.
@@ -64,6 +64,28 @@ def state_never_set(doc: LoadedPipeline) -> Iterator[Diagnostic]:
             step = need.step
             yield doc.diag("PIP202", f"step '{step.id}' (action {step.action}) requires {_what(need.fields)}, which no other step "
                            "and no input ever sets", step, "action", hint="add it to 'inputs:' or run an action that ensures it first")
+
+
+@rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",))
+def unknown_prompt_source(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A prompt part reads a state field (`user_parts.<part>.source`) that nothing can set: it renders as empty text."""
+    catalog = doc.step_graph.catalog
+    readers = [(step, spec) for step in doc.pipeline.steps if (spec := catalog.get(step.action)) is not None and spec.reads_from]
+    if not readers:
+        return
+    known = set(doc.pipeline.inputs)
+    for spec in catalog.values():  # any action's field: a pipeline that never sets it reads it empty on purpose, or not
+        known.update(spec.ensures_state, spec.route_state)
+    for step in doc.pipeline.steps:
+        if (spec := catalog.get(step.action)) is not None:
+            known.update(spec.ensured_by(step))
+    for step, spec in readers:
+        names = known | set(spec.derived_sources)
+        for path, field in spec.read_by(step):
+            if field not in names:
+                yield doc.diag("PIP205", f"step '{step.id}': {'.'.join(map(str, path))} reads '{field}', which no action sets "
+                               "and no input provides, so the prompt gets empty text there", step.src + path,
+                               hint=did_you_mean(field, sorted(names)) or "name a state field an earlier step sets")
 
 
 @rule("PIP203", "missing-step-key", "error", kinds=("pipeline",))
