@@ -13,12 +13,14 @@ QA = Path(__file__).parent / "runtime_contracts" / "qa.contract.yaml"
 
 
 def test_the_wait_before_the_first_step_is_not_overhead(monkeypatch: pytest.MonkeyPatch) -> None:
-    import contractstudio.runtime.engine as engine
+    import contractstudio.runtime.asking as asking
+    import contractstudio.runtime.call_state as call_state
     import contractstudio.runtime.session as session_module
 
     now = [1000.0]
     clock = types.SimpleNamespace(perf_counter=lambda: now[0], monotonic=lambda: now[0], time=lambda: now[0], sleep=lambda s: None)
-    monkeypatch.setattr(engine, "time", clock)
+    for module in (call_state, asking):  # the call's clock (its start, each event) and the model's latency
+        monkeypatch.setattr(module, "time", clock)
     monkeypatch.setattr(session_module, "time", clock)
     contract = load(QA)
     scenario = contract.scenario("first-time")
