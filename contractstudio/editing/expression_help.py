@@ -13,7 +13,7 @@ from contractstudio.documents.type_syntax import ANY, DictOf, ListOf, Prim, Type
 from contractstudio.documents.types import TypeSystem
 from contractstudio.editing.items import CompletionItem
 from contractstudio.expressions import allowlist, check
-from contractstudio.expressions.calls import ARITY
+from contractstudio.expressions.call_types import ARITY
 from contractstudio.expressions.kinds import kind_of
 from contractstudio.findings.diagnostics import Span
 

@@ -27,7 +27,7 @@ from contractstudio.documents.type_syntax import (
 )
 from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import allowlist, sandbox
-from contractstudio.expressions.calls import function_type, method_type
+from contractstudio.expressions.call_types import function_type, method_type
 from contractstudio.expressions.kinds import BOOL, FLOAT, INT, STR, close_name, element_of, kind_of
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue, Parsed
