@@ -3,11 +3,14 @@
 1. Start to first screen: the studio vs a bare Textual app with a YAML TextArea and a footer, each a fresh
    process in a real terminal (a tmux server of the bench's own), from starting the program to its first
    screen painted; whether litellm was imported by then. Runs interleaved; medians.
+   The first live call in the debugger: a fresh studio process against the local OpenAI-compatible test server;
+   the user opens the debugger a moment after the first analysis, picks the live model and presses G: how long
+   the call waits for the model client (litellm's import) and how long its generate stage takes.
 2. Edit to diagnostics on a 1,000-line file: keystroke -> findings drawn, with the debounce
    taken out (it is a deliberate wait), plus the analyzer's own share.
 3. Highlighting cost per edit at growing sizes, with and without the editor's windowed highlighting.
 
-Run: .venv/bin/python bench/bench_studio.py [--runs N] [--first-screen-only]
+Run: .venv/bin/python bench/bench_studio.py [--runs N] [--first-screen-only] [--tree OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_bytecode import compile_package  # noqa: E402
+
 SAMPLE = ROOT / "tests" / "studio" / "workspace"
 
 # Both write the moment right after their first screen's first refresh (call_after_refresh on mount) to $MARK:
@@ -64,8 +70,9 @@ STUDIO = textwrap.dedent("""
 class Terminal:
     """A real terminal: a tmux server of our own (its own socket, no user config), one 120x40 window."""
 
-    def __init__(self) -> None:
+    def __init__(self, tree: Path | None = None) -> None:
         self.socket = f"cs-bench-{os.getpid()}"
+        self.env = [f"PYTHONPATH={tree}"] if tree is not None else []  # another checkout's studio (before/after)
         self.tmux("new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", "sleep 600")
 
     def tmux(self, *args: str) -> str:
@@ -77,7 +84,8 @@ class Terminal:
         mark = Path(tempfile.mkdtemp()) / "mark"
         command = " ".join(shlex.quote(a) for a in [sys.executable, "-c", code, *args])
         started = time.time()
-        self.tmux("respawn-pane", "-k", "-t", "bench", "-e", f"MARK={mark}", "-c", tempfile.gettempdir(), command)
+        env = [arg for pair in ([f"MARK={mark}"], *([e] for e in self.env)) for v in pair for arg in ("-e", v)]
+        self.tmux("respawn-pane", "-k", "-t", "bench", *env, "-c", tempfile.gettempdir(), command)
         deadline = started + 120
         while not mark.exists() or not mark.read_text().strip():
             if time.time() > deadline:
@@ -89,6 +97,73 @@ class Terminal:
 
     def close(self) -> None:
         self.tmux("kill-server")
+
+
+LIVE = textwrap.dedent("""
+    import asyncio, os, shutil, sys, tempfile, time
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[1])  # tests/: the local OpenAI-compatible server
+    from openai_server import OpenAIServer
+    from contractstudio.studio.app import StudioApp
+    GOOD = '{"answer": "They store embeddings.", "evidence": [{"doc_id": "A1", "snippet": "store embeddings"}], "coverage_score": 0.9}'
+
+    async def main(server, ws, pause_s):
+        app = StudioApp([ws / "multidoc_qa.contract.yaml", ws])
+        async with app.run_test(size=(120, 40)) as pilot:
+            while app.analysis is None:
+                await pilot.pause(0.02)
+            await asyncio.sleep(pause_s)  # the user reads the file, then opens the debugger
+            await pilot.press("f4")
+            screen = app.screen
+            while screen.contract_doc is None:
+                await pilot.pause(0.02)
+            if sys.argv[4] == "live":
+                screen.query_one("#model-select").value = "live"
+            await pilot.pause()
+            screen.query_one("#timeline").focus()
+            from contractstudio.studio import calls
+            ready = calls.client_ready()
+            pressed = time.perf_counter()
+            await pilot.press("g")
+            while screen.session is None:
+                await pilot.pause(0.005)
+            waited = time.perf_counter() - pressed
+            while not screen.session.done:
+                await pilot.pause(0.02)
+            if sys.argv[4] != "live":  # the scripted call: how long G takes to start any call (the UI's own latency)
+                print("LIVE", waited, 0.0, screen.session.result.successful, ready)
+                return
+            generate = sum(e.get("duration_s") or 0 for e in screen.session.trace if e.type == "stage_end" and e.stage == "generate")
+            print("LIVE", waited, generate, screen.session.result.successful, ready)
+
+    ws = Path(tempfile.mkdtemp()) / "ws"
+    shutil.copytree(sys.argv[2], ws)
+    os.environ["OPENAI_API_KEY"] = "sk-test-bench-1234567890"
+    with OpenAIServer() as server:
+        server.script(GOOD)
+        path = ws / "multidoc_qa.contract.yaml"
+        path.write_text(path.read_text().replace("  # api_base: http://127.0.0.1:8000/v1   # any OpenAI-compatible server\\n",
+                                                 f"  api_base: {server.base_url}\\n"))
+        asyncio.run(main(server, ws, float(sys.argv[3])))
+""")
+
+
+def first_live_call(tree: Path | None, pause_s: float, model: str = "live") -> tuple[float, float]:
+    """(seconds the call waited for the model client after G, seconds of its generate stage), in a fresh process."""
+    env = {**os.environ, "XDG_CONFIG_HOME": tempfile.mkdtemp()}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    out = subprocess.run([sys.executable, "-c", LIVE, str(ROOT / "tests"), str(SAMPLE), str(pause_s), model],
+                         capture_output=True,
+                         text=True, timeout=300, env=env, cwd=tempfile.gettempdir())
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("LIVE")), None)
+    if line is None:
+        raise SystemExit(f"no live call:\n{out.stdout}\n{out.stderr[-3000:]}")
+    _, waited, generate, ok, ready = line.split()
+    print(f"    client ready when G was pressed: {ready}")
+    if ok != "True":
+        raise SystemExit(f"the live call failed:\n{out.stdout}")
+    return float(waited), float(generate)
 
 
 def generated_contract(lines: int) -> str:
@@ -193,9 +268,28 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--first-screen-only", action="store_true")
+    parser.add_argument("--live-only", action="store_true", help="only the first live call in the debugger")
+    parser.add_argument("--pause", type=float, default=2.0, help="seconds between the first analysis and opening the debugger")
+    parser.add_argument("--tree", type=Path, help="import the studio from this checkout (e.g. a worktree of an older commit)")
     args = parser.parse_args()
     first = SAMPLE / "multidoc_qa.contract.yaml"
-    terminal = Terminal()
+    tree = args.tree.resolve() if args.tree else None
+    compile_package()  # fresh processes load bytecode, as an installed package does (bench/bench_bytecode.py)
+    if tree is not None:
+        import compileall
+
+        compileall.compile_dir(str(tree / "contractstudio"), quiet=1)
+    if args.live_only:
+        calls, scripted = [], []
+        for _ in range(args.runs):  # interleaved with a scripted call: the time G takes to start any call
+            calls.append(first_live_call(tree, args.pause))
+            scripted.append(first_live_call(tree, args.pause, "scripted")[0])
+        print(f"the first live call in the debugger, opened {args.pause:.1f} s after the first analysis (median of {args.runs} fresh processes)")
+        print(f"  G to the start of the live call       {statistics.median(w for w, _ in calls) * 1000:8.0f} ms")
+        print(f"  its generate stage                   {statistics.median(g for _, g in calls) * 1000:8.0f} ms")
+        print(f"  G to the start of a scripted call    {statistics.median(scripted) * 1000:8.0f} ms  (the same screen, no client)")
+        return
+    terminal = Terminal(tree)
     bare: list[float] = []
     studio_runs: list[tuple[float, bool]] = []
     ratios: list[float] = []

@@ -10,6 +10,7 @@ puts each one in the trace.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -95,13 +96,15 @@ def _cost(litellm: Any, response: Any) -> float:
 
 
 def prepare_live_client() -> None:
-    """Import litellm now (the studio does it in the background, so no call ever waits for the import)."""
+    """Import litellm and the OpenAI client's resources now (what `LiveModel.prepare` needs): the studio does it in
+    the background, so no call, and no session being set up on the UI thread, waits for either import."""
     _litellm()
+    import openai.resources  # noqa: F401 - a second or more on a loaded machine
 
 
 def live_client_ready() -> bool:
-    """Whether litellm is imported and set up (a live call starts without waiting)."""
-    return _LOGS_FILTERED
+    """Whether litellm and the OpenAI client's resources are imported and set up (a live call starts without waiting)."""
+    return _LOGS_FILTERED and "openai.resources" in sys.modules
 
 
 def _retry_after(err: Exception) -> float | None:

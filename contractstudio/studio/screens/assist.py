@@ -18,14 +18,13 @@ from textual.widgets import Static
 from textual.widgets.text_area import Selection
 
 from contractstudio import editing
-from contractstudio.editing.items import CompletionItem, TextEdit
-from contractstudio.editing.templates import TEMPLATES, kind_of_name, template
 from contractstudio.findings.diagnostics import Span
 from contractstudio.storage.atomic import write_atomic
 from contractstudio.studio.widgets.completion import Ask, CompletionMenu, QuickFixes
 
 if TYPE_CHECKING:  # the analyzer and the cursor facts load with the first analysis, after the first screen
     from contractstudio.analysis.check import FileReport
+    from contractstudio.editing.items import CompletionItem, TextEdit
 
 # Characters after which completion opens by itself (besides word characters).
 TRIGGERS = set(".:[{, -'\"")
@@ -306,6 +305,8 @@ class EditingAssist:
         def create(name: str | None) -> None:
             if not name:
                 return
+            from contractstudio.editing.templates import TEMPLATES, kind_of_name, template
+
             kind = kind_of_name(Path(name).name)
             if kind is None:
                 self.notify(f"Name it NAME.<kind>.yaml (kind: {', '.join(TEMPLATES)}), not '{name}'.", severity="warning", timeout=5)

@@ -65,7 +65,8 @@ class EditScreen(EditingAssist, StudioScreen):
         with Horizontal(id="edit-main"):
             yield FileList(id="files")
             with Vertical(id="edit-right"):
-                yield ContractEditor(id="editor")
+                buffer = self.studio.buffer  # the first file's text from the start: its document is built once
+                yield ContractEditor(buffer.saved_text if buffer is not None and buffer.unreadable is None else "", id="editor")
                 yield Static("", id="detail")
                 yield FindingsPanel(id="findings")
         yield Static("", id="status")
@@ -103,11 +104,12 @@ class EditScreen(EditingAssist, StudioScreen):
 
         `cursor` keeps a place (a reload of the same file), clamped to the new text.
         """
-        self._loading = True
         self.editor.disabled = False
         buffer = self.studio.buffer
         self.editor.read_only = buffer is not None and buffer.unreadable is not None  # bytes it could not decode stay as they are
-        self.editor.load_text(text)
+        if self.editor.text != text or self.editor.history.undo_stack:
+            self._loading = True  # load_text posts Changed, which is no edit
+            self.editor.load_text(text)
         if cursor is None:
             self.editor.move_cursor((0, 0))
             self.editor.scroll_home(animate=False)
