@@ -149,6 +149,20 @@ def test_a_yaml_1_1_header_that_would_change_a_value_is_a_finding(tmp_path: Path
     assert main(["export", str(src)]) == 1
 
 
+@pytest.mark.parametrize("value, theirs", [("!!int 017", "15"), ("!!bool yes", "true"), ("!!float 1:30", "90.0")],
+                         ids=["octal-int", "yes-bool", "sexagesimal-float"])
+def test_a_yaml_1_1_header_changes_tagged_scalars_too(tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str,
+                                                     theirs: str) -> None:
+    """Found by the long export fuzz: `!!int 017` under `%YAML 1.1` is 15 to ruamel.yaml and 17 to the analyzer."""
+    src = tmp_path / "t.tools.yaml"
+    src.write_text(f"%YAML 1.1\n---\nkind: tools\nname: notes\ndescription: x\ntools:\n  - name: a\n    params:\n"
+                   f"      p:\n        type: any\n        default: {value}\n")
+    assert main(["check", str(src)]) == 1
+    out = capsys.readouterr().out
+    assert "t.tools.yaml:11:18: error YML008" in out and f"makes other YAML tools read {theirs}" in out
+    assert main(["export", str(src)]) == 1
+
+
 # Output paths are checked before any work; only regular files are replaced (issue 9.10, 10.13) -------------------
 
 

@@ -26,6 +26,7 @@ from contractstudio.reading.portability import (
     other_reading,
     same_value,
     tagged_reading,
+    tagged_reading_11,
 )
 
 _CParser: Any = None
@@ -43,6 +44,7 @@ MAX_ALIAS_CHARS = 10_000_000  # characters of scalars that aliases may add: one 
 
 _STD = "tag:yaml.org,2002:"
 _STR, _MAP, _SEQ = f"{_STD}str", f"{_STD}map", f"{_STD}seq"
+_VERSIONED_TAGS = {f"{_STD}{t}" for t in ("int", "float", "bool")}  # tags whose reading a %YAML 1.1 header changes
 _SCALAR_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null", "binary", "timestamp")}
 _INT = re.compile(r"[-+]?[0-9][0-9_]*$|0o[0-7]+$|0x[0-9a-fA-F]+$")
 _MAYBE_NOT_STR = frozenset("-+.0123456789~nNtTfF")
@@ -171,6 +173,26 @@ class Builder:
         ours = "text" if isinstance(value, str) else describe(value)
         self._report("YML008", f"'{raw}' is {ours} here, but {why}", start, end, hint=hint)
 
+    def _tagged_11(self, raw: str, tag: str, start: Any, end: Any) -> Any:
+        """A tagged number or boolean under a %YAML 1.1 header: our (1.2) value, and YML008 where ruamel's 1.1 differs."""
+        try:
+            value: Any = tagged_reading(raw, tag)
+        except Unreadable:
+            value = raw
+        try:
+            theirs = tagged_reading_11(raw, tag)
+        except Unreadable as err:
+            self._report("YML008", f"{err}: other YAML tools refuse it or read something else", start, end,
+                         hint="fix the value or remove the tag")
+            return value
+        if not same_value(value, theirs):
+            line = self.header.line + 1 + self.offset if self.header is not None else 1
+            ours = "not readable as YAML 1.2" if value is raw else describe(value)
+            self._report("YML008", f"'{raw}' is {ours} here, but the %YAML 1.1 header (line {line}) makes other YAML tools "
+                         f"read {describe(theirs)}", start, end,
+                         hint="remove the %YAML 1.1 header (ContractStudio reads YAML 1.2) or write the value in YAML 1.2's form")
+        return value
+
     def _report_tabs(self, text: str, quoted: list[tuple[int, int]]) -> None:
         """YML008 for a tab outside quotes, block scalars and comments: libyaml allows it, ruamel.yaml fails on it."""
         quoted.sort()
@@ -251,12 +273,15 @@ class Builder:
                     else:
                         style = ev.style or ""
                         if tag in _SCALAR_TAGS:
-                            try:
-                                value = tagged_reading(raw, tag)
-                            except Unreadable as err:
-                                value = raw
-                                self._report("YML008", f"{err}: other YAML tools refuse it or read something else", sm, em,
-                                             hint="fix the value or remove the tag")
+                            if version == (1, 1) and tag in _VERSIONED_TAGS:
+                                value = self._tagged_11(raw, tag, sm, em)
+                            else:
+                                try:
+                                    value = tagged_reading(raw, tag)
+                                except Unreadable as err:
+                                    value = raw
+                                    self._report("YML008", f"{err}: other YAML tools refuse it or read something else", sm, em,
+                                                 hint="fix the value or remove the tag")
                             if tabs is not None and style:
                                 tabs.append((sm.index, em.index))
                         else:

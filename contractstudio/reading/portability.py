@@ -91,6 +91,25 @@ def tagged_reading(raw: str, tag: str) -> Any:
         raise Unreadable(f"'{_short(raw)}' does not fit its tag !!{tag.removeprefix(STD)}") from None
 
 
+def tagged_reading_11(raw: str, tag: str) -> Any:
+    """What ruamel.yaml makes of an explicitly tagged number or boolean under a `%YAML 1.1` header; raises Unreadable.
+
+    Its YAML 1.1 constructors read `!!int 017` as octal 15, `!!bool yes` as true and `!!float 1:30` as 90.0, where
+    the analyzer (YAML 1.2) reads 17, refuses `yes` and refuses `1:30`.
+    """
+    name = tag.removeprefix(STD)
+    try:
+        if name == "int" and _INT_11.fullmatch(raw) and raw.strip("+-_"):
+            return _int(raw, yaml11=True)
+        if name == "bool" and raw in _BOOL_11:
+            return _BOOL_11[raw]
+        if name == "float" and (_FLOAT_11.fullmatch(raw) or _INT_11.fullmatch(raw)) and raw.strip("+-_."):
+            return _float(raw) if not _INT_11.fullmatch(raw) else float(_int(raw, yaml11=True))
+    except ValueError:
+        pass
+    return _tagged_reading(raw, tag)
+
+
 def _tagged_reading(raw: str, tag: str) -> Any:
     name = tag.removeprefix(STD)
     if name == "str":
