@@ -106,7 +106,8 @@ def row_in_process(runs: int) -> None:
         print(f"\n2./3. in process, dense pipeline, {label} (median CPU of {runs} interleaved runs)")
         for n in texts:
             print(f"   {n:>6} steps: compose {med['compose', n] * 1000:7.1f} ms   check {med['check', n] * 1000:7.1f} ms   "
-                  f"check / compose {med['check', n] / med['compose', n]:.2f}x" + ("   (goal <= 2.5x)" if n == 10000 and not collect else ""))
+                  f"check / compose "
+                  f"{med['check', n] / med['compose', n]:.2f}x" + ("   (goal <= 2.5x)" if n == 10000 and not collect else ""))
         print(f"   growth 1,000 -> 10,000 steps: check {med['check', 10000] / med['check', 1000]:.2f}x"
               f"{'   (goal <= 11x)' if not collect else ''}   compose {med['compose', 10000] / med['compose', 1000]:.2f}x")
 

@@ -284,7 +284,8 @@ def main() -> None:
         for _ in range(args.runs):  # interleaved with a scripted call: the time G takes to start any call
             calls.append(first_live_call(tree, args.pause))
             scripted.append(first_live_call(tree, args.pause, "scripted")[0])
-        print(f"the first live call in the debugger, opened {args.pause:.1f} s after the first analysis (median of {args.runs} fresh processes)")
+        print(f"the first live call in the debugger, opened {args.pause:.1f} s after the first analysis "
+              f"(median of {args.runs} fresh processes)")
         print(f"  G to the start of the live call       {statistics.median(w for w, _ in calls) * 1000:8.0f} ms")
         print(f"  its generate stage                   {statistics.median(g for _, g in calls) * 1000:8.0f} ms")
         print(f"  G to the start of a scripted call    {statistics.median(scripted) * 1000:8.0f} ms  (the same screen, no client)")

@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("studio", help="open the studio (the default when no command is given)")
     s.add_argument("paths", nargs="*", help="files or folders (default: the current folder, else the bundled samples)")
-    s.add_argument("--trust", action="store_true", help="trust the folders given (not their neighbours): python: hooks run, keys go where their files say")
+    s.add_argument("--trust", action="store_true",
+                   help="trust the folders given (not their neighbours): python: hooks run, keys go where their files say")
     _dialect(s)
 
     c = sub.add_parser("check", help="analyze files and folders")

@@ -20,8 +20,10 @@ from contractstudio.documents import models as d  # noqa: E402
 
 MARKER = "<!-- generated below by scripts/gen_format_doc.py -->"
 SECTIONS = [
-    ("kind: contract", d.Contract, [d.TypeDecl, d.FieldSpec, d.Condition, d.Act, d.Remedy, d.Retry, d.LLMSettings, d.Example, d.Scenario, d.Expect, d.ExpectPerf]),
-    ("kind: agent", d.Agent, [d.AgentTool, d.OutputSchema, d.Policy, d.ToolRef, d.Task, d.TrajectoryStep, d.Constraints, d.Corpus, d.Ensemble, d.Backend, d.LatencyEstimate, d.TokenEstimate]),
+    ("kind: contract", d.Contract, [d.TypeDecl, d.FieldSpec, d.Condition, d.Act, d.Remedy, d.Retry, d.LLMSettings, d.Example,
+                                    d.Scenario, d.Expect, d.ExpectPerf]),
+    ("kind: agent", d.Agent, [d.AgentTool, d.OutputSchema, d.Policy, d.ToolRef, d.Task, d.TrajectoryStep, d.Constraints, d.Corpus,
+                              d.Ensemble, d.Backend, d.LatencyEstimate, d.TokenEstimate]),
     ("kind: pipeline", d.Pipeline, [d.Step, d.Router, d.ActionContract]),
     ("kind: tools", d.ToolSet, [d.ToolDecl]),
 ]

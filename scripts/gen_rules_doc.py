@@ -1,4 +1,5 @@
-"""Write docs/rules.md from the rule table (the @rule decorators and declare calls) and the error fixtures (run: python scripts/gen_rules_doc.py).
+"""Write docs/rules.md from the rule table (the @rule decorators and declare calls) and the error fixtures
+(run: python scripts/gen_rules_doc.py).
 
 Each rule shows its code, name, severity, what it finds, and one real example:
 a fixture's YAML and what `contractstudio check` prints for it. A test keeps

@@ -139,7 +139,8 @@ class OpenAIServer:
                 elif reply.body is not None:
                     self._send(reply.status, reply.body, reply.headers)
                 elif reply.status != 200:
-                    err = {"error": {"message": reply.content or f"scripted status {reply.status}", "type": "scripted", "code": reply.status}}
+                    err = {"error": {"message": reply.content or f"scripted status {reply.status}",
+                                     "type": "scripted", "code": reply.status}}
                     self._send(reply.status, json.dumps(err).encode(), reply.headers)
                 else:
                     self._send(200, _completion(reply, (body or {}).get("model", "test-model")), reply.headers)

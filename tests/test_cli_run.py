@@ -93,7 +93,8 @@ def test_test_command_runs_every_scenario(capsys: pytest.CaptureFixture[str], tm
     assert f"{QA}::qa::first-time PASSED" in out
     assert out.strip().splitlines()[-1] == "3 passed, 0 failed"
     broken = tmp_path / "b.contract.yaml"
-    broken.write_text(QA.read_text().replace("expect: {successful: true, llm_calls: 2}", "expect: {successful: true, llm_calls: 2, output: {answer: y}}"))
+    broken.write_text(QA.read_text().replace("expect: {successful: true, llm_calls: 2}",
+                                             "expect: {successful: true, llm_calls: 2, output: {answer: y}}"))
     code, out, _ = run(capsys, "test", str(broken), str(QA))
     assert code == 1
     assert f"{broken}::qa::remedied-after-low-coverage FAILED" in out

@@ -120,7 +120,8 @@ def test_on_failure_raise_needs_no_fallback() -> None:
 
 
 def test_a_prompt_may_show_json_examples_without_placeholder_warnings() -> None:
-    text = BASE.replace("prompt: Answer the question.", 'prompt: \'Answer as JSON like {"answer": "...", "score": 0.5}.\'') + POST + FALLBACK
+    text = BASE.replace("prompt: Answer the question.",
+                        'prompt: \'Answer as JSON like {"answer": "...", "score": 0.5}.\'') + POST + FALLBACK
     assert found(text) == []
 
 
@@ -290,7 +291,8 @@ def _scenario_yaml(remedy_pre: bool, on_failure: str, tries: int, inp: dict, rep
     import json
 
     post = "post:\n  - assert: output.answer != ''\n  - assert: output.score >= 0.5\n"
-    lines = [_SOUND_BASE + post + FALLBACK, f"on_failure: {on_failure}", f"remedy:\n  pre: {str(remedy_pre).lower()}\n  retry: {{tries: {tries}}}",
+    lines = [_SOUND_BASE + post + FALLBACK, f"on_failure: {on_failure}",
+             f"remedy:\n  pre: {str(remedy_pre).lower()}\n  retry: {{tries: {tries}}}",
              "scenarios:", "  - name: generated", f"    input: {json.dumps(inp)}", f"    responses: {json.dumps(replies)}"]
     lines.append(f"    expect: {json.dumps(expect)}")
     return "\n".join(lines) + "\n"

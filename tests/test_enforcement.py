@@ -262,7 +262,8 @@ def test_run_refuses_an_invalid_input_with_exit_1_and_the_validation_errors(
 def test_every_missing_required_key_is_reported_in_one_pass() -> None:
     found = check_text("kind: contract\ndescription: Nothing else yet.\n", "t.contract.yaml", Context()).diagnostics
     assert [(d.code, d.line, d.message) for d in found] == [
-        ("SCH101", 1, f"missing required key '{key}' in the document") for key in ("input", "name", "output", "prompt")]  # ordered by message
+        ("SCH101", 1, f"missing required key '{key}' in the document")
+        for key in ("input", "name", "output", "prompt")]  # ordered by message
     agent = "kind: agent\nname: a\ntasks:\n  - description: x\n"
     found = check_text(agent, "a.agent.yaml", Context()).diagnostics
     assert [(d.code, d.line, d.message) for d in found] == [

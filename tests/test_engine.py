@@ -241,7 +241,8 @@ def test_transport_faults_are_retried_without_consuming_remedies() -> None:
 
 
 def test_authentication_errors_are_not_retried() -> None:
-    auth = TransportFault("bad key sk-live-abcdefgh123", kind="authentication", retryable=False, status=401, exc_class="AuthenticationError")
+    auth = TransportFault("bad key sk-live-abcdefgh123", kind="authentication", retryable=False, status=401,
+                          exc_class="AuthenticationError")
     result = qa().call(INPUT, ScriptedModel([auth, GOOD]), options=NO_WAIT)
     assert not result.successful and result.llm_calls == 0
     assert len(result.trace.of_type("transport_error")) == 1
@@ -380,7 +381,8 @@ def test_a_missing_key_is_an_authentication_fault_not_a_server_error() -> None:
     assert (server.kind, server.retryable, server.status) == ("server", True, 500)
 
 
-_REPLIES = [GOOD, LOW, "", "null", "[]", "{", '{"answer": 1}', "```json\n" + GOOD + "\n```", "```\n{}\n```", '{"answer": "x", "evidence": [], "coverage_score": NaN}',
+_REPLIES = [GOOD, LOW, "", "null", "[]", "{", '{"answer": 1}', "```json\n" + GOOD + "\n```", "```\n{}\n```",
+            '{"answer": "x", "evidence": [], "coverage_score": NaN}',
             '{"answer": "x", "evidence": [{"doc_id": "A1", "snippet": "s"}], "coverage_score": 1e309}', "\x00\ufeff{}", GOOD[:-1]]
 
 

@@ -104,7 +104,8 @@ def test_csv_and_json_datasets(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     # a CSV with the envelope's columns: input and replies cells hold JSON
     env = tmp_path / "env.csv"
     env.write_text('id,input,replies\n'
-                   f'a,"{json.dumps(rows[0]["input"]).replace(chr(34), chr(34) * 2)}","{json.dumps([GOOD]).replace(chr(34), chr(34) * 2)}"\n'
+                   f'a,"{json.dumps(rows[0]["input"]).replace(chr(34), chr(34) * 2)}",'
+                   f'"{json.dumps([GOOD]).replace(chr(34), chr(34) * 2)}"\n'
                    f'b,"{json.dumps({"query": "q"}).replace(chr(34), chr(34) * 2)}","[]"\n')
     code, out, err = run(capsys, "eval", str(QA), "--data", str(env), "--scripted", "--json")
     s = json.loads(out)["summary"]

@@ -121,7 +121,8 @@ def test_a_trace_with_a_field_of_the_wrong_type_is_refused_naming_its_line_and_f
     lines[index] = json.dumps(bad)
     path = tmp_path / "edited-by-hand.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=rf"edited-by-hand.jsonl:{index + 1}: not an event: llm_response: 'prompt_tokens' must be an integer"):
+    with pytest.raises(ValueError,
+                       match=rf"edited-by-hand.jsonl:{index + 1}: not an event: llm_response: 'prompt_tokens' must be an integer"):
         Trace.read(path)
 
 

@@ -107,8 +107,10 @@ def test_positions_are_characters_not_bytes_on_multi_line_expressions() -> None:
 
 def model_values() -> dict:
     return {
-        "input": TYPES.model("In").model_validate({"query": " Hi? ", "documents": [{"id": "A1", "content": "alpha"}, {"id": "B2", "content": "beta"}]}),
-        "output": TYPES.model("Out").model_validate({"answer": "Why?", "score": 0.75, "confidence": "high", "data": {"k": [1, 2]}, "tags": ["b", "a"]}),
+        "input": TYPES.model("In").model_validate({"query": " Hi? ",
+                                                   "documents": [{"id": "A1", "content": "alpha"}, {"id": "B2", "content": "beta"}]}),
+        "output": TYPES.model("Out").model_validate({"answer": "Why?", "score": 0.75, "confidence": "high",
+                                                     "data": {"k": [1, 2]}, "tags": ["b", "a"]}),
     }
 
 

@@ -43,7 +43,8 @@ def test_the_installed_wheel_ships_its_themes_and_types(tmp_path: Path) -> None:
     assert "contractstudio/studio/bundled_themes/contractstudio-light.yaml" in names
     assert "contractstudio/py.typed" in names
     target = tmp_path / "site"
-    installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target), str(wheel)],
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                                "--target", str(target), str(wheel)],
                                capture_output=True, text=True, timeout=300)
     assert installed.returncode == 0, installed.stderr
     probe = subprocess.run([sys.executable, "-c", PROBE, str(target), str(ROOT / "samples" / "multidoc_qa.contract.yaml")],

@@ -70,7 +70,8 @@ def test_requires_fails_fast_naming_step_action_and_field() -> None:
         runner.run({"user_query": "q"}, handlers)
     err = info.value
     assert (err.step, err.action, err.field, err.phase) == ("search", "search_nodes", "followup_query | retrieval_query", "requires_state")
-    assert str(err) == "step 'search' (action 'search_nodes') requires one of the state fields followup_query, retrieval_query, but none is set"
+    assert str(err) == ("step 'search' (action 'search_nodes') requires one of the state fields "
+                        "followup_query, retrieval_query, but none is set")
 
 
 def test_ensures_is_checked_after_the_step() -> None:

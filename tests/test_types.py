@@ -43,7 +43,8 @@ def test_type_strings_parse_to_canonical_type_expressions(text: str, expected: o
 
 @pytest.mark.parametrize(
     ("text", "offset"),
-    [("list[", 5), ("list[str", 8), ("dict[int, str]", 0), ("Foo[int]", 3), ("str str", 4), ("Literal[x]", 8), ("", 0), ("int | ", 6), ("str$", 3)],
+    [("list[", 5), ("list[str", 8), ("dict[int, str]", 0), ("Foo[int]", 3), ("str str", 4), ("Literal[x]", 8), ("", 0),
+     ("int | ", 6), ("str$", 3)],
 )
 def test_malformed_type_strings_say_where(text: str, offset: int) -> None:
     with pytest.raises(TypeSyntaxError) as err:

@@ -31,9 +31,12 @@ from contractstudio.documents.type_syntax import Prim, TypeExpr, TypeSyntaxError
 from contractstudio.documents.types import TypeBuildError, TypeSystem
 from contractstudio.findings.diagnostics import Diagnostic, declare, make
 
-declare("SCH105", "constraint-not-applicable", "error", "A field constraint its type cannot have (`ge` on a str, `pattern` on an int): it would be ignored.")
-declare("SCH106", "impossible-constraint", "error", "Field constraints no value satisfies (min_length above max_length, ge above le), or a default outside them.")
-declare("SCH107", "type-cannot-be-built", "error", "A declared type pydantic cannot turn into a validator: it could not be enforced, so it is never run.")
+declare("SCH105", "constraint-not-applicable", "error",
+        "A field constraint its type cannot have (`ge` on a str, `pattern` on an int): it would be ignored.")
+declare("SCH106", "impossible-constraint", "error",
+        "Field constraints no value satisfies (min_length above max_length, ge above le), or a default outside them.")
+declare("SCH107", "type-cannot-be-built", "error",
+        "A declared type pydantic cannot turn into a validator: it could not be enforced, so it is never run.")
 
 MAX_CLEAN = 4096
 _CLEAN: dict[tuple[Any, ...], None] = {}  # the declarations of field sets found clean (oldest first out)

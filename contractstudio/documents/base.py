@@ -82,7 +82,8 @@ class Condition(Model):
 class FieldSpec(Model):
     """One field of a declared type: a type string plus description and constraints."""
 
-    type: str = Field(description="A type string: str int float bool any, a declared type, list[T], dict[str, T], T | None, Literal['a', 'b'].")
+    type: str = Field(description="A type string: str int float bool any, a declared type, list[T], dict[str, T], T | None, "
+                      "Literal['a', 'b'].")
     description: str | None = Field(None, description="What the field means; the LLM is told this.")
     default: Any = Field(None, description="Default value; a field with a default is optional.")
     ge: float | None = Field(None, description="Minimum (inclusive).")

@@ -85,7 +85,8 @@ class LLMSettings(Model):
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int | None = Field(None, ge=1, description="Maximum completion tokens.")
     timeout_s: float = Field(30, gt=0, description="Request timeout in seconds: bounds the whole reply, not each read.")
-    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (away from loopback, only in a trusted folder).")
+    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server "
+                                 "(away from loopback, only in a trusted folder).")
     api_key_env: str | None = Field(None, description="Name of the environment variable that holds the API key (never the key); "
                                     "a variable other than the provider's usual one needs a trusted folder.")
     # Provider parameters, passed to litellm as written.

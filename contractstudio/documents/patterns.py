@@ -1,7 +1,8 @@
 """Regular expressions written in files, run within a time budget that the GIL cannot stretch.
 
 Every regex a file supplies (an agent's `tool_pattern`, `matches()` in expressions,
-a type's `pattern:` that pydantic's linear engine cannot run) is checked, compiled and run here. The checked subset is Python's `re` syntax (so
+a type's `pattern:` that pydantic's linear engine cannot run) is checked, compiled and run here.
+The checked subset is Python's `re` syntax (so
 no fuzzy matching or recursion) with a bounded length and a bounded expansion of
 counted repeats (compiling `(?:x{65535}){65535}` never ends). The patterns run on
 the `regex` package: its matcher checks a deadline while it backtracks

@@ -300,7 +300,8 @@ def _suppress(d: Diagnostic, report: FileReport, lines: list[str]) -> CodeAction
         return None
     line = lines[d.line - 1]
     indent = line[: len(line) - len(line.lstrip(" "))]
-    return CodeAction(f"Suppress {d.code} here", (TextEdit(Span(d.line, 1, d.line, 1), f"{indent}# contractstudio: ignore[{d.code}]\n"),), d)
+    return CodeAction(f"Suppress {d.code} here",
+                      (TextEdit(Span(d.line, 1, d.line, 1), f"{indent}# contractstudio: ignore[{d.code}]\n"),), d)
 
 
 def _inside_multiline_scalar(report: FileReport, line: int) -> bool:

@@ -52,7 +52,8 @@ def _top(key: str, k: Node, v: Node, lines: list[str]) -> Symbol | None:
             if not isinstance(ek, ScalarNode):
                 continue
             fields = ev.get("fields") if isinstance(ev, MapNode) else None
-            grand = tuple(Symbol(str(fk.value), "field", _span(fv, lines, fk), fk.span, _text(fv.get("type")) if isinstance(fv, MapNode) else "")
+            grand = tuple(Symbol(str(fk.value), "field", _span(fv, lines, fk), fk.span,
+                                 _text(fv.get("type")) if isinstance(fv, MapNode) else "")
                           for fk, fv in (fields.pairs if isinstance(fields, MapNode) else []) if isinstance(fk, ScalarNode))
             kids.append(Symbol(str(ek.value), NAMED_MAPS[key], _span(ev, lines, ek), ek.span, children=grand))
     elif key in NAMED_LISTS and isinstance(v, SeqNode):

@@ -5,7 +5,8 @@ from __future__ import annotations
 TEMPLATES = {
     "contract": "kind: contract\nname: {name}\n",
     "agent": "kind: agent\nname: {name}\ntools: []\ntasks: []\n",
-    "pipeline": "kind: pipeline\nname: {name}\nentry_step_id: start\nsteps:\n  - id: start\n    action: call_model\n    prompt: start_prompt\n    end: true\n",
+    "pipeline": ("kind: pipeline\nname: {name}\nentry_step_id: start\nsteps:\n"
+                 "  - id: start\n    action: call_model\n    prompt: start_prompt\n    end: true\n"),
     "tools": "kind: tools\nname: {name}\ntools: []\n",
 }
 

@@ -89,7 +89,8 @@ def to_text(value: Any, limit: int = MAX_SIZE) -> str:
     return "".join(parts)
 
 
-_SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%])?\Z", re.S)
+_SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?"
+                   r"(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%])?\Z", re.S)
 
 
 def spec_problem(spec: str) -> str | None:

@@ -61,7 +61,8 @@ class Expression:
         """The free names the expression reads (e.g. {'input', 'output'})."""
         nodes = list(ast.walk(self.tree))
         bound = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in allowlist.FUNCTIONS}
+        called = {id(n.func) for n in nodes
+                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in allowlist.FUNCTIONS}
         return frozenset(n.id for n in nodes if isinstance(n, ast.Name) and n.id not in bound and id(n) not in called)
 
     def evaluate(self, values: dict[str, Any], *, walk: bool = False) -> Any:

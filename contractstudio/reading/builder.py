@@ -287,7 +287,8 @@ class Builder:
                         else:
                             self._refuse_tag(tag, sm, em)
                             value = None
-                    node = tuple_new(scalar_class, (sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1, tag, value, style, raw))
+                    node = tuple_new(scalar_class, (sm.line + 1 + off, sm.column + 1, em.line + 1 + off, em.column + 1,
+                                                    tag, value, style, raw))
                     add_scalar(node)
                     if ev.anchor:
                         anchors[ev.anchor] = (node, value, 1, len(raw))

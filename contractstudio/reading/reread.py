@@ -328,7 +328,8 @@ def _ended(entry: Any, was: tuple[int, int], now: tuple[int, int]) -> None:
     node = entry[1] if isinstance(entry, tuple) and not isinstance(entry, ScalarNode) else entry
     while isinstance(node, (MapNode, SeqNode)) and (node.end_line, node.end_column) == was:
         node.end_line, node.end_column = now  # built by this reading alone: nobody else holds it yet
-        last = node.pairs[-1][1] if isinstance(node, MapNode) and node.pairs else node.items[-1] if isinstance(node, SeqNode) and node.items else None
+        last = (node.pairs[-1][1] if isinstance(node, MapNode) and node.pairs
+                else node.items[-1] if isinstance(node, SeqNode) and node.items else None)
         if last is None:
             break
         node = last

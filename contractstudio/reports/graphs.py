@@ -40,7 +40,8 @@ def render_text(sg: StepGraph) -> str:
             prompt = step.raw.get("prompt")
             if step.action == CALL_MODEL and isinstance(prompt, str):
                 head += f" prompt {prompt}"
-            marks = [m for m, on in (("entry", node == sg.entry), ("end", step.end), ("unreachable", sg.entry is not None and node not in reach)) if on]
+            marks = [m for m, on in (("entry", node == sg.entry), ("end", step.end),
+                                     ("unreachable", sg.entry is not None and node not in reach)) if on]
             if marks:
                 head += f"  ({', '.join(marks)})"
             lines.append(head)
@@ -84,7 +85,8 @@ def render_mermaid(sg: StepGraph) -> str:
     for e in lay.edges:
         arrow = "-.->" if e.back else "-->"
         label = e.label
-        lines.append(f'  {ids[e.source]} {arrow}|"{_mermaid_text(label)}"| {ids[e.target]}' if label else f"  {ids[e.source]} {arrow} {ids[e.target]}")
+        lines.append(f'  {ids[e.source]} {arrow}|"{_mermaid_text(label)}"| {ids[e.target]}' if label
+                     else f"  {ids[e.source]} {arrow} {ids[e.target]}")
     for n in lay.nodes:
         if n.entry:
             lines.append(f"  style {ids[n.id]} stroke-width:3px")

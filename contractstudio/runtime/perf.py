@@ -157,6 +157,7 @@ def format_table(stats: dict[str, Any]) -> str:
     if llm:
         lines.append(
             f"llm: {llm['calls']} call(s), {llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion tokens, "
-            f"${llm['cost_usd']:.6f}, {llm['latency_s']:.3f} s waiting for the model, {llm['transport_retries']} transport retr{'y' if llm['transport_retries'] == 1 else 'ies'}"
+            f"${llm['cost_usd']:.6f}, {llm['latency_s']:.3f} s waiting for the model, "
+            f"{llm['transport_retries']} transport retr{'y' if llm['transport_retries'] == 1 else 'ies'}"
         )
     return "\n".join(lines)

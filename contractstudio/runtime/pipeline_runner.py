@@ -207,7 +207,8 @@ class PipelineRunner:
         for group in spec.requires_any_state:
             if not any(is_set(state.get(f)) for f in group):
                 raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires one of the state fields "
-                                             f"{', '.join(group)}, but none is set", step.id, step.action, " | ".join(group), "requires_state")
+                                             f"{', '.join(group)}, but none is set",
+                                             step.id, step.action, " | ".join(group), "requires_state")
 
     def _route(self, step: Step, spec: ActionSpec, state: dict[str, Any]) -> str:
         """A built-in router: the route the model's reply names (by prefix or JSON decision), recorded as the catalog says."""

@@ -41,7 +41,8 @@ def _duplicate_tools(doc: Loaded, tools: ToolSet) -> Iterator[Diagnostic]:
         if first is None:
             seen[tool.name] = tool
             continue
-        yield doc.diag("REF202", f"duplicate tool name '{tool.name}'", tool, "name", related=[doc.related("first defined here", first, "name")])
+        yield doc.diag("REF202", f"duplicate tool name '{tool.name}'", tool, "name",
+                       related=[doc.related("first defined here", first, "name")])
 
 
 def _duplicate_agent_names(doc: Loaded, agent: Agent) -> Iterator[Diagnostic]:

@@ -52,7 +52,8 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
     hint = f"on the path {' -> '.join(path)} nothing sets it" if path else "set it on every path to this step"
     if others:
         hint += f"; steps that set it: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''}"
-    return doc.diag("PIP201", f"step '{step.id}' (action {step.action}) requires {what}, which is unset on at least one path from the entry",
+    return doc.diag("PIP201", f"step '{step.id}' (action {step.action}) requires {what}, "
+                              "which is unset on at least one path from the entry",
                     step, "action", hint=hint, related=related)
 
 
@@ -109,5 +110,6 @@ def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                 msg = f"step '{step.id}': action '{step.action}' requires the setting '{need[len(SETTINGS):]}'"
                 hint = f"add '{need[len(SETTINGS):]}: ...' to the pipeline's settings"
             else:
-                msg, hint = f"step '{step.id}': action '{step.action}' requires the key '{need}' on the step", f"add '{need}: ...' to the step"
+                msg = f"step '{step.id}': action '{step.action}' requires the key '{need}' on the step"
+                hint = f"add '{need}: ...' to the step"
             yield doc.diag("PIP203", msg, step, "action", hint=hint)

@@ -104,7 +104,8 @@ def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         for sid in members[1:]:
             related.append(doc.related(f"step '{sid}' is part of the loop", sg.steps[sid], "id"))
         names = ", ".join(f"'{m}'" for m in members)
-        msg = f"the loop through {names} never reaches an end: true step" if len(members) > 1 else f"step '{first}' loops to itself and never reaches an end: true step"
+        msg = (f"the loop through {names} never reaches an end: true step" if len(members) > 1
+               else f"step '{first}' loops to itself and never reaches an end: true step")
         yield doc.diag("PIP105", msg, sg.steps[first], "id", hint="give the loop an exit to a step that ends", related=related)
 
 

@@ -34,7 +34,8 @@ HINT = ("add 'kind: contract' (or agent, pipeline, tools); other formats are rea
 
 declare("REF203", "bad-extends", "error", "An `extends:` base that cannot be found or read, or a chain of bases that loops.")
 
-_LOCALAI = re.compile(r"^(?:YAMLpipeline[ \t]*:|(?:YAMLpipelines|pipelines)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- ))", re.M)
+_LOCALAI = re.compile(r"^(?:YAMLpipeline[ \t]*:"
+                      r"|(?:YAMLpipelines|pipelines)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- ))", re.M)
 _NAME = re.compile(r"^name[ \t]*:", re.M)
 _ANVIL = re.compile(r"^(?:(?:policies|tasks)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- )"
                     r"|constraints[ \t]*:[ \t]*(?:\{|(?:#.*)?\n[ \t]+(?:max_|allowed_tools|forbidden_patterns)))", re.M)
