@@ -164,7 +164,7 @@ def row_per_edit(folder: Path, edits: int) -> None:
     print(f"\n5. analysis after one keystroke, 1,000-line contract ({len(texts)} keystrokes; wall and this thread's CPU)")
     sessions: list[tuple[str, Callable[[str], object]]] = [("fresh check_text per edit", lambda t: check_text(t, path))]
     try:
-        from contractstudio.analysis.session import Analyzer
+        from contractstudio.analysis.incremental import Analyzer
     except ImportError:  # before the session existed
         Analyzer = None  # type: ignore[assignment,misc]  # noqa: N806
     if Analyzer is not None:

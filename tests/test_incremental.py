@@ -1,7 +1,7 @@
 """Analysis per edit reuses what the edit cannot have changed, and finds exactly what a fresh analysis finds.
 
 The studio's edit screen and the language server analyze every new version of a text with an
-`Analyzer` (analysis/session.py): it reads only the entry an edit is in (reading/reread.py) and
+`Analyzer` (analysis/incremental.py): it reads only the entry an edit is in (reading/reread.py) and
 keeps expression checks between analyses. Random edits of every sample and fixture, analyzed one
 after another by one Analyzer, must give the diagnostics of `check_text` on the same text, and the
 shortcut reading must be the reading `read_source` gives, node for node.
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contractstudio.analysis.check import check_text
-from contractstudio.analysis.session import Analyzer
+from contractstudio.analysis.incremental import Analyzer
 from contractstudio.reading.reread import reread
 from contractstudio.reading.source import MapNode, ScalarNode, SeqNode, SourceFile, read_source
 

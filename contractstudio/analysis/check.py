@@ -84,7 +84,7 @@ class FileReport:
 def analyze_source(source: SourceFile, ctx: Context | None = None, *, expressions: ExpressionChecks | None = None) -> FileReport:
     """Run every rule on a parsed file; one broken document never hides another's findings.
 
-    `expressions`: expression checks kept from earlier analyses of the file (analysis/session.py).
+    `expressions`: expression checks kept from earlier analyses of the file (analysis/incremental.py).
     """
     with paused_gc():
         return _analyze(source, ctx, expressions)

@@ -92,7 +92,7 @@ class CheckedExpression:
 
 
 class ExpressionChecks(Protocol):
-    """Expression checks kept between analyses (analysis/session.py's ExpressionCache)."""
+    """Expression checks kept between analyses (analysis/incremental.py's ExpressionCache)."""
 
     def check(self, site: ExpressionSite) -> tuple[TypeExpr | None, list[ExprIssue]]:
         """The site's type and issues, as the expression checker gives them."""
@@ -163,7 +163,7 @@ class Loaded:
     # Resource limits met while analyzing (a regex past the file's budget): YML006s, reported after the rules.
     resource_limits: list[Diagnostic] = field(default_factory=list, repr=False, compare=False)
     source: SourceFile | None = field(default=None, repr=False, compare=False)  # with the files read along (bases)
-    # Expression checks kept between analyses of one file as it is edited (analysis/session.py); None: check each site.
+    # Expression checks kept between analyses of one file as it is edited (analysis/incremental.py); None: check each site.
     expression_cache: ExpressionChecks | None = field(default=None, repr=False, compare=False)
 
     @property

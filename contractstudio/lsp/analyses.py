@@ -64,7 +64,7 @@ class Analyses:
         self.debounce_s = debounce_s
         self.trusted = trusted or folder_trusted
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contractstudio-analysis")
-        self.analyzers: dict[str, Any] = {}  # per open file: an analysis.session.Analyzer (reuses what an edit cannot change)
+        self.analyzers: dict[str, Any] = {}  # per open file: an analysis.incremental.Analyzer (reuses what an edit cannot change)
 
     def open(self, uri: str, path: str, version: int, text: str) -> Entry:
         entry = self.entries[uri] = Entry(uri, path, version, text)
@@ -119,7 +119,7 @@ class Analyses:
     def analyze(self, path: str, text: str) -> FileReport:
         """One analysis (in the worker); a text that is not ours gives an empty report."""
         from contractstudio.analysis.check import Context, FileReport
-        from contractstudio.analysis.session import Analyzer
+        from contractstudio.analysis.incremental import Analyzer
 
         folder = Path(path).parent if path and not path.startswith("untitled:") else None
         if not ours(text, folder, self.dialect):

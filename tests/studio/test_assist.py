@@ -219,7 +219,7 @@ async def test_open_in_editor_runs_it_and_reloads_with_the_cursor_kept(make_app,
 async def test_a_quick_fix_asked_for_while_typing_waits_for_the_analysis_made_in_its_worker(make_app, monkeypatch) -> None:  # noqa: ANN001
     import threading
 
-    from contractstudio.analysis.session import Analyzer
+    from contractstudio.analysis.incremental import Analyzer
 
     on_ui_thread: list[str] = []
     check = Analyzer.check

@@ -250,7 +250,7 @@ async def test_a_failing_analysis_shows_an_error_modal_and_the_text_stays(make_a
             raise RuntimeError("the analyzer tripped")
 
         monkeypatch.setattr("contractstudio.analysis.check.check_text", broken)
-        monkeypatch.setattr("contractstudio.analysis.session.Analyzer.check", broken)  # what the edit screen runs
+        monkeypatch.setattr("contractstudio.analysis.incremental.Analyzer.check", broken)  # what the edit screen runs
         monkeypatch.setattr(edit, "check_text", broken, raising=False)
         await pilot.press(*"# x")
         await settle(pilot)

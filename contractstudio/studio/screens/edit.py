@@ -26,7 +26,7 @@ from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
 
 if TYPE_CHECKING:  # the analyzer is imported by the first analysis, in its worker: never before the first screen
-    from contractstudio.analysis.session import Analyzer
+    from contractstudio.analysis.incremental import Analyzer
 
 DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
 
@@ -145,7 +145,7 @@ class EditScreen(EditingAssist, StudioScreen):
         """The file's Analyzer: each edit's analysis reuses what the edit cannot have changed (imported in a worker)."""
         with self._analyzer_made:
             if self._analyzer is None:
-                from contractstudio.analysis.session import Analyzer
+                from contractstudio.analysis.incremental import Analyzer
 
                 self._analyzer = Analyzer()
             return self._analyzer
