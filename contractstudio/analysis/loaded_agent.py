@@ -30,6 +30,9 @@ def _type_string(path: tuple[object, ...], text: str, label: str) -> TypeString:
         return TypeString(path, text, label, None, err, builtin_only=AN_AGENT)
 
 
+_RAN_OUT = "not checked: the file's regex time ran out"
+
+
 class ToolPatterns(NamedTuple):
     """The policies' tool_patterns compiled within the file's regex budget."""
 
@@ -113,6 +116,30 @@ class LoadedAgent(Loaded):
                         found.invalid.append((p, part, str(problem)))
                     elif isinstance(problem, RegexTimeout):
                         self.too_slow(p, part, problem)
+        return found
+
+    @cached_property
+    def pattern_matches(self) -> dict[tuple[str, str], tuple[str, ...] | str]:
+        """For each policy's tool_pattern, the tool names it fully matches (declared tools, then allowed_tools), or
+        why that is not known: 'invalid regex', or that the file's regex time ran out (a YML006 says so).
+
+        Computed once, during analysis (AGT401 reads it first), so that a screen draws the matches and never runs
+        a regex from the file on its own thread.
+        """
+        agent = self.agent
+        names = list(dict.fromkeys([t.name for t in agent.tools] + list(agent.constraints.allowed_tools or [])))
+        found: dict[tuple[str, str], tuple[str, ...] | str] = {}
+        for p in agent.policies:
+            for part in ("require", "forbid"):
+                ref = getattr(p, part)
+                if ref is None or ref.tool_pattern is None:
+                    continue
+                pattern, problem = self.compile_pattern(p, part)
+                if pattern is None:
+                    found[(p.id, part)] = _RAN_OUT if isinstance(problem, RegexTimeout) else "invalid regex"
+                    continue
+                hits = [self.matches(p, part, pattern, name) for name in names]
+                found[(p.id, part)] = _RAN_OUT if None in hits else tuple(n for n, hit in zip(names, hits, strict=True) if hit)
         return found
 
     def compile_pattern(self, policy: Policy, part: str) -> tuple[str | None, PatternError | RegexTimeout | None]:

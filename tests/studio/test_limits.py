@@ -161,3 +161,35 @@ def test_text_the_guard_lets_through_never_crashes_tree_sitter() -> None:
     assert all(block_indent(t) > MAX_HIGHLIGHT_INDENT for t in _nestings(255).values())  # where the crash starts
     done = subprocess.run([sys.executable, "-c", PARSE_ALL], input=json.dumps(allowed), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "parsed", done.stderr[-500:]
+
+
+async def test_the_agent_tree_draws_the_analyzers_pattern_matches_and_runs_no_regex_itself(make_app, workspace: Path,
+                                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree shows which tools a tool_pattern matches as the analysis found them, in its worker; the screen's
+    thread never runs a regex from the file (a pathological one would freeze it for as long as it ran)."""
+    on_ui: list[str] = []
+    real_run = patterns.RegexBudget._run
+
+    def run(self: patterns.RegexBudget, match, text: str) -> bool:  # noqa: ANN001
+        if threading.current_thread() is threading.main_thread():
+            on_ui.append(text)
+        return real_run(self, match, text)
+
+    monkeypatch.setattr(patterns.RegexBudget, "_run", run)
+    (workspace / "slow.agent.yaml").write_text(SLOW_AGENT)
+    app = make_app("slow.agent.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        labels: list[str] = []
+
+        def walk(node) -> None:  # noqa: ANN001
+            labels.append(str(node.label))
+            for child in node.children:
+                walk(child)
+
+        walk(app.screen.query_one("#agent-tree").root)
+        text = "\n".join(labels)
+        assert "forbid pattern (a|aa)+ (not checked: the file's regex time ran out)" in text  # as its YML006 says
+        assert on_ui == []

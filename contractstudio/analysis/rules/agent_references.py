@@ -17,6 +17,7 @@ def dangling_reference(doc: LoadedAgent) -> Iterator[Diagnostic]:
     fields = list(agent.output_schema.fields)
     tasks = [t.id for t in agent.tasks]
     policies = [p.id for p in agent.policies]
+    matches = doc.pattern_matches  # every tool_pattern's matches, in policy order: the studio's agent tree draws them
     for p in agent.policies:
         for part in ("require", "forbid"):
             ref = getattr(p, part)
@@ -25,9 +26,8 @@ def dangling_reference(doc: LoadedAgent) -> Iterator[Diagnostic]:
                                p, part, "tool", hint=did_you_mean(ref.tool, tools))
         if p.require is not None and p.require.tool_pattern is not None:
             # A required pattern no declared tool matches can never be satisfied (a forbidden one is merely idle).
-            pattern, problem = doc.compile_pattern(p, "require")  # a pattern that cannot run is its own finding
-            hits = [doc.matches(p, "require", pattern, t) for t in tools] if pattern is not None and problem is None else [True]
-            if None not in hits and not any(hits):  # a match past the regex budget (None) decides nothing
+            # A pattern that cannot run is its own finding; one past the regex budget decides nothing.
+            if matches.get((p.id, "require")) == ():
                 yield doc.diag("AGT401", f"policy '{p.id}' requires a tool matching {p.require.tool_pattern!r}, but no "
                                "declared tool does", p, "require", "tool_pattern",
                                hint=f"declared tools: {', '.join(tools)}" if tools else "declare the tool under tools")

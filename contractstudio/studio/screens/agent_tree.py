@@ -5,36 +5,31 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Tree
 
-from contractstudio.documents.models import Agent
-from contractstudio.documents.patterns import PatternError, RegexBudget, RegexTimeout
+from contractstudio.analysis.loaded_agent import LoadedAgent
 from contractstudio.findings.diagnostics import Diagnostic
 
-TREE_REGEX_S = 0.2  # this runs on the UI thread: a pattern that backtracks must not freeze the screen
 
-
-def _tool_ref(ref: object, tools: set[str], budget: RegexBudget) -> Text:
+def _tool_ref(ref: object, tools: set[str], matched: tuple[str, ...] | str | None) -> Text:
+    """A policy's tool or tool_pattern, with the declared tools the analysis found the pattern to match."""
     tool = getattr(ref, "tool", None)
     pattern = getattr(ref, "tool_pattern", None)
     if tool:
         return Text(f"tool {tool}", style="" if tool in tools else "bold red")
     if pattern:
-        try:
-            hits = sorted(t for t in tools if budget.fullmatch(pattern, t))
-        except PatternError:
-            return Text(f"pattern {pattern} (invalid regex)", style="bold red")
-        except RegexTimeout:
-            return Text(f"pattern {pattern} (too slow to match)", style="bold red")
+        if matched is None or isinstance(matched, str):  # the analysis could not run it: it says why
+            return Text(f"pattern {pattern} ({matched or 'not analyzed'})", style="bold red")
+        hits = sorted(t for t in matched if t in tools)
         return Text(f"pattern {pattern} → {', '.join(hits) or 'no tool'}", style="" if hits else "yellow")
     return Text("?", style="dim")
 
 
-def fill_agent_tree(tree: Tree, agent: Agent, diagnostics: list[Diagnostic]) -> None:
-    """Tools, policies (with the tools and tasks they name) and tasks (oracle, trajectory)."""
+def fill_agent_tree(tree: Tree, loaded: LoadedAgent, diagnostics: list[Diagnostic]) -> None:
+    """Tools, policies (with the tools and tasks they name) and tasks (oracle, trajectory), as the analysis found them."""
+    agent, matches = loaded.agent, loaded.pattern_matches  # computed in the analysis worker (AGT401 reads them)
     tree.clear()
     tree.root.set_label(Text(f"agent {agent.name}", style="bold"))
     tree.root.data = agent
     tools = {t.name for t in agent.tools}
-    budget = RegexBudget(TREE_REGEX_S)
     tasks = {t.id for t in agent.tasks}
     lines = {d.line for d in diagnostics}
     tnode = tree.root.add(Text(f"Tools ({len(agent.tools)})", style="bold"), expand=True)
@@ -45,9 +40,9 @@ def fill_agent_tree(tree: Tree, agent: Agent, diagnostics: list[Diagnostic]) -> 
     for policy in agent.policies:
         node = pnode.add(Text(policy.id), data=policy, expand=True)
         if policy.require is not None:
-            node.add_leaf(Text("require ").append_text(_tool_ref(policy.require, tools, budget)), data=policy)
+            node.add_leaf(Text("require ").append_text(_tool_ref(policy.require, tools, matches.get((policy.id, "require")))), data=policy)
         if policy.forbid is not None:
-            node.add_leaf(Text("forbid ").append_text(_tool_ref(policy.forbid, tools, budget)), data=policy)
+            node.add_leaf(Text("forbid ").append_text(_tool_ref(policy.forbid, tools, matches.get((policy.id, "forbid")))), data=policy)
         scope = policy.scope if policy.scope is not None else ["every task"]
         label = Text("scope ")
         for i, s in enumerate(scope):

@@ -170,7 +170,7 @@ class GraphScreen(StudioScreen):
             return
         if isinstance(loaded, LoadedAgent):
             view.border_title = tree.border_title = f"agent {loaded.agent.name}"
-            fill_agent_tree(tree, loaded.agent, self.report.diagnostics)
+            fill_agent_tree(tree, loaded, self.report.diagnostics)
             details.border_title = "Agent"
             details.update("Tools, policies and tasks with their references. Enter on an item jumps to its YAML.")
             tree.focus()
