@@ -21,7 +21,7 @@ from textual.widgets import Footer, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from contractstudio.runtime.events import STAGES
+from contractstudio.runtime.events import STAGES, StageStart
 from contractstudio.studio import calls
 from contractstudio.studio.screens.dialogs import TextPrompt
 from contractstudio.studio.screens.recorded_traces import RecordedTraces
@@ -333,7 +333,7 @@ class DebugScreen(RecordedTraces):
             self.breakpoints ^= {stage}
         if self.events:
             for i, e in enumerate(self.events):
-                if e.type == "stage_start" and e.stage == stage:
+                if isinstance(e, StageStart) and e.stage == stage:
                     timeline.replace_option_prompt_at_index(i, event_line(e, self.breakpoints))
         else:
             self._show_stages()

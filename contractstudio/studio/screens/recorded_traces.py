@@ -12,6 +12,7 @@ from typing import Any
 from textual.widgets import OptionList, Select
 from textual.widgets.option_list import Option
 
+from contractstudio.runtime.events import StageStart
 from contractstudio.studio.screens.call_setup import CallSetup
 from contractstudio.studio.screens.dialogs import PathPrompt
 from contractstudio.studio.widgets.events import event_line
@@ -90,7 +91,7 @@ class RecordedTraces(CallSetup):
             if any(v == value for _, v in widget._options):  # noqa: SLF001 - no public accessor
                 widget.value = value  # its recorded input with its recorded replies: the replay does not diverge
         if self.query_one("#input-select", Select).value != f"trace:{path}":  # a trace from outside the workspace
-            recorded = next((e.get("value") for e in self.events if e.type == "stage_start" and e.stage == "input"), None)
+            recorded = next((e.value for e in self.events if isinstance(e, StageStart) and e.stage == "input"), None)
             if recorded is not None:
                 self.typed_input = recorded
                 self.query_one("#input-select", Select).value = "typed"

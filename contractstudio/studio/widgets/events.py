@@ -1,7 +1,8 @@
 """How the debugger draws a call's events: a one-line timeline entry, and a full view with diffs.
 
-Events are the runtime's `Event` objects (live, scripted or read back from a trace file):
-this module only reads `seq`, `stage`, `type` and `data`, so recorded traces draw the same way.
+Events are the runtime's typed `Event` objects (live, scripted or read back from a trace file, which
+reads each line as its class), so recorded traces draw the same way. What is shown is read from the
+event's data redacted first; the class decides how it is drawn.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.text import Text
 
+from contractstudio.runtime import events as ev
 from contractstudio.safe_text import redact
 
 _BULKY = ("messages", "text", "params", "value", "output")
-ICONS = {
-    "stage_start": "▸", "stage_end": "◂", "condition": "?", "llm_request": "→", "llm_response": "←",
-    "validation_error": "✗", "retry_wait": "…", "transport_error": "⚡", "result": "■", "parsed": "{}",
+ICONS: dict[type[ev.Event], str] = {
+    ev.StageStart: "▸", ev.StageEnd: "◂", ev.ConditionChecked: "?", ev.ModelRequest: "→", ev.ModelReply: "←",
+    ev.ValidationFailure: "✗", ev.RetryWait: "…", ev.TransportFailure: "⚡", ev.CallResult: "■", ev.ReplyParsed: "{}",
 }
 
 
@@ -30,35 +32,37 @@ def event_line(event: Any, breakpoints: set[str]) -> Text:
     d = redact(d)
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(f"{event.seq:>3} ", style="dim")
-    if event.type == "stage_start":
+    if isinstance(event, ev.StageStart):
         mark = "● " if event.stage in breakpoints else "  "
         t.append(mark, style="bold red")
         attempt = d.get("attempt")
         t.append(f"{event.stage}" + (f" #{attempt}" if attempt else ""), style="bold")
         return t
     t.append("    ")
-    t.append(ICONS.get(event.type, "·") + " ", style="dim")
-    if event.type == "condition":
-        ok = d.get("passed")
-        applies = d.get("applies", True)
-        t.append("skip " if not applies else ("pass " if ok else "FAIL "), style="dim" if not applies else ("green" if ok else "bold red"))
-        t.append(str(d.get("expression", "")))
-    elif event.type == "llm_request":
-        t.append(f"request #{d.get('attempt', 0)} {d.get('purpose', '')}", style="cyan")
-    elif event.type == "llm_response":
-        t.append(f"reply #{d.get('attempt', 0)}" + (" (edited)" if d.get("edited") else ""), style="cyan")
-    elif event.type == "validation_error":
-        t.append(f"{d.get('where', '')} errors: {len(d.get('errors') or [])}", style="bold red")
-    elif event.type == "stage_end":
-        t.append("ok" if d.get("ok") else "failed", style="green" if d.get("ok") else "red")
-    elif event.type == "retry_wait":
-        t.append(f"wait {float(d.get('seconds', 0)):.2f}s" + ("" if d.get("waited") else " (skipped)"), style="yellow")
-    elif event.type == "transport_error":
-        t.append(f"{d.get('exception', '')} {d.get('status') or ''}", style="bold yellow")
-    elif event.type == "result":
-        t.append("success" if d.get("successful") else "failed", style="bold green" if d.get("successful") else "bold red")
-    else:
-        t.append(event.type)
+    t.append(ICONS.get(type(event), "·") + " ", style="dim")
+    match event:
+        case ev.ConditionChecked():
+            ok = d.get("passed")
+            applies = d.get("applies", True)
+            t.append("skip " if not applies else ("pass " if ok else "FAIL "),
+                     style="dim" if not applies else ("green" if ok else "bold red"))
+            t.append(str(d.get("expression", "")))
+        case ev.ModelRequest():
+            t.append(f"request #{d.get('attempt', 0)} {d.get('purpose', '')}", style="cyan")
+        case ev.ModelReply():
+            t.append(f"reply #{d.get('attempt', 0)}" + (" (edited)" if d.get("edited") else ""), style="cyan")
+        case ev.ValidationFailure():
+            t.append(f"{d.get('where', '')} errors: {len(d.get('errors') or [])}", style="bold red")
+        case ev.StageEnd():
+            t.append("ok" if d.get("ok") else "failed", style="green" if d.get("ok") else "red")
+        case ev.RetryWait():
+            t.append(f"wait {float(d.get('seconds', 0)):.2f}s" + ("" if d.get("waited") else " (skipped)"), style="yellow")
+        case ev.TransportFailure():
+            t.append(f"{d.get('exception', '')} {d.get('status') or ''}", style="bold yellow")
+        case ev.CallResult():
+            t.append("success" if d.get("successful") else "failed", style="bold green" if d.get("successful") else "bold red")
+        case _:
+            t.append(event.type)
     return t
 
 
@@ -93,9 +97,9 @@ def _flatten(messages: list[dict[str, Any]]) -> str:
     return "\n".join(f"[{m.get('role')}]\n{m.get('content', '')}" for m in messages)
 
 
-def previous(events: list[Any], event: Any, type_: str) -> Any | None:
-    """The last event of a type before this one (the previous attempt)."""
-    earlier = [e for e in events if e.type == type_ and e.seq < event.seq and e.stage == event.stage]
+def previous(events: list[Any], event: Any) -> Any | None:
+    """The last event of the same class before this one, in its stage (the previous attempt)."""
+    earlier = [e for e in events if type(e) is type(event) and e.seq < event.seq and e.stage == event.stage]
     return earlier[-1] if earlier else None
 
 
@@ -105,34 +109,34 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
     title = Text(f"#{event.seq}  {event.stage} / {event.type}", style="bold")
     title.append(f"   t = {event.t:.4f}s", style="dim")
     parts: list[RenderableType] = [title]
-    if event.type == "llm_request":
+    if isinstance(event, ev.ModelRequest):
         parts.append(Text(f"attempt {d.get('attempt')} · purpose {d.get('purpose')} · model {d.get('model')}", style="cyan"))
         messages = list(d.get("messages") or [])
-        before = previous(events, event, "llm_request")
+        before = previous(events, event)
         if before is not None:  # first: what this attempt adds (the rejected output and the errors)
             parts.append(Rule(f"diff of the messages vs request #{before.get('attempt')}", style="magenta"))
             parts.append(_diff(_flatten(redact(before.get("messages") or [])), _flatten(messages), f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
             parts.append(Rule("the exact messages sent", style="magenta"))
         parts += _messages(messages)
-    elif event.type == "llm_response":
+    elif isinstance(event, ev.ModelReply):
         usage = f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f} · {float(d.get('latency_s') or 0) * 1000:.1f} ms"
         parts.append(Text(usage, style="cyan"))
         parts.append(Rule("raw reply", align="left", style="dim"))
         parts.append(Text(str(d.get("text", ""))))
-        parsed = next((e for e in events if e.type == "parsed" and e.seq > event.seq and e.get("attempt") == d.get("attempt")), None)
+        parsed = next((e for e in events if isinstance(e, ev.ReplyParsed) and e.seq > event.seq and e.get("attempt") == d.get("attempt")), None)
         if parsed is not None:
             parts.append(Rule("parsed JSON", align="left", style="dim"))
             parts.append(_json(redact(parsed.get("output"))))
-        before = previous(events, event, "llm_response")
+        before = previous(events, event)
         if before is not None:
             parts.append(Rule(f"diff of the output vs reply #{before.get('attempt')}", style="magenta"))
             parts.append(_diff(_pretty(redact(before.get("text", ""))), _pretty(d.get("text", "")), f"reply #{before.get('attempt')}", f"reply #{d.get('attempt')}"))
-    elif event.type == "validation_error":
+    elif isinstance(event, ev.ValidationFailure):
         parts.append(Text(f"where: {d.get('where')} · attempt {d.get('attempt')}", style="red"))
         for i, err in enumerate(d.get("errors") or [], 1):
             parts.append(Text(f"{i}. {err}", style="red"))
         parts.append(Text("\nE edits these texts before the remedy sends them to the model.", style="dim"))
-    elif event.type == "condition":
+    elif isinstance(event, ev.ConditionChecked):
         ok = d.get("passed")
         parts.append(Text(str(d.get("expression", "")), style="bold"))
         parts.append(Text("passed" if ok else "failed", style="green" if ok else "red"))
