@@ -192,11 +192,12 @@ async def test_the_simulated_path_highlights_only_the_route_taken(make_app) -> N
         assert emphasised(view, "route") == ["next"]
 
 
-ONE_LINE = """kind: pipeline
-name: one_line
-entry_step_id: route
-steps: [{id: route, action: call_model, prompt: router_v1, next: dispatch}, {id: dispatch, action: prefix_router, semantic_prefix: "[SEMANTIC:]", on_semantic: search, on_other: expand}, {id: search, action: search_nodes, next: expand}, {id: expand, action: expand_dependency_tree, next: persist}, {id: persist, action: persist_turn, end: true}]
-"""
+ONE_LINE = ("kind: pipeline\nname: one_line\nentry_step_id: route\n"
+            # every step on the one line below (adjacent literals, no line breaks between them)
+            "steps: [{id: route, action: call_model, prompt: router_v1, next: dispatch}, "
+            "{id: dispatch, action: prefix_router, semantic_prefix: \"[SEMANTIC:]\", on_semantic: search, on_other: expand}, "
+            "{id: search, action: search_nodes, next: expand}, {id: expand, action: expand_dependency_tree, next: persist}, "
+            "{id: persist, action: persist_turn, end: true}]\n")
 
 
 async def test_findings_belong_to_the_step_they_are_about_even_when_steps_share_a_line(make_app, workspace: Path) -> None:

@@ -18,7 +18,7 @@ from contractstudio.trust import untrusted_key_routes
 
 @rule("CON110", "untrusted-key-route", "warning", kinds=("contract",))
 def untrusted_key_route(doc: LoadedContract) -> Iterator[Diagnostic]:
-    """An `llm:` block that sends a key where only the file says (an api_base away from loopback, a variable not the provider's usual one): a live call needs a trusted folder."""
+    """An `llm:` block sends its key to a non-loopback api_base or reads it from an unusual variable: a live call needs trust."""
     if doc.ctx.trusted:
         return
     llm = doc.contract.llm

@@ -59,7 +59,8 @@ def fill_agent_tree(tree: Tree, loaded: LoadedAgent, diagnostics: list[Diagnosti
                     f"tool {step.expect_tool}", style="" if step.expect_tool in tools else "bold red")), data=step)
             if step.expect_field:
                 fields = set(agent.output_schema.fields)
-                node.add_leaf(Text(f"expects field {step.expect_field}", style="" if step.expect_field in fields else "bold red"), data=step)
+                known = step.expect_field in fields
+                node.add_leaf(Text(f"expects field {step.expect_field}", style="" if known else "bold red"), data=step)
         for criterion in task.success_criteria:
             text = criterion if isinstance(criterion, str) else f"assert {criterion.assert_}"
             node.add_leaf(Text(f"criterion: {text}", style="dim"), data=criterion if not isinstance(criterion, str) else task)

@@ -280,7 +280,8 @@ class DebugScreen(RecordedTraces):
             state = "ready" + (f" · {self._problem}" if self._problem else "")
         elif self.session.done:
             r = self.session.result
-            state = f"[b {'green' if r.successful else 'red'}]{'success' if r.successful else 'failed'}[/] · {r.llm_calls} LLM call(s), {r.attempts} remedy attempt(s)"
+            state = (f"[b {'green' if r.successful else 'red'}]{'success' if r.successful else 'failed'}[/] · "
+                     f"{r.llm_calls} LLM call(s), {r.attempts} remedy attempt(s)")
         else:
             last = self.session.last
             state = f"paused at #{last.seq} {last.stage}/{last.type}" if last else "ready"
@@ -344,13 +345,15 @@ class DebugScreen(RecordedTraces):
         """Edit the reply (paused at a request) or the error texts (paused at validation errors) before resuming."""
         pending = self.session.pending_edit if self.session is not None else None
         if pending == "reply":
-            self.app.push_screen(TextPrompt("Reply the model gives instead (nothing is sent to the model)", "", language=None,
-                                            help_text="What if the model had answered this? Ctrl+S uses it, then step on."), self._edited_reply)
+            prompt = TextPrompt("Reply the model gives instead (nothing is sent to the model)", "", language=None,
+                                help_text="What if the model had answered this? Ctrl+S uses it, then step on.")
+            self.app.push_screen(prompt, self._edited_reply)
         elif pending == "errors":
             errors = "\n".join(str(e) for e in self.session.last.get("errors") or [])
             self.app.push_screen(TextPrompt("Error texts the remedy sends (one per line)", errors, language=None), self._edited_errors)
         else:
-            self.notify("Pause at a model request (to write its reply) or at validation errors (to edit them): step there first.", timeout=5)
+            self.notify("Pause at a model request (to write its reply) or at validation errors (to edit them): "
+                        "step there first.", timeout=5)
 
     def _edited_reply(self, text: str | None) -> None:
         if text is not None and self.session is not None:

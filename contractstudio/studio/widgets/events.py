@@ -115,22 +115,26 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
         before = previous(events, event)
         if before is not None:  # first: what this attempt adds (the rejected output and the errors)
             parts.append(Rule(f"diff of the messages vs request #{before.get('attempt')}", style="magenta"))
-            parts.append(_diff(_flatten(redact(before.get("messages") or [])), _flatten(messages), f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
+            parts.append(_diff(_flatten(redact(before.get("messages") or [])), _flatten(messages),
+                               f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
             parts.append(Rule("the exact messages sent", style="magenta"))
         parts += _messages(messages)
     elif isinstance(event, ev.ModelReply):
-        usage = f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f} · {float(d.get('latency_s') or 0) * 1000:.1f} ms"
+        usage = (f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f}"
+                 f" · {float(d.get('latency_s') or 0) * 1000:.1f} ms")
         parts.append(Text(usage, style="cyan"))
         parts.append(Rule("raw reply", align="left", style="dim"))
         parts.append(Text(str(d.get("text", ""))))
-        parsed = next((e for e in events if isinstance(e, ev.ReplyParsed) and e.seq > event.seq and e.get("attempt") == d.get("attempt")), None)
+        parsed = next((e for e in events
+                       if isinstance(e, ev.ReplyParsed) and e.seq > event.seq and e.get("attempt") == d.get("attempt")), None)
         if parsed is not None:
             parts.append(Rule("parsed JSON", align="left", style="dim"))
             parts.append(_json(redact(parsed.get("output"))))
         before = previous(events, event)
         if before is not None:
             parts.append(Rule(f"diff of the output vs reply #{before.get('attempt')}", style="magenta"))
-            parts.append(_diff(_pretty(redact(before.get("text", ""))), _pretty(d.get("text", "")), f"reply #{before.get('attempt')}", f"reply #{d.get('attempt')}"))
+            parts.append(_diff(_pretty(redact(before.get("text", ""))), _pretty(d.get("text", "")),
+                               f"reply #{before.get('attempt')}", f"reply #{d.get('attempt')}"))
     elif isinstance(event, ev.ValidationFailure):
         parts.append(Text(f"where: {d.get('where')} · attempt {d.get('attempt')}", style="red"))
         for i, err in enumerate(d.get("errors") or [], 1):
