@@ -26,7 +26,7 @@ from contractstudio.studio.analyses import Analysis
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
 from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
 from contractstudio.studio.open_file import OpenFile
-from contractstudio.studio.palette import StudioCommands
+from contractstudio.studio.palette import StudioCommands, WorkspaceFiles
 from contractstudio.studio.screens.base import Studio
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen
 from contractstudio.studio.screens.edit import EditScreen
@@ -96,7 +96,7 @@ class StudioApp(OpenFile):
 
     TITLE = "ContractStudio"
     CSS_PATH = "studio.tcss"
-    COMMANDS = App.COMMANDS | {StudioCommands}
+    COMMANDS = App.COMMANDS | {StudioCommands, WorkspaceFiles}
     MODES = {"edit": EditScreen, "graph": _graph_screen, "debug": _debug_screen, "eval": _eval_screen}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),

@@ -7,6 +7,7 @@ that rebinds an action changes its label too; an action without a key shows none
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
@@ -107,3 +108,25 @@ class StudioCommands(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), partial(self._run, action), help=help_text)
+
+
+class WorkspaceFiles(Provider):
+    """Every workspace file in the command palette: type part of its name, Enter opens it (as the file list does)."""
+
+    def _files(self) -> list[tuple[str, str, Path]]:
+        workspace = getattr(self.app, "workspace", None)
+        if workspace is None:
+            return []
+        return [(f"Open {workspace.display(f.path)}", f"{f.kind or 'file'} · {f.path}", f.path) for f in workspace.files]
+
+    def _open(self, path: Path) -> None:
+        opener = getattr(self.app, "open_file", None)
+        if opener is not None:
+            opener(path)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, path in self._files():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), partial(self._open, path), help=help_text)

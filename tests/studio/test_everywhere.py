@@ -147,3 +147,18 @@ def test_the_studio_command_refuses_a_missing_path(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "contractstudio", str(tmp_path / "nope.yaml")], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "no such file or folder" in out.stderr and "Traceback" not in out.stderr
+
+
+async def test_the_command_palette_opens_a_workspace_file_by_name(make_app) -> None:
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"billing_supp")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.current_mode == "edit" and app.buffer is not None
+        assert app.buffer.path.name == "billing_support.agent.yaml"
+        assert "name: billing_support" in app.screen.editor.text
