@@ -229,6 +229,7 @@ def test_the_local_engine_never_imports_ray(tmp_path: Path) -> None:
 
     code = ("import sys; from contractstudio.cli import main; "
             f"rc = main(['eval', {str(SAMPLE)!r}, '--data', {str(ROWS)!r}, '--scripted', '--quiet']); "
+            "import contractstudio.evaluation.ray_engine; "  # the Ray engine itself loads ray only when a run starts
             "print(rc, 'ray' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr

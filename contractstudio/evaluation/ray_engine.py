@@ -1,6 +1,7 @@
 """`eval --engine ray`: the same rows as tasks of Ray actors, on a running cluster or a local one started here.
 
-The only module that imports `ray` (the `contractstudio[ray]` extra). Each
+The only module that imports `ray` (the `contractstudio[ray]` extra), and only when a run starts: the actor
+classes below are plain classes that `run_ray` makes remote, so importing this module costs nothing. Each
 worker actor builds one `RowRunner` from the job (the contract's text travels
 with it, so a node needs no copy of the file) and runs rows on `max_concurrency`
 threads, exactly as the local engine does. One hub actor, pinned to the
@@ -19,9 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import ray
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
 from contractstudio.evaluation.dataset import Row
 from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
 
@@ -30,7 +28,6 @@ TICK_S = 0.25
 PAUSE_POLL_S = 0.25
 
 
-@ray.remote
 class Hub:
     """The cluster's one reply cache and one rate limiter."""
 
@@ -61,6 +58,13 @@ class Hub:
         return self.limiter.paused_for()
 
 
+def _get(ref: Any) -> Any:
+    """`ray.get`, in a worker actor (ray is loaded there already)."""
+    import ray
+
+    return ray.get(ref)
+
+
 class _HubStore:
     """The cache as seen from a worker: calls to the hub."""
 
@@ -68,7 +72,7 @@ class _HubStore:
         self.hub = hub
 
     def get(self, key: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = ray.get(self.hub.get.remote(key))
+        found: dict[str, Any] | None = _get(self.hub.get.remote(key))
         return found
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
@@ -91,12 +95,12 @@ class _HubLimits:
 
     def reserve(self, tokens: int) -> float:
         if self.limited:
-            return float(ray.get(self.hub.reserve.remote(tokens)))
+            return float(_get(self.hub.reserve.remote(tokens)))
         now = time.monotonic()
         with self._lock:
             if now - self._polled >= PAUSE_POLL_S:
                 self._polled = now
-                self._paused_until = now + float(ray.get(self.hub.paused_for.remote()))
+                self._paused_until = now + float(_get(self.hub.paused_for.remote()))
             return max(self._paused_until - now, 0.0)
 
     def settle(self, tokens: int) -> None:
@@ -104,12 +108,11 @@ class _HubLimits:
             self.hub.settle.remote(tokens)
 
     def cool_down(self, seconds: float) -> None:
-        ray.get(self.hub.cool_down.remote(seconds))  # before this row retries, every other row must know
+        _get(self.hub.cool_down.remote(seconds))  # before this row retries, every other row must know
         with self._lock:
             self._paused_until = max(self._paused_until, time.monotonic() + seconds)
 
 
-@ray.remote
 class RowWorker:
     """Runs rows of one job on its own threads (a threaded actor)."""
 
@@ -123,7 +126,7 @@ class RowWorker:
         return self.runner.run(row)
 
 
-def _start(address: str | None, init: dict[str, Any]) -> bool:
+def _start(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
     """Join the cluster at `address` (or $RAY_ADDRESS), or start a local one; True when started here."""
     if ray.is_initialized():
         return False
@@ -143,11 +146,14 @@ def _start(address: str | None, init: dict[str, Any]) -> bool:
 def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str | None = None,
             init: dict[str, Any] | None = None, cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
     """Each row's record as it finishes (None on a quiet tick), the rows running on Ray actors."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     from contractstudio.evaluation.cache import default_cache_dir
 
-    started = _start(address, dict(init or {}))
-    hub_actor: Any = Hub  # ray's decorator makes these actor classes; their .options is not in the stubs
-    worker_actor: Any = RowWorker
+    started = _start(ray, address, dict(init or {}))
+    hub_actor: Any = ray.remote(Hub)  # actor classes; their .options is not in ray's stubs
+    worker_actor: Any = ray.remote(RowWorker)
     try:
         folder = (cache_dir or job.cache_dir or str(default_cache_dir())) if job.use_cache else None
         here = ray.get_runtime_context().get_node_id()
@@ -157,13 +163,13 @@ def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str
         count = max(min(cpus, concurrency), 1)
         threads = math.ceil(concurrency / count)
         workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub) for _ in range(count)]
-        yield from _drive(rows, job, workers, concurrency)
+        yield from _drive(ray, rows, job, workers, concurrency)
     finally:
         if started:
             ray.shutdown()
 
 
-def _drive(rows: Iterator[Row], job: EvalJob, workers: list[Any], concurrency: int) -> Iterator[dict[str, Any] | None]:
+def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, workers: list[Any], concurrency: int) -> Iterator[dict[str, Any] | None]:
     load = [0] * len(workers)
     pending: dict[Any, tuple[int, Row]] = {}
     exhausted = False
