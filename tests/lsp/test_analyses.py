@@ -13,20 +13,29 @@ OLD = "kind: tools\nname: old\ntools: []\n"
 NEW = "kind: tools\nname: new\ntools: []\n"
 
 
+class SlowOldText:
+    """Analyses whose analysis of OLD is still running (in the worker) until `release` is set; what is published."""
+
+    def __init__(self) -> None:
+        self.published: list[tuple[int, str]] = []
+        self.started, self.release = threading.Event(), threading.Event()
+        self.analyses = Analyses(lambda e: self.published.append((e.analyzed_version, e.report.text if e.report else "")),
+                                 debounce_s=0.0)
+        real = self.analyses.analyze
+
+        def slow_for_the_old_text(path: str, text: str):  # noqa: ANN202
+            if text == OLD:
+                self.started.set()
+                self.release.wait(10)  # the old text's analysis is still running when the new text arrives
+            return real(path, text)
+
+        self.analyses.analyze = slow_for_the_old_text  # type: ignore[method-assign]
+
+
 @pytest.mark.asyncio
 async def test_a_result_for_an_older_text_is_dropped_and_the_newest_is_published() -> None:
-    published: list[tuple[int, str]] = []
-    started, release = threading.Event(), threading.Event()
-    analyses = Analyses(lambda e: published.append((e.analyzed_version, e.report.text if e.report else "")), debounce_s=0.0)
-    real = analyses.analyze
-
-    def slow_for_the_old_text(path: str, text: str):  # noqa: ANN202
-        if text == OLD:
-            started.set()
-            release.wait(10)  # the old text's analysis is still running when the new text arrives
-        return real(path, text)
-
-    analyses.analyze = slow_for_the_old_text  # type: ignore[method-assign]
+    slow = SlowOldText()
+    analyses, published, started, release = slow.analyses, slow.published, slow.started, slow.release
     entry: Entry = analyses.open("file:///t.tools.yaml", "/tmp/t.tools.yaml", 1, OLD)
     first = entry.pending
     await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
@@ -45,18 +54,8 @@ async def test_a_result_for_an_older_text_is_dropped_and_the_newest_is_published
 
 @pytest.mark.asyncio
 async def test_an_analysis_a_request_waited_for_is_not_published_when_the_text_changed_meanwhile() -> None:
-    published: list[tuple[int, str]] = []
-    started, release = threading.Event(), threading.Event()
-    analyses = Analyses(lambda e: published.append((e.analyzed_version, e.report.text if e.report else "")), debounce_s=0.0)
-    real = analyses.analyze
-
-    def slow_for_the_old_text(path: str, text: str):  # noqa: ANN202
-        if text == OLD:
-            started.set()
-            release.wait(10)
-        return real(path, text)
-
-    analyses.analyze = slow_for_the_old_text  # type: ignore[method-assign]
+    slow = SlowOldText()
+    analyses, published, started, release = slow.analyses, slow.published, slow.started, slow.release
     analyses.open("file:///t.tools.yaml", "/tmp/t.tools.yaml", 1, OLD)
     request = asyncio.ensure_future(analyses.current("file:///t.tools.yaml"))  # hover: waits for the analysis of v1
     await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,3 +78,20 @@ async def settle(pilot) -> None:  # noqa: ANN001
         await pilot.pause(0.1)
         await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+@pytest.fixture
+def regex_on_ui_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts a regex from a file was matched against on the screen's (main) thread; a test expects none."""
+    from contractstudio.documents import patterns
+
+    seen: list[str] = []
+    real_run = patterns.RegexBudget._run
+
+    def run(self: patterns.RegexBudget, match, text: str) -> bool:  # noqa: ANN001
+        if threading.current_thread() is threading.main_thread():
+            seen.append(text)
+        return real_run(self, match, text)
+
+    monkeypatch.setattr(patterns.RegexBudget, "_run", run)
+    return seen

@@ -110,20 +110,7 @@ async def test_the_graph_exports_as_mermaid_and_dot(make_app, workspace: Path) -
     assert "digraph" in dot
 
 
-async def test_an_agent_shows_tools_policies_and_tasks(make_app, monkeypatch) -> None:  # noqa: ANN001
-    import threading
-
-    from contractstudio.documents import patterns
-
-    on_ui: list[str] = []  # the tree draws the analysis's pattern matches; the screen's thread runs no regex
-    real_run = patterns.RegexBudget._run
-
-    def run(self, match, text: str) -> bool:  # noqa: ANN001
-        if threading.current_thread() is threading.main_thread():
-            on_ui.append(text)
-        return real_run(self, match, text)
-
-    monkeypatch.setattr(patterns.RegexBudget, "_run", run)
+async def test_an_agent_shows_tools_policies_and_tasks(make_app, regex_on_ui_thread: list[str]) -> None:  # noqa: ANN001
     app = make_app("billing_support.agent.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -144,7 +131,7 @@ async def test_an_agent_shows_tools_policies_and_tasks(make_app, monkeypatch) ->
         assert "must-search" in text and "require tool search_kb" in text
         assert "forbid pattern issue_.* → issue_refund" in text
         assert "answer_billing" in text and "expects tool search_kb" in text
-        assert on_ui == []
+        assert regex_on_ui_thread == []  # the tree draws the analysis's pattern matches
 
 
 async def test_the_simulated_path_survives_an_export_dialog(make_app) -> None:

@@ -163,19 +163,10 @@ def test_text_the_guard_lets_through_never_crashes_tree_sitter() -> None:
     assert done.returncode == 0 and done.stdout.strip() == "parsed", done.stderr[-500:]
 
 
-async def test_the_agent_tree_draws_the_analyzers_pattern_matches_and_runs_no_regex_itself(make_app, workspace: Path,
-                                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_agent_tree_draws_the_analyzers_pattern_matches_and_runs_no_regex_itself(
+        make_app, workspace: Path, regex_on_ui_thread: list[str]) -> None:  # noqa: ANN001
     """The tree shows which tools a tool_pattern matches as the analysis found them, in its worker; the screen's
     thread never runs a regex from the file (a pathological one would freeze it for as long as it ran)."""
-    on_ui: list[str] = []
-    real_run = patterns.RegexBudget._run
-
-    def run(self: patterns.RegexBudget, match, text: str) -> bool:  # noqa: ANN001
-        if threading.current_thread() is threading.main_thread():
-            on_ui.append(text)
-        return real_run(self, match, text)
-
-    monkeypatch.setattr(patterns.RegexBudget, "_run", run)
     (workspace / "slow.agent.yaml").write_text(SLOW_AGENT)
     app = make_app("slow.agent.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -192,4 +183,4 @@ async def test_the_agent_tree_draws_the_analyzers_pattern_matches_and_runs_no_re
         walk(app.screen.query_one("#agent-tree").root)
         text = "\n".join(labels)
         assert "forbid pattern (a|aa)+ (not checked: the file's regex time ran out)" in text  # as its YML006 says
-        assert on_ui == []
+        assert regex_on_ui_thread == []
