@@ -163,6 +163,19 @@ def test_a_yaml_1_1_header_changes_tagged_scalars_too(tmp_path: Path, capsys: py
     assert main(["export", str(src)]) == 1
 
 
+@pytest.mark.parametrize("value", ["!!float 017", "!!int 17", "!!float 1_000", "!!bool true"])
+def test_tagged_scalars_a_yaml_1_1_header_leaves_alone_are_no_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                     value: str) -> None:
+    """`!!float 017` is 17.0 to both readers (a float is never octal): no YML008, and export keeps the file."""
+    src = tmp_path / "t.tools.yaml"
+    text = (f"%YAML 1.1\n---\nkind: tools\nname: notes\ndescription: x\ntools:\n  - name: a\n    params:\n"
+            f"      p:\n        type: any\n        default: {value}\n")
+    src.write_text(text)
+    assert main(["check", str(src)]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["export", str(src)]) == 0 and capsys.readouterr().out == text
+
+
 # Output paths are checked before any work; only regular files are replaced (issue 9.10, 10.13) -------------------
 
 

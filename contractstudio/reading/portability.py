@@ -95,7 +95,7 @@ def tagged_reading_11(raw: str, tag: str) -> Any:
     """What ruamel.yaml makes of an explicitly tagged number or boolean under a `%YAML 1.1` header; raises Unreadable.
 
     Its YAML 1.1 constructors read `!!int 017` as octal 15, `!!bool yes` as true and `!!float 1:30` as 90.0, where
-    the analyzer (YAML 1.2) reads 17, refuses `yes` and refuses `1:30`.
+    the analyzer (YAML 1.2) reads 17, refuses `yes` and refuses `1:30`; a float is never octal (`!!float 017` is 17.0).
     """
     name = tag.removeprefix(STD)
     try:
@@ -103,10 +103,10 @@ def tagged_reading_11(raw: str, tag: str) -> Any:
             return _int(raw, yaml11=True)
         if name == "bool" and raw in _BOOL_11:
             return _BOOL_11[raw]
-        if name == "float" and (_FLOAT_11.fullmatch(raw) or _INT_11.fullmatch(raw)) and raw.strip("+-_."):
-            return _float(raw) if not _INT_11.fullmatch(raw) else float(_int(raw, yaml11=True))
+        if name == "float":  # ruamel's 1.1 float: sexagesimal or whatever float() reads; never octal or hex
+            return _float(raw)
     except ValueError:
-        pass
+        raise Unreadable(f"'{_short(raw)}' does not fit its tag !!{name}") from None
     return _tagged_reading(raw, tag)
 
 
@@ -169,8 +169,8 @@ def _float(raw: str) -> float:
         return -value if text.startswith("-") else value
     if ":" in text:
         sign = -1.0 if text.startswith("-") else 1.0
-        whole, _, frac = text.lstrip("+-").rpartition(".")
-        return sign * (_sexagesimal(whole) + float("0." + (frac or "0")))
+        whole, dot, frac = text.lstrip("+-").partition(".")  # 1:30 has no fraction; 1:30.5 has one
+        return sign * (_sexagesimal(whole) + (float("0." + (frac or "0")) if dot else 0.0))
     return float(text)
 
 
