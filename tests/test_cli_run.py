@@ -104,6 +104,13 @@ def test_test_command_runs_every_scenario(capsys: pytest.CaptureFixture[str], tm
     assert out.strip().splitlines()[-1] == "1 passed, 0 failed"
 
 
+def test_json_given_where_a_file_is_expected_says_how_to_pass_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "run", str(SAMPLES / "multidoc_qa.contract.yaml"), "--input", '{"query": "x"}')
+    assert code == 2
+    assert "cannot read the input: No such file or directory: {\"query\": \"x\"}" in err
+    assert "--input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -" in err
+
+
 def test_run_reads_the_input_from_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import io
 

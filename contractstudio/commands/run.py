@@ -140,7 +140,9 @@ def run(args: Any) -> int:
         try:
             value = read_input(args.input)
         except OSError as err:
-            return usage_error(f"cannot read the input: {err.strerror or err}: {args.input}")
+            hint = ("\n  --input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
+                    if args.input.lstrip()[:1] in ("{", "[", '"') else "")
+            return usage_error(f"cannot read the input: {err.strerror or err}: {args.input}{hint}")
         except ValueError as err:
             return usage_error(str(err))
     elif scenario is not None:
