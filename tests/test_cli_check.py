@@ -110,6 +110,16 @@ def test_folder_discovery_skips_non_contract_yaml_and_ignored_folders(tmp_path: 
     assert code == 1 and "YML001" in out
 
 
+def test_a_folder_with_nothing_to_check_says_so_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "ci.yaml").write_text("on: push\njobs: {}\n")  # YAML, but not ours
+    code, out, err = run_cli("check", str(tmp_path), capsys=capsys)
+    assert code == 0 and "0 files checked" in out  # the output a CI parses is unchanged
+    assert f"contractstudio: no file to check in {tmp_path}" in err
+    assert "a document needs a top-level kind: (contract, agent, pipeline, tools) or the shape of a dialect" in err
+    code, _, err = run_cli("check", str(tmp_path), "--format", "json", capsys=capsys)
+    assert code == 0 and "no file to check" in err
+
+
 def test_check_never_imports_textual_or_litellm(broken: Path) -> None:
     code = (
         "import sys\n"
