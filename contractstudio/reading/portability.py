@@ -48,9 +48,18 @@ class Unreadable(ValueError):
     """The other reader fails on this scalar (its message says why)."""
 
 
+# Plain numbers every YAML 1.2 reader agrees on: a short decimal without leading zeros or underscores (most numbers
+# of a file). Short, because a long one can pass the digits other readers convert (sys.get_int_max_str_digits).
+_AGREED_12 = re.compile(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?")
+
+
 def could_differ(raw: str, version: tuple[int, int] | None) -> bool:
-    """Cheap test: can this plain scalar read differently? (Most scalars are words and never do.)"""
-    return bool(raw) and (raw[0] in _NUMBER_START or (version == (1, 1) and raw in _BOOL_11))
+    """Cheap test: can this plain scalar read differently? (Most scalars are words, or plain numbers, and never do.)"""
+    if not raw:
+        return False
+    if version is None:
+        return raw[0] in _NUMBER_START and _AGREED_12.fullmatch(raw) is None
+    return raw[0] in _NUMBER_START or (version == (1, 1) and raw in _BOOL_11)
 
 
 def other_reading(raw: str, version: tuple[int, int] | None) -> Any:
