@@ -181,6 +181,15 @@ def _route_target(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[C
     yield CodeAction(f"Add '{key}: {target}'", (add_entry(step, key, target, lines),), d)
 
 
+def _dead_end(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
+    """PIP105 on a step with no way on: it ends the pipeline (a loop with no exit is the author's to open)."""
+    m = re.match(r"step '([^']+)' is a dead end", d.message)
+    hit = _step_of(loaded, d)
+    if not m or hit is None:
+        return
+    yield CodeAction(f"End the pipeline at step '{m.group(1)}' (end: true)", (add_entry(hit[1], "end", "true", lines),), d)
+
+
 def _step_key(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
     m = re.search(r"requires the key '([^']+)'", d.message)
     hit = _step_of(loaded, d)
@@ -338,6 +347,7 @@ _BY_CODE = {
     "RTE305": _route_target,
     "RTE301": _route_target,
     "PIP203": _step_key,
+    "PIP105": _dead_end,
     "PIP102": _new_step,
     "PIP101": _entry_step,
     "REF201": _declare_type,

@@ -29,6 +29,7 @@ CASES = [
     ("PIP/unknown_target.yaml", "PIP102", "Add a step 'persst'"),
     ("PIP/unknown_target.yaml", "PIP102", "Change 'persst' to 'persist'"),
     ("PIP/missing_step_key.yaml", "PIP203", "Add 'prompt: answer_prompt'"),
+    ("PIP/dead_end.yaml", "PIP105", "End the pipeline at step 'persist' (end: true)"),
     ("RTE/no_on_other.yaml", "RTE305", "Add 'on_other: persist'"),
     ("RTE/prefix_without_target.yaml", "RTE301", "Add 'on_bm25: persist'"),
     ("REF/undeclared_types.yaml", "REF201", "Declare type 'Source'"),

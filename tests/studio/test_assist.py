@@ -169,6 +169,48 @@ async def test_a_contract_from_the_empty_template_to_a_clean_check_with_completi
         assert "contractstudio: ignore" not in final  # fixed, not silenced
 
 
+async def test_a_pipeline_from_the_empty_template_to_a_clean_check_with_completion_and_quick_fixes(
+        make_app, workspace: Path) -> None:  # noqa: ANN001
+    """A second step written with completion (its keys, its action, the step id `next:` names), the rest by quick fixes."""
+    path = workspace / "triage.pipeline.yaml"
+    path.write_text(template("pipeline", "triage").replace("    end: true\n", "    next: \n"), encoding="utf-8")
+    app = make_app("triage.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.edit_screen
+        editor = screen.editor
+        await end_of_file(pilot)
+        await pilot.press(*"  - id: answer", "enter")
+        await pilot.press(*"act")
+        assert "action" in [i.label for i in screen.menu.items]
+        await pilot.press("tab", *"call_mo")
+        assert [i.label for i in screen.menu.items] == ["call_model"]
+        await pilot.press("tab", "escape", "enter")
+        await pilot.press(*"pro")
+        await pilot.press("tab", *"answer_prompt", "escape")
+        await settle(pilot)
+        # the first step's `next:` names the new step, by completion of step ids
+        line = editor.text.splitlines().index("    next: ")
+        editor.move_cursor((line, len("    next: ")))
+        await pilot.press(*"ans")
+        assert [i.label for i in screen.menu.items] == ["answer"]
+        await pilot.press("tab", "escape")
+        await settle(pilot)
+        for _ in range(6):  # what is left (the new step has no way to end) by the first quick fix of each finding
+            found = screen.analysis.diagnostics
+            if not found:
+                break
+            editor.move_cursor((found[0].line - 1, found[0].column - 1))
+            await pilot.press("f9")
+            await pilot.pause()
+            await pilot.press("enter")
+            await settle(pilot)
+        final = editor.text
+        assert check_text(final, str(path)).diagnostics == []
+        assert "    next: answer\n" in final and "  - id: answer\n    action: call_model\n    prompt: answer_prompt\n" in final
+        assert "contractstudio: ignore" not in final
+
+
 async def test_reload_keeps_the_cursor(make_app, workspace: Path) -> None:  # noqa: ANN001
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
