@@ -95,3 +95,16 @@ def regex_on_ui_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(patterns.RegexBudget, "_run", run)
     return seen
+
+
+def tree_labels(tree) -> str:  # noqa: ANN001
+    """Every label of a Tree widget, depth first, one per line (what a user reads in it)."""
+    labels: list[str] = []
+
+    def walk(node) -> None:  # noqa: ANN001
+        labels.append(str(node.label))
+        for child in node.children:
+            walk(child)
+
+    walk(tree.root)
+    return "\n".join(labels)

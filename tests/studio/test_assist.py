@@ -23,6 +23,19 @@ async def end_of_file(pilot) -> None:  # noqa: ANN001
     await pilot.pause()
 
 
+async def fix_until_clean(pilot, screen, most: int) -> None:  # noqa: ANN001
+    """Apply the first quick fix of the first finding, again and again, until the analysis finds nothing."""
+    for _ in range(most):
+        found = screen.analysis.diagnostics  # infos too: a clean check is one with nothing to say
+        if not found:
+            return
+        screen.editor.move_cursor((found[0].line - 1, found[0].column - 1))
+        await pilot.press("f9")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+
+
 async def test_completion_opens_as_you_type_and_tab_or_enter_accepts(make_app) -> None:  # noqa: ANN001
     app = make_app("multidoc_qa.contract.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -151,16 +164,7 @@ async def test_a_contract_from_the_empty_template_to_a_clean_check_with_completi
         await pilot.press("tab", *"Answer the question.", "escape", "enter")
         await settle(pilot)
 
-        # Every remaining finding is fixed by its first quick fix, one after the other.
-        for _ in range(12):
-            errors = screen.analysis.diagnostics  # infos too: a clean check is one with nothing to say
-            if not errors:
-                break
-            editor.move_cursor((errors[0].line - 1, errors[0].column - 1))
-            await pilot.press("f9")
-            await pilot.pause()
-            await pilot.press("enter")
-            await settle(pilot)
+        await fix_until_clean(pilot, screen, 12)  # every remaining finding, by its first quick fix
         final = editor.text
         report = check_text(final, str(path))
         assert report.diagnostics == []
@@ -196,15 +200,7 @@ async def test_a_pipeline_from_the_empty_template_to_a_clean_check_with_completi
         assert [i.label for i in screen.menu.items] == ["answer"]
         await pilot.press("tab", "escape")
         await settle(pilot)
-        for _ in range(6):  # what is left (the new step has no way to end) by the first quick fix of each finding
-            found = screen.analysis.diagnostics
-            if not found:
-                break
-            editor.move_cursor((found[0].line - 1, found[0].column - 1))
-            await pilot.press("f9")
-            await pilot.pause()
-            await pilot.press("enter")
-            await settle(pilot)
+        await fix_until_clean(pilot, screen, 6)  # what is left (the new step has no way to end)
         final = editor.text
         assert check_text(final, str(path)).diagnostics == []
         assert "    next: answer\n" in final and "  - id: answer\n    action: call_model\n    prompt: answer_prompt\n" in final

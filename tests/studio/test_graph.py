@@ -9,7 +9,7 @@ from rich.console import Console
 from contractstudio.studio.widgets.findings import FindingsPanel
 from contractstudio.studio.widgets.stepgraph import StepGraphView
 
-from .conftest import settle
+from .conftest import settle, tree_labels
 
 
 def plain(renderable) -> str:  # noqa: ANN001
@@ -118,15 +118,7 @@ async def test_an_agent_shows_tools_policies_and_tasks(make_app, regex_on_ui_thr
         await pilot.pause()
         tree = app.screen.query_one("#agent-tree")
         assert tree.display
-        labels = []
-
-        def walk(node) -> None:  # noqa: ANN001
-            labels.append(str(node.label))
-            for child in node.children:
-                walk(child)
-
-        walk(tree.root)
-        text = "\n".join(labels)
+        text = tree_labels(tree)
         assert "search_kb(query)" in text
         assert "must-search" in text and "require tool search_kb" in text
         assert "forbid pattern issue_.* → issue_refund" in text

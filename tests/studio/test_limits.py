@@ -9,7 +9,7 @@ import pytest
 
 from contractstudio.documents import patterns
 
-from .conftest import settle
+from .conftest import settle, tree_labels
 
 SLOW_AGENT = """\
 kind: agent
@@ -173,14 +173,6 @@ async def test_the_agent_tree_draws_the_analyzers_pattern_matches_and_runs_no_re
         await settle(pilot)
         await pilot.press("f3")
         await pilot.pause()
-        labels: list[str] = []
-
-        def walk(node) -> None:  # noqa: ANN001
-            labels.append(str(node.label))
-            for child in node.children:
-                walk(child)
-
-        walk(app.screen.query_one("#agent-tree").root)
-        text = "\n".join(labels)
+        text = tree_labels(app.screen.query_one("#agent-tree"))
         assert "forbid pattern (a|aa)+ (not checked: the file's regex time ran out)" in text  # as its YML006 says
         assert regex_on_ui_thread == []
