@@ -410,3 +410,38 @@ def test_without_post_remedy_a_rejected_reply_fails_the_contract(tmp_path: Path)
     result = cs.load(path).call(INPUT, [LOW, GOOD], options=NO_WAIT)
     assert not result.successful and result.llm_calls == 1 and result.attempts == 0
     assert result.output.answer == "not confident: Why vectors?"
+
+
+MANY_ERRORS = '{"answer": "x", "evidence": [{"doc_id": 5}], "coverage_score": 1.7}'
+
+
+def test_without_accumulation_the_heading_does_not_claim_every_error_so_far(tmp_path: Path) -> None:
+    result = _accumulating(tmp_path, False).call(INPUT, ["not json", MANY_ERRORS, GOOD], options=NO_WAIT)
+    last = requests(result)[2][-1]["content"]
+    assert "2. " in last and "not valid JSON" not in last  # several errors, all from the last attempt
+    assert "## Why it was rejected\n" in last and "every error so far" not in last
+
+
+def test_with_accumulation_the_heading_says_every_error_so_far_from_the_first_remedy(tmp_path: Path) -> None:
+    result = _accumulating(tmp_path, True).call(INPUT, [LOW, GOOD], options=NO_WAIT)
+    first_remedy = requests(result)[1][-1]["content"]
+    assert "## Why it was rejected (every error so far, oldest first)\n1. Coverage score 0.20" in first_remedy
+
+
+def _pre_remedy(tmp_path: Path, accumulate: bool) -> cs.Contract:  # type: ignore[name-defined]
+    text = (HERE / "pre_remedy.contract.yaml").read_text()
+    path = tmp_path / "pre.contract.yaml"
+    path.write_text(text.replace("accumulate_errors: true", f"accumulate_errors: {str(accumulate).lower()}")
+                    .replace("tries: 2", "tries: 3"))
+    return cs.load(path)
+
+
+@pytest.mark.parametrize("accumulate", [True, False])
+def test_the_pre_remedy_loop_follows_accumulate_errors(tmp_path: Path, accumulate: bool) -> None:
+    replies = ['{"name": 7}', '{"name": "Ann"}', '{"text": "Hi Ann!"}']
+    result = _pre_remedy(tmp_path, accumulate).call({"name": " "}, replies, options=NO_WAIT)
+    assert result.successful
+    second = [e for e in result.trace.of_type("llm_request") if e["purpose"] == "remedy_pre"][1]["messages"][-1]["content"]
+    assert "input.name = 7: Input should be a valid string" in second
+    assert ("The name must not be empty." in second) is accumulate  # the first attempt's error, only when accumulating
+    assert ("every error so far, oldest first" in second) is accumulate

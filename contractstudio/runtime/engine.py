@@ -68,6 +68,11 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
         st.llm["waited_s"] += seconds
 
 
+def _errors_to_send(accumulating: bool, history: list[list[str]]) -> list[str]:
+    """Every error of the loop so far (oldest first) when the contract accumulates them, else the last attempt's."""
+    return [e for errs in history for e in errs] if accumulating else history[-1]
+
+
 def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:
     graceful = st.plan.remedy.retry.graceful
     yield st.emit(RemedyExhausted(stage=stage, loop=loop, attempts=attempts, graceful=graceful))
@@ -86,13 +91,15 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
     for attempt in range(1, tries + 1):
         st.remedy_attempts += 1
         yield from _wait_before(st, "pre", attempt)
-        sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
+        sending = _errors_to_send(plan.remedy.accumulate_errors, history)
         if first is None:
             shown = value if st.invalid_input else plan.input.dump(value)  # an invalid input is shown as given
-            first = pre_remedy_messages(plan.doc.prompt or "", plan.doc.input, plan.input.schema_text(), shown, sending)
+            first = pre_remedy_messages(plan.doc.prompt or "", plan.doc.input, plan.input.schema_text(), shown, sending,
+                                        plan.remedy.accumulate_errors)
             messages = first
         else:
-            messages = repair_messages(first, previous, sending, "an input that does not satisfy the preconditions")
+            messages = repair_messages(first, previous, sending, "an input that does not satisfy the preconditions",
+                                       plan.remedy.accumulate_errors)
         reply = yield from ask(st, "pre", messages, "remedy_pre", attempt, sending)
         if reply is None:
             return None
@@ -164,8 +171,8 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         st.remedy_attempts += 1
         yield st.start(StageStart(stage="generate", attempt=attempt))
         yield from _wait_before(st, "generate", attempt)
-        sending = [e for errs in history for e in errs] if plan.remedy.accumulate_errors else history[-1]
-        messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}")
+        sending = _errors_to_send(plan.remedy.accumulate_errors, history)
+        messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}", plan.remedy.accumulate_errors)
         reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending)
         if reply is None:
             yield st.end("generate", False)

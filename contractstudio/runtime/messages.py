@@ -51,22 +51,29 @@ def clip(text: str, limit: int) -> str:
                                        f"only the first {limit:,} are shown]")
 
 
-def repair_messages(base: list[dict[str, str]], previous_reply: str, errors: list[str], what: str) -> list[dict[str, str]]:
+def rejected_heading(accumulating: bool) -> str:
+    """The heading over the errors: it says what the list holds, which the remedy setting decides (not how many there are)."""
+    return "## Why it was rejected (every error so far, oldest first)" if accumulating else "## Why it was rejected"
+
+
+def repair_messages(base: list[dict[str, str]], previous_reply: str, errors: list[str], what: str,
+                    accumulating: bool) -> list[dict[str, str]]:
     """A remedy request: the original messages, the rejected reply, the errors, and the ask for a corrected object."""
-    heading = "## Why it was rejected" if len(errors) == 1 else "## Why it was rejected (every error so far, oldest first)"
+    heading = rejected_heading(accumulating)
     ask = (f"Your previous reply was rejected as {what}.\n\n{heading}\n{error_list(errors)}\n\n"
            f"Return the corrected JSON object only, fixing every error above while keeping what was right.")
     return [*base, {"role": "assistant", "content": clip(previous_reply, REMEDY_REPLY_LIMIT)}, {"role": "user", "content": ask}]
 
 
-def pre_remedy_messages(prompt: str, schema_name: str, schema_text: str, value: Any, errors: list[str]) -> list[dict[str, str]]:
+def pre_remedy_messages(prompt: str, schema_name: str, schema_text: str, value: Any, errors: list[str],
+                        accumulating: bool) -> list[dict[str, str]]:
     """A request to correct an input that fails `pre`: the task, the input schema, the input and why it fails."""
     system = {
         "role": "system",
         "content": (f"{prompt.strip()}\n\nBefore this task can run, its input must satisfy the preconditions below.\n\n"
                     f"## Input schema ({schema_name})\n{schema_text}\n\n{REPLY_RULE}"),
     }
-    heading = "## Why it was rejected" if len(errors) == 1 else "## Why it was rejected (every error so far, oldest first)"
+    heading = rejected_heading(accumulating)
     user = {
         "role": "user",
         "content": (f"## Input ({schema_name})\n{_json_block(value)}\n\n{heading}\n{error_list(errors)}\n\n"
