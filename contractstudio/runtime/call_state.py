@@ -72,6 +72,7 @@ class CallState:
         self.remedy_attempts = 0
         self.llm_calls = 0
         self.act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
+        self.forward_error: Exception | None = None  # what a Python contract's forward raised (re-raised after the call)
         self.finished = False
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ from contractstudio.runtime.conditions import Check, _DeferredHook
 from contractstudio.runtime.errors import ContractError
 from contractstudio.runtime.messages import system_message
 from contractstudio.runtime.validation import Shape
+
+# (call state, the input forward gets, the output or None) -> what the call returns
+ForwardHook = Callable[[Any, Any, Any], Any]
 
 
 class CompiledContract:
@@ -44,6 +48,9 @@ class CompiledContract:
         self.fallback = {k: _compile(str(src) if not isinstance(src, str) else src, f"fallback.{k}")
                          for k, src in (doc.fallback or {}).items()} if doc.fallback is not None else None
         self.remedy = doc.remedy
+        # What forward returns is checked against `returns` (a Python contract's own forward may differ from `output`).
+        self.returns: Shape = self.output
+        self.forward: ForwardHook | None = None  # a Python contract's forward (contractstudio.symbolic); None: the engine's
         self.system = system_message(doc.prompt or "", doc.output, self.output.schema_text())
         self.generate_type = doc.intermediate if self.act_is_set else doc.input
 

@@ -145,7 +145,10 @@ def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) 
 
 
 def _produce(st: CallState, value: Any, act_value: Any) -> Events:
-    """generate + post with the post-remedy loop (repairing the previous reply); returns the output or None."""
+    """generate + post with the post-remedy loop (repairing the previous reply); returns (produced, output).
+
+    `produced` says whether there is an output: None is a valid output of a type that admits null.
+    """
     plan = st.plan
     subject = act_value if plan.act_is_set else value
     shape = plan.intermediate if plan.act_is_set and plan.intermediate is not None else plan.input
@@ -157,15 +160,15 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     reply = yield from ask(st, "generate", base, "generate", 0)
     if reply is None:
         yield st.end("generate", False)
-        return None
+        return False, None
     output, errors = yield from _judge(st, reply.text, scope, 0)
     if not errors:
-        return output
+        return True, output
     history = [errors]
     st.errors.extend(errors)
     if not plan.remedy.post:
         st.failed = True
-        return None
+        return False, None
     tries = plan.remedy.retry.tries
     for attempt in range(1, tries + 1):
         st.remedy_attempts += 1
@@ -176,14 +179,14 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending)
         if reply is None:
             yield st.end("generate", False)
-            return None
+            return False, None
         output, errors = yield from _judge(st, reply.text, scope, attempt)
         if not errors:
-            return output
+            return True, output
         st.errors.extend(errors)
         history.append(errors)
     yield from _exhausted(st, "post", "post", tries)
-    return None
+    return False, None
 
 
 def _act(st: CallState, value: Any) -> Events:
@@ -271,15 +274,24 @@ def run_call(st: CallState) -> Events:
 
     output = None
     if not st.failed:
-        output = yield from _produce(st, value, act_value)
-        st.failed = output is None
+        produced, output = yield from _produce(st, value, act_value)
+        st.failed = not produced
 
     yield st.start(StageStart(stage="forward"))
     st.successful = not st.failed
     final: Any = output
     ok = True
     raises = plan.doc.on_failure == "raise" or st.invalid_input
-    if st.failed:
+    if plan.forward is not None and not st.invalid_input:
+        # A Python contract's own forward decides what the call returns (seed 000: always called, last), with
+        # the input the contract reached when it succeeded, the original input when it failed.
+        try:
+            final = plan.forward(st, (act_value if plan.act_is_set else value) if st.successful else original, output)
+        except Exception as err:  # noqa: BLE001 - recorded in the trace; the caller re-raises it after the call
+            st.forward_error = err
+            st.errors.append(f"forward raised {type(err).__name__}: {err}")
+            final, ok = None, False
+    elif st.failed:
         if raises:
             final = None
         elif plan.fallback is not None:
@@ -292,16 +304,18 @@ def run_call(st: CallState) -> Events:
                     final, ok = None, False  # a fallback that cannot be computed fails loudly
                     break
     yield st.emit(Forwarded(stage="forward", successful=st.successful,
-                            used="output" if st.successful else ("raise" if raises else "fallback")))
+                            used="forward" if plan.forward is not None and not st.invalid_input
+                            else "output" if st.successful else ("raise" if raises else "fallback")))
     yield st.end("forward", True)
 
     yield st.start(StageStart(stage="finalize"))
-    if final is not None:
-        checked, errors = plan.output.validate(final)
+    # None is checked too when it is what was returned (an output that admits null, or a Python forward's)
+    if ok and (final is not None or st.successful or plan.forward is not None):
+        checked, errors = plan.returns.validate(final)
         if errors:
             ok = False
             yield st.emit(ValidationFailure(stage="finalize", where="finalize", errors=errors, attempt=0))
-            st.errors.extend(f"the returned value is not a valid {plan.doc.output}: {e}" for e in errors)
+            st.errors.extend(f"the returned value is not a valid {plan.returns.type_name}: {e}" for e in errors)
             final = None
         else:
             final = checked
@@ -312,7 +326,7 @@ def run_call(st: CallState) -> Events:
     elif st.failed and raises or not ok:
         st.violation = ContractViolation(f"contract '{plan.name}' failed", st.errors, st.trace)
     yield st.emit(CallResult(stage="finalize", successful=st.successful,
-                             output=plan.output.dump(final) if final is not None else None,
+                             output=plan.returns.dump(final) if final is not None else None,
                              llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),
                              raised=st.violation is not None))
     st.total = st.now()

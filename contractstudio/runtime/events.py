@@ -306,12 +306,12 @@ class ActValue(Event):
 
 @dataclass(slots=True, eq=False, kw_only=True, repr=False)
 class Forwarded(Event):
-    """What the call returns: the output, the fallback, or a raise."""
+    """What the call returns: the output, the fallback, a raise, or a Python contract's own forward."""
 
     TYPE: ClassVar[str] = "forward"
 
     successful: bool = False
-    used: str = ""  # output, fallback, raise
+    used: str = ""  # output, fallback, raise, forward
 
 
 @dataclass(slots=True, eq=False, kw_only=True, repr=False)
