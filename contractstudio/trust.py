@@ -124,15 +124,20 @@ def origin(url: str | None) -> tuple[str, str, int | None] | None:
     return parts.scheme.lower(), parts.hostname.rstrip(".").lower(), port or default
 
 
-def user_api_bases() -> tuple[str, ...]:
-    """The servers the user's own config allows keys to be sent to (`trusted_api_bases:` in config.yaml)."""
+def user_config_value(key: str) -> object:
+    """One top-level value of the user's config.yaml (None when absent or unreadable: a bad config never crashes)."""
     import yaml
 
     try:
         data = yaml.safe_load((config_folder() / "config.yaml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return ()
-    value = data.get("trusted_api_bases") if isinstance(data, dict) else None
+        return None
+    return data.get(key) if isinstance(data, dict) else None
+
+
+def user_api_bases() -> tuple[str, ...]:
+    """The servers the user's own config allows keys to be sent to (`trusted_api_bases:` in config.yaml)."""
+    value = user_config_value("trusted_api_bases")
     if isinstance(value, str):
         value = [value]
     return tuple(str(v) for v in value) if isinstance(value, list) else ()

@@ -72,6 +72,8 @@ class Shape:
 
     __slots__ = ("types", "type_name", "root", "model", "adapter")
 
+    types: TypeSystem | None  # None: a Python contract's type (of_python)
+
     def __init__(self, types: TypeSystem, type_name: str, root: str) -> None:
         self.types = types
         self.type_name = type_name
@@ -82,6 +84,17 @@ class Shape:
             self.model = types.model(type_name)
         else:
             self.adapter = TypeAdapter(types.annotation(parse_type(type_name)))
+
+    @classmethod
+    def of_python(cls, annotation: Any, root: str, type_name: str) -> Shape:
+        """A Python contract's type: a pydantic model of the user's, or any annotation pydantic takes."""
+        shape = cls.__new__(cls)
+        shape.types, shape.type_name, shape.root = None, type_name, root
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            shape.model, shape.adapter = annotation, None
+        else:
+            shape.model, shape.adapter = None, TypeAdapter(annotation)
+        return shape
 
     def validate(self, value: Any) -> tuple[Any, list[str]]:
         """The validated value, or None and the error texts (backtracking type patterns share one regex budget)."""
@@ -111,6 +124,8 @@ class Shape:
 
     def schema_text(self) -> str:
         """The type described for a prompt: fields, types, descriptions and constraints."""
-        if self.model is not None:
+        if self.model is not None and self.types is None:  # a Python contract's model: its JSON Schema
+            return json.dumps(self.model.model_json_schema(), ensure_ascii=False, indent=1)
+        if self.model is not None and self.types is not None:
             return self.types.schema_text(self.type_name)
         return f"a JSON value of type {self.type_name}"

@@ -1,0 +1,210 @@
+"""`@contract`: SymbolicAI's class decorator, running each call of the class on ContractStudio's engine.
+
+The class keeps its API (seed 000): a `prompt` property, `pre`, optional `act`, `post`, `forward` always
+called last, `contract_successful`, `contract_result`, `contract_exception`, `contract_perf_stats()`; and
+gains `contract_trace`, the last call's trace (the one `run --replay`, the debugger and eval read).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from contractstudio.runtime.errors import ContractError, ContractViolation
+from contractstudio.symbolic.choice import current_use
+from contractstudio.symbolic.perf import SymbolicPerf
+from contractstudio.symbolic.plan import (
+    MethodCheck,
+    ReturnShape,
+    Shape,
+    SymbolicPlan,
+    check_act_signature,
+    is_model,
+    type_name,
+    value_model,
+)
+from contractstudio.symbolic.settings import checked_remedy, remedy_settings
+
+log = logging.getLogger("contractstudio.symbolic")
+
+
+def _signature(fn: Any) -> inspect.Signature:
+    try:
+        return inspect.signature(fn, eval_str=True)  # `from __future__ import annotations` modules
+    except (NameError, TypeError, SyntaxError):
+        return inspect.signature(fn)
+
+
+def _input_parameter(sig: inspect.Signature) -> inspect.Parameter | None:
+    """forward's input: its first parameter after self that can be passed by name (SymbolicAI's rule)."""
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return next((p for name, p in sig.parameters.items() if name != "self" and p.kind in kinds), None)
+
+
+class ClassContract:
+    """What `@contract` knows of one class: its settings, forward's input and output types, and how to call it."""
+
+    def __init__(self, cls: type, remedy: Any, *, verbose: bool, file: str, line: int) -> None:
+        self.cls, self.name, self.remedy, self.verbose, self.file, self.line = cls, cls.__name__, remedy, verbose, file, line
+        # a subclass of a contracted class inherits the wrapped forward: wrap the class's own one, once
+        self.original_forward: Callable[..., Any] = getattr(cls.forward, "__contract_original__", cls.forward)  # type: ignore[attr-defined,assignment]
+        sig = _signature(self.original_forward)
+        self.input_param = _input_parameter(sig)
+        self.input_annotation = (self.input_param.annotation if self.input_param is not None
+                                 and self.input_param.annotation is not inspect.Parameter.empty else None)
+        returned = sig.return_annotation
+        if returned is inspect.Signature.empty:
+            raise ContractError(f"{file}:{line}: @contract on {self.name}: forward needs a return type annotation "
+                                "(the type the model is asked for and forward's result is checked against)", path=file)
+        self.wrapped = not is_model(returned)
+        self.output_model = value_model(returned) if self.wrapped else returned
+        self.output_shape = Shape.of_python(self.output_model, "output", type_name(self.output_model) if not self.wrapped
+                                            else type_name(returned))
+        self.returns = ReturnShape.of_return(returned, self.output_model if self.wrapped else None)
+        self._shapes: dict[Any, Shape] = {}
+
+    def shape(self, annotation: Any, root: str) -> Shape:
+        """A shape per annotation, built once per class (pydantic's validators are the costly part)."""
+        key = (annotation, root)
+        if key not in self._shapes:
+            self._shapes[key] = Shape.of_python(annotation, root, type_name(annotation))
+        return self._shapes[key]
+
+    def plan(self, instance: Any, value: Any, act_kwargs: dict[str, Any], forward: Any) -> SymbolicPlan:
+        """This call's plan: the prompt as the instance gives it now, its bound methods, act's keyword arguments."""
+        if isinstance(value, BaseModel):  # a model instance is the input as it is (SymbolicAI's rule)
+            input_shape = self.shape(type(value), "input")
+        else:
+            input_shape = self.shape(self.input_annotation if self.input_annotation is not None else Any, "input")
+        pre = [MethodCheck(instance.pre, "pre", self.name)] if callable(getattr(instance, "pre", None)) else []
+        post = ([MethodCheck(instance.post, "post", self.name, unwrap=self.wrapped)]
+                if callable(getattr(instance, "post", None)) else [])
+        act = getattr(instance, "act", None)
+        act_hook = intermediate = None
+        if callable(act):
+            returned = _signature(act).return_annotation
+            intermediate = self.shape(returned, "act") if returned is not inspect.Signature.empty else None
+
+            def act_hook(current: Any) -> Any:
+                check_act_signature(act)
+                return act(current, **act_kwargs)
+        return SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
+                            returns=self.returns, pre=pre, post=post, act=act_hook, intermediate=intermediate,
+                            forward=forward, path=self.file)
+
+    def call(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """One contracted call: the engine runs pre, act, generate, post, then this class's forward; returns its result."""
+        from contractstudio.runtime.call_state import CallOptions
+        from contractstudio.runtime.session import Session
+
+        call_args, rest = list(args), dict(kwargs)
+        name = self.input_param.name if self.input_param is not None else None
+        if call_args:
+            value, where = call_args[0], "args"
+        elif name is not None and name in rest:
+            value, where = rest.pop(name), "kwargs"
+        else:
+            value, where = rest.pop("input", None), "kwargs"
+        if value is None:
+            raise ValueError(f"{self.name}: please provide an `input` argument")
+        returned: list[Any] = []
+
+        def forward(st: Any, forward_input: Any, output: Any) -> Any:
+            instance.contract_successful = st.successful
+            instance.contract_result = output if st.successful else None
+            instance.contract_exception = None if st.successful else ContractViolation(
+                f"contract '{self.name}' failed", list(st.errors), st.trace)
+            f_args, f_kwargs = list(args), dict(kwargs)
+            if where == "args":
+                f_args[0] = forward_input
+            else:
+                f_kwargs[name or "input"] = forward_input
+                if name is not None and name != "input":
+                    f_kwargs.pop("input", None)
+            result = self.original_forward(instance, *f_args, **f_kwargs)
+            returned.append(result)
+            return result
+
+        use = current_use()
+        plan = self.plan(instance, value, rest, forward)
+        session = Session(plan, value, use.model, CallOptions(wait=use.wait), accumulated=instance._contract_engine_perf)
+        result = session.run(raise_on_violation=False)
+        instance.contract_trace = result.trace
+        if use.trace is not None:
+            result.trace.write(use.trace, append=True)
+        instance._contract_perf.record_call(session.state)
+        if self.verbose:
+            for event in result.trace:
+                log.info("%s: %s", self.name, event)
+        state = session.state
+        if state.forward_error is not None:
+            raise state.forward_error
+        if state.invalid_input:
+            assert result.violation is not None
+            raise result.violation
+        if result.violation is not None:  # forward's result is not of its declared type
+            if self.remedy.retry.graceful and returned:
+                return returned[0]
+            raise TypeError(f"{self.name}.forward must return {self.returns.type_name}: " + "; ".join(state.errors[-3:]))
+        return result.output
+
+
+class contract:  # noqa: N801 - SymbolicAI's name, kept so a user changes only the import line
+    """The class decorator: `@contract(pre_remedy=False, post_remedy=True, accumulate_errors=False, verbose=False,
+    remedy_retry_params={...})`, seed 000's parameters and defaults; bad settings raise here, as the analyzer reports them."""
+
+    def __init__(self, pre_remedy: bool = False, post_remedy: bool = True, accumulate_errors: bool = False,
+                 verbose: bool = False, remedy_retry_params: dict[str, Any] | None = None) -> None:
+        self.settings = remedy_settings(pre_remedy, post_remedy, accumulate_errors, remedy_retry_params)
+        self.verbose = verbose
+
+    def __call__(self, cls: type) -> type:
+        file, line = _where(cls)
+        remedy = checked_remedy(self.settings, f"@contract on {cls.__name__}", file, line)
+        if not callable(getattr(cls, "forward", None)):
+            raise ContractError(f"{file}:{line}: @contract on {cls.__name__}: the class defines no forward method", path=file)
+        spec = ClassContract(cls, remedy, verbose=self.verbose, file=file, line=line)
+        original_init = cls.__init__  # type: ignore[misc]
+
+        @functools.wraps(original_init)
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            original_init(self, *args, **kwargs)
+            if not hasattr(self, "prompt"):
+                raise TypeError(f"{cls.__name__}: define a `prompt` property that says what the contract must do")
+            self.contract_successful = False
+            self.contract_result = None
+            self.contract_exception = None
+            self.contract_trace = None
+            self._contract_perf = SymbolicPerf()
+            from contractstudio.runtime.perf import PerfStats
+
+            self._contract_engine_perf = PerfStats()
+
+        @functools.wraps(spec.original_forward)
+        def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return spec.call(self, args, kwargs)
+
+        forward.__contract_original__ = spec.original_forward  # type: ignore[attr-defined]
+
+        def contract_perf_stats(self: Any) -> dict[str, Any]:
+            """Timing statistics over every call of this instance, with SymbolicAI's stage keys."""
+            return self._contract_perf.as_dict()
+
+        cls.__init__ = __init__  # type: ignore[misc]
+        cls.forward = forward  # type: ignore[attr-defined]
+        cls.contract_perf_stats = contract_perf_stats  # type: ignore[attr-defined]
+        cls.__contract__ = spec  # type: ignore[attr-defined]
+        return cls
+
+
+def _where(cls: type) -> tuple[str, int]:
+    """The class's file and first line, for messages (a class typed into a REPL has none)."""
+    try:
+        return inspect.getsourcefile(cls) or "<unknown>", inspect.getsourcelines(cls)[1]
+    except (OSError, TypeError):
+        return getattr(cls, "__module__", "<unknown>"), 0

@@ -1,0 +1,143 @@
+"""A Python contract class as the compiled plan the engine runs: its models as shapes, its methods as hooks.
+
+Nothing here runs a call: the engine (runtime/engine.py) does, with these objects in the places of a YAML
+contract's shapes and conditions. `pre` and `post` are conditions whose raised message is the remedy
+feedback; `act` is the act hook; `forward` is the plan's forward hook, always called last.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, create_model
+
+from contractstudio.documents.contract_model import Contract, Remedy
+from contractstudio.runtime.compiled import CompiledContract
+from contractstudio.runtime.messages import system_message
+from contractstudio.runtime.validation import Shape, format_errors
+
+
+class NoRemedy(Exception):  # noqa: N818 - named for what it does to the call, as users raise it
+    """Raised by `pre` or `post`: the call fails at once with this message, without a remedy (seed 004's hard rules)."""
+
+
+def type_name(annotation: Any) -> str:
+    """An annotation as Python writes it: `KGState`, `list[str] | None` (module paths dropped)."""
+    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+        return annotation.__name__
+    return re.sub(r"\b(?:[A-Za-z_][\w]*\.)+([A-Za-z_]\w*)", r"\1", str(annotation).replace("typing.", "")).replace("NoneType", "None")
+
+
+def is_model(annotation: Any) -> bool:
+    """Whether an annotation is a pydantic model class (answered as itself, not wrapped as a `value`)."""
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def value_model(annotation: Any) -> type[BaseModel]:
+    """The object the model answers for a non-model type, as SymbolicAI asks it: one field, `value`."""
+    return create_model("Value", value=(annotation, Field(description=f"The answer, a {type_name(annotation)}.")))
+
+
+class ReturnShape(Shape):
+    """What `forward` returns, checked as SymbolicAI checks it (strictly); a `value` wrapper is unwrapped."""
+
+    __slots__ = ("wrapper",)
+    wrapper: type[BaseModel] | None
+
+    @classmethod
+    def of_return(cls, annotation: Any, wrapper: type[BaseModel] | None) -> ReturnShape:
+        """The check of a forward's return annotation; `wrapper`: the value model its output is asked as."""
+        shape = cls.of_python(annotation, "returned", type_name(annotation))
+        assert isinstance(shape, ReturnShape)
+        shape.wrapper = wrapper
+        if shape.adapter is None:  # a model is checked strictly too: an instance, not a dict that looks like one
+            from pydantic import TypeAdapter
+
+            shape.adapter = TypeAdapter(annotation)
+        return shape
+
+    def _validate(self, value: Any) -> tuple[Any, list[str]]:
+        if self.wrapper is not None and isinstance(value, self.wrapper):
+            value = value.value  # type: ignore[attr-defined]
+        assert self.adapter is not None
+        try:
+            return self.adapter.validate_python(value, strict=True), []
+        except ValidationError as err:
+            return None, format_errors(err, self.root)
+
+    def dump(self, value: Any) -> Any:
+        assert self.adapter is not None
+        return self.adapter.dump_python(value, mode="json")
+
+
+class MethodCheck:
+    """`pre` or `post` as a condition: passes unless it raises (the message is the feedback) or returns False."""
+
+    __slots__ = ("id", "label", "source", "method", "arg", "unwrap", "remedy")
+
+    def __init__(self, method: Callable[[Any], Any], role: str, owner: str, *, unwrap: bool = False) -> None:
+        self.id = role
+        self.label = f"{owner}.{role}"
+        self.source = f"python: {owner}.{role}"
+        self.method = method
+        self.arg = "input" if role == "pre" else "output"
+        self.unwrap = unwrap  # the contract sees the value, not the `value` object the model answered
+        self.remedy = True  # False once the method raised NoRemedy: the engine ends the call without a remedy
+
+    def evaluate(self, values: dict[str, Any], explain: bool = True) -> tuple[bool, bool, str | None]:
+        """(applies, passed, error text), as runtime.conditions.Check gives it."""
+        value = values[self.arg]
+        if self.unwrap and isinstance(value, BaseModel):
+            value = value.value  # type: ignore[attr-defined]
+        self.remedy = True
+        try:
+            result = self.method(value)
+        except NoRemedy as err:
+            self.remedy = False
+            return True, False, str(err) or f"{self.label} raised NoRemedy"
+        except Exception as err:  # noqa: BLE001 - a raising pre/post is a failed condition; its message is the feedback
+            return True, False, str(err) or f"{self.label} raised {type(err).__name__}"
+        if result is False:
+            return True, False, f"{self.label} returned False"
+        return True, True, None
+
+
+def check_act_signature(act: Callable[..., Any]) -> inspect.Signature:
+    """act's signature, validated as SymbolicAI validates it (a TypeError fails the call, as there)."""
+    sig = inspect.signature(act)
+    first = next((p for p in sig.parameters.values()
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)), None)
+    if first is None:
+        raise TypeError("'act' must accept the input as its first parameter after self")
+    if first.annotation is inspect.Parameter.empty:
+        raise TypeError(f"'act' parameter '{first.name}' must have a type annotation")
+    if sig.return_annotation is inspect.Signature.empty:
+        raise TypeError("'act' must have a return type annotation")
+    return sig
+
+
+class SymbolicPlan(CompiledContract):
+    """One call's plan of a Python contract: the same attributes the engine reads of a YAML contract's plan."""
+
+    def __init__(self, name: str, prompt: str, remedy: Remedy, *, input_shape: Shape, output_shape: Shape,
+                 returns: ReturnShape, pre: list[MethodCheck], post: list[MethodCheck],
+                 act: Callable[[Any], Any] | None, intermediate: Shape | None, forward: Any, path: str | None) -> None:
+        self.name, self.path, self.trusted = name, path, True  # the user's own code, already imported and running
+        self.doc = Contract(kind="contract", name=name, prompt=prompt, input=input_shape.type_name, output=output_shape.type_name,
+                            intermediate=intermediate.type_name if intermediate is not None else None,
+                            remedy=remedy, on_failure="fallback")
+        self.types = None  # type: ignore[assignment]
+        self.input, self.output, self.intermediate = input_shape, output_shape, intermediate
+        self.pre, self.post = pre, post  # type: ignore[assignment]
+        self.hooks = []
+        self.act_assign = None
+        self.act_hook = act  # type: ignore[assignment]
+        self.fallback = None
+        self.remedy = remedy
+        self.system = system_message(prompt, output_shape.type_name, output_shape.schema_text())
+        self.generate_type = intermediate.type_name if act is not None and intermediate is not None else input_shape.type_name
+        self.returns = returns
+        self.forward = forward
