@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel
 
 import contractstudio as cs
 
@@ -81,12 +82,14 @@ def test_postconditions_run_before_the_tool_even_when_preconditions_fail() -> No
     assert seen == ["pre", "post"]
 
 
-def test_raising_contract_is_a_failure_with_its_message() -> None:
-    @cs.toolify(preconditions=[raises, title_not_empty])
+def test_a_raising_contract_is_listed_in_its_section_and_the_others_still_run() -> None:
+    @cs.toolify(preconditions=[raises, title_not_empty], postconditions=[content_is_valid_markdown])
     def tool(title: str, content: str) -> str:
         return "ran"
 
-    assert tool("", "x") == "Contract validation failed:\nPreconditions:\n  - vault is locked\n  - Title cannot be empty"
+    assert tool("", "[") == ("Contract validation failed:\nPreconditions:\n  - Tool Failed: ValueError: vault is locked\n"
+                             "  - Title cannot be empty\nPostconditions:\n"
+                             "  - Invalid markdown: Missing closing bracket on line 5")
 
 
 def test_contracts_get_keyword_and_positional_arguments() -> None:
@@ -102,24 +105,137 @@ def test_exception_without_message_names_its_class() -> None:
     def tool(x: int) -> int:
         return x
 
-    assert tool(1) == "Contract validation failed:\nPreconditions:\n  - KeyError: "
+    assert tool(1) == "Contract validation failed:\nPreconditions:\n  - Tool Failed: KeyError"
 
 
-def test_false_without_text_and_bare_bool_results() -> None:
-    def no(x: int) -> bool:
-        return False
+def test_false_without_text_names_the_contract() -> None:
+    def no(x: int) -> tuple[bool, str]:
+        return False, ""
 
-    def yes(x: int) -> tuple[bool, str]:
-        return True, ""
-
-    @cs.toolify(preconditions=[yes, no])
+    @cs.toolify(preconditions=[no])
     def tool(x: int) -> int:
         return x
 
     assert tool(1) == "Contract validation failed:\nPreconditions:\n  - no failed"
 
 
-def test_backward_compatible_forms_behave_as_plain_tools() -> None:
+def test_a_contract_returning_anything_but_bool_and_str_is_a_failed_contract() -> None:
+    def bare_true(x: int) -> bool:
+        return True
+
+    def nothing(x: int) -> None:
+        return None
+
+    def three(x: int) -> tuple[bool, str, int]:
+        return True, "", 1
+
+    def text_first(x: int) -> tuple[str, str]:
+        return "yes", ""
+
+    @cs.toolify(preconditions=[bare_true, nothing], postconditions=[three, text_first])
+    def tool(x: int) -> int:
+        CALLS.append("ran")
+        return x
+
+    assert tool(1) == (
+        "Contract validation failed:\nPreconditions:\n"
+        "  - precondition 'bare_true' returned True; a contract returns (bool, str)\n"
+        "  - precondition 'nothing' returned None; a contract returns (bool, str)\n"
+        "Postconditions:\n"
+        "  - postcondition 'three' returned (True, '', 1); a contract returns (bool, str)\n"
+        "  - postcondition 'text_first' returned ('yes', ''); a contract returns (bool, str)")
+    assert CALLS == []
+
+
+def test_string_arguments_are_converted_to_the_annotated_types_before_the_contracts_run() -> None:
+    seen: list[tuple[object, ...]] = []
+
+    def record(count: int, ratio: float, flag: bool, tags: list[str], scores: dict[str, int],
+               note: str = "") -> tuple[bool, str]:
+        seen.append((count, ratio, flag, tags, scores, note))
+        return True, ""
+
+    @cs.toolify(preconditions=[record])
+    def tool(count: int, ratio: float, flag: bool, tags: list[str], scores: dict[str, int], note: str = "") -> str:
+        return f"{count + 1} {ratio * 2} {not flag} {len(tags)} {sum(scores.values())} {note!r}"
+
+    assert tool("41", "1.5", "yes", "['a', 'b']", '{"x": 1, "y": 2}', note=7) == "42 3.0 False 2 3 '7'"
+    assert seen == [(41, 1.5, True, ["a", "b"], {"x": 1, "y": 2}, "7")]
+    assert tool(41, 1.5, "off", ["a"], {"x": 1}) == "42 3.0 True 1 1 ''"  # typed values pass unchanged
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+def test_pydantic_models_optional_and_unannotated_parameters() -> None:
+    @cs.toolify()
+    def tool(p: Point, limit: int | None = None, raw=None) -> str:  # noqa: ANN001 - no annotation on purpose
+        return f"{p.x + p.y} {limit} {raw!r}"
+
+    assert tool('{"x": "1", "y": 2}', None, "[1]") == "3 None '[1]'"  # no annotation: the text as given
+    assert tool(Point(x=1, y=1), limit="4") == "2 4 None"
+
+
+def test_an_argument_that_does_not_convert_is_reported_and_nothing_runs() -> None:
+    seen: list[str] = []
+
+    def pre(n: int, items: list[int]) -> tuple[bool, str]:
+        seen.append("pre")
+        return True, ""
+
+    @cs.toolify(preconditions=[pre])
+    def tool(n: int, items: list[int]) -> int:
+        seen.append("tool")
+        return n
+
+    assert tool("not_a_number", "[1, 2, x") == (
+        "Contract validation failed:\nPreconditions:\n"
+        "  - argument 'n' = \"not_a_number\": Input should be a valid integer, unable to parse string as an integer\n"
+        "  - argument 'items' = \"[1, 2, x\": Input should be a valid list")
+    assert tool("1") == "Contract validation failed:\nPreconditions:\n  - missing required argument 'items' (list[int])"
+    assert tool("1", "[]", color="red") == (
+        "Contract validation failed:\nPreconditions:\n  - unexpected argument 'color' (parameters: n, items)")
+    assert seen == []
+
+
+def test_the_result_is_returned_as_text() -> None:
+    @cs.toolify()
+    def echo(value: object) -> object:
+        return value
+
+    assert echo(None) == "Tool execution completed without errors"
+    assert echo(42) == "42" and echo(2.5) == "2.5" and echo(True) == "True"
+    assert echo({"name": "é", "n": [1, 2]}) == '{\n  "name": "é",\n  "n": [\n    1,\n    2\n  ]\n}'
+    assert echo((1, 2)) == "(1, 2)"
+    assert echo({1, 2}) == "{1, 2}"
+    long = "a" * 10_000 + "b" * 5_000 + "c" * 10_000
+    cut = echo(long)
+    assert cut.startswith("a" * 8000) and cut.endswith("c" * 8000) and "b" not in cut
+    assert "tool result truncated" in cut and len(cut) < len(long)
+
+
+def test_an_exception_raised_by_the_tool_is_the_text_returned() -> None:
+    @cs.toolify()
+    def divide(a: int, b: int) -> float:
+        return a / b
+
+    out = divide("1", "0")
+    assert out.startswith("Tool Failed: ZeroDivisionError: division by zero\nTraceback:\n")
+    assert "return a / b" in out and "runtime/toolify.py" not in out  # the tool's own frames, not ours
+
+
+def test_a_secret_in_a_tool_error_is_redacted_before_the_llm_sees_it() -> None:
+    @cs.toolify()
+    def leak() -> str:
+        raise RuntimeError("bad key sk-proj-abcdefghijklmnopqrstuvwx")
+
+    out = leak()
+    assert out.startswith("Tool Failed: RuntimeError: bad key ***") and "abcdefghijklmnop" not in out
+
+
+def test_backward_compatible_forms_are_tools_with_the_same_name_and_description() -> None:
     def plain(a: int, b: int = 2) -> int:
         """Add."""
         if a < 0:
@@ -128,14 +244,18 @@ def test_backward_compatible_forms_behave_as_plain_tools() -> None:
 
     for decorated in (cs.toolify()(plain), cs.toolify("Adds two numbers.")(plain), cs.toolify(plain),
                       cs.toolify(None, [], [])(plain)):
-        assert decorated(1) == 3
-        assert decorated(a=1, b=5) == 6
-        with pytest.raises(ValueError, match="negative"):
-            decorated(-1)
+        assert decorated("1") == "3"
+        assert decorated(a=1, b=5) == "6"
+        assert decorated(-1).startswith("Tool Failed: ValueError: negative")
         assert decorated.__name__ == "plain"
     assert cs.toolify("Adds two numbers.")(plain).__doc__ == "Adds two numbers."
     assert cs.toolify()(plain).description == "Add."
     assert create_note.description == "Create a new note with the given title and content."
+
+    def no_docstring(x: int) -> int:
+        return x
+
+    assert cs.toolify()(no_docstring).__doc__ == "Execute no docstring"
 
 
 TOOLS_YAML = """\

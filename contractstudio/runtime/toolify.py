@@ -1,6 +1,6 @@
 """Tools with contracts (seed 003): `cs.toolify` for Python functions, and `kind: tools` files.
 
-Every precondition and postcondition runs before the tool (postconditions
+Every precondition and postconditions runs before the tool (postconditions
 too: they validate the operation the call would make). The tool runs only
 when all pass; otherwise the call returns the failure text for the LLM:
 
@@ -9,6 +9,12 @@ when all pass; otherwise the call returns the failure text for the LLM:
       - Title cannot be empty
     Postconditions:
       - Invalid markdown: Missing closing bracket on line 5
+
+Where seed 003 is silent, `cs.toolify` does what bots' `toolify` does (its users
+know it): text arguments are converted to the annotated types first, the result
+comes back as text, and an exception becomes the text returned, never raised.
+Where they differ, seed 003 wins: every failed contract of both sections is listed
+(bots stops at the first failing section or raising contract). docs/runtime.md lists each difference.
 """
 
 from __future__ import annotations
@@ -16,24 +22,49 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from contractstudio.runtime.hooks import hook_outcome, load_hook
+from contractstudio.runtime.hooks import load_hook
+from contractstudio.runtime.tool_arguments import Parameters, argument_error
+from contractstudio.safe_text import redact_text
 
 ContractFn = Callable[..., Any]
 
+# A long result is cut in the middle, as bots does, so the LLM's context keeps both ends of it.
+RESULT_LIMIT = 20_000
+RESULT_KEEP = 8_000
+TRUNCATED = "\n\n... (tool result truncated from middle to save you from context overload) ...\n\n"
+NO_RESULT = "Tool execution completed without errors"
 
-def contract_failure(contract: ContractFn, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """Run one contract; its failure text, or None when it passes. Raising counts as failing."""
+
+def contract_failure(contract: ContractFn, args: tuple[Any, ...], kwargs: dict[str, Any], role: str = "contract") -> str | None:
+    """Run one contract; its failure text, or None when it passes. Raising, or returning anything but (bool, str), fails."""
     try:
-        ok, why = hook_outcome(contract(*args, **kwargs))
-    except Exception as err:  # noqa: BLE001 - a raising contract is a failed contract, reported as text
-        return f"{type(err).__name__}: {err}" if not str(err) else str(err)
+        outcome = contract(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - a raising contract is a failed contract, reported as text (seed 003)
+        return f"Tool Failed: {error_text(err)}"
+    name = getattr(contract, "__name__", "contract")
+    if not (isinstance(outcome, tuple) and len(outcome) == 2 and isinstance(outcome[0], bool) and isinstance(outcome[1], str)):
+        return f"{role} '{name}' returned {short_repr(outcome)}; a contract returns (bool, str)"
+    ok, why = outcome
     if ok:
         return None
-    return why or f"{getattr(contract, '__name__', 'contract')} failed"
+    return why or f"{name} failed"
+
+
+def error_text(err: BaseException) -> str:
+    """An exception as one line: its class and message, credentials redacted (the text goes to an LLM)."""
+    message = str(err)
+    return redact_text(f"{type(err).__name__}: {message}" if message else type(err).__name__)
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """A returned value as Python writes it, cut at `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def failure_message(pre: Sequence[str], post: Sequence[str]) -> str | None:
@@ -50,32 +81,59 @@ def failure_message(pre: Sequence[str], post: Sequence[str]) -> str | None:
     return "\n".join(lines)
 
 
+def result_text(result: Any) -> str:
+    """What the tool returned, as the text the LLM reads: lists and dicts as JSON, a long text cut in the middle."""
+    if result is None:
+        text = NO_RESULT
+    elif isinstance(result, (list, dict)):
+        try:
+            text = json.dumps(result, indent=2, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = str(result)
+    else:
+        text = str(result)
+    if len(text) > RESULT_LIMIT:
+        text = text[:RESULT_KEEP] + TRUNCATED + text[-RESULT_KEEP:]
+    return text
+
+
+def tool_failed(err: Exception) -> str:
+    """An exception the tool raised, as the text returned: the error and the tool's own frames."""
+    frames = traceback.extract_tb(err.__traceback__)[1:]  # the first frame is this module's wrapper
+    return redact_text(f"Tool Failed: {error_text(err)}\nTraceback:\n" + "".join(traceback.format_list(frames)))
+
+
 def toolify(description: str | Callable[..., Any] | None = None, preconditions: Sequence[ContractFn] | None = None,
             postconditions: Sequence[ContractFn] | None = None) -> Any:
-    """Turn a function into a tool whose contracts are checked before it runs.
+    """Turn a function into a tool: text in, text out, contracts checked before it runs, never raising.
 
-    `@toolify()`, `@toolify("description")` and `@toolify` keep working exactly as before:
-    without contracts the function behaves as the plain function.
+    `@toolify()`, `@toolify("description")` and `@toolify` are tools without contracts.
     """
     if callable(description) and preconditions is None and postconditions is None:
         return toolify()(description)  # bare @toolify
     pre = list(preconditions or [])
     post = list(postconditions or [])
 
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fn)
-        def tool(*args: Any, **kwargs: Any) -> Any:
-            if pre or post:
-                failed_pre = [m for m in (contract_failure(c, args, kwargs) for c in pre) if m is not None]
-                failed_post = [m for m in (contract_failure(c, args, kwargs) for c in post) if m is not None]
-                message = failure_message(failed_pre, failed_post)
-                if message is not None:
-                    return message
-            return fn(*args, **kwargs)
+    def decorate(fn: Callable[..., Any]) -> Callable[..., str]:
+        params = Parameters(fn)
 
-        if isinstance(description, str):
-            tool.__doc__ = description
-        tool.description = description if isinstance(description, str) else inspect.getdoc(fn) or ""  # type: ignore[attr-defined]
+        @functools.wraps(fn)
+        def tool(*args: Any, **kwargs: Any) -> str:
+            args, kwargs, wrong = params.convert(args, kwargs)
+            if wrong:  # contracts never see an argument that is missing or not of its type
+                return failure_message(wrong, []) or ""
+            message = failure_message([m for m in (contract_failure(c, args, kwargs, "precondition") for c in pre) if m],
+                                      [m for m in (contract_failure(c, args, kwargs, "postcondition") for c in post) if m])
+            if message is not None:
+                return message
+            try:
+                return result_text(fn(*args, **kwargs))
+            except Exception as err:  # noqa: BLE001 - a tool's error is the text the LLM reads (bots, seed 003)
+                return tool_failed(err)
+
+        doc = inspect.getdoc(fn)
+        tool.description = description if isinstance(description, str) else doc or ""  # type: ignore[attr-defined]
+        tool.__doc__ = tool.description or f"Execute {fn.__name__.replace('_', ' ')}"  # type: ignore[attr-defined]
         tool.preconditions = tuple(pre)  # type: ignore[attr-defined]
         tool.postconditions = tuple(post)  # type: ignore[attr-defined]
         return tool
@@ -133,12 +191,7 @@ class Tool:
             return f"missing required argument '{name}'" + (f" ({spec.type})" if spec is not None else "")
         if e.get("type") == "extra_forbidden" and len(loc) == 1:
             return f"unexpected argument '{name}' (parameters: {', '.join(self.params) or 'none'})"
-        where = name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
-        ctx = {k: v for k, v in (e.get("ctx") or {}).items() if k not in ("error", "class_name")}
-        text = f"argument '{where}' = {_short(e.get('input'))}: {e.get('msg', 'invalid')}"
-        if ctx:
-            text += " (constraint: " + ", ".join(f"{k}={v}" for k, v in ctx.items()) + ")"
-        return text
+        return argument_error(name, {**e, "loc": loc[1:]})
 
     @staticmethod
     def _failure(check: Any, params: dict[str, Any]) -> str | None:
@@ -182,14 +235,6 @@ def _arguments_model(decl: Any) -> Any:
         return types.model(decl.name)
     except TypeBuildError as err:
         raise ContractError(f"tool '{decl.name}': its parameters cannot be checked: {err}") from None
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ToolSet:
