@@ -11,6 +11,7 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.export import export_file
 from contractstudio.reports import diagnostics as report
 from contractstudio.storage.atomic import NotARegularFile, target_problem, write_atomic
+from contractstudio.storage.paths import base_problem, project_of
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,7 +24,10 @@ def run(args: argparse.Namespace) -> int:
     text, errors = export_file(source, Context(root=source.parent, dialect=args.dialect))
     if text is None:
         print(f"export refused: {args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}", file=sys.stderr)
-        texts = {d.file: Path(d.file).read_text(errors="replace") for d in errors if Path(d.file).is_file()}
+        # excerpts only from files the path policy lets the analysis read: the file and its bases in the project
+        workspace = (project_of(source),)
+        texts = {d.file: Path(d.file).read_text(errors="replace") for d in errors
+                 if base_problem(Path(d.file), workspace) is None}
         print(report.text(errors, texts, 1), file=sys.stderr)
         return EXIT_PROBLEM
     if not args.output:

@@ -39,8 +39,10 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
         if src and 0 < d.line <= len(src):
             raw = src[d.line - 1].expandtabs(1)
             end = d.end_column if d.end_line == d.line else len(raw) + 1
-            # the line as the terminal may show it; the caret counts the escapes that stand for controls
-            line, before, marked = printable(raw), printable(raw[: d.column - 1]), printable(raw[d.column - 1: end - 1])
+            # the line as the terminal may show it (redacted, then escaped: the one path of safe_text); the caret
+            # counts what redaction and the escapes standing for controls did before it
+            line = printable(redact_text(raw))
+            before, marked = printable(redact_text(raw[: d.column - 1])), printable(raw[d.column - 1: end - 1])
             width = max(1, min(len(marked), len(line) - len(before)))
             lines.append(f"  {d.line:>4} | {line}")
             caret = " " * len(before) + "^" + "~" * (width - 1)

@@ -22,6 +22,7 @@ from contractstudio.findings.diagnostics import Diagnostic, Related, Span, decla
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.dialects import agentanvil, localai_rag
 from contractstudio.reading.nodes import SourceDocument, SourceFile
+from contractstudio.storage.paths import base_problem, project_of
 
 NATIVE = "contractstudio"
 DIALECTS = (NATIVE, localai_rag.NAME, agentanvil.NAME)
@@ -153,6 +154,7 @@ class _Bases:
         self.source = source
         self.location = location
         self.main = _real(location)
+        self.workspace = (project_of(location),)  # the only place bases are read from (storage/paths.py)
         self.next_line = source.text.count("\n") + 2
         self.cache: dict[Path, tuple[list[SourceDocument], str | None]] = {}
 
@@ -164,6 +166,9 @@ class _Bases:
         return self.cache[path]
 
     def _read(self, path: Path, via: tuple[Related, ...]) -> tuple[list[SourceDocument], str | None]:
+        refused = base_problem(path, self.workspace)  # before any open: /proc/self/environ must never be read
+        if refused is not None:
+            return [], refused
         try:
             if path.stat().st_size > MAX_BASE_BYTES:
                 return [], f"it is larger than {MAX_BASE_BYTES // (1024 * 1024)} MiB"

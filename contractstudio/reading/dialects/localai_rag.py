@@ -86,7 +86,7 @@ class Resolver:
     def resolve(self, node: MapNode, real: Path, chain: tuple[tuple[Path, str | None], ...], via: tuple[Related, ...]) -> MapNode:
         """The pipeline with its `extends:` chain merged in (LocalAI-RAG's semantics), `extends` removed."""
         ext = node.get("extends")
-        if ext is None or (isinstance(ext, ScalarNode) and not ext.value):
+        if ext is None or (isinstance(ext, ScalarNode) and ext.value is None):  # `extends: ""` names no file: REF203
             return _without(node, "extends")
         value = text_of(ext)
         if value is None:

@@ -1,0 +1,145 @@
+"""The one path policy (contractstudio/storage/paths.py): what another file names is read only when it is a
+regular file inside the workspace, and no face ever prints the environment through an `extends:` base."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from contractstudio.analysis.check import Context, check_file
+from contractstudio.cli import main
+
+KEY = "sk-proj-" + "Zq7" * 12  # a key of OpenAI's shape, planted in the environment
+CANARY = "canary-value-no-shape-4711"  # a value redaction cannot recognise: it must never be read at all
+PIPELINE = """\
+YAMLpipeline:
+  name: p
+  extends: {target}
+  settings: {{behavior_version: "0.2.0", compat_mode: locked, entry_step_id: a}}
+  steps:
+    - {{id: a, action: call_model, prompt: p, end: true}}
+"""
+BASE = """\
+YAMLpipeline:
+  name: base
+  settings: {behavior_version: "0.2.0", compat_mode: locked, entry_step_id: a}
+  steps:
+    - {id: a, action: call_model, prompt: p, end: true}
+"""
+
+
+@pytest.fixture
+def secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("CS_CANARY", CANARY)
+
+
+def project(tmp_path: Path) -> Path:
+    """A checkout: the folder a pull request's files live in."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    return repo
+
+
+def everything_printed(capsys: pytest.CaptureFixture[str], file: Path) -> str:
+    """What every output format of check, export's and convert's refusals and the pre-commit hook print."""
+    out = []
+    for fmt in ("text", "json", "jsonl", "sarif", "github"):
+        main(["check", "--format", fmt, str(file)])
+        out.append("".join(capsys.readouterr()))
+    for argv in (["export", str(file)], ["convert", str(file), "--to", "contractstudio"], hook_command(str(file))):
+        main(argv)
+        out.append("".join(capsys.readouterr()))
+    return "\n".join(out)
+
+
+def hook_command(*files: str) -> list[str]:
+    """The command line pre-commit runs: the hook's entry, its args, then the staged files."""
+    import yaml
+
+    hook = yaml.safe_load((Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text())[0]
+    entry = hook["entry"].split()
+    assert entry[0] == "contractstudio"
+    return [*entry[1:], *hook.get("args", []), *files]
+
+
+def faces(file: Path) -> str:
+    """What the language server and the studio are given for the file (in process)."""
+    from pygls.workspace import TextDocument
+
+    from contractstudio.lsp.analyses import Analyses
+    from contractstudio.lsp.convert import Positions, diagnostic
+    from contractstudio.studio.analyses import analyze
+
+    text = file.read_text()
+    report = Analyses(lambda e: None, debounce_s=0.0).analyze(str(file), text)
+    pos = Positions(TextDocument(file.as_uri(), text), text)
+    shown = [repr(diagnostic(d, pos, file.as_uri(), str(file))) for d in report.diagnostics]
+    shown += [repr(d) for d in analyze(file, text, Context()).diagnostics]
+    return "\n".join(shown)
+
+
+@pytest.mark.parametrize("target", ["/proc/self/environ", "/proc/self/../self/environ", "/proc/self/root/proc/self/environ"])
+def test_a_base_in_a_system_tree_is_refused_before_it_is_read_and_nothing_prints_the_environment(
+        target: str, tmp_path: Path, secrets: None, capsys: pytest.CaptureFixture[str]) -> None:
+    file = project(tmp_path) / "p.yaml"
+    file.write_text(PIPELINE.format(target=target))
+    [refused] = [d for d in check_file(file).diagnostics if d.code == "REF203"]
+    assert "view of the running system" in refused.message and refused.line == 3
+    printed = everything_printed(capsys, file) + faces(file)
+    assert "REF203" in printed
+    assert KEY not in printed and CANARY not in printed and "CS_CANARY" not in printed
+
+
+def test_a_pipelines_root_in_proc_finds_no_base_there(tmp_path: Path, secrets: None, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = project(tmp_path)
+    (repo / ".contractstudio.yaml").write_text("pipelines_root: /proc/self\n")
+    file = repo / "p.yaml"
+    file.write_text(PIPELINE.format(target="environ"))
+    assert [d.code for d in check_file(file).diagnostics if d.code.startswith(("REF", "YML"))] == ["REF203"]
+    printed = everything_printed(capsys, file) + faces(file)
+    assert KEY not in printed and CANARY not in printed
+
+
+def test_a_base_outside_the_project_is_refused_through_dotdot_an_absolute_path_or_a_symlink(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    outside = tmp_path / "elsewhere" / "base.yaml"
+    outside.parent.mkdir()
+    outside.write_text(BASE)
+    (repo / "link.yaml").symlink_to(outside)
+    for target in ("../elsewhere/base.yaml", str(outside), "link.yaml"):
+        file = repo / "p.yaml"
+        file.write_text(PIPELINE.format(target=target))
+        found = check_file(file).diagnostics
+        [refused] = [d for d in found if d.code.startswith(("REF", "YML"))]
+        assert refused.code == "REF203" and "outside the workspace" in refused.message, target
+    (repo / "base.yaml").write_text(BASE)  # inside the checkout, a base is read as before, from a subfolder too
+    (repo / "sub").mkdir()
+    (repo / "sub" / "p.yaml").write_text(PIPELINE.format(target="../base.yaml"))
+    assert [d.code for d in check_file(repo / "sub" / "p.yaml").diagnostics if d.code.startswith(("REF", "YML"))] == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_base_is_refused_without_blocking(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    os.mkfifo(repo / "base.yaml")
+    file = repo / "p.yaml"
+    file.write_text(PIPELINE.format(target="base.yaml"))
+    assert [d.code for d in check_file(file).diagnostics if d.code.startswith(("REF", "YML"))] == ["REF203"]
+
+
+def test_a_source_line_quoted_in_an_excerpt_is_redacted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "c.contract.yaml"
+    file.write_text(f"kind: contract\nname: c\nnote: OPENAI_API_KEY={KEY} then: more\n")
+    assert main(["check", str(file)]) == 1
+    out = capsys.readouterr().out
+    assert "YML001" in out and "OPENAI_API_KEY=***" in out and KEY not in out
+
+
+def test_an_empty_extends_is_a_finding(tmp_path: Path) -> None:
+    file = project(tmp_path) / "p.yaml"
+    file.write_text(PIPELINE.format(target='""'))
+    [refused] = [d for d in check_file(file).diagnostics if d.code == "REF203"]
+    assert refused.message == "extends names no file" and refused.line == 3
