@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.reading.replies import MAX_JSON_DEPTH, nests_too_deep, strict_json
+from contractstudio.reading.json_lines import lines_of
+from contractstudio.reading.replies import (
+    MAX_JSON_DEPTH,
+    has_surrogate_escape,
+    nests_too_deep,
+    refuse_lone_surrogates,
+    strict_json,
+)
 
 ENVELOPE_KEYS = frozenset({"id", "input", "replies", "reply", "meta"})
 MAX_JSON_FILE = 256 * 1024 * 1024  # a .json dataset is parsed whole; bigger ones belong in JSON Lines
@@ -71,17 +78,17 @@ def format_of(path: Path, given: str | None = None) -> str:
 
 
 def _raw_jsonl(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    with open(path, encoding="utf-8-sig", errors="replace") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
+    with open(path, "rb") as f:
+        for line in lines_of(f, MAX_ROW_BYTES):  # capped while read: a 1 GB line costs one cap, not 1 GB
+            if line.text is None:
+                yield line.number, None, f"the line is longer than {MAX_ROW_BYTES:,} bytes"
                 continue
-            if len(line) > MAX_ROW_BYTES:
-                yield number, None, f"the line is longer than {MAX_ROW_BYTES:,} characters"
+            if not line.text.strip():
                 continue
             try:
-                yield number, strict_json(line), None
+                yield line.number, strict_json(line.text), None
             except ValueError as err:
-                yield number, None, f"not a JSON value: {err}"
+                yield line.number, None, f"not a JSON value: {err}"
 
 
 def _raw_json(path: Path) -> Iterator[tuple[int, Any, str | None]]:
@@ -90,7 +97,8 @@ def _raw_json(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                            "write it as JSON Lines (one row per line), which is streamed")
     try:
         # rows are nested one level inside the array (two inside {"rows": [...]}): their own limit stays 200 levels
-        data = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=_not_a_number)
+        text = path.read_text(encoding="utf-8-sig")
+        data = json.loads(text, parse_constant=_not_a_number)
     except json.JSONDecodeError as err:
         raise DatasetError(f"{path}:{err.lineno}:{err.colno}: not valid JSON: {err.msg}") from None
     except RecursionError:
@@ -101,10 +109,18 @@ def _raw_json(path: Path) -> Iterator[tuple[int, Any, str | None]]:
         data = data["rows"]
     if not isinstance(data, list):
         raise DatasetError(f"{path}: a JSON dataset is an array of rows (or an object with a 'rows' array)")
+    surrogates = has_surrogate_escape(text)
+    del text
     for number, value in enumerate(data, 1):
         if nests_too_deep(value):
             yield number, None, f"it nests arrays/objects more than {MAX_JSON_DEPTH} levels deep"
             continue
+        if surrogates:
+            try:
+                refuse_lone_surrogates(value)
+            except ValueError as err:
+                yield number, None, f"not a JSON value: {err}"
+                continue
         yield number, value, None
 
 

@@ -107,8 +107,11 @@ def count_rows(path: Path, fmt: str | None) -> int:
     try:
         if chosen == "json":
             return sum(1 for _ in read_rows(path, None, fmt="json"))
-        with open(path, "rb") as f:
-            lines = sum(1 for line in f if line.strip())
+        from contractstudio.evaluation.dataset import MAX_ROW_BYTES
+        from contractstudio.reading.json_lines import lines_of
+
+        with open(path, "rb") as f:  # capped lines: an overlong one is counted, never held whole
+            lines = sum(1 for line in lines_of(f, MAX_ROW_BYTES) if line.text is None or line.text.strip())
         return max(lines - 1, 0) if chosen == "csv" else lines
     except Exception:  # noqa: BLE001 - only an estimate; read_rows reports the real problems
         return 0

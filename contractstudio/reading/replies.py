@@ -12,6 +12,7 @@ from typing import Any
 
 MAX_JSON_DEPTH = 200  # nesting of a reply: pydantic stops serializing at about 255, Python's JSON reader at about 1,000
 _DEEP = f"the reply nests arrays/objects more than {MAX_JSON_DEPTH} levels deep; no output type needs that"
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -49,7 +50,8 @@ def strict_json(text: str) -> Any:
     """One JSON value read with the limits of a reply or an input; raises ValueError saying why it is refused.
 
     NaN and Infinity are refused (they are not JSON and would make a trace invalid), an integer longer than
-    Python prints is refused, and so is nesting past MAX_JSON_DEPTH (pydantic and the trace writer cannot take it).
+    Python prints is refused, and so is nesting past MAX_JSON_DEPTH (pydantic and the trace writer cannot take it),
+    and so is a lone surrogate escape (`"\\ud800"`: no UTF-8 writer, digest or model request can carry it).
     """
     try:
         value = _loads(text)
@@ -60,7 +62,23 @@ def strict_json(text: str) -> Any:
         raise ValueError(f"it nests arrays/objects more than {MAX_JSON_DEPTH} levels deep") from None
     if _too_deep(text, value):
         raise ValueError(f"it nests arrays/objects more than {MAX_JSON_DEPTH} levels deep")
+    if has_surrogate_escape(text):
+        refuse_lone_surrogates(value)
     return value
+
+
+def has_surrogate_escape(text: str) -> bool:
+    """Whether a JSON text has a `\\uD800`-`\\uDFFF` escape (only then can a parsed string hold a lone surrogate)."""
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
+def refuse_lone_surrogates(value: Any) -> None:
+    """Raise when a string holds half a surrogate pair: valid JSON, but not text (UTF-8, a digest, a trace cannot hold it)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as err:
+        code = ord(err.object[err.start])
+        raise ValueError(f"a string holds a lone surrogate (\\u{code:04x}), which is not text") from None
 
 
 def _too_deep(text: str, value: Any) -> bool:
@@ -93,6 +111,11 @@ def extract_json(text: str) -> tuple[Any, str | None]:
     value, problem = _extract(text)
     if problem is None and _too_deep(text, value):
         return None, _DEEP
+    if problem is None and has_surrogate_escape(text):
+        try:
+            refuse_lone_surrogates(value)
+        except ValueError as err:
+            return None, f"the reply is not valid JSON text: {err}"
     return value, problem
 
 
