@@ -1,10 +1,10 @@
 """The analysis of each open document: debounced, in a worker thread, stale results dropped.
 
-Every change bumps the document's version; the analysis of a version is
-published only if no newer version arrived meanwhile. Requests that need
-positions to match (hover, definition, rename ...) wait for the analysis of
-the current text; completion answers at once from the last analysis that
-parsed, reading the cursor's place from the live text.
+Each open document is an `editing.live.LiveDocument` (the studio's edit screen drives the same class): every
+change makes a new version; the analysis of a version is published only if no newer version arrived meanwhile.
+This module is only the server's scheduler for it (an asyncio task, a thread pool). Requests that need positions
+to match (hover, definition, rename ...) wait for the analysis of the current text; completion answers at once
+from the last analysis that parsed, reading the cursor's place from the live text.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import asyncio
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
 
 if TYPE_CHECKING:  # the analyzer is imported after `initialize` is answered (start-up time), in the worker
     from contractstudio.analysis.check import FileReport
@@ -38,25 +39,19 @@ def ours(text: str, folder: Path | None = None, dialect: str | None = None) -> b
     return forced not in (None, NATIVE)
 
 
-@dataclass(slots=True)
-class Entry:
-    """What the server knows about one open document."""
+class Entry(LiveDocument):
+    """What the server knows about one open document: the live document, its URI and its pending analysis task."""
 
-    uri: str
-    path: str
-    version: int = 0
-    text: str = ""
-    report: FileReport | None = None  # the analysis of `analyzed_version`
-    analyzed_version: int = -1
-    # per `---` document: the newest analysis in which it had a model (completion's facts while the text does not parse)
-    facts: dict[int, FileReport] = field(default_factory=dict)
-    pending: asyncio.Task[Any] | None = None
+    def __init__(self, uri: str, path: str, version: int = 0, text: str = "") -> None:
+        super().__init__(path, text, version)
+        self.uri = uri
+        self.pending: asyncio.Task[Any] | None = None
 
 
 class Analyses:
     """Open documents and their analyses; `publish` is called with each fresh report."""
 
-    def __init__(self, publish: Callable[[Entry], None], *, debounce_s: float = 0.15, trusted: Callable[[str], bool] | None = None,
+    def __init__(self, publish: Callable[[Entry], None], *, debounce_s: float = DEBOUNCE_S, trusted: Callable[[str], bool] | None = None,
                  workers: int = 1, dialect: str | None = None) -> None:
         self.entries: dict[str, Entry] = {}
         self.dialect = dialect  # --dialect: every document read as this format; None: by folder setting and shape
@@ -64,7 +59,6 @@ class Analyses:
         self.debounce_s = debounce_s
         self.trusted = trusted or folder_trusted
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contractstudio-analysis")
-        self.analyzers: dict[str, Any] = {}  # per open file: an analysis.incremental.Analyzer (reuses what an edit cannot change)
 
     def open(self, uri: str, path: str, version: int, text: str) -> Entry:
         entry = self.entries[uri] = Entry(uri, path, version, text)
@@ -75,7 +69,7 @@ class Analyses:
         entry = self.entries.get(uri)
         if entry is None:
             return None
-        entry.version, entry.text = version, text
+        entry.edit(text, version)
         self._schedule(entry, delay=self.debounce_s)
         return entry
 
@@ -83,8 +77,6 @@ class Analyses:
         entry = self.entries.pop(uri, None)
         if entry is not None and entry.pending is not None:
             entry.pending.cancel()
-        if entry is not None and not any(e.path == entry.path for e in self.entries.values()):
-            self.analyzers.pop(entry.path, None)
 
     def _schedule(self, entry: Entry, delay: float) -> None:
         if entry.pending is not None and not entry.pending.done():
@@ -99,41 +91,31 @@ class Analyses:
     async def _analyze(self, entry: Entry) -> FileReport:
         version, text = entry.version, entry.text
         report = await asyncio.get_running_loop().run_in_executor(self.pool, self.analyze, entry.path, text)
-        if entry.version != version or self.entries.get(entry.uri) is not entry:
-            return report  # a newer text arrived meanwhile: this result is stale, never published
-        old, entry.report, entry.analyzed_version = entry.report, report, version
-        for index, loaded in self._documents(report):
-            if loaded.model is not None:
-                entry.facts[index] = report
+        old = entry.report
+        if self.entries.get(entry.uri) is not entry or not entry.accept(version, report):
+            return report  # a newer text arrived meanwhile (or the file closed): this result is stale, never published
         self.publish(entry)
         self.pool.submit(_drop, old)  # freeing a big report's objects takes a while: not on the event loop
         return report
 
-    @staticmethod
-    def _documents(report: FileReport) -> list[tuple[int, Any]]:
-        from contractstudio.editing.cursor import document_index
-
-        lines = report.text.split("\n")
-        return [(document_index(lines, d.doc.line - 1), d) for d in report.documents]
-
     def analyze(self, path: str, text: str) -> FileReport:
-        """One analysis (in the worker); a text that is not ours gives an empty report."""
+        """One analysis (in the worker) with the open file's own analyzer; a text that is not ours gives an empty report."""
         from contractstudio.analysis.check import Context, FileReport
-        from contractstudio.analysis.incremental import Analyzer
 
         folder = Path(path).parent if path and not path.startswith("untitled:") else None
         if not ours(text, folder, self.dialect):
             return FileReport(path, text, None, [], [])
-        analyzer = self.analyzers.setdefault(path, Analyzer())
-        return analyzer.check(text, path, Context(trusted=self.trusted(path), root=folder, dialect=self.dialect))
+        context = Context(trusted=self.trusted(path), root=folder, dialect=self.dialect)
+        live = next((e for e in list(self.entries.values()) if e.path == path), None) or LiveDocument(path)
+        return live.analyze(text, context, path)
 
     async def current(self, uri: str) -> tuple[Entry, FileReport] | None:
         """The document's analysis of its current text (analyzed now when the last one is older)."""
         entry = self.entries.get(uri)
         if entry is None:
             return None
-        if entry.report is not None and entry.analyzed_version == entry.version:
-            return entry, entry.report
+        if entry.current is not None:
+            return entry, entry.current
         if entry.pending is not None and not entry.pending.done():
             entry.pending.cancel()
         report = await self._analyze(entry)

@@ -150,10 +150,8 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
         pos = convert.Positions(doc)
         line, column = pos.to_ours(params.position)
         text = doc.source
-        from contractstudio.editing.cursor import document_index
-
-        facts = entry.facts.get(document_index(text.split("\n"), line - 1)) or entry.report
-        if facts is None and entry.report is None:
+        facts = entry.facts_at(text, line - 1)
+        if facts is None:
             return lsp.CompletionList(False, [])
         items = editing.complete(facts, line, column, text)
         return lsp.CompletionList(False, [convert.completion(i, pos, (line, column)) for i in items])

@@ -66,12 +66,12 @@ async def settle(pilot) -> None:  # noqa: ANN001
     await pilot.pause(0.3)
     await pilot.app.workers.wait_for_complete()
     for _ in range(40):  # at most ~4 s
-        edit = next((s for s in pilot.app.screen_stack if hasattr(s, "generation") and hasattr(s, "analysis")), None)
+        edit = next((s for s in pilot.app.screen_stack if hasattr(s, "live") and hasattr(s, "analysis")), None)
         if edit is None:
             for mode_screen in getattr(pilot.app, "_screen_stacks", {}).values():
-                edit = next((s for s in mode_screen if hasattr(s, "generation") and hasattr(s, "analysis")), edit)
+                edit = next((s for s in mode_screen if hasattr(s, "live") and hasattr(s, "analysis")), edit)
         current = edit is None or getattr(pilot.app, "buffer", None) is None or (
-            edit.analysis is not None and edit.analysis.generation == edit.generation and edit._debounce is None
+            edit.live.current is not None and edit._debounce is None
         )
         if current and not any(w.is_running for w in pilot.app.workers):
             break

@@ -260,3 +260,39 @@ async def test_a_failing_analysis_shows_an_error_modal_and_the_text_stays(make_a
         await pilot.pause()
         assert app.screen.editor.text.startswith("# x")
         assert "analysis failed" in str(app.screen.query_one("#status").render())
+
+
+async def test_a_slow_analysis_of_an_older_text_never_replaces_the_newest_findings(make_app) -> None:
+    """Issue 19.7: the edit screen drives the live document; a stale analysis that finishes last is dropped."""
+    import asyncio
+    import threading
+
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        started, release = threading.Event(), threading.Event()
+        real = screen.live.analyze
+
+        def slow_for_the_broken_text(text, context, name=None):  # noqa: ANN001, ANN202
+            if "oops: [" in text:
+                started.set()
+                release.wait(10)  # still running when the author fixed the text
+            return real(text, context, name)
+
+        screen.live.analyze = slow_for_the_broken_text
+        screen.editor.move_cursor((1, 0))
+        await pilot.press(*"oops: [", "enter")
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+        for _ in range(8):
+            await pilot.press("backspace")
+        for _ in range(100):  # the fixed text's analysis is shown first
+            await pilot.pause(0.05)
+            if screen.live.current is not None:
+                break
+        assert screen.live.current is not None and codes(app) == []
+        release.set()  # now the broken text's analysis finishes, last
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        assert codes(app) == []
+        assert "0 errors" in str(screen.query_one("#status").render())

@@ -25,6 +25,7 @@ from contractstudio.studio.widgets.completion import Ask, CompletionMenu, QuickF
 if TYPE_CHECKING:  # the analyzer and the cursor facts load with the first analysis, after the first screen
     from contractstudio.analysis.check import FileReport
     from contractstudio.editing.items import CompletionItem, TextEdit
+    from contractstudio.editing.live import LiveDocument
 
 # Characters after which completion opens by itself (besides word characters).
 TRIGGERS = set(".:[{, -'\"")
@@ -58,50 +59,30 @@ class EditingAssist:
     region: Any
     notify: Any
     query_one: Any
-    facts: dict[int, FileReport]
+    live: LiveDocument
     back_stack: list[tuple[int, int]]
-    waiting: Callable[[FileReport], None] | None  # an action waiting for the current text's analysis
     _debounce: Any
     start_analysis: Any
     search: str
     menu_place: tuple[int, int]
 
     def init_assist(self) -> None:
-        self.facts = {}
         self.back_stack = []
         self.search = ""
         self.menu_place = (0, 0)
-        self.waiting = None
 
     @property
     def menu(self) -> CompletionMenu:
         return self.query_one(CompletionMenu)
 
-    def remember_facts(self, report: FileReport) -> None:
-        """Keep, per `---` document, the newest analysis in which it parsed (completion's facts while typing)."""
-        from contractstudio.editing.cursor import document_index
-
-        lines = report.text.split("\n")
-        for loaded in report.documents:
-            if loaded.model is not None:
-                self.facts[document_index(lines, loaded.doc.line - 1)] = report
-
     def with_current_report(self, then: Callable[[FileReport], None]) -> None:
         """Run `then` with the analysis of the editor's text as it is now: at once when it is current, else when the
         analysis that starts now (in its worker, never here) is done."""
-        if self.analysis is not None and self.analysis.text == self.editor.text:
-            then(self.analysis.report)
+        if self.live.wait(then):  # current: done now; else the newest request waits
             return
-        self.waiting = then  # the newest request wins
         if self._debounce is not None:
             self._debounce.stop()
         self.start_analysis()
-
-    def report_arrived(self, report: FileReport) -> None:
-        """The current text's analysis is done: run what waited for it."""
-        waiting, self.waiting = self.waiting, None
-        if waiting is not None:
-            waiting(report)
 
     # Completion -------------------------------------------------------------------------
 
@@ -115,12 +96,9 @@ class EditingAssist:
         self.action_complete(automatic=True)
 
     def action_complete(self, automatic: bool = False) -> None:
-        from contractstudio.editing.cursor import document_index
-
         row, col = self.editor.cursor_location
         text = self.editor.text
-        index = document_index(text.split("\n"), row)
-        facts = self.facts.get(index) or (self.analysis.report if self.analysis else None)
+        facts = self.live.facts_at(text, row)
         items = editing.complete(facts, row + 1, col + 1, text)
         if automatic:
             line = self.editor.document[row][:col]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -14,6 +12,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
+from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
 from contractstudio.findings.diagnostics import Counts, Diagnostic
 from contractstudio.studio.analyses import Analysis, AnalysisDone
 from contractstudio.studio.keymap import give_priority
@@ -24,11 +23,6 @@ from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractE
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
-
-if TYPE_CHECKING:  # the analyzer is imported by the first analysis, in its worker: never before the first screen
-    from contractstudio.analysis.incremental import Analyzer
-
-DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
 
 
 class EditScreen(EditingAssist, StudioScreen):
@@ -49,11 +43,11 @@ class EditScreen(EditingAssist, StudioScreen):
 
     def __init__(self) -> None:
         super().__init__(id="edit-screen")
-        self.generation = 0
+        # The file's versions, analyses, completion facts and waiting action (the language server drives the same
+        # class); this screen is its scheduler: a debounce timer and an analysis worker.
+        self.live = LiveDocument()
         self.analysis: Analysis | None = None
         self._json_lines_kinds: dict[Path, str] = {}
-        self._analyzer: Analyzer | None = None  # made by the first analysis, in its worker
-        self._analyzer_made = threading.Lock()
         self._debounce: Timer | None = None
         self._loading = False
         self._last_failure = ""
@@ -116,10 +110,8 @@ class EditScreen(EditingAssist, StudioScreen):
         else:
             row = min(cursor[0], self.editor.document.line_count - 1)
             self.editor.move_cursor((row, min(cursor[1], len(self.editor.document[row]))), center=True)
-        self.generation += 1
+        self.live.load(text, str(buffer.path) if buffer is not None else "")  # no analysis or waiter of the previous text
         self.analysis = None
-        self.facts = {}
-        self.waiting = None  # an action asked of the previous text
         self.back_stack = []
         self.menu.hide()
         self.editor.set_findings([])
@@ -134,28 +126,19 @@ class EditScreen(EditingAssist, StudioScreen):
         if self._loading:  # load_text posts Changed too; it is not an edit
             self._loading = False
             return
-        self.generation += 1
+        self.live.edit()  # the text is read from the editor when it is analyzed, not per keystroke
         if self._debounce is not None:
             self._debounce.stop()
         self._debounce = self.set_timer(DEBOUNCE_S, self.start_analysis)
         self.update_status(pending=True)
         self.typed(self.editor.take_typed())
 
-    def analyzer(self) -> Analyzer:
-        """The file's Analyzer: each edit's analysis reuses what the edit cannot have changed (imported in a worker)."""
-        with self._analyzer_made:
-            if self._analyzer is None:
-                from contractstudio.analysis.incremental import Analyzer
-
-                self._analyzer = Analyzer()
-            return self._analyzer
-
     def start_analysis(self) -> None:
         """Analyze the current text in a worker; a newer edit makes this result stale."""
         self._debounce = None
         buffer = self.studio.buffer
         path = buffer.path if buffer else None
-        self.analyze(path, self.editor.text, self.generation, buffer.unreadable if buffer else None)
+        self.analyze(path, self.editor.text, self.live.version, buffer.unreadable if buffer else None)
 
     @work(thread=True, exclusive=True, group="analysis", exit_on_error=False)
     def analyze(self, path: Path | None, text: str, generation: int, unreadable: Diagnostic | None) -> None:
@@ -169,22 +152,21 @@ class EditScreen(EditingAssist, StudioScreen):
         elif path is not None and path.suffix == ".jsonl":  # traces, datasets, results: not YAML documents
             done = Analysis(path, text, FileReport(name, text, None, [], []), generation)
         else:
-            done = Analysis(path, text, self.analyzer().check(text, name, self.studio.context_for(path)), generation)
+            done = Analysis(path, text, self.live.analyze(text, self.studio.context_for(path), name), generation)
         self.post_message(AnalysisDone(done))
 
     @on(AnalysisDone)
     def _analysis_done(self, message: AnalysisDone) -> None:
         analysis = message.analysis
-        if analysis.generation != self.generation:
+        if not self.live.accept(analysis.generation, analysis.report):
             return  # the text changed since: a newer analysis is on its way
         self.analysis = analysis
-        self.remember_facts(analysis.report)
         self.show_detail()
         self.editor.set_findings(analysis.diagnostics)
         self.findings.show(analysis.diagnostics)
         self.studio.analysis_finished(analysis)
         self.update_status()
-        self.report_arrived(analysis.report)  # a quick fix, rename or definition asked for before it was current
+        self.live.wake()  # a quick fix, rename or definition asked for before it was current
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "analysis":

@@ -1,0 +1,110 @@
+"""One live document: the text an editor face is showing, its versions, and the analyses that may be stale.
+
+The studio's edit screen and the language server both keep one of these per open file and drive it with their own
+scheduler (a Textual worker, an asyncio task): every edit makes a new version; an analysis is of the version it was
+started for and is kept only if no newer version arrived meanwhile (`accept`). Completion reads the facts of the
+newest analysis in which each `---` document parsed (typing breaks the parse, not the facts); an action that needs
+positions to match (a quick fix, rename, definition) waits for the current text's analysis (`wait`, `wake`).
+
+Pure: no thread, timer or event loop here, so staleness is tested once, here, without a face.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the analyzer loads with the first analysis (in a face's worker), never at start-up
+    from contractstudio.analysis.check import Context, FileReport
+    from contractstudio.analysis.incremental import Analyzer
+
+DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
+
+
+class LiveDocument:
+    """A text being edited: versions, the newest analysis of the current version, facts per `---` document, waiters."""
+
+    def __init__(self, path: str = "", text: str = "", version: int = 0) -> None:
+        self.path = path
+        self.text = text  # the newest text a face told of (the studio reads its editor's text only when it analyzes)
+        self.version = version
+        self.report: FileReport | None = None  # the analysis of `analyzed_version`
+        self.analyzed_version = -1
+        # per `---` document: the newest analysis in which it had a model (completion's facts while the text does not parse)
+        self.facts: dict[int, FileReport] = {}
+        self._waiting: Callable[[FileReport], None] | None = None
+        self._analyzer: Analyzer | None = None
+        self._analyzer_made = threading.Lock()
+
+    def load(self, text: str, path: str | None = None) -> int:
+        """A text from disk (another file, a reload): no analysis, fact or waiter of the previous text counts."""
+        if path is not None and path != self.path:
+            self.path, self._analyzer = path, None  # one analyzer per file
+        self.text = text
+        self.version += 1  # never reused: a late analysis of the previous file is stale too
+        self.report, self.analyzed_version, self.facts, self._waiting = None, -1, {}, None
+        return self.version
+
+    def edit(self, text: str | None = None, version: int | None = None) -> int:
+        """An edit: a new version (the client's number when it sends one); the previous versions' analyses are stale."""
+        self.version = self.version + 1 if version is None else version
+        if text is not None:
+            self.text = text
+        return self.version
+
+    def accept(self, version: int, report: FileReport) -> bool:
+        """Keep the analysis of `version` when it is still the current version; a stale one is dropped (False)."""
+        if version != self.version:
+            return False
+        self.report, self.analyzed_version = report, version
+        from contractstudio.editing.cursor import document_index
+
+        lines = report.text.split("\n")
+        for loaded in report.documents:
+            if loaded.model is not None:
+                self.facts[document_index(lines, loaded.doc.line - 1)] = report
+        return True
+
+    @property
+    def current(self) -> FileReport | None:
+        """The analysis of the current text, or None while it is still to come."""
+        return self.report if self.report is not None and self.analyzed_version == self.version else None
+
+    def facts_at(self, text: str, row: int) -> FileReport | None:
+        """Completion's facts for the `---` document holding 0-based `row` of `text` (else the newest analysis)."""
+        from contractstudio.editing.cursor import document_index
+
+        return self.facts.get(document_index(text.split("\n"), row)) or self.report
+
+    def wait(self, then: Callable[[FileReport], None]) -> bool:
+        """Run `then` with the current text's analysis: now (True) or at `wake` once it is accepted (False).
+
+        One action waits at a time: the newest request wins (the author pressed another key meanwhile).
+        """
+        report = self.current
+        if report is not None:
+            then(report)
+            return True
+        self._waiting = then
+        return False
+
+    def wake(self) -> None:
+        """After an accepted analysis: run the action that waited for it."""
+        report, waiting = self.current, self._waiting
+        if report is not None and waiting is not None:
+            self._waiting = None
+            waiting(report)
+
+    def analyzer(self) -> Analyzer:
+        """This file's Analyzer (made on first use, in a worker): each analysis reuses what an edit cannot have changed."""
+        with self._analyzer_made:
+            if self._analyzer is None:
+                from contractstudio.analysis.incremental import Analyzer
+
+                self._analyzer = Analyzer()
+            return self._analyzer
+
+    def analyze(self, text: str, context: Context | None, name: str | None = None) -> FileReport:
+        """The analysis of one version's text (call it in a worker, then `accept` it with that version)."""
+        return self.analyzer().check(text, name or self.path or "<text>", context)

@@ -1,0 +1,91 @@
+"""The live document both editor faces drive: an analysis of an older version is never kept, facts outlive a broken
+parse per `---` document, an action waits for the current text's analysis (issue 19.7)."""
+
+from __future__ import annotations
+
+from contractstudio.analysis.check import FileReport
+from contractstudio.editing.live import LiveDocument
+
+OLD = "kind: tools\nname: old\ntools: []\n"
+NEW = "kind: tools\nname: new\ntools: []\n"
+TWO = "kind: tools\nname: a\ntools: []\n---\nkind: tools\nname: b\ntools: []\n"
+SECOND_BROKEN = "kind: tools\nname: a\ntools: []\n---\nkind: tools\nname: [\n"
+
+
+def analyzed(doc: LiveDocument, text: str) -> FileReport:
+    return doc.analyze(text, None, "t.tools.yaml")
+
+
+def test_an_analysis_of_an_older_version_is_dropped_and_the_current_ones_kept() -> None:
+    doc = LiveDocument("t.tools.yaml", OLD)
+    first = doc.edit(OLD)
+    old_report = analyzed(doc, OLD)  # started for version 1 ...
+    second = doc.edit(NEW)  # ... the author typed meanwhile
+    assert not doc.accept(first, old_report)
+    assert doc.report is None and doc.current is None  # nothing of the old text is shown
+    assert doc.accept(second, analyzed(doc, NEW))
+    assert doc.current is not None and doc.current.text == NEW and doc.analyzed_version == second
+
+
+def test_a_late_analysis_of_the_previous_file_is_stale_after_loading_another() -> None:
+    doc = LiveDocument()
+    version = doc.load(OLD, "old.tools.yaml")
+    report = analyzed(doc, OLD)
+    doc.load(NEW, "new.tools.yaml")
+    assert not doc.accept(version, report)
+    assert doc.current is None and doc.facts == {}
+
+
+def test_the_version_a_client_sends_is_the_version() -> None:
+    doc = LiveDocument("t.tools.yaml", OLD, version=1)
+    assert doc.edit(NEW, 7) == 7 and doc.text == NEW
+    assert not doc.accept(1, analyzed(doc, OLD))
+    assert doc.accept(7, analyzed(doc, NEW))
+
+
+def test_completion_facts_outlive_a_broken_parse_per_document() -> None:
+    doc = LiveDocument("t.tools.yaml")
+    assert doc.accept(doc.edit(TWO), analyzed(doc, TWO))
+    assert doc.accept(doc.edit(SECOND_BROKEN), analyzed(doc, SECOND_BROKEN))
+    assert doc.facts_at(SECOND_BROKEN, 0) is not None and doc.facts_at(SECOND_BROKEN, 0).text == SECOND_BROKEN
+    second = doc.facts_at(SECOND_BROKEN, 5)  # the second document does not parse now: the facts of when it did
+    assert second is not None and second.text == TWO
+
+
+def test_an_action_waits_for_the_current_texts_analysis_and_the_newest_request_wins() -> None:
+    doc = LiveDocument("t.tools.yaml")
+    ran: list[tuple[str, str]] = []
+    old = doc.edit(OLD)
+    old_report = analyzed(doc, OLD)
+    new = doc.edit(NEW)
+    assert not doc.wait(lambda r: ran.append(("first", r.text)))
+    assert not doc.wait(lambda r: ran.append(("quick fix", r.text)))  # pressed again: the newest request wins
+    doc.accept(old, old_report)
+    doc.wake()
+    assert ran == []  # the stale analysis answers nothing
+    doc.accept(new, analyzed(doc, NEW))
+    doc.wake()
+    doc.wake()
+    assert ran == [("quick fix", NEW)]  # once, with the analysis of the text as it is now
+    assert doc.wait(lambda r: ran.append(("at once", r.text)))
+    assert ran[-1] == ("at once", NEW)
+
+
+def test_loading_another_text_forgets_the_waiting_action() -> None:
+    doc = LiveDocument("a.tools.yaml")
+    ran: list[str] = []
+    doc.edit(OLD)
+    doc.wait(lambda r: ran.append(r.text))
+    version = doc.load(NEW, "b.tools.yaml")
+    doc.accept(version, analyzed(doc, NEW))
+    doc.wake()
+    assert ran == []  # a quick fix asked of the previous file is never applied to this one
+
+
+def test_one_analyzer_per_file() -> None:
+    doc = LiveDocument("a.tools.yaml")
+    first = doc.analyzer()
+    doc.load(OLD)  # a reload of the same file keeps what the analyzer learnt
+    assert doc.analyzer() is first
+    doc.load(OLD, "b.tools.yaml")
+    assert doc.analyzer() is not first
