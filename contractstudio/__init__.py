@@ -10,7 +10,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 __all__ = [
-    "load", "load_all", "toolify", "ContractError", "ContractViolation", "InvalidInput", "ScriptedModel", "ReplayModel", "LiveModel",
+    "load", "load_all", "toolify", "ContractError", "ContractViolation", "InvalidInput", "InvalidOutput", "ConditionFailed",
+    "ScriptedModel", "ReplayModel", "LiveModel",
     "CallOptions", "TransportRetry", "Trace", "__version__",
 ]
 
@@ -21,6 +22,8 @@ _LAZY = {
     "ContractError": "contractstudio.runtime.errors",
     "ContractViolation": "contractstudio.runtime.errors",
     "InvalidInput": "contractstudio.runtime.errors",
+    "InvalidOutput": "contractstudio.runtime.errors",
+    "ConditionFailed": "contractstudio.runtime.errors",
     "ScriptedModel": "contractstudio.runtime.models",
     "ReplayModel": "contractstudio.runtime.models",
     "LiveModel": "contractstudio.runtime.live",

@@ -1,4 +1,4 @@
-"""SymbolicAI's remedy semantics, written as scenarios in the format (tests/conformance/*.contract.yaml).
+"""Seed 000's remedy semantics as ContractStudio runs them, written as scenarios (tests/conformance/*.contract.yaml).
 
 The scenarios are the specification a user reads; this test runs them with `contractstudio test`
 and shows that each expectation they use really is checked (a changed expectation fails).

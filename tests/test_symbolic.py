@@ -13,7 +13,7 @@ import contractstudio as cs
 from contractstudio.runtime.errors import ContractError, ModelError
 from contractstudio.runtime.events import ModelRequest
 from contractstudio.runtime.models import LLMReply, LLMRequest
-from contractstudio.symbolic import Expression, LLMDataModel, contract, use_model
+from contractstudio.symbolic import Expression, LLMDataModel, NoRemedy, contract, use_model
 
 
 class Review(LLMDataModel):
@@ -268,3 +268,23 @@ def test_without_a_model_the_call_says_how_to_choose_one(monkeypatch: pytest.Mon
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     with pytest.raises(ModelError, match="use_model"):
         RateReview()(input=Review(text="a"))
+def test_no_remedy_raised_by_post_ends_the_call_at_once() -> None:
+    @contract(remedy_retry_params={"tries": 3, "delay": 0})
+    class OneQuestion(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Ask one question."
+
+        def post(self, output: str) -> bool:
+            if output.count("?") > 1:
+                raise NoRemedy(f"Exactly one question, found {output.count('?')}.")
+            return True
+
+        def forward(self, input: str) -> str:
+            return self.contract_result.value if self.contract_successful else "failed"
+
+    inst = OneQuestion()
+    with use_model(scripted('{"value": "A? B?"}', '{"value": "A?"}'), wait=False):
+        assert inst(input="hi") == "failed"
+    assert purposes(inst) == ["generate"]
+    assert "Exactly one question, found 2." in str(inst.contract_exception)

@@ -71,6 +71,8 @@ class Condition(Model):
     assert_: str | None = Field(None, alias="assert", description="The expression that must be true.")
     python: str | None = Field(None, description="A Python callable 'package.module:function' (trusted workspaces only).")
     message: str | None = Field(None, description="Error text on failure; a template with {expr} placeholders.")
+    remedy: bool = Field(True, description="false: when this condition fails the call ends at once, without a remedy "
+                         "(a hard rule; the other conditions are still remedied).")
 
     @model_validator(mode="before")
     @classmethod

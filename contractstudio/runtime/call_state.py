@@ -72,6 +72,8 @@ class CallState:
         self.remedy_attempts = 0
         self.llm_calls = 0
         self.act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
+        self.no_remedy = False  # a condition with `remedy: false` failed: the call ends without a remedy
+        self.failed_on: str | None = None  # the last validation failure: type (the reply), pre or post (a condition)
         self.forward_error: Exception | None = None  # what a Python contract's forward raised (re-raised after the call)
         self.finished = False
 

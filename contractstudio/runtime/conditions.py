@@ -20,13 +20,14 @@ from contractstudio.safe_text import shorten
 class Check:
     """One compiled condition of a `pre`, `post`, or tool contract list."""
 
-    __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "_shown")
+    __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "remedy", "_shown")
 
     def __init__(self, cond: Condition, label: str, *, root: Path | None = None, trusted: bool = False) -> None:
         self.id = cond.id
         self.label = f"{label} '{cond.id}'" if cond.id else label
         self.source = cond.assert_ or f"python: {cond.python}"
         self.message = cond.message
+        self.remedy = cond.remedy  # False: a failure ends the call at once, without a remedy
         try:
             self.when = compile_expression(cond.when) if cond.when else None
             self.test = compile_expression(cond.assert_) if cond.assert_ else None

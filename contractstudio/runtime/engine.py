@@ -16,7 +16,7 @@ from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.asking import ask, edited, kept_whole
 from contractstudio.runtime.call_state import CallState, remedy_wait
-from contractstudio.runtime.errors import ContractViolation, InvalidInput
+from contractstudio.runtime.errors import ConditionFailed, ContractViolation, InvalidInput, InvalidOutput
 from contractstudio.runtime.events import (
     STAGES,
     ActValue,
@@ -48,11 +48,14 @@ def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, 
                                        passed=passed, message=error))
         if error:
             errors.append(error)
+            if not getattr(check, "remedy", True):
+                st.no_remedy = True  # `remedy: false` on the condition: the call ends here, without a remedy
     return errors
 
 
 def _rejected(st: CallState, stage: str, where: str, errors: list[str], attempt: int) -> Events:
     """A validation_error event; the caller (the studio) may send back edited error texts."""
+    st.failed_on = where
     sent = yield st.emit(ValidationFailure(stage=stage, where=where, errors=errors, attempt=attempt))
     changed = edited(sent, "errors")
     return [str(e) for e in changed] if changed is not None else errors
@@ -117,6 +120,8 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
                     return candidate
         errs = yield from _rejected(st, "pre", where, errs, attempt)
         st.errors.extend(errs)
+        if st.no_remedy:
+            return None
         history.append(errs)
     yield from _exhausted(st, "pre", "pre", tries)
     return None
@@ -166,7 +171,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         return True, output
     history = [errors]
     st.errors.extend(errors)
-    if not plan.remedy.post:
+    if not plan.remedy.post or st.no_remedy:
         st.failed = True
         return False, None
     tries = plan.remedy.retry.tries
@@ -184,6 +189,9 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         if not errors:
             return True, output
         st.errors.extend(errors)
+        if st.no_remedy:
+            st.failed = True
+            return False, None
         history.append(errors)
     yield from _exhausted(st, "post", "post", tries)
     return False, None
@@ -261,7 +269,7 @@ def run_call(st: CallState) -> Events:
         if errors:
             errors = yield from _rejected(st, "pre", "pre", errors, 0)
             st.errors.extend(errors)
-            if plan.remedy.pre:
+            if plan.remedy.pre and not st.no_remedy:
                 value = yield from _remedy_pre(st, value, errors)
                 st.failed = value is None
             else:
@@ -324,7 +332,9 @@ def run_call(st: CallState) -> Events:
     if st.invalid_input:
         st.violation = InvalidInput(f"contract '{plan.name}': the input is not a valid {plan.doc.input}", st.errors, st.trace)
     elif st.failed and raises or not ok:
-        st.violation = ContractViolation(f"contract '{plan.name}' failed", st.errors, st.trace)
+        # seed 004's exception classes: a reply that never became a valid output is a ValueError, a failed rule a RuntimeError
+        kind = {"type": InvalidOutput, "pre": ConditionFailed, "post": ConditionFailed}.get(st.failed_on or "", ContractViolation)
+        st.violation = kind(f"contract '{plan.name}' failed", st.errors, st.trace)
     yield st.emit(CallResult(stage="finalize", successful=st.successful,
                              output=plan.returns.dump(final) if final is not None else None,
                              llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),

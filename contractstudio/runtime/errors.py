@@ -59,6 +59,14 @@ class InvalidInput(ContractViolation, ValueError):
     """
 
 
+class InvalidOutput(ContractViolation, ValueError):
+    """The model's replies never became a valid output (not JSON, or not of the output type): seed 004's ValueError."""
+
+
+class ConditionFailed(ContractViolation, RuntimeError):
+    """A `pre` or `post` condition failed and no remedy repaired it: seed 004's RuntimeError for a broken rule."""
+
+
 class ModelError(Exception):
     """The model could not give a reply: a scripted scenario ran out, a replay diverged, a live call failed for good."""
 

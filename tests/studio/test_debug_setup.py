@@ -48,7 +48,7 @@ async def test_a_trace_opened_from_the_file_list_selects_its_input_and_its_repla
 
 
 async def test_the_pickers_offer_only_what_belongs_to_the_chosen_contract(make_app, workspace: Path) -> None:
-    for trace in ("grant_agent_turn.bundled-questions-repaired.jsonl", "multidoc_qa.answered-first-time.jsonl"):
+    for trace in ("grant_agent_turn.json-shape-repaired.jsonl", "multidoc_qa.answered-first-time.jsonl"):
         shutil.copy(SAMPLES / "traces" / trace, workspace / trace)
     app = make_app(CONTRACT)
     async with app.run_test(size=(120, 40)) as pilot:
