@@ -21,6 +21,7 @@ from contractstudio.analysis.check import Context, check_text
 from contractstudio.findings.diagnostics import Diagnostic, Span, at_least, make
 from contractstudio.reading.portability import describe, same_value
 from contractstudio.reading.source import SourceFile, nearest, read_source
+from contractstudio.trust import hook_folder
 
 BOM = "\ufeff"
 
@@ -45,7 +46,7 @@ def export_file(path: Path, ctx: Context | None = None) -> tuple[str | None, lis
     text, problem = read_text(path)
     if text is None:
         return None, [problem] if problem else []
-    exported, found = export_text(text, str(path), ctx or Context(root=path.parent))
+    exported, found = export_text(text, str(path), ctx or Context(hooks=hook_folder(path, False)))
     if exported is not None and _starts_with_bom(path):
         exported = BOM + exported
     return exported, found

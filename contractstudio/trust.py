@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -90,6 +91,27 @@ class Trust:
         self._remembered = self._remembered | {folder}
         self._granted.add(folder)
         return folder
+
+
+@dataclass(frozen=True, slots=True)
+class HookFolder:
+    """Where a file's Python hooks are imported from, and whether they may be: one decision (see `hook_folder`)."""
+
+    folder: Path | None = None  # the resolved folder of the file: hook modules are looked up here and nowhere else
+    trusted: bool = False  # whether that same folder is trusted
+
+
+def hook_folder(path: str | Path | None, trust: Trust | bool) -> HookFolder:
+    """The import folder of a file's hooks and its trust, both from the file's resolved path, for every face.
+
+    Deciding them apart is how a symlink borrowed trust (issue 18): trust judged where the link points,
+    modules imported beside the link. `trust` is a face's Trust, or the caller's own bool (`cs.load(trust=True)`,
+    an eval job whose face already asked Trust for this file).
+    """
+    if path is None:
+        return HookFolder()
+    folder = folder_of(path)
+    return HookFolder(folder, trust.allows(folder) if isinstance(trust, Trust) else bool(trust))
 
 
 # ----------------------------------------------------------------- where a key may go

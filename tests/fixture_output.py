@@ -14,6 +14,7 @@ from pathlib import Path
 
 from contractstudio.analysis.check import Context, check_file
 from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.trust import hook_folder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DIALECTS = FIXTURES / "dialects"
@@ -37,7 +38,7 @@ def found(fixture: Path) -> list[str]:
         report = check_file(fixture)
     else:
         trusted = "# fixture: untrusted" not in fixture.read_text(encoding="utf-8", errors="replace")
-        report = check_file(fixture, Context(trusted=trusted, root=fixture.parent))
+        report = check_file(fixture, Context(hooks=hook_folder(fixture.parent, trusted)))
     return [out_line(d, fixture) for d in report.diagnostics]
 
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import SAMPLES
 
 from contractstudio.analysis.check import Context, check_file, check_text
+from contractstudio.trust import HookFolder, hook_folder
 
 BASE = """kind: contract
 name: t
@@ -37,7 +38,7 @@ FALLBACK = """fallback:
 
 
 def found(text: str, trusted: bool = False) -> list[tuple[str, int, int]]:
-    return [(d.code, d.line, d.column) for d in check_text(text, "t.contract.yaml", Context(trusted=trusted)).diagnostics]
+    return [(d.code, d.line, d.column) for d in check_text(text, "t.contract.yaml", Context(hooks=HookFolder(trusted=trusted))).diagnostics]
 
 
 def diags(text: str):  # type: ignore[no-untyped-def]
@@ -52,7 +53,7 @@ def test_a_complete_contract_is_silent() -> None:
 @pytest.mark.parametrize("trusted", [False, True])
 def test_samples_print_no_diagnostic_at_all(name: str, trusted: bool) -> None:
     path = SAMPLES / name
-    report = check_file(path, Context(trusted=trusted, root=path.parent))
+    report = check_file(path, Context(hooks=hook_folder(path.parent, trusted)))
     assert [(d.code, d.line, d.message) for d in report.diagnostics] == []
 
 
@@ -218,9 +219,9 @@ tools:
 """
     path = tmp_path / "n.tools.yaml"
     path.write_text(text)
-    untrusted = check_file(path, Context(trusted=False, root=tmp_path)).diagnostics
+    untrusted = check_file(path, Context(hooks=hook_folder(tmp_path, False))).diagnostics
     assert [(d.code, d.line) for d in untrusted] == [("TOL103", 7)]
-    trusted = check_file(path, Context(trusted=True, root=tmp_path)).diagnostics
+    trusted = check_file(path, Context(hooks=hook_folder(tmp_path, True))).diagnostics
     assert [(d.code, d.line) for d in trusted] == [("TOL102", 8), ("TOL102", 11)]
     assert "not callable" in trusted[0].message and "no attribute 'missing'" in trusted[1].message
 
@@ -229,8 +230,8 @@ def test_contract_hooks_are_checked_like_tool_hooks(tmp_path: Path) -> None:
     text = BASE + POST + FALLBACK + "pre:\n  - python: \"nowhere_module_for_test:check\"\n"
     path = tmp_path / "c.contract.yaml"
     path.write_text(text)
-    assert [d.code for d in check_file(path, Context(trusted=False, root=tmp_path)).diagnostics] == ["TOL103"]
-    assert [d.code for d in check_file(path, Context(trusted=True, root=tmp_path)).diagnostics] == ["TOL102"]
+    assert [d.code for d in check_file(path, Context(hooks=hook_folder(tmp_path, False))).diagnostics] == ["TOL103"]
+    assert [d.code for d in check_file(path, Context(hooks=hook_folder(tmp_path, True))).diagnostics] == ["TOL102"]
 
 
 def test_a_fixed_hook_file_is_seen_on_the_next_check(tmp_path: Path) -> None:
@@ -240,11 +241,11 @@ def test_a_fixed_hook_file_is_seen_on_the_next_check(tmp_path: Path) -> None:
     hooks.write_text("def other(**kw):\n    return True\n")
     path = tmp_path / "n.tools.yaml"
     path.write_text('kind: tools\nname: notes\ntools:\n  - name: a\n    description: A.\n    handler: "cr_reload_hooks_for_test:run"\n')
-    assert [d.code for d in check_file(path, Context(trusted=True, root=tmp_path)).diagnostics] == ["TOL102"]
+    assert [d.code for d in check_file(path, Context(hooks=hook_folder(tmp_path, True))).diagnostics] == ["TOL102"]
     hooks.write_text("def run(**kw):\n    return 'ran'\n")
     stat = hooks.stat()
     os.utime(hooks, (stat.st_atime, stat.st_mtime + 5))
-    assert check_file(path, Context(trusted=True, root=tmp_path)).diagnostics == []
+    assert check_file(path, Context(hooks=hook_folder(tmp_path, True))).diagnostics == []
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 import contractstudio as cs
 from contractstudio.analysis.check import Context, check_file
 from contractstudio.hooks import HookError, resolve_hook
+from contractstudio.trust import hook_folder
 
 CONTRACT = """\
 kind: tools
@@ -72,7 +73,7 @@ def test_analysis_and_runtime_report_the_same_problem(tmp_path: Path) -> None:
     (a / "t.tools.yaml").write_text(CONTRACT.replace("shared_hooks:check", "shared_hooks:chek"))
     with pytest.raises(HookError, match="has no attribute 'chek'.*did you mean 'check'"):
         resolve_hook("shared_hooks:chek", a)
-    report = check_file(a / "t.tools.yaml", Context(trusted=True, root=a))
+    report = check_file(a / "t.tools.yaml", Context(hooks=hook_folder(a, True)))
     assert [d.code for d in report.diagnostics] == ["TOL102"]
     assert "has no attribute 'chek'" in report.diagnostics[0].message
     with pytest.raises(cs.ContractError, match="has no attribute 'chek'"):

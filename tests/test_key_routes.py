@@ -13,7 +13,7 @@ from openai_server import OpenAIServer
 import contractstudio as cs
 from contractstudio.analysis.check import Context, check_file
 from contractstudio.cli import main
-from contractstudio.trust import config_folder
+from contractstudio.trust import config_folder, hook_folder
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
 TOKEN = "ghp_" + "R3p0T0k3nN0tF0rY0u5e11ing4ppl35ee"  # a fake GitHub token, built so the file holds none
@@ -49,7 +49,7 @@ def test_an_untrusted_file_never_sends_a_key_from_an_unusual_variable(server: Op
     err = capsys.readouterr().err
     assert "GITHUB_TOKEN" in err and "trusted folder" in err and "OPENAI_API_KEY" in err
     assert server.requests == []  # refused before any request: the token never left
-    assert [d.code for d in check_file(path, Context(root=path.parent)).diagnostics] == ["CON110"]
+    assert [d.code for d in check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics] == ["CON110"]
     assert run(path, "--trust") == 0  # the user's decision: now it is sent
     assert server.requests[0].headers["authorization"] == f"Bearer {TOKEN}"
     assert TOKEN not in capsys.readouterr().out
@@ -68,9 +68,9 @@ def test_an_untrusted_file_never_sends_a_key_to_a_server_only_it_names(server: O
     server.script(GOOD)
     assert run(path, "--api-base", server.base_url) == 0  # the user chose the server: the file's is not used
     assert len(server.requests) == 1
-    [warning] = check_file(path, Context(root=path.parent)).diagnostics
+    [warning] = check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics
     assert warning.code == "CON110" and warning.severity == "warning"
-    assert check_file(path, Context(trusted=True, root=path.parent)).diagnostics == []
+    assert check_file(path, Context(hooks=hook_folder(path.parent, True))).diagnostics == []
 
 
 def test_a_server_in_the_users_own_config_is_given_by_the_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,7 +82,7 @@ def test_a_server_in_the_users_own_config_is_given_by_the_user(tmp_path: Path, m
     (config_folder() / "config.yaml").write_text("trusted_api_bases: [https://llm-gateway.example.com]\n")
     model = cs.load(path).model_for(None)  # no request is made: building the model is where the refusal would be
     assert model.api_base == "https://llm-gateway.example.com/v1"
-    assert check_file(path, Context(root=path.parent)).diagnostics == []
+    assert check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics == []
     assert pytest.raises(cs.ContractError, cs.load(contract(tmp_path, "  api_base: https://llm-gateway.example.com:8443/v1\n"))
                          .model_for, None)  # another port is another server
 
@@ -92,4 +92,4 @@ def test_loopback_servers_and_usual_variables_need_no_trust(tmp_path: Path, base
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
     path = contract(tmp_path, f"  api_base: {base}\n  api_key_env: OPENAI_API_KEY\n")
     assert cs.load(path).model_for(None).api_base == base
-    assert check_file(path, Context(root=path.parent)).diagnostics == []
+    assert check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics == []

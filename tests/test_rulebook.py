@@ -14,6 +14,7 @@ from contractstudio.analysis.rules import MODULES, every_rule, rule, rules_for
 from contractstudio.analysis.shape import validate
 from contractstudio.findings.diagnostics import RULES
 from contractstudio.reading.source import read_source
+from contractstudio.trust import hook_folder
 
 CASES = sorted((FIXTURES / "err").glob("*/*.yaml")) + sorted((FIXTURES / "ok").glob("*.yaml"))
 
@@ -25,7 +26,7 @@ def test_each_rule_function_emits_only_its_own_code(case: Path) -> None:
         model, _ = validate(doc, source.path)
         if model is None or doc.kind is None:
             continue
-        item = load(source.path, source.text, doc, model, Context(trusted=True, root=case.parent))
+        item = load(source.path, source.text, doc, model, Context(hooks=hook_folder(case.parent, True)))
         for entry in rules_for(doc.kind):
             codes = {d.code for d in entry.run(item)}
             assert codes <= {entry.code}, f"{entry.run.__qualname__} is the rule {entry.code} but emitted {sorted(codes)}"

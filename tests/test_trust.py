@@ -95,3 +95,44 @@ def test_eval_follows_the_folder_of_its_file(tmp_path: Path, capsys: pytest.Capt
     assert mine_marker.exists()
     assert main(["eval", str(cloned), "--data", str(rows), "--scripted", "--quiet"]) == 1
     assert "trusted" in capsys.readouterr().err and not cloned_marker.exists()
+
+
+def borrowed_trust(tmp_path: Path) -> tuple[Path, Path]:
+    """`trusted/` remembered; `attacker/link.contract.yaml` links to the trusted contract, whose hook module exists
+    in `attacker/` only (issue 18 point 2). (the link, the marker the attacker's module writes when imported)"""
+    real, _ = hooked_folder(tmp_path, "trusted")
+    module = re.search(r'python: "(\w+):', real.read_text()).group(1)  # type: ignore[union-attr]
+    (real.parent / f"{module}.py").unlink()  # the trusted folder has no such module: a hook that cannot resolve
+    attacker = tmp_path / "attacker"
+    attacker.mkdir()
+    (attacker / f"{module}.py").write_text("from pathlib import Path\nPath(__file__).with_name('PWNED').write_text('x')\n"
+                                           "def retrieve(input, **kw):\n    return {}\n")
+    link = attacker / "link.contract.yaml"
+    link.symlink_to(Path("..") / "trusted" / real.name)
+    remember_folder(real.parent)
+    return link, attacker / "PWNED"
+
+
+def test_the_language_server_never_imports_hooks_beside_a_link_into_a_trusted_folder(tmp_path: Path) -> None:
+    from contractstudio.lsp.analyses import Analyses
+
+    link, pwned = borrowed_trust(tmp_path)
+    report = Analyses(lambda entry: None).analyze(str(link), link.read_text())
+    assert not pwned.exists()
+    # judged and looked up where the file really is: trusted, and its module is not there
+    assert [d.code for d in report.diagnostics] == ["TOL102"] and "cannot import module" in report.diagnostics[0].message
+
+
+def test_check_run_and_load_never_import_hooks_beside_a_link_into_a_trusted_folder(tmp_path: Path) -> None:
+    import contractstudio as cs
+
+    link, pwned = borrowed_trust(tmp_path)
+    main(["check", str(link)])
+    main(["run", str(link), "--scenario", "first-time"])
+    main(["test", str(link)])
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"input": {"query": "q", "documents": [{"id": "A1", "content": "t"}]}, "replies": ["{}"]}\n')
+    main(["eval", str(link), "--data", str(rows), "--scripted", "--quiet"])
+    with pytest.raises(cs.ContractError):
+        cs.load(link, trust=True)(query="q", documents=[])
+    assert not pwned.exists()

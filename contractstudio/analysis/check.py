@@ -19,6 +19,7 @@ from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text
 from contractstudio.reading.source import SourceDocument, SourceFile, paused_gc, read_source
+from contractstudio.trust import hook_folder
 
 # decode, discover, kind_of_text and read_text live in reading/files.py (no models: the studio's first screen uses them)
 __all__ = ["IGNORE_FILE", "KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "decode",
@@ -132,9 +133,9 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
     if text is None:
         return FileReport(name, "", None, [], [problem] if problem else [])
     if ctx is None:
-        ctx = Context(root=path.parent)
+        ctx = Context(hooks=hook_folder(path, False))
     elif ctx.root is None:
-        ctx = Context(trusted=ctx.trusted, root=path.parent, dialect=ctx.dialect)
+        ctx = Context(hooks=hook_folder(path, ctx.trusted), dialect=ctx.dialect)
     return check_text(text, name, ctx, location=path)
 
 

@@ -27,6 +27,7 @@ from contractstudio.documents.patterns import RegexBudget
 from contractstudio.findings.diagnostics import Diagnostic, Related, Span, Subject, make
 from contractstudio.reading.dialects.synth import locate
 from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_at, nearest
+from contractstudio.trust import HookFolder
 
 if TYPE_CHECKING:  # at run time only the kinds that use types import them (a pipeline never does)
     from typing import TypeAlias
@@ -50,9 +51,18 @@ def file_regex_budget() -> RegexBudget:
 class Context:
     """What the analysis may know about its surroundings."""
 
-    trusted: bool = False  # python: hooks are imported only in a trusted workspace
-    root: Path | None = None  # where hook modules are looked up (the file's folder by default)
+    hooks: HookFolder = HookFolder()  # where python: hooks are imported from and whether they may be (trust.hook_folder)
     dialect: str | None = None  # read every document as this format (--dialect); None: by setting and shape
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the file's hooks may be imported (its resolved folder is trusted)."""
+        return self.hooks.trusted
+
+    @property
+    def root(self) -> Path | None:
+        """The resolved folder hook modules are looked up in."""
+        return self.hooks.folder
 
 
 @dataclass(frozen=True, slots=True)

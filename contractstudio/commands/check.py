@@ -12,7 +12,7 @@ from contractstudio.analysis.check import Context, check_file, discover
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.findings.diagnostics import Diagnostic, at_least
 from contractstudio.reports import diagnostics as report
-from contractstudio.trust import Trust, folder_of
+from contractstudio.trust import Trust, hook_folder
 
 
 def once_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         return usage_error(f"no such file or folder: {', '.join(missing)}")
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
-    reports = [check_file(p, Context(trusted=trust.allows(p), root=folder_of(p), dialect=args.dialect))
+    reports = [check_file(p, Context(hooks=hook_folder(p, trust), dialect=args.dialect))
                for p in discover(args.paths)]
     diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
     files = len(reports)

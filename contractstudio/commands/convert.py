@@ -19,6 +19,7 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.findings.diagnostics import at_least
 from contractstudio.reports import diagnostics as report
 from contractstudio.storage.atomic import NotARegularFile, target_problem, write_atomic
+from contractstudio.trust import hook_folder
 
 
 class _Dumper(yaml.SafeDumper):
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(f"no such file: {args.file}")
     if args.output and (problem := target_problem(args.output)):  # before any work, like export -o
         return usage_error(f"cannot write the conversion: {problem}")
-    result = check_file(source, Context(root=source.parent, dialect=args.dialect))
+    result = check_file(source, Context(hooks=hook_folder(source, False), dialect=args.dialect))
     if result.dialect == "contractstudio":
         print(f"{args.file} is already a ContractStudio document (or of no known format); nothing to convert", file=sys.stderr)
         return EXIT_PROBLEM

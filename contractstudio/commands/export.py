@@ -12,6 +12,7 @@ from contractstudio.export import export_file
 from contractstudio.reports import diagnostics as report
 from contractstudio.storage.atomic import NotARegularFile, target_problem, write_atomic
 from contractstudio.storage.paths import base_problem, project_of
+from contractstudio.trust import hook_folder
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(f"no such file: {args.file}")
     if args.output and (problem := target_problem(args.output)):
         return usage_error(f"cannot write the export: {problem}")
-    text, errors = export_file(source, Context(root=source.parent, dialect=args.dialect))
+    text, errors = export_file(source, Context(hooks=hook_folder(source, False), dialect=args.dialect))
     if text is None:
         print(f"export refused: {args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}", file=sys.stderr)
         # excerpts only from files the path policy lets the analysis read: the file and its bases in the project

@@ -22,6 +22,7 @@ from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.rows import RECORD_VERSION
 from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner
 from contractstudio.runtime.trace import redact
+from contractstudio.trust import hook_folder
 
 MAX_PATHS_SHOWN = 10
 
@@ -34,7 +35,7 @@ class PipelineRowRunner:
         from contractstudio.documents.models import Pipeline
         from contractstudio.runtime.errors import ContractError
 
-        report = check_file(path, Context(root=path.parent, dialect=dialect))
+        report = check_file(path, Context(hooks=hook_folder(path, False), dialect=dialect))
         errors = [d for d in report.diagnostics if d.severity == "error"]
         if errors:
             raise ContractError(f"{path}: {len(errors)} error(s); fix them before running", errors, str(path))

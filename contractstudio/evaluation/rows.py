@@ -49,9 +49,10 @@ def load_plan(job: EvalJob) -> Any:
     from contractstudio.analysis.check import Context, check_text
     from contractstudio.runtime.api import Contract
     from contractstudio.runtime.errors import ContractError
+    from contractstudio.trust import hook_folder
 
-    root = Path(job.contract_path).resolve().parent
-    report = check_text(job.contract_text, job.contract_path, Context(trusted=job.trust, root=root, dialect=job.dialect))
+    hooks = hook_folder(Path(job.contract_path), job.trust)
+    report = check_text(job.contract_text, job.contract_path, Context(hooks=hooks, dialect=job.dialect))
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise ContractError(f"{job.contract_path}: {len(errors)} error(s); fix them before running", errors, job.contract_path)

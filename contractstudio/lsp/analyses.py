@@ -101,11 +101,13 @@ class Analyses:
     def analyze(self, path: str, text: str) -> FileReport:
         """One analysis (in the worker) with the open file's own analyzer; a text that is not ours gives an empty report."""
         from contractstudio.analysis.check import Context, FileReport
+        from contractstudio.trust import HookFolder, hook_folder
 
-        folder = Path(path).parent if path and not path.startswith("untitled:") else None
-        if not ours(text, folder, self.dialect):
+        on_disk = Path(path).is_absolute()  # an unsaved buffer has no folder: nothing is imported for it
+        hooks = hook_folder(path, self.trusted(path)) if on_disk else HookFolder()
+        if not ours(text, hooks.folder, self.dialect):
             return FileReport(path, text, None, [], [])
-        context = Context(trusted=self.trusted(path), root=folder, dialect=self.dialect)
+        context = Context(hooks=hooks, dialect=self.dialect)
         live = next((e for e in list(self.entries.values()) if e.path == path), None) or LiveDocument(path)
         return live.analyze(text, context, path)
 

@@ -104,11 +104,12 @@ def _runtime_object(doc: Any, path: str, trusted: bool) -> Any:
 def load_all(path: str | Path, *, trust: bool = False, dialect: str | None = None) -> list[Any]:
     """Every document of a file as its runtime object; raises ContractError when the analyzer finds errors."""
     from contractstudio.analysis.check import Context, check_file
+    from contractstudio.trust import hook_folder
 
     p = Path(path)
     if not p.exists():
         raise ContractError(f"{p}: no such file")
-    report = check_file(p, Context(trusted=trust, root=p.resolve().parent, dialect=dialect))
+    report = check_file(p, Context(hooks=hook_folder(p, trust), dialect=dialect))
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise ContractError(f"{p}: {len(errors)} error{'s' if len(errors) != 1 else ''}; fix them before running", errors, str(p))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from contractstudio.documents.models import Contract
@@ -13,6 +12,7 @@ from contractstudio.runtime.conditions import Check, _DeferredHook
 from contractstudio.runtime.errors import ContractError
 from contractstudio.runtime.messages import system_message
 from contractstudio.runtime.validation import Shape
+from contractstudio.trust import hook_folder
 
 # (call state, the input forward gets, the output or None) -> what the call returns
 ForwardHook = Callable[[Any, Any, Any], Any]
@@ -26,7 +26,7 @@ class CompiledContract:
         self.name = doc.name
         self.path = path
         self.trusted = trusted
-        root = Path(path).resolve().parent if path else None
+        root = hook_folder(path or None, trusted).folder
         self.types = TypeSystem.from_decls(doc.types)
         try:
             self.input = Shape(self.types, doc.input, "input")

@@ -30,6 +30,7 @@ from typing import Any
 from contractstudio.runtime.hooks import load_hook
 from contractstudio.runtime.tool_arguments import Parameters, argument_error
 from contractstudio.safe_text import redact_text
+from contractstudio.trust import hook_folder
 
 ContractFn = Callable[..., Any]
 
@@ -241,7 +242,7 @@ class ToolSet:
     """A loaded `kind: tools` file: its tools by name."""
 
     def __init__(self, doc: Any, *, path: str | None = None, trusted: bool = False) -> None:
-        root = Path(path).resolve().parent if path else None
+        root = hook_folder(path or None, trusted).folder
         self.name: str = doc.name
         self.doc = doc
         self.path = path

@@ -32,7 +32,7 @@ from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen
 from contractstudio.studio.screens.edit import EditScreen
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
 from contractstudio.studio.workspace import Buffer, Workspace
-from contractstudio.trust import Trust, folder_of
+from contractstudio.trust import Trust, hook_folder
 
 if TYPE_CHECKING:
     from contractstudio.analysis.check import Context
@@ -171,7 +171,7 @@ class StudioApp(OpenFile):
         """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
         from contractstudio.analysis.check import Context
 
-        return Context(trusted=self.trust.allows(path), root=folder_of(path) if path is not None else None, dialect=self.dialect)
+        return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect)
 
     @work(thread=True, exclusive=True, group="workspace", exit_on_error=False)
     def count_workspace(self) -> None:

@@ -125,3 +125,22 @@ async def test_the_debugger_asks_before_a_key_goes_where_only_the_file_says(make
             reply = next(e for e in app.screen.events if e.type == "llm_response")
             shown = await show(app, pilot, reply)
             assert "xxxxxxxxxx***" in shown and KEY not in shown and KEY[:12] not in shown
+
+
+async def test_a_link_into_a_trusted_folder_lends_no_trust_to_the_links_own_folder(tmp_path: Path) -> None:
+    # issue 18 point 2: trust and the import folder are both decided where the file really is (trust.hook_folder)
+    trusted, _ = hooked_folder(tmp_path, "trusted")
+    contract = trusted / "trusted.contract.yaml"
+    module = re.search(r'python: "(\w+):', contract.read_text()).group(1)  # type: ignore[union-attr]
+    (trusted / f"{module}.py").rename(tmp_path / "moved.py")  # the trusted folder has no such module
+    attacker = tmp_path / "attacker"
+    attacker.mkdir()
+    (attacker / f"{module}.py").write_text("from pathlib import Path\nPath(__file__).with_name('PWNED').write_text('x')\n")
+    (attacker / "link.contract.yaml").symlink_to(Path("..") / "trusted" / contract.name)
+    remember_folder(trusted)
+    app = StudioApp([attacker / "link.contract.yaml"], config=load_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        assert not (attacker / "PWNED").exists()
+        assert "TOL102" in {d.code for d in app.analysis.diagnostics}  # trusted where it is, and its module is not there
