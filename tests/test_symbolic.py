@@ -288,3 +288,42 @@ def test_no_remedy_raised_by_post_ends_the_call_at_once() -> None:
         assert inst(input="hi") == "failed"
     assert purposes(inst) == ["generate"]
     assert "Exactly one question, found 2." in str(inst.contract_exception)
+
+
+@contract(post_remedy=False)
+class NoRemedies(Expression):
+    @property
+    def prompt(self) -> str:
+        return "Rate it."
+
+    def forward(self, input: Review) -> Rating:
+        return self.contract_result if self.contract_successful else Rating(score=0)
+
+
+def test_post_remedy_false_sends_no_remedy_even_for_a_malformed_reply() -> None:
+    inst = NoRemedies()
+    with use_model(scripted('{"score": "high"}', '{"score": 0.9}'), wait=False):
+        assert inst(input=Review(text="x")) == Rating(score=0)
+    assert purposes(inst) == ["generate"] and "output.score" in str(inst.contract_exception)
+
+
+def test_a_fenced_reply_is_read() -> None:
+    inst = NoRemedies()
+    with use_model(scripted('Here it is:\n```json\n{"score": 0.7}\n```'), wait=False):
+        assert inst(input=Review(text="x")) == Rating(score=0.7)
+
+
+def test_verbose_logs_each_event_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    @contract(verbose=True)
+    class Loud(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Rate it. key sk-proj-abcdefghijklmnopqrstuvwx0123"
+
+        def forward(self, input: Review) -> Rating:
+            return self.contract_result
+
+    with caplog.at_level("INFO", logger="contractstudio.symbolic"), use_model(scripted('{"score": 0.7}'), wait=False):
+        Loud()(input=Review(text="x"))
+    assert any("llm_request" in r.getMessage() for r in caplog.records)
+    assert not any("sk-proj-abcdefghijklmnopqrstuvwx0123" in r.getMessage() for r in caplog.records)

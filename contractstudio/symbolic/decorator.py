@@ -139,8 +139,10 @@ class ClassContract:
             result.trace.write(use.trace, append=True)
         instance._contract_perf.record_call(session.state)
         if self.verbose:
+            from contractstudio.runtime.trace import redact
+
             for event in result.trace:
-                log.info("%s: %s", self.name, event)
+                log.info("%s: %s", self.name, redact(repr(event)))
         state = session.state
         if state.forward_error is not None:
             raise state.forward_error
