@@ -84,3 +84,124 @@ def test_a_reply_with_a_lone_surrogate_is_a_failed_attempt_not_a_crash(capsys: p
     assert record["outcome"] == "remedied"
     message = record["failures"][0]["failed"][0]["message"]
     assert message == "the reply is not valid JSON text: a string holds a lone surrogate (\\udc80), which is not text"
+
+
+# 18.11: tampered results files
+
+
+def finished_run(capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str) -> tuple[Path, Path]:
+    data = dataset(tmp_path, qa_row("q1"), qa_row("q2"), qa_row("q3"))
+    out_file = tmp_path / "r.jsonl"
+    code, _, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out_file), *extra)
+    assert code == 0, err
+    return data, out_file
+
+
+TAMPERED = {
+    "a 5,000-digit integer": ('"attempts": 0', '"attempts": ' + "9" * 5000, "a number is too long"),
+    "100,000-deep nesting": ('"output": {', '"output": ' + "[" * 100_000 + "]" * 100_000 + ', "x": {',
+                             "it nests arrays/objects more than 200 levels deep"),
+    "Infinity": ('"cost_usd": 0.0', '"cost_usd": Infinity', "Infinity is not a JSON number"),
+    "attempts: 'abc'": ('"attempts": 0', '"attempts": "abc"', "attempts: Input should be a valid integer"),
+    "failures: 'string'": ('"failures": []', '"failures": "string"', "failures: Input should be a valid list"),
+    "tokens: 'many'": ('"tokens": {', '"tokens": "many", "x": {', "tokens: Input should be"),
+    "latency_s: [1]": ('"latency_s": ', '"latency_s": [1], "x": ', "latency_s: Input should be a valid number"),
+    "transport: [1]": ('"transport": []', '"transport": [1]', "transport.0: Input should be"),
+    "successful while it fell back": ('"outcome": "first_try"', '"outcome": "fallback"', "successful is true but the outcome is fallback"),
+}
+
+
+@pytest.mark.parametrize("name", list(TAMPERED))
+def test_a_tampered_results_file_is_refused_with_its_line_on_resume_and_baseline(
+        name: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, out_file = finished_run(capsys, tmp_path)
+    old, new, message = TAMPERED[name]
+    lines = out_file.read_text().splitlines(keepends=True)
+    assert old in lines[1]
+    lines[1] = lines[1].replace(old, new, 1)
+    out_file.write_text("".join(lines))
+    for flags in (("--out", str(out_file), "--resume"), ("--baseline", str(out_file))):
+        code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", *flags)
+        assert code == 2, err
+        assert f"{out_file}:2: not a results record: " in err and message in err
+        assert "internal error" not in err and out == ""
+
+
+def test_a_record_without_its_contract_is_refused_not_counted_as_done(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, out_file = finished_run(capsys, tmp_path)
+    forged = json.loads(out_file.read_text().splitlines()[0])
+    del forged["contract_sha"]
+    out_file.write_text(json.dumps(forged) + "\n")
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out_file), "--resume")
+    assert code == 2 and f"{out_file}:1: not a results record: contract_sha: Field required" in err
+    forged["contract_sha"] = "0" * 16
+    out_file.write_text(json.dumps(forged) + "\n")
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out_file), "--resume")
+    assert code == 2 and f"{out_file}:1: holds results of a different version of qa.contract.yaml" in err
+
+
+def test_a_pipeline_results_file_is_not_a_baseline_for_a_contract(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, out_file = finished_run(capsys, tmp_path)
+    pipeline = json.loads(out_file.read_text().splitlines()[0])
+    pipeline.update(kind="pipeline", outcome="end", path=["a"], end_step="a", failed_step=None, assertion=None)
+    other = tmp_path / "pipeline.jsonl"
+    other.write_text(json.dumps(pipeline) + "\n")
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--baseline", str(other))
+    assert code == 2 and f"{other}:1: holds results of a pipeline, not of a contract" in err
+
+
+def test_an_untouched_results_file_still_resumes_and_compares(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, out_file = finished_run(capsys, tmp_path)
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out_file), "--resume",
+                         "--baseline", str(out_file), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["summary"]["rows"] == 3 and doc["baseline"]["matched_rows"] == 3
+
+
+# 18.9: --replay follows only a trace file beside the results file
+
+
+def traced_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[Path, Path]:
+    """A finished run whose traces are in traces/ beside its results file."""
+    data, out_file = finished_run(capsys, tmp_path, "--traces", str(tmp_path / "traces"))
+    return data, out_file
+
+
+def name_trace_file(out_file: Path, target: str) -> None:
+    lines = out_file.read_text().splitlines(keepends=True)
+    rec = json.loads(lines[0])
+    rec["trace_file"] = target
+    lines[0] = json.dumps(rec) + "\n"
+    out_file.write_text("".join(lines))
+
+
+def test_replay_reads_the_traces_of_its_traces_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, out_file = traced_run(capsys, tmp_path)
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--replay", str(out_file), "--json")
+    assert code == 0, err
+    assert json.loads(out)["summary"]["first_try"] == 3
+    name_trace_file(out_file, "traces/row-1.jsonl")  # relative: beside the results file
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--replay", str(out_file), "--json")
+    assert code == 0 and json.loads(out)["summary"]["first_try"] == 3
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "/etc/passwd", "/proc/self/environ", "fifo", "folder", "../outside.jsonl",
+                                    "link.jsonl"])
+def test_replay_refuses_a_trace_file_that_is_not_a_file_beside_the_results(
+        target: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import os
+
+    here = tmp_path / "run"
+    here.mkdir()
+    data, out_file = traced_run(capsys, here)
+    (here / "folder").mkdir()
+    os.mkfifo(here / "fifo")
+    (tmp_path / "outside.jsonl").write_text((here / "traces" / "row-1.jsonl").read_text())
+    (here / "link.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    name_trace_file(out_file, target)
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--replay", str(out_file))
+    assert code == 2, err
+    assert f"{out_file}:1: trace_file '{target}' is not read: " in err
+    assert "a recorded trace is a file beside the results file" in err
+    assert "root:" not in err and "PATH=" not in err and out == ""

@@ -32,11 +32,11 @@ def _get(summary: dict[str, Any], path: tuple[str, ...]) -> float:
 class Comparison:
     """The baseline's summary and outcome per row; `see` each current record, then `report`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, kind: str = "contract") -> None:
         self.path = path
         self.tally = Tally()
         self.before: dict[str, tuple[str, str, bool]] = {}
-        for rec in read_records(path):
+        for rec in read_records(path, kind):
             if self.tally.add(rec):
                 self.before[str(rec["key"])] = (str(rec.get("id", "")), str(rec["outcome"]), bool(rec.get("successful")))
         self.flips: list[dict[str, Any]] = []

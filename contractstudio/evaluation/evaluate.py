@@ -10,7 +10,6 @@ counting happen here, once, whatever the engine.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,9 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, format_of, read_rows
-from contractstudio.evaluation.results import ResultsError, ResultsWriter, read_records
+from contractstudio.evaluation.results import (
+    MAX_RECORD_BYTES,
+    ResultsError,
+    ResultsWriter,
+    numbered_records,
+    read_records,
+    recorded_trace,
+)
 from contractstudio.evaluation.rows import EvalJob, RowRunner
 from contractstudio.evaluation.summary import Tally
+from contractstudio.reading.replies import strict_json
 from contractstudio.runtime.call_state import TransportRetry
 
 MAX_BAD_ROWS_KEPT = 100
@@ -117,49 +124,38 @@ def count_rows(path: Path, fmt: str | None) -> int:
         return 0
 
 
-def _finished(cfg: EvalConfig, tally: Tally, contract_sha: str) -> None:
+def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str) -> None:
     """Count the records already in the results file (for --resume); refuse results of another contract."""
     assert cfg.out is not None
-    for rec in read_records(cfg.out):
-        sha = rec.get("contract_sha")
-        if contract_sha and sha and sha != contract_sha:
-            raise ResultsError(f"{cfg.out} holds results of a different version of {cfg.target.name} (row {rec.get('row')}); "
+    for number, _offset, rec in numbered_records(cfg.out, kind):
+        if rec["contract_sha"] != contract_sha:
+            raise ResultsError(f"{cfg.out}:{number}: holds results of a different version of {cfg.target.name}; "
                                "start a new results file (unchanged calls come from the reply cache)")
         tally.add(rec)
 
 
 class _Recordings:
-    """The traces of an earlier results file, found by row key when a row is run (--replay RESULTS.jsonl)."""
+    """The traces of an earlier results file, found by row key when a row is run (--replay RESULTS.jsonl).
+
+    Every record is checked when the file is opened, and only offsets are kept; a row's record is read again
+    when the row runs, and its trace through `recorded_trace` (the path policy for a `trace_file`).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.offsets: dict[str, int] = {}
-        with open(path, "rb") as f:
-            offset = 0
-            for line in f:
-                if line.strip():
-                    try:
-                        key = json.loads(line).get("key")
-                    except (json.JSONDecodeError, AttributeError):
-                        key = None
-                    if isinstance(key, str):
-                        self.offsets.setdefault(key, offset)
-                offset += len(line)
+        self.offsets: dict[str, tuple[int, int]] = {}
+        for number, offset, rec in numbered_records(path):
+            self.offsets.setdefault(rec["key"], (number, offset))
         self._file = open(path, "rb")
 
     def trace(self, key: str) -> list[dict[str, Any]] | None:
-        offset = self.offsets.get(key)
-        if offset is None:
+        found = self.offsets.get(key)
+        if found is None:
             return None
+        number, offset = found
         self._file.seek(offset)
-        rec = json.loads(self._file.readline())
-        if isinstance(rec.get("trace"), list):
-            return list(rec["trace"])
-        if isinstance(rec.get("trace_file"), str):
-            from contractstudio.runtime.trace import Trace
-
-            return Trace.read(rec["trace_file"]).to_dicts()
-        return None
+        rec = strict_json(self._file.readline(MAX_RECORD_BYTES + 1).decode("utf-8", errors="replace"))
+        return recorded_trace(self.path, number, rec)
 
 
 def _job(cfg: EvalConfig) -> EvalJob:
@@ -208,13 +204,13 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None) -> EvalOu
         cfg.trace_dir.mkdir(parents=True, exist_ok=True)
 
     if cfg.out is not None and cfg.resume and cfg.out.exists():
-        _finished(cfg, tally, contract_sha)
+        _finished(cfg, tally, kind, contract_sha)
     already = set(tally.keys)
     comparison = None
     if cfg.baseline is not None:
         from contractstudio.evaluation.compare import Comparison
 
-        comparison = Comparison(cfg.baseline)
+        comparison = Comparison(cfg.baseline, kind)
     recordings = _Recordings(cfg.replay) if cfg.mode == "replay" and cfg.replay is not None else None
 
     planned = count_rows(cfg.data, cfg.data_format)
@@ -246,7 +242,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None) -> EvalOu
 
     writer = ResultsWriter(cfg.out, resume=cfg.resume) if cfg.out is not None else None
     if comparison is not None and already and cfg.out is not None:
-        for old in read_records(cfg.out):
+        for old in read_records(cfg.out, kind):
             comparison.see(old)
     interrupted = False
     started = time.perf_counter()

@@ -13,6 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from contractstudio.evaluation.record_model import record_problem
+from contractstudio.reading.json_lines import lines_of
+
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # a row's input (16 MB at most), output and embedded trace; a longer line is not ours
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
@@ -28,25 +32,61 @@ def line_of(record: dict[str, Any]) -> str:
     return text + "\n"
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The complete records of a results file, in order (a partial last line is skipped)."""
+def read_records(path: Path, kind: str | None = "contract") -> Iterator[dict[str, Any]]:
+    """The complete records of a results file, in order, each checked against the results model (a partial last
+    line is skipped); the first line that is not a record of `kind` (None: of the first record's kind) raises
+    ResultsError with its line."""
+    for _number, _offset, record in numbered_records(path, kind):
+        yield record
+
+
+def numbered_records(path: Path, kind: str | None = "contract") -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset, record) for each complete record of a results file, as read_records checks them."""
     try:
-        f = open(path, encoding="utf-8", errors="replace")
+        f = open(path, "rb")
     except OSError as err:
         raise ResultsError(f"cannot read {path}: {err.strerror or err}") from None
     with f:
-        for number, line in enumerate(f, 1):
-            if not line.endswith("\n"):
+        for line in lines_of(f, MAX_RECORD_BYTES):
+            if not line.ended:
                 return  # cut off mid-write: that row was not finished
-            if not line.strip():
+            if line.text is not None and not line.text.strip():
                 continue
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
-                raise ResultsError(f"{path}:{number}: not a results record (not JSON)") from None
-            if not isinstance(value, dict) or "key" not in value or "outcome" not in value:
-                raise ResultsError(f"{path}:{number}: not a results record (no key/outcome)")
-            yield value
+                value = line.value()
+            except ValueError as err:
+                raise ResultsError(f"{path}:{line.number}: not a results record: {err}") from None
+            if kind is None:
+                kind = value.get("kind", "contract") if isinstance(value, dict) else "contract"
+            problem = record_problem(value, kind)
+            if problem is not None:
+                raise ResultsError(f"{path}:{line.number}: {problem}")
+            yield line.number, line.offset, value
+
+
+def recorded_trace(results: Path, number: int, rec: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A checked record's trace: embedded, or read from the `trace_file` it names, which must be a regular file
+    inside the results file's folder (beside it, or in a traces folder under it) and at most MAX_RECORD_BYTES;
+    so a forged record cannot make a replay read /dev/zero, a FIFO, /etc/passwd or /proc/self/environ."""
+    if rec.get("trace") is not None:
+        return list(rec["trace"])
+    named = rec.get("trace_file")
+    if named is None:
+        return None
+    from contractstudio.runtime.trace import Trace
+    from contractstudio.storage.paths import base_problem
+
+    where = f"{results}:{number}: trace_file {named!r}"
+    path = results.parent / named  # a relative name is beside the results file; an absolute one stays as it is
+    problem = base_problem(path, [results.parent])
+    if problem is not None:
+        raise ResultsError(f"{where} is not read: {problem}; a recorded trace is a file beside the results file")
+    if path.stat().st_size > MAX_RECORD_BYTES:
+        raise ResultsError(f"{where} is not read: it is over {MAX_RECORD_BYTES:,} bytes")
+    try:
+        return Trace.read(path).to_dicts()
+    except (OSError, ValueError) as err:
+        raise ResultsError(f"{where}: {err}") from None
 
 
 def _cut_partial_line(path: Path) -> None:

@@ -5,8 +5,6 @@ The evaluation package is imported inside the functions that need it, never when
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +69,7 @@ def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     rows: list[dict[str, Any]] = []
     tally: Any = None
-    for rec in read_records(path):
+    for rec in read_records(path, None):  # the first record says contract or pipeline; every one is checked
         if tally is None:
             tally = PipelineTally() if rec.get("kind") == "pipeline" else Tally()
         if tally.add(rec):
@@ -79,27 +77,13 @@ def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return rows, (tally or Tally()).summary()
 
 
-def _records(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-
-
 def trace_of(results: Path, key: str) -> list[dict[str, Any]] | None:
-    """The recorded trace of one row of a results file (embedded, or in its trace file)."""
-    for rec in _records(results):
-        if rec.get("key") == key:
-            if isinstance(rec.get("trace"), list):
-                return list(rec["trace"])
-            if isinstance(rec.get("trace_file"), str) and Path(rec["trace_file"]).is_file():
-                from contractstudio.runtime.trace import Trace
+    """The recorded trace of one row of a results file (embedded, or in its trace file); ResultsError says why not."""
+    from contractstudio.evaluation.results import numbered_records, recorded_trace
 
-                return Trace.read(rec["trace_file"]).to_dicts()
-            return None
+    for number, _offset, rec in numbered_records(results, None):
+        if rec["key"] == key:
+            return recorded_trace(results, number, rec)
     return None
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from contractstudio.studio.app import StudioApp
 from contractstudio.studio.config import load_config
@@ -95,13 +98,20 @@ async def test_run_filter_and_open_a_row_in_the_debugger(eval_workspace: Path) -
         assert not [e for e in debug.events if e.type == "replay_divergence"]
 
 
-async def test_a_results_file_opens_in_eval_mode(eval_workspace: Path) -> None:
-    results = results_file(eval_workspace)
-    app = StudioApp([eval_workspace], config=load_config())
+@asynccontextmanager
+async def results_opened(folder: Path, results: Path) -> AsyncIterator[tuple[StudioApp, Pilot]]:
+    """The studio on `folder` with `results` opened (eval mode, or the message why not)."""
+    app = StudioApp([folder], config=load_config())
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.open_file(results)
         await pilot.pause(0.5)
+        yield app, pilot
+
+
+async def test_a_results_file_opens_in_eval_mode(eval_workspace: Path) -> None:
+    results = results_file(eval_workspace)
+    async with results_opened(eval_workspace, results) as (app, pilot):
         screen = app.screen
         assert screen.id == "eval-screen"
         assert screen.query_one("#eval-rows").row_count == 48
@@ -139,3 +149,36 @@ class TestEvalMode:
             await pilot.pause()
 
         assert snap_compare(StudioApp([eval_workspace], config=load_config()), terminal_size=size, run_before=run_before)
+
+
+def rewrite_line(results: Path, index: int, edit: Callable[[dict], None]) -> None:
+    """Edit one record of a results file as someone with a text editor could."""
+    lines = results.read_text().splitlines(keepends=True)
+    rec = json.loads(lines[index])
+    edit(rec)
+    lines[index] = json.dumps(rec) + "\n"
+    results.write_text("".join(lines))
+
+
+async def test_a_tampered_results_file_is_a_message_not_a_crash(eval_workspace: Path) -> None:
+    results = results_file(eval_workspace)
+    rewrite_line(results, 2, lambda rec: rec.update(attempts="abc"))
+    async with results_opened(eval_workspace, results) as (app, pilot):
+        messages = [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
+        assert f"{results}:3: not a results record: attempts: Input should be a valid integer" in messages
+        assert app.is_running and app.return_code is None
+
+
+async def test_a_row_whose_trace_file_points_out_of_the_folder_is_a_message(eval_workspace: Path) -> None:
+    results = results_file(eval_workspace)
+    rewrite_line(results, 0, lambda rec: rec.update(trace=None, trace_file="/etc/passwd"))
+    async with results_opened(eval_workspace, results) as (app, pilot):
+        screen = app.screen
+        table = screen.query_one("#eval-rows")
+        table.focus()
+        table.move_cursor(row=next(i for i in range(table.row_count) if table.get_row_at(i)[0] == "1"))
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        messages = [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
+        assert any(f"{results}:1: trace_file '/etc/passwd' is not read: " in m for m in messages), messages
+        assert app.screen is screen and app.is_running

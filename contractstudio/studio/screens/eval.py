@@ -311,7 +311,13 @@ class EvalScreen(StudioScreen):
         if rec.get("kind") == "pipeline":
             self.notify("A pipeline row has no call to debug; its path is in the table (F3 shows the graph).")
             return
-        events = evals.trace_of(self.results, key)
+        from contractstudio.evaluation.results import ResultsError
+
+        try:
+            events = evals.trace_of(self.results, key)
+        except ResultsError as err:  # an edited results file: say what is wrong with it, never the crash dialog
+            self.notify(str(err), severity="error")
+            return
         if not events:
             self.notify(f"Row {rec.get('row')} has no recorded trace.", severity="warning")
             return

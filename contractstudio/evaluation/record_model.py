@@ -1,0 +1,136 @@
+"""The one model of a results record (a contract row or a pipeline row), checked on every record read back.
+
+A results file is read again by `--resume`, `--baseline` and `--replay`, and it may have been edited by
+anyone: each line is validated here before a tally, a comparison or a replay uses a field of it, so a wrong
+type, a negative count or a forged outcome is a message with its line, never a crash or a row counted wrong.
+Unknown keys are allowed (a newer writer may add fields); the fields the readers use are strict.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+COUNT = Annotated[int, Field(ge=0, le=10**15)]
+AMOUNT = Annotated[float, Field(ge=0, le=1e15)]
+ContractOutcome = Literal["first_try", "remedied", "fallback", "raised", "error"]
+PipelineOutcome = Literal["end", "assertion_failed", "step_limit", "dead_end", "error"]
+CONTRACT_OUTCOMES: tuple[str, ...] = get_args(ContractOutcome)
+PIPELINE_OUTCOMES: tuple[str, ...] = get_args(PipelineOutcome)
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="allow")
+
+
+class _Failed(_Part):
+    check: str
+    message: str = ""
+
+
+class _FailedAttempt(_Part):
+    attempt: COUNT
+    failed: list[_Failed]
+
+
+class _Fault(_Part):
+    kind: str
+    status: int | None = None
+    gave_up: bool = False
+
+
+class _Tokens(_Part):
+    prompt: COUNT
+    completion: COUNT
+
+
+class _Cache(_Part):
+    hits: COUNT
+    misses: COUNT
+    saved_usd: AMOUNT = 0.0
+
+
+class _Assertion(_Part):
+    step: str
+    action: str | None = None
+    field: str | None = None
+    phase: str | None = None
+
+
+class _Record(_Part):
+    key: str
+    row: Annotated[int, Field(ge=1, le=10**15)]
+    id: str
+    input: Any = None
+    contract: str = ""
+    contract_sha: Annotated[str, Field(min_length=1)]
+    successful: bool
+    errors: list[str] = []
+    latency_s: AMOUNT
+    trace: list[dict[str, Any]] | None = None
+    trace_file: str | None = None
+
+    def _outcome_agrees(self, outcome: str, successful_outcomes: tuple[str, ...]) -> None:
+        if self.successful != (outcome in successful_outcomes):
+            raise ValueError(f"successful is {str(self.successful).lower()} but the outcome is {outcome}")
+
+
+class ContractRecord(_Record):
+    """One contract row, as rows.record / rows.error_record write it."""
+
+    kind: Literal["contract"] = "contract"
+    outcome: ContractOutcome
+    attempts: COUNT
+    llm_calls: COUNT
+    failures: list[_FailedAttempt]
+    used: str | None = None
+    output: Any = None
+    transport: list[_Fault]
+    transport_failed: bool
+    tokens: _Tokens
+    cost_usd: AMOUNT
+    remedy_cost_usd: AMOUNT
+    remedy_tokens: COUNT
+    cache: _Cache
+    limit_wait_s: AMOUNT
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ContractRecord:
+        self._outcome_agrees(self.outcome, ("first_try", "remedied"))
+        return self
+
+
+class PipelineRecord(_Record):
+    """One simulated pipeline row, as pipelines.PipelineRowRunner writes it."""
+
+    kind: Literal["pipeline"]
+    outcome: PipelineOutcome
+    path: list[str]
+    end_step: str | None = None
+    failed_step: str | None = None
+    assertion: _Assertion | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PipelineRecord:
+        self._outcome_agrees(self.outcome, ("end",))
+        return self
+
+
+def record_problem(value: Any, kind: str) -> str | None:
+    """Why a parsed line is not a results record of `kind` (contract | pipeline), or None."""
+    if not isinstance(value, dict):
+        return f"a record is a JSON object, not {type(value).__name__}"
+    found = value.get("kind", "contract")
+    if found != kind and found in ("contract", "pipeline"):
+        return f"holds results of a {found}, not of a {kind}"
+    model = PipelineRecord if kind == "pipeline" else ContractRecord
+    try:
+        model.model_validate(value)
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+        message = first["msg"].removeprefix("Value error, ")
+        return f"not a results record: {where + ': ' if where else ''}{message}{more}"
+    return None
