@@ -235,3 +235,16 @@ def test_a_python_contract_s_trace_replays_strictly(tmp_path: Path) -> None:
         inst(input=Ask(text="two words"))
     with use_model(cs.ReplayModel(calls, strict=True), wait=False):
         assert Tracked()(input=Ask(text="two words")).reply == "recorded"
+
+
+def test_a_python_contract_steps_like_a_yaml_one_and_finishes_with_forward_s_result() -> None:
+    inst = Tracked()
+    spec = Tracked.__contract__  # type: ignore[attr-defined]
+    session = spec.session(inst, (), {"input": Ask(text="two words")}, cs.ScriptedModel(['{"reply": "stepped"}']),
+                           breakpoints={"post"})
+    event = session.continue_()
+    assert event is not None and event.type == "stage_start" and event.stage == "post"
+    assert inst.forward_inputs == []  # paused before forward
+    session.run(raise_on_violation=False)
+    assert spec.finish(inst, session).reply == "stepped"
+    assert inst.forward_inputs == [Notes(words=["two", "words"])] and inst.contract_trace is session.trace

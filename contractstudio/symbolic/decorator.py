@@ -97,8 +97,10 @@ class ClassContract:
                             returns=self.returns, pre=pre, post=post, act=act_hook, intermediate=intermediate,
                             forward=forward, path=self.file)
 
-    def call(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """One contracted call: the engine runs pre, act, generate, post, then this class's forward; returns its result."""
+    def session(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any,
+                options: Any = None, breakpoints: set[str] | None = None) -> Any:
+        """A call of `instance(*args, **kwargs)` to step through or run (runtime.Session): the debugger's and `run`'s
+        way in; `finish` turns the finished session into what the call returns."""
         from contractstudio.runtime.call_state import CallOptions
         from contractstudio.runtime.session import Session
 
@@ -112,7 +114,6 @@ class ClassContract:
             value, where = rest.pop("input", None), "kwargs"
         if value is None:
             raise ValueError(f"{self.name}: please provide an `input` argument")
-        returned: list[Any] = []
 
         def forward(st: Any, forward_input: Any, output: Any) -> Any:
             instance.contract_successful = st.successful
@@ -127,16 +128,20 @@ class ClassContract:
                 if name is not None and name != "input":
                     f_kwargs.pop("input", None)
             result = self.original_forward(instance, *f_args, **f_kwargs)
-            returned.append(result)
+            plan.returned.append(result)
             return result
 
-        use = current_use()
         plan = self.plan(instance, value, rest, forward)
-        session = Session(plan, value, use.model, CallOptions(wait=use.wait), accumulated=instance._contract_engine_perf)
-        result = session.run(raise_on_violation=False)
+        return Session(plan, value, model, options or CallOptions(wait=False), accumulated=instance._contract_engine_perf,
+                       breakpoints=breakpoints)
+
+    def finish(self, instance: Any, session: Any, trace_file: Any = None) -> Any:
+        """What the call returns once its session ran to the end: forward's result (or what it raised)."""
+        result = session.result
+        assert result is not None, "the session has not finished"
         instance.contract_trace = result.trace
-        if use.trace is not None:
-            result.trace.write(use.trace, append=True)
+        if trace_file is not None:
+            result.trace.write(trace_file, append=True)
         instance._contract_perf.record_call(session.state)
         if self.verbose:
             from contractstudio.runtime.trace import redact
@@ -150,10 +155,19 @@ class ClassContract:
             assert result.violation is not None
             raise result.violation
         if result.violation is not None:  # forward's result is not of its declared type
-            if self.remedy.retry.graceful and returned:
-                return returned[0]
+            if self.remedy.retry.graceful and session.plan.returned:
+                return session.plan.returned[0]
             raise TypeError(f"{self.name}.forward must return {self.returns.type_name}: " + "; ".join(state.errors[-3:]))
         return result.output
+
+    def call(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """One contracted call: the engine runs pre, act, generate, post, then this class's forward; returns its result."""
+        from contractstudio.runtime.call_state import CallOptions
+
+        use = current_use()
+        session = self.session(instance, args, kwargs, use.model, CallOptions(wait=use.wait))
+        session.run(raise_on_violation=False)
+        return self.finish(instance, session, use.trace)
 
 
 class contract:  # noqa: N801 - SymbolicAI's name, kept so a user changes only the import line

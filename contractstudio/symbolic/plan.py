@@ -141,3 +141,4 @@ class SymbolicPlan(CompiledContract):
         self.generate_type = intermediate.type_name if act is not None and intermediate is not None else input_shape.type_name
         self.returns = returns
         self.forward = forward
+        self.returned: list[Any] = []  # what the class's forward returned (graceful mode hands it back unchecked)
