@@ -22,17 +22,21 @@ from contractstudio.reports import diagnostics as report  # noqa: E402
 FAMILIES = {
     "YML": "the YAML document", "SCH": "shape", "REF": "references", "EXP": "expressions", "CON": "contract",
     "AGT": "agent", "PIP": "pipeline", "RTE": "routing", "TOL": "tools",
+    "PYC": "Python contract classes (SymbolicAI style, read statically)",
 }
 
 
 def examples() -> dict[str, Path]:
     found: dict[str, Path] = {}
-    for case in sorted((ROOT / "tests" / "fixtures" / "err").glob("*/*.yaml")):
+    err = ROOT / "tests" / "fixtures" / "err"
+    for case in [*sorted(err.glob("*/*.yaml")), *sorted((err / "PYC").glob("*.py"))]:
         out = case.with_suffix(".out")
         # `line:col: severity CODE message [name]` (tests/fixtures/README.md)
         codes = [ln.split()[2] for ln in out.read_text().splitlines() if ln.strip() and not ln.startswith("#")] if out.exists() else []
         for code in codes:
-            # prefer the smallest fixture that shows a code
+            # prefer the smallest fixture that shows a code; a .py fixture only for a code YAML cannot show
+            if case.suffix == ".py" and code in found and found[code].suffix != ".py":
+                continue
             if code not in found or len(case.read_text()) < len(found[code].read_text()):
                 found[code] = case
     return found
@@ -75,7 +79,8 @@ def render() -> str:
         body = case.read_text()
         if len(body) > 3000:
             body = body[:3000] + "\n# ... (truncated)\n"
-        lines += ["", f"Example (`{rel}`):", "", "```yaml", body.rstrip("\n"), "```", "", "```text", text.rsplit("\n", 1)[0], "```"]
+        fence = "```python" if case.suffix == ".py" else "```yaml"
+        lines += ["", f"Example (`{rel}`):", "", fence, body.rstrip("\n"), "```", "", "```text", text.rsplit("\n", 1)[0], "```"]
     return "\n".join(lines) + "\n"
 
 

@@ -55,4 +55,4 @@ def code_of(line: str) -> str:
 
 def with_outputs() -> list[Path]:
     """Every fixture that has a `.out` file."""
-    return sorted(p for p in FIXTURES.rglob("*.yaml") if p.with_suffix(".out").exists())
+    return sorted(p for pattern in ("*.yaml", "*.py") for p in FIXTURES.rglob(pattern) if p.with_suffix(".out").exists())

@@ -13,8 +13,9 @@ from fixture_output import code_of, expected, found
 from contractstudio.analysis.rules import every_rule
 from contractstudio.findings.diagnostics import RULES
 
-ERR = sorted((FIXTURES / "err").glob("*/*.yaml"))
-OK = sorted((FIXTURES / "ok").glob("*.yaml"))
+# Python contract classes (PYC, and the contract rules at .py positions) have .py fixtures; the other .py files there are hook modules
+ERR = sorted([*(FIXTURES / "err").glob("*/*.yaml"), *(FIXTURES / "err" / "PYC").glob("*.py")])
+OK = sorted([*(FIXTURES / "ok").glob("*.yaml"), *(FIXTURES / "ok").glob("pyc_*.py")])
 
 
 @pytest.mark.parametrize("case", ERR, ids=lambda p: f"{p.parent.name}/{p.stem}")

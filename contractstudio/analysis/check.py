@@ -16,6 +16,7 @@ from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.findings.diagnostics import Diagnostic, finalize, make
 from contractstudio.reading.dialects import NATIVE, read_dialects
+from contractstudio.reading.dialects.symbolicai import read_python
 from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text
 from contractstudio.reading.source import SourceDocument, SourceFile, paused_gc, read_source
@@ -23,7 +24,7 @@ from contractstudio.trust import hook_folder
 
 # decode, discover, kind_of_text and read_text live in reading/files.py (no models: the studio's first screen uses them)
 __all__ = ["IGNORE_FILE", "KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "decode",
-           "discover", "kind_of_text", "load", "read_text", "run_rules"]
+           "discover", "is_python", "kind_of_text", "load", "read_any", "read_text", "run_rules"]
 
 def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context, regex: RegexBudget | None = None) -> Loaded:
     """The per-document object of a document's kind (its facts are computed on first use); `regex`: the file's budget."""
@@ -116,7 +117,17 @@ def _analyze(source: SourceFile, ctx: Context | None, expressions: ExpressionChe
 def check_text(text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
     """Analyze YAML text (the studio's path on every edit); `location` is the file on disk when `path` is a display name."""
     with paused_gc():
-        return analyze_source(read_file_source(read_source(text, path), path, ctx, location), ctx)
+        return analyze_source(read_file_source(read_any(text, path), path, ctx, location), ctx)
+
+
+def read_any(text: str, path: str) -> SourceFile:
+    """A file's first reading: a `.py` file's contracted classes read statically (never imported), anything else as YAML."""
+    return read_python(text, path) if is_python(path) else read_source(text, path)
+
+
+def is_python(path: str | Path) -> bool:
+    """Whether a path names a Python file (read by the SymbolicAI-class reader)."""
+    return str(path).endswith(".py")
 
 
 def read_file_source(reading: SourceFile, path: str, ctx: Context | None, location: Path | None) -> SourceFile:
@@ -141,4 +152,4 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
 
 def check_paths(paths: Iterable[str | Path], ctx: Context | None = None) -> list[FileReport]:
     """Analyze files and folders; a missing path is reported by the caller (CLI exit 2)."""
-    return [check_file(p, ctx) for p in discover(paths)]
+    return [check_file(p, ctx) for p in discover(paths, python=True)]

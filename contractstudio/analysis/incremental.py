@@ -22,9 +22,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contractstudio.analysis.check import Context, FileReport, analyze_source, read_file_source
+from contractstudio.analysis.check import Context, FileReport, analyze_source, is_python, read_any, read_file_source
 from contractstudio.reading.reread import reread
-from contractstudio.reading.source import SourceFile, paused_gc, read_source
+from contractstudio.reading.source import SourceFile, paused_gc
 
 if TYPE_CHECKING:
     from contractstudio.analysis.loaded import ExpressionSite, Scope
@@ -114,9 +114,9 @@ class Analyzer:
         """Analyze a new version of the file's text (the same arguments as `check_text`)."""
         with self._lock, paused_gc():
             last = self._last
-            reading = reread(last, text) if last is not None and last.path == path else None
+            reading = reread(last, text) if last is not None and last.path == path and not is_python(path) else None
             if reading is None:
-                reading = read_source(text, path)
+                reading = read_any(text, path)
             self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
             self.expressions.start()
             source = read_file_source(reading, path, ctx, location)

@@ -24,6 +24,7 @@ from contractstudio.analysis.loaded import (
 from contractstudio.documents.models import Contract
 from contractstudio.documents.type_syntax import ANY, TypeExpr, TypeSyntaxError, parse_type
 from contractstudio.documents.types import TypeSystem
+from contractstudio.reading.dialects.symbolicai import NAME as SYMBOLICAI
 
 if TYPE_CHECKING:
     from contractstudio.analysis.loaded import Scope
@@ -120,6 +121,8 @@ class LoadedContract(Loaded):
     @cached_property
     def hooks(self) -> list[Hook]:
         """The `python:` hooks of pre and post conditions, then act.python."""
+        if self.dialect == SYMBOLICAI:
+            return []  # a Python class's pre / act / post are its own methods, not `module:function` hooks to import
         doc = self.contract
         found = [Hook(c.src + ("python",), c.python) for c in doc.pre + doc.post if c.python is not None]
         if doc.act is not None and doc.act.python is not None:

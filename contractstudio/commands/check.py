@@ -36,12 +36,13 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(f"no such file or folder: {', '.join(missing)}")
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
     reports = [check_file(p, Context(hooks=hook_folder(p, trust), dialect=args.dialect))
-               for p in discover(args.paths)]
+               for p in discover(args.paths, python=True)]
     diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
     files = len(reports)
     if not files:  # folders of YAML that is not ours: say why nothing was checked (stdout stays what a CI parses)
         print(f"contractstudio: no file to check in {', '.join(map(str, args.paths))}: a document needs a top-level kind: "
-              "(contract, agent, pipeline, tools) or the shape of a dialect (--dialect, docs/dialects.md)", file=sys.stderr)
+              "(contract, agent, pipeline, tools) or the shape of a dialect, a .py file a @contract class "
+              "(--dialect, docs/dialects.md)", file=sys.stderr)
     read_as = {r.path: r.dialect for r in reports}
     if args.format == "text":
         color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ

@@ -39,6 +39,20 @@ def ours(text: str, folder: Path | None = None, dialect: str | None = None) -> b
     return forced not in (None, NATIVE)
 
 
+def python_file(path: str) -> bool:
+    """A `.py` file: served only when it has a contracted class, and then with findings only (no editing help)."""
+    return path.endswith(".py")
+
+
+def contracted_python(text: str) -> bool:
+    """A Python text with a SymbolicAI-style `@contract` class (any other Python file is not ours)."""
+    if len(text) > MAX_TEXT:
+        return False
+    from contractstudio.reading.dialects.symbolicai import is_contracted  # in the worker, not at start-up
+
+    return is_contracted(text)
+
+
 class Entry(LiveDocument):
     """What the server knows about one open document: the live document, its URI and its pending analysis task."""
 
@@ -105,7 +119,7 @@ class Analyses:
 
         on_disk = Path(path).is_absolute()  # an unsaved buffer has no folder: nothing is imported for it
         hooks = hook_folder(path, self.trusted(path)) if on_disk else HookFolder()
-        if not ours(text, hooks.folder, self.dialect):
+        if not (contracted_python(text) if python_file(path) else ours(text, hooks.folder, self.dialect)):
             return FileReport(path, text, None, [], [])
         context = Context(hooks=hooks, dialect=self.dialect)
         live = next((e for e in list(self.entries.values()) if e.path == path), None) or LiveDocument(path)
@@ -114,7 +128,7 @@ class Analyses:
     async def current(self, uri: str) -> tuple[Entry, FileReport] | None:
         """The document's analysis of its current text (analyzed now when the last one is older)."""
         entry = self.entries.get(uri)
-        if entry is None:
+        if entry is None or python_file(entry.path):  # a .py file gets its findings only: the editing help writes YAML
             return None
         if entry.current is not None:
             return entry, entry.current

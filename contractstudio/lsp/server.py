@@ -20,7 +20,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from contractstudio.lsp import convert
-from contractstudio.lsp.analyses import Analyses, Entry
+from contractstudio.lsp.analyses import Analyses, Entry, python_file
 
 log = logging.getLogger("contractstudio.lsp")
 VERSION = "0.1.0"
@@ -145,7 +145,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
     def completion(ls: ContractStudioServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         entry = ls.docs.entries.get(params.text_document.uri)
         doc = ls.workspace.get_text_document(params.text_document.uri)
-        if entry is None:
+        if entry is None or python_file(entry.path):  # completion writes YAML: a .py file gets its findings only
             return lsp.CompletionList(False, [])
         pos = convert.Positions(doc)
         line, column = pos.to_ours(params.position)

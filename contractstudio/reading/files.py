@@ -14,6 +14,7 @@ from pathlib import Path
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, sniff_kind
+from contractstudio.reading.dialects.symbolicai import is_contracted
 
 IGNORE_FILE = ".contractstudioignore"
 _KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
@@ -53,8 +54,9 @@ def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
     return False
 
 
-def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Files to analyze: explicit files always; in folders, *.yaml/*.yml with a top-level kind (or of a dialect).
+def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[Path]:
+    """Files to analyze: explicit files always; in folders, *.yaml/*.yml with a top-level kind (or of a dialect)
+    and, with `python` (`check`), *.py files with a SymbolicAI-style `@contract` class (other Python files are not ours).
 
     A folder's `.contractstudioignore` lists glob patterns (a trailing '/'
     for folders) that discovery skips; naming a file or folder explicitly
@@ -75,7 +77,8 @@ def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
             # A folder whose .contractstudio.yaml names a dialect: every YAML file in it is of that format.
             every = any(n.endswith((".yaml", ".yml")) for n in filenames) and folder_settings(here).dialect not in (None, NATIVE)
             for name in sorted(filenames):
-                if not name.endswith((".yaml", ".yml")) or name == SETTINGS_FILE or _ignored(name, patterns, False):
+                is_py = python and name.endswith(".py")
+                if not (is_py or name.endswith((".yaml", ".yml"))) or name == SETTINGS_FILE or _ignored(name, patterns, False):
                     continue
                 f = here / name
                 if not f.is_file():  # a FIFO or a device in a folder would block the scan; named explicitly, it is read
@@ -84,5 +87,5 @@ def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
                     head = f.read_text(encoding="utf-8", errors="replace")
                 except OSError:
                     continue
-                if every or kind_of_text(head):
+                if is_contracted(head) if is_py else (every or kind_of_text(head)):
                     yield f

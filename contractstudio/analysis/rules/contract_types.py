@@ -11,11 +11,14 @@ from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.expressions.kinds import cannot_become
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
+from contractstudio.reading.dialects.symbolicai import NAME as SYMBOLICAI
 
 
 @rule("CON104", "missing-description", "warning", kinds=("contract",))
 def missing_description(doc: LoadedContract) -> Iterator[Diagnostic]:
     """A field without a description: descriptions are what the LLM is told."""
+    if doc.dialect == SYMBOLICAI:
+        return  # a Python model's field: PYC106 says it, at seed 000's level (a recommendation, info)
     for tname, decl in doc.contract.types.items():
         for fname, spec in decl.fields.items():
             if not (spec.description or "").strip():

@@ -1,0 +1,447 @@
+"""SymbolicAI-style `@contract` classes in `.py` files, read statically (`ast`, never imported) as `kind: contract`.
+
+Each contracted class becomes one native contract document built at the class's own spans:
+the decorator's keywords are the `remedy:` settings (`pre_remedy` -> remedy.pre,
+`remedy_retry_params` -> remedy.retry, ...), `forward`'s `input` annotation and return
+annotation are `input` / `output`, `act`'s return annotation is `intermediate`, the models
+the class uses (LLMDataModel / BaseModel subclasses of the file) are `types:`, their
+`Field(description=..., ge=...)` the field specs. Every contract rule then applies
+unchanged, at positions in the `.py` file. What only a Python class can get wrong
+(forward's and act's signatures, the prompt property, post_remedy without post, fields
+without descriptions) is reported here, with the PYC codes declared below.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from contractstudio.findings.diagnostics import Diagnostic, Span, declare, did_you_mean, make
+from contractstudio.reading.dialects.synth import data_of
+from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile, new_scalar
+
+NAME = "symbolicai"
+MAX_PY_BYTES = 4 * 1024 * 1024  # a Python file larger than this is not read (no contract class is that long)
+DECORATOR_KEYS = ("pre_remedy", "post_remedy", "accumulate_errors", "verbose", "remedy_retry_params")
+_REMEDY_KEYS = {"pre_remedy": "pre", "post_remedy": "post", "accumulate_errors": "accumulate_errors"}
+_MODEL_BASES = ("LLMDataModel", "BaseModel")
+_FIELD_KEYS = ("description", "ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
+_BUILTIN_TYPES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "Any": "any", "object": "any",
+                  "list": "list", "List": "list", "dict": "dict", "Dict": "dict", "None": "None", "NoneType": "None"}
+# A decorator line `@contract(` / `@strategy.contract(` followed, a few lines on, by a class: cheap discovery.
+_CONTRACTED = re.compile(r"^@(?:[A-Za-z_]\w*\.)*contract\b[\s\S]{0,4000}?^class\s", re.M)
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+_TAGS = {bool: "bool", int: "int", float: "float", str: "str", type(None): "null"}
+
+declare("PYC001", "python-syntax", "error", "A `.py` file with a contracted class that Python cannot parse; the position is Python's.")
+declare("PYC101", "forward-signature", "error",
+        "`forward` missing, without an `input` parameter, with `*args`, or `input` without a type annotation.")
+declare("PYC102", "forward-return", "error", "`forward` without a return annotation: the contract has no output type to generate.")
+declare("PYC103", "act-signature", "error",
+        "`act` whose first parameter is not an annotated `input`, or without a return annotation (SymbolicAI refuses it at call time).")
+declare("PYC104", "prompt-property", "error", "A contracted class without a `prompt` property returning the task's text.")
+declare("PYC105", "post-remedy-without-post", "warning",
+        "`post_remedy` on (the default) but no `post` method: only the output's type is remedied, never its substance.")
+declare("PYC106", "field-without-description", "info",
+        "A model field without `Field(description=...)`: seed 000 recommends one on every field, it is what the LLM is told.")
+
+
+def is_contracted(text: str) -> bool:
+    """Whether a Python text has a `@contract` class (discovery, the language server), without parsing it."""
+    return "contract" in text and _CONTRACTED.search(text) is not None
+
+
+def read_python(text: str, path: str) -> SourceFile:
+    """A `.py` file as native contract documents (one per contracted class) and the dialect's own findings."""
+    source = SourceFile(path, text)
+    reader = PythonReader(path, text)
+    source.documents = reader.read()
+    source.diagnostics = reader.diagnostics
+    return source
+
+
+class PythonReader:
+    """One `.py` file's contracted classes -> native contract documents, with the PYC findings."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+        self.text = text
+        self.diagnostics: list[Diagnostic] = []
+
+    # ------------------------------------------------------------- positions and nodes
+
+    def _column(self, line: int, offset: int) -> int:
+        """ast's UTF-8 byte offset on a line as the 1-based character column our spans use."""
+        if 1 <= line <= len(self.lines):
+            return len(self.lines[line - 1].encode("utf-8")[:offset].decode("utf-8", errors="ignore")) + 1
+        return offset + 1
+
+    def span(self, node: ast.AST) -> Span:
+        """Where an ast node is in the file."""
+        line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return Span(line, self._column(line, node.col_offset),  # type: ignore[attr-defined]
+                    end_line, self._column(end_line, node.end_col_offset or node.col_offset))  # type: ignore[attr-defined]
+
+    def scalar(self, value: Any, at: ast.AST) -> ScalarNode:
+        s = self.span(at)
+        tag = "tag:yaml.org,2002:" + _TAGS.get(type(value), "str")
+        text = ast.get_source_segment(self.text, at) or str(value)
+        return new_scalar(s.line, s.column, s.end_line, s.end_column, tag, value, _style(text, value), text)
+
+    def mapping(self, pairs: list[tuple[Node, Node]], at: ast.AST) -> MapNode:
+        s, node = self.span(at), MapNode()
+        node.line, node.column, node.end_line, node.end_column, node.tag = s.line, s.column, s.end_line, s.end_column, ""
+        node.pairs = pairs
+        return node
+
+    def sequence(self, items: list[Node], at: ast.AST) -> SeqNode:
+        s, node = self.span(at), SeqNode()
+        node.line, node.column, node.end_line, node.end_column, node.tag = s.line, s.column, s.end_line, s.end_column, ""
+        node.items = items
+        return node
+
+    def report(self, code: str, message: str, at: ast.AST, hint: str | None = None) -> None:
+        self.diagnostics.append(make(code, message, self.path, self.span(at), hint=hint))
+
+    # ------------------------------------------------------------- the file
+
+    def read(self) -> list[SourceDocument]:
+        if len(self.text) > MAX_PY_BYTES:
+            self.diagnostics.append(make("YML006", f"the file is larger than {MAX_PY_BYTES // (1024 * 1024)} MiB: not read",
+                                         self.path, Span(1, 1, 1, 2)))
+            return []
+        try:
+            tree = ast.parse(self.text, self.path)
+        except SyntaxError as err:
+            line, column = err.lineno or 1, err.offset or 1
+            self.diagnostics.append(make("PYC001", f"Python syntax error: {err.msg}", self.path,
+                                         Span(line, column, line, column + 1)))
+            return []
+        except (RecursionError, MemoryError, ValueError) as err:
+            self.diagnostics.append(make("YML006", f"the file cannot be parsed safely: {type(err).__name__}", self.path,
+                                         Span(1, 1, 1, 2)))
+            return []
+        classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+        models = _models(classes)
+        for cls in models.values():
+            self._field_descriptions(cls)
+        docs: list[SourceDocument] = []
+        for cls in classes:
+            decorator = _contract_decorator(cls)
+            if decorator is not None:
+                docs.append(SourceDocument(len(docs), root := self.contract(cls, decorator, models), data_of(root),
+                                           cls.lineno, dialect=NAME))
+        return docs
+
+    def _field_descriptions(self, cls: ast.ClassDef) -> None:
+        for name, ann, value in _fields(cls):
+            if _field_kwargs(value).get("description") is None:
+                self.report("PYC106", f"field '{cls.name}.{name}' has no Field(description=...): the LLM is told only its "
+                            "name and type", ann, hint=f'{name}: {ast.unparse(ann)} = Field(description="...")')
+
+    # ------------------------------------------------------------- one class
+
+    def contract(self, cls: ast.ClassDef, decorator: ast.expr, models: dict[str, ast.ClassDef]) -> MapNode:
+        """The native contract document of one contracted class."""
+        methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        name_at = _name_node(cls)
+        pairs: list[tuple[Node, Node]] = [(self.scalar("kind", decorator), self.scalar("contract", decorator)),
+                                          (self.scalar("name", name_at), self.scalar(cls.name, name_at))]
+        pairs.append(self._prompt(cls, methods.get("prompt")))
+        forward = methods.get("forward")
+        input_ann, output_ann = self._forward(cls, forward)
+        used: list[str] = []
+        for key, ann in (("input", input_ann), ("output", output_ann)):
+            at = ann if ann is not None else name_at
+            pairs.append((self.scalar(key, at), self.scalar(self.type_string(ann, models, used), at)))
+        act = methods.get("act")
+        if act is not None:
+            act_ann = self._act(act)
+            at = act_ann if act_ann is not None else _name_node(act)  # unannotated: PYC103 says so, the type reads as `any`
+            pairs.append((self.scalar("intermediate", at), self.scalar(self.type_string(act_ann, models, used), at)))
+            hook = self.mapping([(self.scalar("python", act), self.scalar(f"{cls.name}.act", act))], act)
+            pairs.append((self.scalar("act", _name_node(act)), hook))
+        for role in ("pre", "post"):
+            method = methods.get(role)
+            if method is not None:  # the method is the condition: the engine calls it as a hook
+                item = self.mapping([(self.scalar("python", method), self.scalar(f"{cls.name}.{role}", method))], method)
+                pairs.append((self.scalar(role, _name_node(method)), self.sequence([item], method)))
+        remedy, post_remedy = self._remedy(decorator)
+        if remedy is not None:
+            pairs.append(remedy)
+        if post_remedy is not False and "post" not in methods:
+            self.report("PYC105", f"post_remedy is on but '{cls.name}' has no `post` method: only the output's type is "
+                        "remedied", decorator if post_remedy is None else post_remedy,
+                        hint="add `def post(self, output) -> bool` raising a message on bad output, or post_remedy=False")
+        pairs.append((self.scalar("types", cls), self._types(models, used, cls)))
+        return self.mapping(pairs, cls)
+
+    def _prompt(self, cls: ast.ClassDef, method: Function | None) -> tuple[Node, Node]:
+        at = _name_node(cls)
+        if method is None or not any(_dotted(d) == "property" for d in method.decorator_list):
+            self.report("PYC104", f"'{cls.name}' has no `prompt` property" if method is None else
+                        "`prompt` must be a property (@property) returning the task's text", at if method is None else _name_node(method),
+                        hint="add `@property` `def prompt(self) -> str:` returning the fixed task's text")
+            return self.scalar("prompt", at), self.scalar("", at)
+        returned = next((n.value for n in ast.walk(method) if isinstance(n, ast.Return) and n.value is not None), None)
+        if isinstance(returned, ast.Constant) and isinstance(returned.value, str):
+            return self.scalar("prompt", method), self.scalar(returned.value, returned)
+        # computed in Python: not checkable statically; a neutral text keeps the prompt rules quiet
+        return self.scalar("prompt", method), self.scalar("(computed in Python)", returned or method)
+
+    def _forward(self, cls: ast.ClassDef, forward: Function | None) -> tuple[ast.expr | None, ast.expr | None]:
+        if forward is None:
+            self.report("PYC101", f"'{cls.name}' has no `forward` method: the contract has no input or output type",
+                        _name_node(cls), hint="def forward(self, input: MyInput, **kwargs) -> MyOutput:")
+            return None, None
+        args = forward.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        given = next((a for a in params if a.arg == "input"), None)
+        if args.vararg is not None:
+            self.report("PYC101", "`forward` must not take *args: the input is passed as the keyword `input`", args.vararg)
+        if given is None:
+            self.report("PYC101", "`forward` has no parameter named `input`", forward.args.args[-1] if forward.args.args else forward,
+                        hint="def forward(self, input: MyInput, **kwargs) -> MyOutput:")
+        elif given.annotation is None:
+            self.report("PYC101", "`forward`'s `input` parameter has no type annotation: the contract has no input type", given,
+                        hint="input: MyInput (an LLMDataModel subclass)")
+        if forward.returns is None:
+            self.report("PYC102", "`forward` has no return annotation: the contract has no output type to generate", _name_node(forward),
+                        hint="-> MyOutput (an LLMDataModel subclass, or a type such as list[str])")
+        return (given.annotation if given is not None else None), forward.returns
+
+    def _act(self, act: Function) -> ast.expr | None:
+        positional = [*act.args.posonlyargs, *act.args.args][1:]  # after self
+        first = positional[0] if positional else None
+        if first is None:
+            self.report("PYC103", "`act` must take the input as its first parameter after self", _name_node(act),
+                        hint="def act(self, input: MyInput, **kwargs) -> MyIntermediate:")
+        elif first.arg != "input":
+            self.report("PYC103", f"`act`'s first parameter is '{first.arg}': it must be named `input`", first)
+        elif first.annotation is None:
+            self.report("PYC103", "`act`'s `input` parameter has no type annotation", first)
+        if act.returns is None:
+            self.report("PYC103", "`act` has no return annotation: the intermediate type is unknown", _name_node(act),
+                        hint="-> MyIntermediate (an LLMDataModel subclass)")
+        return act.returns
+
+    def _remedy(self, decorator: ast.expr) -> tuple[tuple[Node, Node] | None, ast.expr | Literal[False] | None]:
+        """The decorator's keywords as `remedy:`; and post_remedy's node (False when it is literally off, None when not given)."""
+        if not isinstance(decorator, ast.Call):
+            return None, None
+        pairs: list[tuple[Node, Node]] = []
+        post: ast.expr | Literal[False] | None = None
+        for kw in decorator.keywords:
+            if kw.arg is None:
+                continue  # **settings: not readable statically
+            if kw.arg not in DECORATOR_KEYS:
+                self.diagnostics.append(make("SCH102", f"unknown parameter '{kw.arg}' of @contract", self.path,
+                                             self.span(kw), hint=did_you_mean(kw.arg, DECORATOR_KEYS)
+                                             or f"parameters: {', '.join(DECORATOR_KEYS)}"))
+                continue
+            if kw.arg == "post_remedy":
+                post = False if _literal(kw.value) is False else kw.value
+            if kw.arg in _REMEDY_KEYS:
+                value = self.value(kw.value)
+                if value is not None:
+                    pairs.append((self.scalar(_REMEDY_KEYS[kw.arg], kw), value))
+            elif kw.arg == "remedy_retry_params":
+                value = self.value(kw.value)
+                if value is not None:
+                    pairs.append((self.scalar("retry", kw), value))
+        if not pairs:
+            return None, post
+        return (self.scalar("remedy", decorator), self.mapping(pairs, decorator)), post
+
+    def value(self, node: ast.expr) -> Node | None:
+        """A literal (a constant, a dict display or `dict(k=v)`, a list) as nodes at its spans; None when not literal."""
+        if isinstance(node, ast.Constant):
+            return self.scalar(node.value, node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            value = _literal(node)
+            return self.scalar(value, node) if value is not None else None
+        if isinstance(node, ast.Dict):
+            pairs: list[tuple[Node, Node]] = []
+            for k, v in zip(node.keys, node.values, strict=True):
+                item = self.value(v) if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+                if item is not None and isinstance(k, ast.Constant):
+                    pairs.append((self.scalar(k.value, k), item))
+            return self.mapping(pairs, node)
+        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
+            pairs = []  # the same list, for dict(k=v)
+            for kw in node.keywords:
+                item = self.value(kw.value) if kw.arg is not None else None
+                if item is not None:
+                    s = self.span(kw)
+                    key = new_scalar(s.line, s.column, s.line, s.column + len(kw.arg or ""), "tag:yaml.org,2002:str",
+                                     kw.arg, "", kw.arg or "")
+                    pairs.append((key, item))
+            return self.mapping(pairs, node)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [self.value(e) for e in node.elts]
+            return self.sequence([i for i in items if i is not None], node)
+        return None
+
+    # ------------------------------------------------------------- types
+
+    def type_string(self, ann: ast.expr | None, models: dict[str, ast.ClassDef], used: list[str]) -> str:
+        """An annotation in the format's type syntax; a name the file does not define reads as `any` (it is imported)."""
+        if ann is None:
+            return "any"
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):  # a string annotation
+            try:
+                return self.type_string(ast.parse(ann.value, mode="eval").body, models, used)
+            except SyntaxError:
+                return "any"
+        if isinstance(ann, ast.Constant) and ann.value is None:
+            return "None"
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            return f"{self.type_string(ann.left, models, used)} | {self.type_string(ann.right, models, used)}"
+        name = _dotted(ann).rsplit(".", 1)[-1] if isinstance(ann, (ast.Name, ast.Attribute)) else None
+        if name is not None:
+            if name in models:
+                if name not in used:
+                    used.append(name)
+                return name
+            return _BUILTIN_TYPES.get(name, "any")
+        if isinstance(ann, ast.Subscript):
+            base = _dotted(ann.value).rsplit(".", 1)[-1]
+            args = list(ann.slice.elts) if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            inner = [self.type_string(a, models, used) for a in args]
+            if base in ("Optional",) and len(inner) == 1:
+                return f"{inner[0]} | None"
+            if base == "Union":
+                return " | ".join(inner)
+            if base in ("list", "List", "Sequence", "set", "Set") and len(inner) == 1:
+                return f"list[{inner[0]}]"
+            if base in ("dict", "Dict", "Mapping") and len(inner) == 2:
+                return f"dict[{inner[0]}, {inner[1]}]"
+            if base == "Literal":
+                return ast.unparse(ann).rsplit(".", 1)[-1] if "." in _dotted(ann.value) else ast.unparse(ann)
+        return "any"
+
+    def _default(self, value: ast.expr | None, kwargs: dict[str, ast.expr]) -> Node | None:
+        """A field's default as a node (`[]` for default_factory=list); None without one, or when it is not a literal."""
+        if value is None:
+            return None
+        if not _is_field_call(value):
+            return self.value(value)
+        if "default" in kwargs:
+            return self.value(kwargs["default"])
+        factory = _dotted(kwargs["default_factory"]) if "default_factory" in kwargs else ""
+        if factory in ("list", "set", "tuple", "dict"):
+            return self.mapping([], kwargs["default_factory"]) if factory == "dict" else self.sequence([], kwargs["default_factory"])
+        return None
+
+    def _types(self, models: dict[str, ast.ClassDef], used: list[str], at: ast.ClassDef) -> MapNode:
+        """The models the class uses (through its annotations and their fields), as `types:`."""
+        pairs: list[tuple[Node, Node]] = []
+        i = 0
+        while i < len(used):  # `used` grows as field types name further models
+            cls = models[used[i]]
+            i += 1
+            fields: list[tuple[Node, Node]] = []
+            for name, ann, value, target in _fields_with_targets(cls, models):
+                spec: list[tuple[Node, Node]] = [(self.scalar("type", ann), self.scalar(self.type_string(ann, models, used), ann))]
+                kwargs = _field_kwargs(value)
+                for key in _FIELD_KEYS:
+                    if key in kwargs:
+                        node = self.value(kwargs[key])
+                        if node is not None:
+                            spec.append((self.scalar(key, kwargs[key]), node))
+                default = self._default(value, kwargs)
+                if default is not None:
+                    spec.append((self.scalar("default", value or ann), default))
+                fields.append((self.scalar(name, target), self.mapping(spec, target)))
+            decl = self.mapping([(self.scalar("fields", cls), self.mapping(fields, cls))], cls)
+            pairs.append((self.scalar(cls.name, _name_node(cls)), decl))
+        return self.mapping(pairs, at)
+
+
+# ----------------------------------------------------------------- helpers on the tree
+
+
+def _style(text: str, value: Any) -> str:
+    """The YAML style whose column arithmetic a Python literal shares: a simple one-line quoted string is `"` / `'`.
+
+    Anything else (triple quotes, prefixes, implicit concatenation, escapes) is `|`, so a position inside it is the
+    whole string rather than a wrong column.
+    """
+    if not isinstance(value, str) or text == value:
+        return ""
+    simple = len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and text[:3] not in ('"""', "'''") and "\n" not in text
+    return text[0] if simple and text[1:-1] == value else "|"
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return ""
+
+
+def _contract_decorator(cls: ast.ClassDef) -> ast.expr | None:
+    return next((d for d in cls.decorator_list if _dotted(d).rsplit(".", 1)[-1] == "contract"), None)
+
+
+def _name_node(definition: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+    """A node spanning a definition's name (`class Name` / `def name`), for findings about the whole definition."""
+    node = ast.Name(definition.name)
+    node.lineno = node.end_lineno = definition.lineno
+    node.col_offset = definition.col_offset  # the `class` / `def` keyword starts the line's definition
+    node.end_col_offset = definition.col_offset + len("class " if isinstance(definition, ast.ClassDef) else "def ") + len(definition.name)
+    return node
+
+
+def _models(classes: list[ast.ClassDef]) -> dict[str, ast.ClassDef]:
+    """The file's pydantic models: subclasses of LLMDataModel or BaseModel, or of a model defined before them."""
+    models: dict[str, ast.ClassDef] = {}
+    for cls in classes:
+        if any(_dotted(b).rsplit(".", 1)[-1] in _MODEL_BASES or _dotted(b) in models for b in cls.bases):
+            models[cls.name] = cls
+    return models
+
+
+def _fields(cls: ast.ClassDef) -> Iterator[tuple[str, ast.expr, ast.expr | None]]:
+    for name, ann, value, _target in _fields_with_targets(cls, {}):
+        yield name, ann, value
+
+
+def _fields_with_targets(cls: ast.ClassDef, models: dict[str, ast.ClassDef]) -> Iterator[tuple[str, ast.expr, ast.expr | None, ast.expr]]:
+    """A model's annotated fields, those of its bases in the file first (ClassVar and private names left out)."""
+    for base in cls.bases:
+        parent = models.get(_dotted(base))
+        if parent is not None and parent is not cls:
+            yield from _fields_with_targets(parent, models)
+    for stmt in cls.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and not stmt.target.id.startswith("_"):
+            if "ClassVar" in ast.unparse(stmt.annotation):
+                continue
+            yield stmt.target.id, stmt.annotation, stmt.value, stmt.target
+
+
+def _is_field_call(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Call) and _dotted(value.func).rsplit(".", 1)[-1] == "Field"
+
+
+def _field_kwargs(value: ast.expr | None) -> dict[str, ast.expr]:
+    if not _is_field_call(value):
+        return {}
+    assert isinstance(value, ast.Call)
+    kwargs = {kw.arg: kw.value for kw in value.keywords if kw.arg is not None}
+    if value.args and "default" not in kwargs and not (isinstance(value.args[0], ast.Constant) and value.args[0].value is Ellipsis):
+        kwargs["default"] = value.args[0]  # Field(default, ...) positionally
+    return kwargs
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
