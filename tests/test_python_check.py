@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contractstudio.analysis.check import check_file, check_text
+from contractstudio.analysis.check import check_file, check_paths, check_text
 from contractstudio.analysis.incremental import Analyzer
 from contractstudio.cli import main
 from contractstudio.lsp.analyses import Analyses
@@ -141,3 +141,14 @@ async def test_the_language_server_gives_no_yaml_editing_help_in_python(project:
         assert await analyses.current("file:///a.py") is None  # hover, rename, quick fixes: nothing
     finally:
         analyses.shutdown()
+
+
+def test_the_python_samples_are_clean_and_the_broken_copy_reports_its_planted_mistakes() -> None:
+    from conftest import SAMPLES
+
+    reports = check_paths([SAMPLES / "python"])
+    assert [(Path(r.path).name, r.diagnostics) for r in reports] == [("multidoc_qa_agent.py", [])]  # notes_tool.py: no class
+    broken = check_file(SAMPLES / "broken" / "multidoc_qa_agent_broken.py")
+    assert [(d.line, d.column, d.code, d.message) for d in broken.diagnostics] == [
+        (66, 50, "SCH102", "unknown key 'max_dalay' in remedy.retry"),
+        (88, 19, "PYC103", "`act`'s first parameter is 'request': it must be named `input`")]

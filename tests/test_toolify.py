@@ -385,3 +385,19 @@ def test_plain_functions_show_the_defaults(tagged) -> None:
 
     params = inspect.signature(tagged.functions()["tag_note"]).parameters
     assert [(p.name, p.default) for p in params.values()] == [("title", inspect.Parameter.empty), ("tags", []), ("limit", 3)]
+
+
+def test_the_python_sample_tool_converts_text_arguments_and_lists_both_sections() -> None:
+    import importlib.util
+
+    from conftest import SAMPLES
+
+    spec = importlib.util.spec_from_file_location("notes_tool_sample", SAMPLES / "python" / "notes_tool.py")
+    assert spec is not None and spec.loader is not None
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    assert sample.create_note("Plan", "- #a #b", "2") == '{\n  "created": "Plan",\n  "lines": 1\n}'
+    assert sample.create_note(" ", "[x #a #b", "1") == (
+        "Contract validation failed:\nPreconditions:\n  - Title cannot be empty\n"
+        "Postconditions:\n  - Invalid markdown: 1 unclosed bracket(s)\n  - At most 1 tags, got 2")
+    assert sample.create_note("Plan", "again").startswith("Tool Failed: FileExistsError: a note titled 'Plan' exists already")
