@@ -232,3 +232,48 @@ async def test_typed_yaml_input_runs_the_call(make_app) -> None:
         await press_and_wait(pilot, "g")
         act = next(e for e in app.screen.events if e.type == "act_value")
         assert act["value"]["query"] == "typed question"
+
+
+async def test_at_200_columns_the_timeline_widens_and_names_each_condition(make_app, workspace: Path) -> None:
+    """Issue 19.8: the condition's id (which the trace records) is on its row and in its view, and the row is not cut."""
+    contract = workspace / "multidoc_qa.contract.yaml"
+    text = contract.read_text()
+    floor = "  - assert: output.coverage_score >= 0.55"
+    contract.write_text(text.replace(floor, "  - id: coverage_floor\n" + floor.replace("-", " ", 1)))
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await open_debugger(app, pilot)
+        await press_and_wait(pilot, "g")
+        timeline = app.screen.query_one("#timeline", OptionList)
+        rows = [plain(timeline.get_option_at_index(i).prompt) for i in range(timeline.option_count)]
+        failed = next(i for i, r in enumerate(rows) if "FAIL" in r)
+        assert "FAIL coverage_floor output.coverage_score >= 0.55" in rows[failed]
+        assert timeline.size.width > 36 and timeline.content_size.width >= len(rows[failed])  # the whole row shows
+        timeline.highlighted = failed
+        await pilot.pause()
+        assert "condition coverage_floor" in body(app)
+
+
+async def test_at_80x24_the_perf_lists_every_stage_and_the_footer_shows_only_whole_keys(make_app) -> None:
+    """Issue 19.8: after the window shrinks the perf is redrawn for its width; no footer key runs under `^p palette`."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await open_debugger(app, pilot)
+        await press_and_wait(pilot, "g")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.2)
+        perf = app.screen.query_one("#perf")
+        shown = plain(perf.content)
+        for stage in ("input", "pre", "act", "generate", "post", "forward", "finalize"):
+            assert f"\n{stage}" in shown or f"  {stage}" in shown
+        assert perf.size.height >= len(shown.rstrip("\n").splitlines())  # every line of it is on screen
+        keys = list(app.screen.query(FooterKey))
+        palette = next(k for k in keys if k.has_class("-command-palette"))
+        visible = [k for k in keys if k.display and k is not palette]
+        assert visible and all(k.region.right <= palette.region.x for k in visible)
+        assert palette.region.right == app.size.width  # nothing left of the key under it in the last column
+        await pilot.resize_terminal(200, 60)
+        await pilot.pause(0.2)
+        assert all(k.display for k in app.screen.query(FooterKey))  # room again: every key is back

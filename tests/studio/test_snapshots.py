@@ -13,6 +13,7 @@ import pytest
 from .conftest import settle
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+WIDE = [*SIZES, pytest.param((200, 60), id="200x60")]  # the debugger's timeline takes the width it needs (issue 19.8)
 
 
 @pytest.fixture
@@ -103,7 +104,7 @@ class TestGraphMode:
 
 
 class TestDebugMode:
-    @pytest.mark.parametrize("size", SIZES)
+    @pytest.mark.parametrize("size", WIDE)
     def test_remedy_request(self, snap_compare, make_app, steady_clock, size) -> None:  # noqa: ANN001
         async def run_before(pilot) -> None:  # noqa: ANN001
             await settle(pilot)

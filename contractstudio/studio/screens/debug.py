@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, OptionList, Select, Static
+from textual.widgets import OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
@@ -26,6 +26,7 @@ from contractstudio.studio import calls
 from contractstudio.studio.screens.dialogs import TextPrompt
 from contractstudio.studio.screens.recorded_traces import RecordedTraces
 from contractstudio.studio.widgets.events import event_line, event_view
+from contractstudio.studio.widgets.footer import StudioFooter
 
 REDRAW_EVERY = 8  # events between redraws while a call runs to its end
 
@@ -75,7 +76,7 @@ class DebugScreen(RecordedTraces):
                 yield Static("", id="event-body")
         yield Static("", id="perf")
         yield Static("", id="debug-status")
-        yield Footer(compact=True)
+        yield StudioFooter()
 
     def on_mount(self) -> None:
         self.query_one("#timeline").border_title = "Timeline"
@@ -84,6 +85,7 @@ class DebugScreen(RecordedTraces):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")
+        self._perf()  # the stage table or its packed lines: whichever fits the new width
 
     def on_screen_resume(self) -> None:
         self.on_resize()

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
@@ -22,6 +22,7 @@ from contractstudio.studio.widgets.completion import CompletionMenu
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
+from contractstudio.studio.widgets.footer import StudioFooter
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
 
 
@@ -65,7 +66,7 @@ class EditScreen(EditingAssist, StudioScreen):
                 yield FindingsPanel(id="findings")
         yield Static("", id="status")
         yield CompletionMenu()
-        yield Footer(compact=True)
+        yield StudioFooter()
 
     @property
     def editor(self) -> ContractEditor:

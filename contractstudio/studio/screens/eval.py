@@ -19,12 +19,13 @@ from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import DataTable, Footer, ProgressBar, Select, Static
+from textual.widgets import DataTable, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
 from contractstudio.studio import evals
 from contractstudio.studio.screens.base import StudioScreen
+from contractstudio.studio.widgets.footer import StudioFooter
 
 DRAIN_S = 0.2
 
@@ -83,7 +84,7 @@ class EvalScreen(StudioScreen):
             yield SafePlot(id="plot-cost")
         yield Select(evals.BASE_FILTERS, value="all", allow_blank=False, id="eval-filter", compact=True)
         yield DataTable(id="eval-rows", cursor_type="row", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield StudioFooter()
 
     def on_mount(self) -> None:
         self.query_one("#eval-summary").border_title = "Summary"

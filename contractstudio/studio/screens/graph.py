@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, OptionList, Static, Tree
+from textual.widgets import Input, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
@@ -27,6 +27,7 @@ from contractstudio.studio.screens.agent_tree import fill_agent_tree
 from contractstudio.studio.screens.base import StudioScreen
 from contractstudio.studio.screens.dialogs import PathPrompt
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
+from contractstudio.studio.widgets.footer import StudioFooter
 from contractstudio.studio.widgets.stepgraph import Highlight, StepGraphView
 from contractstudio.studio.workspace import kind_of_text
 
@@ -64,7 +65,7 @@ class GraphScreen(StudioScreen):
                 yield Tree("agent", id="agent-tree")
                 yield Static("", id="graph-details")
                 yield Input(placeholder="/ simulate a router reply, e.g. [BM25:] how do I reset?", id="simulate", compact=True)
-        yield Footer(compact=True)
+        yield StudioFooter()
 
     def on_mount(self) -> None:
         self.query_one("#graph-files").border_title = "Pipelines & agents"

@@ -46,7 +46,9 @@ def event_line(event: Any, breakpoints: set[str]) -> Text:
             applies = d.get("applies", True)
             t.append("skip " if not applies else ("pass " if ok else "FAIL "),
                      style="dim" if not applies else ("green" if ok else "bold red"))
-            t.append(str(d.get("expression", "")))
+            if d.get("id"):  # the condition's name says which one failed before its expression does
+                t.append(f"{d['id']} ", style="bold")
+            t.append(str(d.get("expression", "")), style="dim" if d.get("id") else "")
         case ev.ModelRequest():
             t.append(f"request #{d.get('attempt', 0)} {d.get('purpose', '')}", style="cyan")
         case ev.ModelReply():
@@ -142,6 +144,8 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
         parts.append(Text("\nE edits these texts before the remedy sends them to the model.", style="dim"))
     elif isinstance(event, ev.ConditionChecked):
         ok = d.get("passed")
+        if d.get("id"):
+            parts.append(Text(f"condition {d['id']}", style="bold"))
         parts.append(Text(str(d.get("expression", "")), style="bold"))
         parts.append(Text("passed" if ok else "failed", style="green" if ok else "red"))
         if d.get("message"):
