@@ -327,3 +327,51 @@ def test_verbose_logs_each_event_redacted(caplog: pytest.LogCaptureFixture) -> N
         Loud()(input=Review(text="x"))
     assert any("llm_request" in r.getMessage() for r in caplog.records)
     assert not any("sk-proj-abcdefghijklmnopqrstuvwx0123" in r.getMessage() for r in caplog.records)
+
+
+def test_contract_exception_has_seed_004_s_classes_so_forward_can_raise_it() -> None:
+    rater = RateReview()
+    with use_model(scripted('{"score": "high"}', "not json", '{"score": 1.5}'), wait=False):
+        rater(input=Review(text="x"))
+    assert isinstance(rater.contract_exception, ValueError) and isinstance(rater.contract_exception, cs.InvalidOutput)
+    with use_model(scripted('{"score": 0.1}', '{"score": 0.1}', '{"score": 0.1}'), wait=False):
+        rater(input=Review(text="x"))
+    assert isinstance(rater.contract_exception, RuntimeError) and isinstance(rater.contract_exception, cs.ConditionFailed)
+
+
+def test_an_input_that_is_not_of_forward_s_type_raises_value_error_before_any_model_call() -> None:
+    @contract()
+    class Counts(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Count."
+
+        def forward(self, input: list[int]) -> int:
+            return self.contract_result
+
+    inst = Counts()
+    with use_model(scripted(), wait=False), pytest.raises(ValueError, match="not a valid list"):
+        inst(input=["a", "b"])
+    assert purposes(inst) == []
+
+
+def test_use_model_is_local_to_its_thread(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import threading
+
+    monkeypatch.delenv("CONTRACTSTUDIO_MODEL", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config.yaml: no default model
+
+    seen: list[str] = []
+
+    def other_thread() -> None:
+        try:
+            RateReview()(input=Review(text="x"))
+        except ModelError:
+            seen.append("no model in this thread")
+
+    with use_model(scripted('{"score": 0.9}'), wait=False):
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        worker.join()
+        assert RateReview()(input=Review(text="x")).score == 0.9
+    assert seen == ["no model in this thread"]

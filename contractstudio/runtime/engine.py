@@ -16,7 +16,7 @@ from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.asking import ask, edited, kept_whole
 from contractstudio.runtime.call_state import CallState, remedy_wait
-from contractstudio.runtime.errors import ConditionFailed, ContractViolation, InvalidInput, InvalidOutput
+from contractstudio.runtime.errors import InvalidInput
 from contractstudio.runtime.events import (
     STAGES,
     ActValue,
@@ -332,9 +332,7 @@ def run_call(st: CallState) -> Events:
     if st.invalid_input:
         st.violation = InvalidInput(f"contract '{plan.name}': the input is not a valid {plan.doc.input}", st.errors, st.trace)
     elif st.failed and raises or not ok:
-        # seed 004's exception classes: a reply that never became a valid output is a ValueError, a failed rule a RuntimeError
-        kind = {"type": InvalidOutput, "pre": ConditionFailed, "post": ConditionFailed}.get(st.failed_on or "", ContractViolation)
-        st.violation = kind(f"contract '{plan.name}' failed", st.errors, st.trace)
+        st.violation = st.failure()
     yield st.emit(CallResult(stage="finalize", successful=st.successful,
                              output=plan.returns.dump(final) if final is not None else None,
                              llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),

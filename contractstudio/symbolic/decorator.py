@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from contractstudio.runtime.errors import ContractError, ContractViolation
+from contractstudio.runtime.errors import ContractError
 from contractstudio.symbolic.choice import current_use
 from contractstudio.symbolic.perf import SymbolicPerf
 from contractstudio.symbolic.plan import (
@@ -118,8 +118,7 @@ class ClassContract:
         def forward(st: Any, forward_input: Any, output: Any) -> Any:
             instance.contract_successful = st.successful
             instance.contract_result = output if st.successful else None
-            instance.contract_exception = None if st.successful else ContractViolation(
-                f"contract '{self.name}' failed", list(st.errors), st.trace)
+            instance.contract_exception = None if st.successful else st.failure()
             f_args, f_kwargs = list(args), dict(kwargs)
             if where == "args":
                 f_args[0] = forward_input

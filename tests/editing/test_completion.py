@@ -235,3 +235,8 @@ def test_policy_ids_for_conflicts_with_and_act_fields_in_an_expression() -> None
     first_post = act.index("assert:", act.index("post:")) + len("assert: ")
     typed = act[:first_post] + "act.‸ and " + act[first_post:]
     assert labels(typed, act) == ["question"]
+
+
+def test_a_condition_offers_remedy_the_hard_rule_key() -> None:
+    found = items(CONTRACT + "    ‸\n")
+    assert "remedy" in found and "without a remedy" in str(found["remedy"].documentation)

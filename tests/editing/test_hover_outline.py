@@ -60,3 +60,9 @@ def test_folding_ranges_follow_blocks() -> None:
     assert (4, 6) in ranges  # routers:
     assert (7, 20) in ranges  # steps:
     assert (8, 11) in ranges  # the first step
+
+
+def test_hover_on_a_condition_s_remedy_key_says_it_ends_the_call() -> None:
+    text = CONTRACT + "    remedy: false\n"
+    h = hover(check_text(text), *position(text, "remedy: false", 2))
+    assert h is not None and h.markdown.startswith("**remedy**: `bool`") and "ends at once" in h.markdown

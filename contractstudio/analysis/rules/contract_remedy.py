@@ -1,4 +1,5 @@
-"""What a contract's remedy has to work with: pre conditions (CON101), retry settings (CON102), post conditions (CON107)."""
+"""What a contract's remedy has to work with: pre conditions (CON101), retry settings (CON102), post conditions (CON107),
+hard rules in a list that is never remedied anyway (CON111)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,17 @@ def no_post_conditions(doc: LoadedContract) -> Iterator[Diagnostic]:
     if not c.post and c.output:
         yield doc.diag("CON107", f"contract '{c.name}' has no post conditions: only the shape of the output is checked",
                        ("output",), hint="add `post:` conditions on the substance of the output")
+
+
+@rule("CON111", "hard-rule-without-remedy", "warning", kinds=("contract",))
+def hard_rule_without_remedy(doc: LoadedContract) -> Iterator[Diagnostic]:
+    """`remedy: false` on a condition of a list whose remedy is off: every failure there ends the call already."""
+    c = doc.contract
+    for stage, conditions, remedied in (("pre", c.pre, c.remedy.pre), ("post", c.post, c.remedy.post)):
+        if remedied:
+            continue
+        for index, cond in enumerate(conditions):
+            if "remedy" in cond.model_fields_set and not cond.remedy:
+                yield doc.diag("CON111", f"`remedy: false` has no effect here: remedy.{stage} is false, so no `{stage}` "
+                               "condition is remedied", (stage, index, "remedy"), key=True,
+                               hint=f"remove it, or set remedy.{stage}: true to remedy the other `{stage}` conditions")
