@@ -91,16 +91,16 @@ def describe(event: Event) -> list[str]:
 def run(args: Any) -> int:
     from contractstudio.runtime.api import Contract, load_all
     from contractstudio.runtime.call_state import CallOptions
-    from contractstudio.runtime.errors import ContractError, InvalidInput, ModelError
+    from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.model_choice import ModelChoice
-    from contractstudio.runtime.perf import format_table
     from contractstudio.runtime.session import Session
-    from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key (shown() redacts too)
+    from contractstudio.symbolic.loading import python_target
     from contractstudio.trust import Trust
 
-    path = Path(args.contract)
+    target = python_target(args.contract)  # path/module.py:ClassName: a contracted Python class
+    path = target[0] if target is not None else Path(args.contract)
     if not path.is_file():
-        return usage_error(f"no such file: {args.contract}")
+        return usage_error(f"no such file: {path}")
     conflict, notes = contradictions(args)
     if conflict:
         return usage_error(conflict)
@@ -108,6 +108,8 @@ def run(args: Any) -> int:
         return usage_error(f"no such trace: {args.replay}")
     if args.trace and (problem := target_problem(args.trace)):  # checked before the call: a paid result is never lost
         return usage_error(f"cannot write the trace: {problem}")
+    if target is not None:
+        return _run_class(args, path, target[1], notes)
     try:
         trusted = Trust.for_command([path], args.trust).allows(path)  # the contract's own folder decides
         contracts = [o for o in load_all(path, trust=trusted, dialect=args.dialect) if isinstance(o, Contract)]
@@ -165,10 +167,56 @@ def run(args: Any) -> int:
         print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
 
+    return drive(args, contract.name, contract.doc.input, model, session, notes)
+
+
+def _run_class(args: Any, path: Path, name: str, notes: list[str]) -> int:
+    """`run path/module.py:ClassName`: the class imported (its folder trusted, as for hooks), one call through the engine."""
+    from contractstudio.runtime.call_state import CallOptions
+    from contractstudio.runtime.errors import ContractError, ModelError
+    from contractstudio.runtime.model_choice import ModelChoice
+    from contractstudio.symbolic.loading import load_class
+    from contractstudio.trust import Trust
+
+    if args.scenario:
+        return usage_error(f"{args.contract}: a Python class has no scenarios; run it offline with --replay TRACE")
+    try:
+        contract = load_class(path, name, Trust.for_command([path], args.trust))
+    except ContractError as err:
+        print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
+        return EXIT_PROBLEM
+    if args.input:
+        try:
+            value = read_input(args.input)
+        except (OSError, ValueError) as err:
+            return usage_error(f"cannot read the input: {getattr(err, 'strerror', None) or err}: {args.input}")
+    elif args.replay:
+        value = recorded_input(args.replay)
+        if value is None:
+            return usage_error(f"{args.replay} records no input; pass --input FILE")
+    else:
+        return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin), or --replay TRACE")
+    try:
+        model = ModelChoice.from_flags(replay=args.replay, model=args.model).model(contract, api_base=args.api_base)
+        session = contract.session(value, model, CallOptions(wait=not args.no_wait))
+    except (ModelError, ValueError) as err:
+        return usage_error(str(err))
+    except ContractError as err:
+        print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
+        return EXIT_PROBLEM
+    return drive(args, contract.name, contract.input_type, model, session, notes)
+
+
+def drive(args: Any, name: str, input_type: str, model: Any, session: Any, notes: list[str]) -> int:
+    """Run a started call to its end, printing each event (or the JSON summary); the exit code."""
+    from contractstudio.runtime.errors import InvalidInput
+    from contractstudio.runtime.perf import format_table
+    from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key (shown() redacts too)
+
     for note in notes:  # once the call is sure to start: a refused input is the one message
         print(f"contractstudio: note: {note}", file=sys.stderr)
     if not args.json:
-        print(shown(f"{contract.name}: {model.name}"))
+        print(shown(f"{name}: {model.name}"))
     while (event := session.step()) is not None:
         if not args.json:
             for line in describe(event):
@@ -189,7 +237,7 @@ def run(args: Any) -> int:
         verdict = "successful" if result.successful else ("FAILED (raised ContractViolation)" if raised else "FAILED (fallback returned)")
         if invalid:
             done = "nothing was called" if not result.llm_calls else "the pre-remedy could not repair it"
-            verdict = f"FAILED (the input is not a valid {contract.doc.input}: {done})"
+            verdict = f"FAILED (the input is not a valid {input_type}: {done})"
         print(printable(f"\n{verdict}: {result.llm_calls} LLM call(s), {result.attempts} remedy attempt(s)", lines=True))
         if result.errors and not result.successful:
             print("errors:")

@@ -1,0 +1,85 @@
+"""`path/to/module.py:ClassName`: a contracted Python class for `run` and `eval`, behind the one trust check.
+
+Importing a module runs its code, so the class's folder must be trusted exactly as for hooks
+(`trust.hook_folder`: trust and the import folder decided together from the resolved path), and
+the module is imported by the one hook resolver (`contractstudio.hooks`), from that folder only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from contractstudio.runtime.errors import ContractError, UntrustedHook
+
+_TARGET = re.compile(r"^(?P<path>.+\.py):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def python_target(text: str) -> tuple[Path, str] | None:
+    """`module.py:ClassName` as (path, class name); None for anything else (a YAML contract file)."""
+    m = _TARGET.match(text)
+    return (Path(m["path"]), m["name"]) if m else None
+
+
+class PythonContract:
+    """A contracted class of a trusted `.py` file, as `run` and `eval` call it: one instance, a Session per call."""
+
+    def __init__(self, cls: type, spec: Any, path: Path) -> None:
+        self.cls, self.spec, self.path = cls, spec, path
+        self.name: str = spec.name
+        self.input_type: str = _type_label(spec.input_annotation)
+        self._instance: Any = None
+
+    @property
+    def instance(self) -> Any:
+        """The class made once with no arguments (state `act` writes on `self` persists across calls, as in Python)."""
+        if self._instance is None:
+            try:
+                self._instance = self.cls()
+            except Exception as err:  # noqa: BLE001 - the user's constructor: said, never a traceback
+                raise ContractError(f"{self.path}: {self.name}() failed: {type(err).__name__}: {err} "
+                                    "(run and eval make the class with no arguments)", path=str(self.path)) from None
+        return self._instance
+
+    def model_for(self, model: str | None, *, api_base: str | None = None) -> Any:
+        """The live model of a call (a class has no `llm:` block: the litellm model string, or the environment's)."""
+        from contractstudio.documents.contract_model import LLMSettings
+        from contractstudio.runtime.live import live_model
+
+        return live_model(LLMSettings(), model=model, api_base=api_base, trusted=True, owner=f"class '{self.name}'")
+
+    def scenario(self, name: str) -> Any:
+        """A Python class has no scenarios: a KeyError that says how to run it offline instead."""
+        raise KeyError(f"class '{self.name}' has no scenarios: run it offline with --replay TRACE "
+                       "(a trace its own `use_model(..., trace=...)` wrote)")
+
+    def session(self, value: Any, model: Any, options: Any) -> Any:
+        """One call of the class with this input, to step through or run to the end (the engine's Session)."""
+        return self.spec.session(self.instance, (), {"input": value}, model, options)
+
+
+def load_class(path: Path, name: str, trust: Any) -> PythonContract:
+    """The contracted class `name` of the `.py` file at `path`, imported only when its folder is trusted."""
+    from contractstudio.hooks import HookError, resolve_hook
+    from contractstudio.trust import hook_folder
+
+    where = hook_folder(path, trust)
+    if not where.trusted or where.folder is None:
+        raise UntrustedHook(f"{path}:{name}: importing {path.name} runs its code, and its folder {where.folder or path.parent} "
+                            "is not trusted: pass --trust, or trust the folder in the studio (the same trust as Python hooks)")
+    try:
+        cls = resolve_hook(f"{path.stem}:{name}", where.folder)
+    except HookError as err:
+        raise ContractError(f"{path}:{name}: {err}", path=str(path)) from None
+    spec = getattr(cls, "__contract__", None)
+    if not isinstance(cls, type) or spec is None:
+        raise ContractError(f"{path}:{name} is not a class decorated with @contract (from contractstudio.symbolic)",
+                            path=str(path))
+    return PythonContract(cls, spec, path)
+
+
+def _type_label(annotation: Any) -> str:
+    from contractstudio.symbolic.plan import type_name
+
+    return "any" if annotation is None else type_name(annotation)

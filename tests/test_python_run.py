@@ -1,0 +1,115 @@
+"""`contractstudio run path/module.py:ClassName`: a contracted Python class run like a YAML contract, behind the trust check."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import contractstudio as cs
+from contractstudio.cli import main
+
+MODULE = '''\
+from pathlib import Path
+
+from pydantic import Field
+
+from contractstudio.symbolic import Expression, LLMDataModel, contract
+
+Path(__file__).with_name("imported.marker").write_text("the module ran")
+
+
+class Question(LLMDataModel):
+    text: str = Field(description="The question.")
+
+
+class Answer(LLMDataModel):
+    answer: str = Field(description="The answer.")
+
+
+@contract(remedy_retry_params={"tries": 2, "delay": 0})
+class Answerer(Expression):
+    calls = 0
+
+    @property
+    def prompt(self) -> str:
+        return "Answer the question in one word."
+
+    def post(self, output: Answer) -> bool:
+        if " " in output.answer.strip():
+            raise ValueError("Answer in one word.")
+        return True
+
+    def forward(self, input: Question, **kwargs) -> Answer:
+        return self.contract_result if self.contract_successful else Answer(answer="unknown")
+
+
+class Plain:
+    pass
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "answerer_mod.py").write_text(MODULE)
+    (tmp_path / "question.yaml").write_text("text: What colour is the sky?\n")
+    return tmp_path
+
+
+def recorded(project: Path) -> Path:
+    """A trace of one call of the class (two replies: one remedy), written by the class's own use_model."""
+    from contractstudio.hooks import resolve_hook
+    from contractstudio.symbolic import use_model
+
+    cls = resolve_hook("answerer_mod:Answerer", project)
+    trace = project / "calls.jsonl"
+    with use_model(cs.ScriptedModel(['{"answer": "light blue"}', '{"answer": "blue"}']), wait=False, trace=str(trace)):
+        assert cls()(input={"text": "What colour is the sky?"}).answer == "blue"
+    (project / "imported.marker").unlink()
+    return trace
+
+
+def test_an_untrusted_folder_is_refused_before_the_module_is_imported(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml")])
+    err = capsys.readouterr().err
+    assert code == 1 and not (project / "imported.marker").exists()
+    assert f"importing answerer_mod.py runs its code, and its folder {project.resolve()} is not trusted: pass --trust" in err
+
+
+def test_a_trusted_class_runs_through_the_engine_from_a_replayed_trace(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = recorded(project)
+    code = main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--replay", str(trace), "--trust", "--no-wait", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert (out["successful"], out["output"], out["llm_calls"], out["remedy_attempts"]) == (True, {"answer": "blue"}, 2, 1)
+    assert out["errors"] == ["Answer in one word."]
+
+
+def test_the_text_report_names_the_class_and_its_stages(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = recorded(project)
+    code = main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"),
+                 "--replay", str(trace), "--trust", "--no-wait"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("Answerer: replay")
+    assert "successful: 2 LLM call(s), 1 remedy attempt(s)" in out and '"answer": "blue"' in out
+
+
+def test_what_cannot_run_says_why(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    module = f"{project / 'answerer_mod.py'}"
+    question = str(project / "question.yaml")
+    assert main(["run", f"{module}:Answerr", "--input", question, "--trust"]) == 1
+    assert "has no attribute 'Answerr'" in capsys.readouterr().err
+    assert main(["run", f"{module}:Plain", "--input", question, "--trust"]) == 1
+    assert "is not a class decorated with @contract" in capsys.readouterr().err
+    assert main(["run", f"{module}:Answerer", "--scenario", "x", "--trust"]) == 2
+    assert "a Python class has no scenarios" in capsys.readouterr().err
+    assert main(["run", f"{project / 'missing.py'}:Answerer", "--input", question]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_module() -> None:
+    yield
+    sys.modules.pop("answerer_mod", None)
