@@ -138,23 +138,9 @@ def run(args: Any) -> int:
                 return usage_error(str(err.args[0]))
         contract = holders[0]
         scenario = contract.scenario(args.scenario)
-    if args.input:
-        try:
-            value = read_input(args.input)
-        except OSError as err:
-            hint = ("\n  --input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
-                    if args.input.lstrip()[:1] in ("{", "[", '"') else "")
-            return usage_error(f"cannot read the input: {err.strerror or err}: {args.input}{hint}")
-        except ValueError as err:
-            return usage_error(str(err))
-    elif scenario is not None:
-        value = scenario.input
-    elif args.replay:
-        value = recorded_input(args.replay)
-        if value is None:
-            return usage_error(f"{args.replay} records no input; pass --input FILE")
-    else:
-        return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin), --scenario NAME, or --replay TRACE")
+    value, problem = call_input(args, scenario)
+    if problem is not None:
+        return usage_error(problem)
     choice = ModelChoice.from_flags(scenario=args.scenario, replay=args.replay, model=args.model)
     try:
         model = choice.model(contract, api_base=args.api_base)
@@ -168,6 +154,25 @@ def run(args: Any) -> int:
         return EXIT_PROBLEM
 
     return drive(args, contract.name, contract.doc.input, model, session, notes)
+
+
+def call_input(args: Any, scenario: Any = None) -> tuple[Any, str | None]:
+    """The call's input (--input, the scenario's, or the one the replayed trace recorded), or the usage error saying why not."""
+    if args.input:
+        try:
+            return read_input(args.input), None
+        except OSError as err:
+            hint = ("\n  --input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
+                    if args.input.lstrip()[:1] in ("{", "[", '"') else "")
+            return None, f"cannot read the input: {err.strerror or err}: {args.input}{hint}"
+        except ValueError as err:
+            return None, str(err)
+    if scenario is not None:
+        return scenario.input, None
+    if args.replay:
+        value = recorded_input(args.replay)
+        return (value, None) if value is not None else (None, f"{args.replay} records no input; pass --input FILE")
+    return None, "an input is needed: --input FILE (YAML or JSON, - for stdin), --scenario NAME, or --replay TRACE"
 
 
 def _run_class(args: Any, path: Path, name: str, notes: list[str]) -> int:
@@ -185,17 +190,9 @@ def _run_class(args: Any, path: Path, name: str, notes: list[str]) -> int:
     except ContractError as err:
         print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
-    if args.input:
-        try:
-            value = read_input(args.input)
-        except (OSError, ValueError) as err:
-            return usage_error(f"cannot read the input: {getattr(err, 'strerror', None) or err}: {args.input}")
-    elif args.replay:
-        value = recorded_input(args.replay)
-        if value is None:
-            return usage_error(f"{args.replay} records no input; pass --input FILE")
-    else:
-        return usage_error("an input is needed: --input FILE (YAML or JSON, - for stdin), or --replay TRACE")
+    value, problem = call_input(args)
+    if problem is not None:
+        return usage_error(problem)
     try:
         model = ModelChoice.from_flags(replay=args.replay, model=args.model).model(contract, api_base=args.api_base)
         session = contract.session(value, model, CallOptions(wait=not args.no_wait))
