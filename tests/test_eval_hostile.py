@@ -205,3 +205,45 @@ def test_replay_refuses_a_trace_file_that_is_not_a_file_beside_the_results(
     assert f"{out_file}:1: trace_file '{target}' is not read: " in err
     assert "a recorded trace is a file beside the results file" in err
     assert "root:" not in err and "PATH=" not in err and out == ""
+
+
+# issue 21.7: a run that checked nothing does not pass
+
+
+def test_eval_where_no_row_ran_fails_with_a_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = dataset(tmp_path, "{not json", '{"id": "x", "input": {"query": "q"}, "replies": ["r"]}')
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted")
+    assert code == 1
+    assert "rows: 0 (2 bad row(s) skipped)" in out
+    assert err.splitlines()[-1] == "contractstudio: eval failed: no row ran (2 bad row(s) skipped, none valid)"
+    empty = dataset(tmp_path, "")
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(empty), "--scripted", "--json")
+    assert code == 1 and json.loads(out)["summary"]["rows"] == 0
+    assert err.splitlines()[-1] == "contractstudio: eval failed: no row ran (the dataset has no rows)"
+
+
+def test_eval_where_every_row_failed_on_transport_fails_with_a_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from openai_server import OpenAIServer, Received, Reply
+
+    monkeypatch.setenv("CONTRACTSTUDIO_CACHE", str(tmp_path / "cache"))
+
+    def denied(received: Received) -> Reply:
+        return Reply(status=401, content="bad key")
+
+    data = dataset(tmp_path, qa_row("q1"), qa_row("q2"))
+    with OpenAIServer(responder=denied) as server:
+        code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--model", "openai/gpt-4o-mini",
+                             "--api-base", server.base_url, "--no-wait", "--no-cache")
+        assert code == 1
+        assert "transport faults: authentication 2; rows failed for good: 2" in out
+        assert err.splitlines()[-1] == ("contractstudio: eval failed: every row that ran (2) failed on transport "
+                                        "(authentication 2); no reply was judged")
+
+        def half(received: Received) -> Reply | str:
+            return Reply(status=401, content="bad key") if '"query": "q1"' in received.body["messages"][1]["content"] else GOOD
+
+        server.responder = half
+        code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--model", "openai/gpt-4o-mini",
+                             "--api-base", server.base_url, "--no-wait", "--no-cache")
+    assert code == 0, err  # one row was judged: its figures say the rest

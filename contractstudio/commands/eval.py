@@ -2,7 +2,8 @@
 
 Progress goes to stderr (a bar on a terminal, a plain line every tenth of the
 run otherwise); the summary (text or --json) to stdout. Exit 0 when the run
-completed, 1 when the file has errors or the success rate is under --fail-under,
+completed, 1 when the file has errors, when no row ran or every row that ran failed
+on transport (one line on stderr says which), or the success rate is under --fail-under,
 2 for bad usage, 130 when interrupted (finished rows are in --out: --resume).
 """
 
@@ -214,6 +215,12 @@ def run(args: argparse.Namespace) -> int:
         print("interrupted" + (f": finished rows are in {outcome.out}; run again with --resume" if outcome.out else ""),
               file=sys.stderr)
         return 130
+    from contractstudio.evaluation.summary import nothing_judged
+
+    empty = nothing_judged(summary)
+    if empty is not None:
+        print(f"contractstudio: eval failed: {empty}", file=sys.stderr)
+        return EXIT_PROBLEM
     rate = summary.get("success_rate", summary.get("reached_end_rate", 0.0))
     if args.fail_under is not None and rate < args.fail_under:
         return EXIT_PROBLEM

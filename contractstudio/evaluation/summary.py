@@ -122,6 +122,18 @@ class Tally:
         return out
 
 
+def nothing_judged(s: dict[str, Any]) -> str | None:
+    """Why a finished run judged nothing (no row ran, or every row failed on transport), or None: such a run
+    must not pass a CI, whatever its success rate says."""
+    rows, bad = s.get("rows", 0), s.get("bad_rows", 0)
+    if rows == 0:
+        return f"no row ran ({bad} bad row(s) skipped, none valid)" if bad else "no row ran (the dataset has no rows)"
+    if s.get("transport_failed_rows", 0) == rows:
+        faults = ", ".join(f"{k} {v}" for k, v in s.get("transport_faults", {}).items())
+        return f"every row that ran ({rows}) failed on transport ({faults}); no reply was judged"
+    return None
+
+
 def _rate_f(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
 
