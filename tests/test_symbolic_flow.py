@@ -248,3 +248,14 @@ def test_a_python_contract_steps_like_a_yaml_one_and_finishes_with_forward_s_res
     session.run(raise_on_violation=False)
     assert spec.finish(inst, session).reply == "stepped"
     assert inst.forward_inputs == [Notes(words=["two", "words"])] and inst.contract_trace is session.trace
+
+
+def test_an_annotation_that_cannot_be_resolved_is_a_clear_error_at_decoration() -> None:
+    class Local(LLMDataModel):  # local, and this module postpones annotations: 'Local' is only a string
+        x: int
+
+    def forward(self: Any, input: Local) -> Local:
+        return input
+
+    with pytest.raises(cs.ContractError, match="return annotation 'Local' cannot be resolved"):
+        contract()(type("Unresolved", (Expression,), {"prompt": property(lambda self: "x"), "forward": forward}))

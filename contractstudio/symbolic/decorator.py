@@ -61,6 +61,10 @@ class ClassContract:
         if returned is inspect.Signature.empty:
             raise ContractError(f"{file}:{line}: @contract on {self.name}: forward needs a return type annotation "
                                 "(the type the model is asked for and forward's result is checked against)", path=file)
+        if isinstance(returned, str):
+            raise ContractError(f"{file}:{line}: @contract on {self.name}: forward's return annotation '{returned}' cannot be "
+                                "resolved (a class defined inside a function, in a module with `from __future__ import "
+                                "annotations`?): define the model at module level", path=file)
         self.wrapped = not is_model(returned)
         self.output_model = value_model(returned) if self.wrapped else returned
         self.output_shape = Shape.of_python(self.output_model, "output", type_name(self.output_model) if not self.wrapped

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from textual.widgets import OptionList
 
+import contractstudio as cs
 from contractstudio.studio.screens.dialogs import TextPrompt
+from contractstudio.symbolic import Expression, LLMDataModel, contract, use_model
 
 from .conftest import settle
 from .test_graph import plain
@@ -277,3 +279,41 @@ async def test_at_80x24_the_perf_lists_every_stage_and_the_footer_shows_only_who
         await pilot.resize_terminal(200, 60)
         await pilot.pause(0.2)
         assert all(k.display for k in app.screen.query(FooterKey))  # room again: every key is back
+
+
+
+class Review(LLMDataModel):
+    text: str
+
+
+class Rating(LLMDataModel):
+    score: float
+
+
+@contract(remedy_retry_params={"tries": 1, "delay": 0})
+class Rate(Expression):
+    @property
+    def prompt(self) -> str:
+        return "Rate it."
+
+    def post(self, output: Rating) -> bool:
+        if output.score < 0.5:
+            raise ValueError(f"Score {output.score} is below 0.5.")
+        return True
+
+    def forward(self, input: Review) -> Rating:
+        return self.contract_result
+
+
+async def test_a_python_contract_s_trace_opens_in_the_debugger(make_app, workspace: Path) -> None:
+    target = workspace / "calls.jsonl"
+    with use_model(cs.ScriptedModel(['{"score": 0.2}', '{"score": 0.8}']), wait=False, trace=target):
+        Rate()(input=Review(text="fine"))
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        app.screen.open_trace(target)
+        await pilot.pause()
+        assert len(app.screen.events) == len(cs.Trace.read(target)) and "calls.jsonl" in status(app)
+        errors = [e for e in app.screen.events if e.type == "validation_error"]
+        assert errors and errors[0]["errors"] == ["Score 0.2 is below 0.5."]
