@@ -1,4 +1,4 @@
-"""`contractstudio run path/module.py:ClassName`: a contracted Python class run like a YAML contract, behind the trust check."""
+"""`run` / `eval path/module.py:ClassName`: a contracted Python class run like a YAML contract, behind the trust check."""
 
 from __future__ import annotations
 
@@ -107,6 +107,38 @@ def test_what_cannot_run_says_why(project: Path, capsys: pytest.CaptureFixture[s
     assert "a Python class has no scenarios" in capsys.readouterr().err
     assert main(["run", f"{project / 'missing.py'}:Answerer", "--input", question]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+ROWS = [
+    {"id": "first-try", "input": {"text": "Sky colour?"}, "replies": ['{"answer": "blue"}']},
+    {"id": "remedied", "input": {"text": "Grass colour?"}, "replies": ['{"answer": "bright green"}', '{"answer": "green"}']},
+    {"id": "bad", "input": {"txt": "not a Question"}, "replies": []},
+]
+
+
+def dataset(project: Path) -> Path:
+    data = project / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    return data
+
+
+def test_eval_runs_a_trusted_class_over_a_dataset_each_row_through_the_engine(project: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = project / "results.jsonl"
+    code = main(["eval", f"{project / 'answerer_mod.py'}:Answerer", "--data", str(dataset(project)), "--scripted", "--no-wait",
+                 "--trust", "--out", str(out)])
+    captured = capsys.readouterr()
+    records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert code == 0 and "successful: 2 (100.0%)" in captured.out
+    assert "row 3: input.text: required field is missing (skipped)" in captured.err  # checked against forward's annotation
+    assert (records["first-try"]["contract"], records["first-try"]["llm_calls"]) == ("Answerer", 1)
+    assert (records["remedied"]["successful"], records["remedied"]["attempts"]) == (True, 1)
+
+
+def test_eval_refuses_an_untrusted_class_before_importing_it(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["eval", f"{project / 'answerer_mod.py'}:Answerer", "--data", str(dataset(project)), "--scripted"])
+    assert code == 1 and not (project / "imported.marker").exists()
+    assert "is not trusted: pass --trust" in capsys.readouterr().err
 
 
 @pytest.fixture(autouse=True)

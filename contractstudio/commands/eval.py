@@ -125,9 +125,12 @@ class ProgressView:
 
 def _config(args: argparse.Namespace) -> Any:
     from contractstudio.evaluation.evaluate import EvalConfig
+    from contractstudio.runtime.python_classes import python_target
 
+    target = python_target(args.target)  # path/module.py:ClassName: a contracted Python class
+    path = target[0] if target is not None else Path(args.target)
     return EvalConfig(
-        target=Path(args.target), data=Path(args.data), data_format=args.data_format,
+        target=path, name=target[1] if target is not None else None, data=Path(args.data), data_format=args.data_format,
         out=Path(args.out) if args.out else None, resume=args.resume, overwrite=args.overwrite,
         concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, cache=not args.no_cache,
         cache_dir=Path(args.cache) if args.cache else None,
@@ -135,13 +138,16 @@ def _config(args: argparse.Namespace) -> Any:
         model=args.model, api_base=args.api_base, replay=Path(args.replay) if args.replay else None,
         limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine,
         address=args.address, baseline=Path(args.baseline) if args.baseline else None,
-        trust=Trust.for_command([args.target], args.trust).allows(args.target),  # the file's own folder decides
+        trust=Trust.for_command([path], args.trust).allows(path),  # the file's own folder decides
         trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect)
 
 
 def _usage(args: argparse.Namespace) -> str | None:
     """What is wrong with the options, before anything runs."""
-    if not Path(args.target).is_file():
+    from contractstudio.runtime.python_classes import python_target
+
+    target = python_target(args.target)
+    if not (target[0] if target is not None else Path(args.target)).is_file():
         return f"no such file: {args.target}"
     if not Path(args.data).is_file():
         return f"no such dataset: {args.data}"

@@ -93,8 +93,8 @@ def run(args: Any) -> int:
     from contractstudio.runtime.call_state import CallOptions
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.model_choice import ModelChoice
+    from contractstudio.runtime.python_classes import python_target
     from contractstudio.runtime.session import Session
-    from contractstudio.symbolic.loading import python_target
     from contractstudio.trust import Trust
 
     target = python_target(args.contract)  # path/module.py:ClassName: a contracted Python class
@@ -180,7 +180,7 @@ def _run_class(args: Any, path: Path, name: str, notes: list[str]) -> int:
     from contractstudio.runtime.call_state import CallOptions
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.model_choice import ModelChoice
-    from contractstudio.symbolic.loading import load_class
+    from contractstudio.runtime.python_classes import load_class
     from contractstudio.trust import Trust
 
     if args.scenario:

@@ -276,7 +276,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None) -> EvalOu
 
 
 def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:
-    shape = runner.plan.input
+    shape = runner.input_shape
 
     def validate(value: Any) -> list[str]:
         return shape.validate(value)[1]

@@ -51,6 +51,12 @@ def load_plan(job: EvalJob) -> Any:
     from contractstudio.runtime.errors import ContractError
     from contractstudio.trust import hook_folder
 
+    if job.contract_path.endswith(".py"):  # a contracted Python class: imported only from a trusted folder
+        from contractstudio.runtime.python_classes import load_class
+
+        if job.contract_name is None:
+            raise ContractError(f"{job.contract_path}: name the class: {job.contract_path}:ClassName", path=job.contract_path)
+        return load_class(Path(job.contract_path), job.contract_name, job.trust)
     hooks = hook_folder(Path(job.contract_path), job.trust)
     report = check_text(job.contract_text, job.contract_path, Context(hooks=hooks, dialect=job.dialect))
     errors = [d for d in report.diagnostics if d.severity == "error"]
@@ -72,8 +78,10 @@ class RowRunner:
     def __init__(self, job: EvalJob, *, store: Any = None, limits: Any = None) -> None:
         self.job = job
         self.contract = load_plan(job)
-        self.plan = self.contract.plan
-        self.plan.refuse_untrusted()
+        self.plan = getattr(self.contract, "plan", None)  # None: a Python class, whose calls it starts itself
+        if self.plan is not None:
+            self.plan.refuse_untrusted()
+        self.input_shape = self.plan.input if self.plan is not None else self.contract.input_shape
         if job.contract_name is None:
             job.contract_name = self.contract.name
         self.store = store
@@ -115,7 +123,9 @@ class RowRunner:
         started = time.perf_counter()
         try:
             model, cached, limited = self._model(row)
-            session = Session(self.plan, row.value, model, CallOptions(wait=self.job.wait, transport=self.job.transport))
+            options = CallOptions(wait=self.job.wait, transport=self.job.transport)
+            session = (Session(self.plan, row.value, model, options) if self.plan is not None
+                       else self.contract.session(row.value, model, options, fresh=True))
             result = session.run(raise_on_violation=False)
         except Exception as err:  # noqa: BLE001 - a row that cannot run is recorded as failed, never lost
             return error_record(self.job, row, f"{type(err).__name__}: {err}", time.perf_counter() - started)

@@ -35,12 +35,15 @@ class PythonContract:
     def instance(self) -> Any:
         """The class made once with no arguments (state `act` writes on `self` persists across calls, as in Python)."""
         if self._instance is None:
-            try:
-                self._instance = self.cls()
-            except Exception as err:  # noqa: BLE001 - the user's constructor: said, never a traceback
-                raise ContractError(f"{self.path}: {self.name}() failed: {type(err).__name__}: {err} "
-                                    "(run and eval make the class with no arguments)", path=str(self.path)) from None
+            self._instance = self._made()
         return self._instance
+
+    def _made(self) -> Any:
+        try:
+            return self.cls()
+        except Exception as err:  # noqa: BLE001 - the user's constructor: said, never a traceback
+            raise ContractError(f"{self.path}: {self.name}() failed: {type(err).__name__}: {err} "
+                                "(run and eval make the class with no arguments)", path=str(self.path)) from None
 
     def model_for(self, model: str | None, *, api_base: str | None = None) -> Any:
         """The live model of a call (a class has no `llm:` block: the litellm model string, or the environment's)."""
@@ -54,9 +57,18 @@ class PythonContract:
         raise KeyError(f"class '{self.name}' has no scenarios: run it offline with --replay TRACE "
                        "(a trace its own `use_model(..., trace=...)` wrote)")
 
-    def session(self, value: Any, model: Any, options: Any) -> Any:
-        """One call of the class with this input, to step through or run to the end (the engine's Session)."""
-        return self.spec.session(self.instance, (), {"input": value}, model, options)
+    @property
+    def input_shape(self) -> Any:
+        """The check of an input against forward's `input` annotation (eval validates each row with it)."""
+        return self.spec.shape(self.spec.input_annotation if self.spec.input_annotation is not None else Any, "input")
+
+    def session(self, value: Any, model: Any, options: Any, *, fresh: bool = False) -> Any:
+        """One call of the class with this input, to step through or run to the end (the engine's Session).
+
+        `fresh`: on a new instance (eval's rows run in parallel and must not share what `act` writes on `self`).
+        """
+        instance = self.instance if not fresh else self._made()
+        return self.spec.session(instance, (), {"input": value}, model, options)
 
 
 def load_class(path: Path, name: str, trust: Any) -> PythonContract:
@@ -80,6 +92,7 @@ def load_class(path: Path, name: str, trust: Any) -> PythonContract:
 
 
 def _type_label(annotation: Any) -> str:
-    from contractstudio.symbolic.plan import type_name
-
-    return "any" if annotation is None else type_name(annotation)
+    """An annotation as its user wrote it: `Question`, `list[str]`."""
+    if annotation is None:
+        return "any"
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation).replace("typing.", "")
