@@ -70,6 +70,7 @@ class ClassContract:
         self.output_shape = Shape.of_python(self.output_model, "output", type_name(self.output_model) if not self.wrapped
                                             else type_name(returned))
         self.returns = ReturnShape.of_return(returned, self.output_model if self.wrapped else None)
+        self.output_schema = self.output_shape.schema_text()
         self._shapes: dict[Any, Shape] = {}
 
     def shape(self, annotation: Any, root: str) -> Shape:
@@ -99,7 +100,7 @@ class ClassContract:
                 return act(current, **act_kwargs)
         return SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
                             returns=self.returns, pre=pre, post=post, act=act_hook, intermediate=intermediate,
-                            forward=forward, path=self.file)
+                            forward=forward, path=self.file, output_schema=self.output_schema)
 
     def session(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any,
                 options: Any = None, breakpoints: set[str] | None = None) -> Any:

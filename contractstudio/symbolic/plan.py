@@ -124,7 +124,8 @@ class SymbolicPlan(CompiledContract):
 
     def __init__(self, name: str, prompt: str, remedy: Remedy, *, input_shape: Shape, output_shape: Shape,
                  returns: ReturnShape, pre: list[MethodCheck], post: list[MethodCheck],
-                 act: Callable[[Any], Any] | None, intermediate: Shape | None, forward: Any, path: str | None) -> None:
+                 act: Callable[[Any], Any] | None, intermediate: Shape | None, forward: Any, path: str | None,
+                 output_schema: str | None = None) -> None:
         self.name, self.path, self.trusted = name, path, True  # the user's own code, already imported and running
         self.doc = Contract(kind="contract", name=name, prompt=prompt, input=input_shape.type_name, output=output_shape.type_name,
                             intermediate=intermediate.type_name if intermediate is not None else None,
@@ -137,7 +138,8 @@ class SymbolicPlan(CompiledContract):
         self.act_hook = act  # type: ignore[assignment]
         self.fallback = None
         self.remedy = remedy
-        self.system = system_message(prompt, output_shape.type_name, output_shape.schema_text())
+        # the class's output schema is made once per class (JSON Schema generation costs more than the call's own work)
+        self.system = system_message(prompt, output_shape.type_name, output_schema or output_shape.schema_text())
         self.generate_type = intermediate.type_name if act is not None and intermediate is not None else input_shape.type_name
         self.returns = returns
         self.forward = forward
