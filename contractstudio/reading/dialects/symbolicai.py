@@ -395,7 +395,8 @@ def _name_node(definition: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
     node = ast.Name(definition.name)
     node.lineno = node.end_lineno = definition.lineno
     node.col_offset = definition.col_offset  # the `class` / `def` keyword starts the line's definition
-    node.end_col_offset = definition.col_offset + len("class " if isinstance(definition, ast.ClassDef) else "def ") + len(definition.name)
+    keyword = {ast.ClassDef: "class ", ast.AsyncFunctionDef: "async def "}.get(type(definition), "def ")
+    node.end_col_offset = definition.col_offset + len(keyword) + len(definition.name)
     return node
 
 
