@@ -375,3 +375,15 @@ def test_use_model_is_local_to_its_thread(monkeypatch: pytest.MonkeyPatch, tmp_p
         worker.join()
         assert RateReview()(input=Review(text="x")).score == 0.9
     assert seen == ["no model in this thread"]
+
+
+def test_accumulate_errors_sends_every_error_of_the_loop_oldest_first() -> None:
+    @contract(accumulate_errors=True, remedy_retry_params={"tries": 2, "delay": 0})
+    class Piling(RateReview):
+        pass
+
+    inst = Piling()
+    with use_model(scripted('{"score": 0.1}', '{"score": 0.2}', '{"score": 0.9}'), wait=False):
+        assert inst(input=Review(text="x")).score == 0.9
+    sent = [e.errors for e in inst.contract_trace.of(ModelRequest)][1:]
+    assert sent == [["Score 0.1 is below 0.5."], ["Score 0.1 is below 0.5.", "Score 0.2 is below 0.5."]]
