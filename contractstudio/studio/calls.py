@@ -68,6 +68,17 @@ def input_choices(doc: Any, traces: Sequence[Path] = ()) -> list[tuple[str, str]
     return [*out, ("typed YAML…", "typed")]
 
 
+def paired_model(doc: Any, choice: str) -> str | None:
+    """The model choice that belongs to an input choice: a scenario's own scripted replies, a trace's own replay
+    (so the call does not run one scenario's input against another's replies); None for an example or typed input."""
+    kind, _, index = choice.partition(":")
+    if kind == "scenario" and index.isdigit() and int(index) < len(doc.scenarios):
+        return f"scripted:{doc.scenarios[int(index)].name}"
+    if kind == "trace":
+        return f"replay:{index}"
+    return None
+
+
 def input_value(doc: Any, choice: str, typed: Any) -> Any:
     """The call's input for an input choice."""
     kind, _, index = choice.partition(":")

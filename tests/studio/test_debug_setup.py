@@ -171,3 +171,40 @@ async def test_the_model_client_loads_in_the_background_and_a_live_call_waits_fo
             if app.screen.session is not None and app.screen.session.done:
                 break
         assert "success · 1 LLM call(s)" in status(app) and server.requests  # (a slow machine may retry once)
+
+
+SECOND_SCENARIO = """  - name: answered-first-time
+    input: {query: q2, documents: [{id: A1, content: text}]}
+    responses:
+      - '{"answer": "y", "evidence": [{"doc_id": "A1", "snippet": "text"}], "coverage_score": 0.9}'
+    expect: {successful: true, llm_calls: 1}
+"""
+
+
+async def test_an_input_brings_its_own_replies_and_a_model_picked_by_hand_afterwards_stays(make_app, workspace: Path) -> None:
+    """Issue 19.9: choosing a scenario's (or a trace's) input chooses its scripted (replay) model with it."""
+    with (workspace / CONTRACT).open("a") as f:
+        f.write(SECOND_SCENARIO)
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await open_debugger(app, pilot)
+        inputs, models = app.screen.query_one("#input-select", Select), app.screen.query_one("#model-select", Select)
+        assert (inputs.value, models.value) == ("scenario:0", "scripted:remedied-after-low-coverage")
+        inputs.value = "scenario:1"  # the user picks the other scenario's input
+        await pilot.pause()
+        assert models.value == "scripted:answered-first-time"
+        assert "replies: the input's own" in status(app)
+        app.screen.query_one("#timeline").focus()
+        await press_and_wait(pilot, "g")
+        assert "success · 1 LLM call(s), 0 remedy attempt(s)" in status(app)  # its own one reply, not the other's two
+        models.value = "scripted:remedied-after-low-coverage"  # then picks a model by hand
+        await pilot.pause()
+        assert "replies: the input's own" not in status(app)
+        app.screen.query_one("#timeline").focus()
+        await press_and_wait(pilot, "R", "g")
+        assert models.value == "scripted:remedied-after-low-coverage"  # the hand pick stays for the run
+        assert "2 LLM call(s), 1 remedy attempt(s)" in status(app)
+        await pilot.press("f3")
+        await pilot.press("f4")
+        await settle(pilot)
+        assert (inputs.value, models.value) == ("scenario:1", "scripted:remedied-after-low-coverage")

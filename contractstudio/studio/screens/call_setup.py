@@ -123,6 +123,24 @@ class CallSetup(StudioScreen):
             self.query_one("#input-select", Select).value = inputs[0][1]
         if models:
             self.query_one("#model-select", Select).value = models[0][1]
+            self._pair_model()
+
+    def _input_model(self) -> str | None:
+        chosen = self.contract_doc
+        value = self.query_one("#input-select", Select).value
+        return calls.paired_model(chosen[1], value) if chosen is not None and isinstance(value, str) else None
+
+    def _pair_model(self) -> None:
+        """Choose the model that belongs to the chosen input (its scenario's replies, its trace's replay), if offered."""
+        paired = self._input_model()
+        models = self.query_one("#model-select", Select)
+        if paired is not None and any(v == paired for _, v in models._options):  # noqa: SLF001 - no public accessor
+            models.value = paired
+
+    def model_paired(self) -> bool:
+        """Whether the chosen model is the chosen input's own (the status line says so)."""
+        paired = self._input_model()
+        return paired is not None and paired == self._model_choice()
 
     @on(Select.Changed, "#input-select")
     def _input_changed(self, event: Select.Changed) -> None:
@@ -132,6 +150,7 @@ class CallSetup(StudioScreen):
             chosen = self.contract_doc
             start = self.typed_text if self.typed_text is not None else (calls.input_skeleton(chosen[1]) if chosen else "{}\n")
             self.app.push_screen(TextPrompt("Input for the call (YAML or JSON)", start, check=calls.yaml_problem), self._typed)
+        self._pair_model()  # chosen with its input; a model picked by hand afterwards stays until the next input
         self._reset()
 
     def _typed(self, text: str | None) -> None:

@@ -287,7 +287,8 @@ class DebugScreen(RecordedTraces):
         else:
             last = self.session.last
             state = f"paused at #{last.seq} {last.stage}/{last.type}" if last else "ready"
-        status.update(f" {state} · breakpoints: {bp}")
+        pair = " · replies: the input's own" if self.model_paired() else ""
+        status.update(f" {state}{pair} · breakpoints: {bp}")
 
     @on(OptionList.OptionHighlighted, "#timeline")
     def _selected(self, event: OptionList.OptionHighlighted) -> None:
