@@ -114,12 +114,14 @@ class CallState:
         stats.record(self.stage_times, self.llm, self.total, self.in_stages)
         return stats
 
-    def failure(self) -> ContractViolation:
+    def failure(self, last_failure_known: bool = True) -> ContractViolation:
         """The exception of this failed call, its class saying what failed last (seed 004's classes: a reply that
-        never became a valid output is a ValueError, InvalidOutput; a failed rule a RuntimeError, ConditionFailed)."""
+        never became a valid output is a ValueError, InvalidOutput; a failed rule a RuntimeError, ConditionFailed);
+        a plain ContractViolation when something after the validations failed last (`last_failure_known` False)."""
         from contractstudio.runtime.errors import ConditionFailed, InvalidOutput
 
-        kind = {"type": InvalidOutput, "pre": ConditionFailed, "post": ConditionFailed}.get(self.failed_on or "", ContractViolation)
+        kinds = {"type": InvalidOutput, "pre": ConditionFailed, "post": ConditionFailed}
+        kind = kinds.get(self.failed_on or "", ContractViolation) if last_failure_known else ContractViolation
         return kind(f"contract '{self.plan.name}' failed", self.errors, self.trace)
 
     def fail(self, errors: list[str]) -> None:

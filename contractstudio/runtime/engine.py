@@ -332,7 +332,7 @@ def run_call(st: CallState) -> Events:
     if st.invalid_input:
         st.violation = InvalidInput(f"contract '{plan.name}': the input is not a valid {plan.doc.input}", st.errors, st.trace)
     elif st.failed and raises or not ok:
-        st.violation = st.failure()
+        st.violation = st.failure(last_failure_known=ok)  # a fallback or forward's value that failed is neither class
     yield st.emit(CallResult(stage="finalize", successful=st.successful,
                              output=plan.returns.dump(final) if final is not None else None,
                              llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),
