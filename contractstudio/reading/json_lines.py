@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from contractstudio.reading.replies import strict_json
@@ -58,3 +59,18 @@ def lines_of(f: IO[bytes], cap: int) -> Iterator[Line]:
             text = data.decode("utf-8", errors="replace")
         yield Line(number, offset, text, ended, size)
         offset += size
+
+
+FIRST_LINE_CAP = 1 << 20  # enough for any first event or record a listing needs; a longer line is not looked at
+
+
+def first_json_line(path: Path, cap: int = FIRST_LINE_CAP) -> Any | None:
+    """The JSON value of a file's first non-blank line (strict_json's bounds), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            for line in lines_of(f, cap):
+                if line.text is None or line.text.strip():
+                    return line.value()
+    except (OSError, ValueError):
+        return None
+    return None

@@ -5,7 +5,6 @@ The runtime is imported inside the functions that need it, never when this modul
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from contractstudio.analysis.check import Context, check_text
+from contractstudio.reading.json_lines import first_json_line
 
 
 def runnable_contracts(files: list[Path], text_of: Callable[[Path], str],
@@ -46,12 +46,7 @@ def signature(contracts: list[tuple[Path, Any]]) -> list[tuple[Any, ...]]:
 
 def trace_start(path: Path) -> dict[str, Any]:
     """A trace's first event (the input stage_start: contract, model, value), read without the rest of the file."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as f:
-            first = f.readline(1 << 20)
-        data = json.loads(first)
-    except (OSError, ValueError):
-        return {}
+    data = first_json_line(path)
     return data if isinstance(data, dict) and data.get("type") == "stage_start" else {}
 
 
@@ -92,15 +87,14 @@ def input_value(doc: Any, choice: str, typed: Any) -> Any:
 
 
 def yaml_problem(text: str) -> str | None:
-    """Why typed input is not YAML (the dialog stays open with the text), or None."""
-    import yaml
+    """Why typed input cannot be used (the dialog stays open with the text), or None: the reader that reads the
+    input decides (read_value: depth, aliases, tags, duplicate keys), so what the dialog accepts is what runs."""
+    from contractstudio.reading.source import read_value
 
     try:
-        yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        return f"Not valid YAML{where}: {getattr(err, 'problem', None) or err}. Fix it, or Escape to cancel."
+        read_value(text, "input")
+    except ValueError as err:
+        return f"Not valid input: {err}. Fix it, or Escape to cancel."
     return None
 
 

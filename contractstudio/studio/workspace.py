@@ -6,12 +6,12 @@ No textual import here: this is plain file handling the app drives.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.files import decode, discover, kind_of_text
+from contractstudio.reading.json_lines import first_json_line
 from contractstudio.storage.atomic import Saved, write_atomic  # noqa: F401  (write_atomic re-exported for the studio's modules)
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results")
@@ -19,17 +19,14 @@ KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results"
 
 def _jsonl_kind(path: Path) -> str:
     """A JSON Lines file's kind from its first line: a trace's event, an eval results record, or a dataset row."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as f:
-            first = next((line for line in f if line.strip()), "")[:65536]
-        value = json.loads(first)
-    except (OSError, ValueError):
-        return "trace"
+    value = first_json_line(path)
+    if value is None:
+        return "trace"  # nothing readable: offered as a trace, whose reader says what is wrong with it
     if isinstance(value, dict) and "key" in value and "outcome" in value:
         return "results"
     if isinstance(value, dict) and "type" in value and "seq" in value:
         return "trace"
-    return "dataset" if first else "trace"
+    return "dataset"
 
 
 def kind_of_path(path: Path) -> str | None:

@@ -75,7 +75,7 @@ async def test_typed_input_starts_from_the_input_type_and_keeps_the_text_on_a_pa
         await pilot.pause()
         assert isinstance(app.screen, TextPrompt)  # still open, with the text
         assert app.screen.query_one("#prompt-text").text == "query: [unclosed\n"
-        assert "Not valid YAML at line 2" in str(app.screen.query_one("#dialog-body").render())
+        assert "Not valid input: input:2:1: the input is not valid YAML or JSON" in str(app.screen.query_one("#dialog-body").render())
         typed = "# mine\nquery: Why?\ndocuments: [{id: A1, content: text}]\n"
         app.screen.query_one("#prompt-text").load_text(typed)
         await pilot.press("ctrl+s")
