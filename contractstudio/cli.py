@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from contractstudio.safe_text import printable
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github")
 DIALECTS = ("contractstudio", "localai-rag", "agentanvil")  # reading/dialects: how a file of another tool is read
@@ -27,7 +28,7 @@ def _dialect(p: argparse.ArgumentParser) -> None:
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # usage errors exit 2, as argparse does, with our wording
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, printable(f"{self.prog}: error: {message}", lines=True) + "\n")  # an argument may hold ESC
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,6 +115,11 @@ def _version() -> str:
     return f"contractstudio {__version__}"
 
 
+def commands_of(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's own parser, by name."""
+    return next((dict(a.choices) for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -121,7 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
         args_list = ["studio", *args_list]
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    args, unknown = parser.parse_known_args(args_list)
+    if unknown:  # said with the usage of the command they were given to, not the top level's
+        commands_of(parser).get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         args = parser.parse_args(["studio"])
     try:

@@ -107,7 +107,7 @@ def test_test_command_runs_every_scenario(capsys: pytest.CaptureFixture[str], tm
 def test_json_given_where_a_file_is_expected_says_how_to_pass_it(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "run", str(SAMPLES / "multidoc_qa.contract.yaml"), "--input", '{"query": "x"}')
     assert code == 2
-    assert "cannot read the input: No such file or directory: {\"query\": \"x\"}" in err
+    assert "no such file: {\"query\": \"x\"}" in err
     assert "--input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -" in err
 
 

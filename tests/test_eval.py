@@ -173,7 +173,7 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(out_file))
     assert code == 2 and "pass --resume to continue that run, or --overwrite" in err
     code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(tmp_path / "none.jsonl"))
-    assert code == 2 and "no such dataset" in err
+    assert code == 2 and "no such file" in err and "none.jsonl" in err
     code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--resume")
     assert code == 2 and "--resume needs --out" in err
     code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--concurrency", "0")

@@ -63,3 +63,19 @@ def test_the_hook_definition_names_the_check_command() -> None:
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hook["id"] == "contractstudio-check" and hook["entry"] == "contractstudio check" and hook["language"] == "python"
     assert shutil.which("git") is not None
+
+
+def test_a_staged_file_whose_name_starts_with_a_dash_is_checked_not_read_as_an_option(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from contractstudio.cli import main
+
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-h.pipeline.yaml").write_text(BROKEN, encoding="utf-8")
+    # pre-commit runs the entry, then the hook's args, then the staged files (relative to the repository)
+    argv = [*hook["entry"].split()[1:], *hook.get("args", []), "-h.pipeline.yaml"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "-h.pipeline.yaml:8:11: error PIP102" in out and "usage:" not in out

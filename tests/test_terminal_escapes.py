@@ -105,3 +105,48 @@ def test_graph_and_simulate_escape_step_ids(tmp_path: Path, capsys: pytest.Captu
     code, shown = run(capsys, "simulate", str(path), "--reply", f"[DIRECT:] hi{OSC52}")
     assert "persist" in shown
     clean(shown)
+
+
+def test_a_row_value_of_a_results_file_is_escaped_by_eval_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    contract, rows = str(ROOT / "samples" / "multidoc_qa.contract.yaml"), str(ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl")
+    results = tmp_path / "r.jsonl"
+    assert main(["eval", contract, "--data", rows, "--scripted", "--out", str(results), "--quiet"]) == 0
+    first = json.loads(results.read_text().splitlines()[0])
+    results.write_text(json.dumps({**first, "row": TITLE + CLEAR, "contract_sha": "0" * 16}) + "\n")
+    capsys.readouterr()
+    code, out = run(capsys, "eval", contract, "--data", rows, "--scripted", "--out", str(results), "--resume", "--quiet")
+    assert code == 2 and "different version" in out
+    clean(out)
+
+
+@pytest.mark.parametrize("argv", [["graph", "F"], ["export", "F"], ["convert", "F", "--to", "contractstudio"]])
+def test_graph_export_and_convert_escape_a_file_name(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    named = tmp_path / f"a{TITLE}{CLEAR}.yaml"
+    for text in ("kind: contract\nname: [\n", "kind: tools\nname: t\ntools: []\n"):  # refused; not a pipeline (or written)
+        named.write_text(text)
+        _, out = run(capsys, *[str(named) if a == "F" else a for a in argv])
+        assert "\\x1b]0;pwned" in out or argv[0] == "export"
+        clean(out)
+    missing = tmp_path / f"gone{TITLE}.yaml"
+    _, out = run(capsys, *[str(missing) if a == "F" else a for a in argv])
+    clean(out)
+
+
+def test_convert_escapes_the_source_name_in_its_header(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    import yaml
+
+    source = tmp_path / "x.yaml\nkind: contract\npython: evil:hook\n#.yaml"
+    shutil.copy(ROOT / "samples" / "localai_rag" / "pipelines" / "repo_qa.yaml", source)
+    base = ROOT / "samples" / "localai_rag" / "pipelines" / "base"
+    shutil.copytree(base, tmp_path / "base")
+    (tmp_path / ".git").mkdir()
+    out = tmp_path / "out.yaml"
+    assert main(["convert", str(source), "--to", "contractstudio", "-o", str(out)]) == 0
+    written = out.read_text()
+    escaped = "x.yaml\\nkind: contract\\npython: evil:hook\\n#.yaml"
+    assert written.splitlines()[0] == f"# converted from {escaped} (localai-rag) by contractstudio convert"
+    assert "python" not in yaml.safe_load(written.split("\n", 1)[1].split("---")[0])

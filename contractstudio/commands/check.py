@@ -6,10 +6,9 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 
 from contractstudio.analysis.check import Context, check_file, discover
-from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.findings.diagnostics import Diagnostic, at_least
 from contractstudio.reports import diagnostics as report
 from contractstudio.trust import Trust, hook_folder
@@ -31,9 +30,8 @@ def run(args: argparse.Namespace) -> int:
     # points when the first model is built: ~10 ms of a ~270 ms run, for the analyzer's own models, which no
     # plugin is meant to watch. A user who sets the variable keeps their choice.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    missing = [p for p in args.paths if not Path(p).exists()]
-    if missing:
-        return usage_error(f"no such file or folder: {', '.join(missing)}")
+    if (refused := files_refused(args.paths, folders=True)) is not None:  # a FIFO named here would block the scan
+        return refused
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
     reports = [check_file(p, Context(hooks=hook_folder(p, trust), dialect=args.dialect))
                for p in discover(args.paths, python=True)]

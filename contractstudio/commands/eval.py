@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,8 @@ from typing import Any
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.reading.dialects import DIALECTS
 from contractstudio.safe_text import printable
+from contractstudio.storage.atomic import target_problem
+from contractstudio.storage.paths import input_problem
 from contractstudio.trust import Trust
 
 MAX_BAD_ROWS_PRINTED = 20
@@ -146,11 +149,11 @@ def _usage(args: argparse.Namespace) -> str | None:
     """What is wrong with the options, before anything runs."""
     from contractstudio.runtime.python_classes import python_target
 
-    target = python_target(args.target)
-    if not (target[0] if target is not None else Path(args.target)).is_file():
-        return f"no such file: {args.target}"
-    if not Path(args.data).is_file():
-        return f"no such dataset: {args.data}"
+    target = python_target(args.target)  # path/module.py:ClassName names the file before the colon
+    resumed = args.out if args.resume and args.out and os.path.lexists(args.out) else None  # read before it is appended to
+    read = [target[0] if target is not None else args.target, args.data, args.replay, args.baseline, resumed]
+    if (problem := next((p for f in read if f and (p := input_problem(f))), None)) is not None:
+        return problem  # one rule for every file argument (storage/paths.py): a FIFO or a folder is never opened
     if args.concurrency < 1:
         return "--concurrency must be at least 1"
     for name in ("rpm", "tpm", "limit", "sample"):
@@ -163,10 +166,8 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--resume needs --out RESULTS.jsonl (the file to continue)"
     if args.out and Path(args.out).exists() and not (args.resume or args.overwrite) and Path(args.out).stat().st_size:
         return f"{args.out} exists: pass --resume to continue that run, or --overwrite to replace it"
-    for name in ("replay", "baseline"):
-        value = getattr(args, name)
-        if value and not Path(value).is_file():
-            return f"no such results file: {value}"
+    if args.out and (problem := target_problem(args.out)):  # the rule of every output path: no folder is created
+        return f"cannot write the results: {problem}"
     if args.address and args.engine != "ray":
         return "--address is for --engine ray"
     return None
@@ -189,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(redact(str(err)))
     except ContractError as err:
         print(printable(f"contractstudio: {redact(str(err))}", lines=True), file=sys.stderr)
+        return EXIT_PROBLEM
+    except OSError as err:  # a full disk: the rows written so far stay in the file, whole
+        print(printable(f"contractstudio: could not write {err.filename or args.out}: {err.strerror or err}"), file=sys.stderr)
         return EXIT_PROBLEM
     except ImportError as err:
         if "ray" in str(err):

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from contractstudio.analysis.check import Context
-from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused, usage_error
 from contractstudio.export import export_file
 from contractstudio.reports import diagnostics as report
+from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import NotARegularFile, target_problem, write_atomic
 from contractstudio.storage.paths import base_problem, project_of
 from contractstudio.trust import hook_folder
@@ -18,13 +19,13 @@ from contractstudio.trust import hook_folder
 def run(args: argparse.Namespace) -> int:
     """Export or refuse, naming the errors; the output path is checked before any work."""
     source = Path(args.file)
-    if not source.is_file():
-        return usage_error(f"no such file: {args.file}")
+    if (refused := files_refused([source])) is not None:
+        return refused
     if args.output and (problem := target_problem(args.output)):
         return usage_error(f"cannot write the export: {problem}")
     text, errors = export_file(source, Context(hooks=hook_folder(source, False), dialect=args.dialect))
     if text is None:
-        print(f"export refused: {args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}", file=sys.stderr)
+        print(printable(f"export refused: {args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}"), file=sys.stderr)
         # excerpts only from files the path policy lets the analysis read: the file and its bases in the project
         workspace = (project_of(source),)
         texts = {d.file: Path(d.file).read_text(errors="replace") for d in errors
@@ -41,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
     except NotARegularFile as err:
         return usage_error(f"cannot write the export: {err}")
     except OSError as err:
-        print(f"contractstudio: could not write {args.output}: {err.strerror or err}", file=sys.stderr)
+        print(printable(f"contractstudio: could not write {args.output}: {err.strerror or err}"), file=sys.stderr)
         return EXIT_PROBLEM
     for note in saved.notes:
-        print(f"note: {note}", file=sys.stderr)
-    print(f"exported {args.file} -> {args.output}", file=sys.stderr)
+        print(printable(f"note: {note}"), file=sys.stderr)
+    print(printable(f"exported {args.file} -> {args.output}"), file=sys.stderr)
     return EXIT_OK

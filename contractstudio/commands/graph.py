@@ -8,16 +8,17 @@ from pathlib import Path
 
 from contractstudio.analysis.check import Context, FileReport, check_file
 from contractstudio.analysis.step_graph import StepGraph
-from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused, usage_error
 from contractstudio.documents.models import Pipeline
 from contractstudio.findings.diagnostics import Counts
 from contractstudio.reports.graphs import for_terminal, render
+from contractstudio.safe_text import printable
 
 
 def pipelines_of(path: str, dialect: str | None = None) -> tuple[FileReport | None, list[Pipeline], int | None]:
     """Analyze a file for graph/simulate; (report, pipeline models, exit code when it cannot go on)."""
-    if not Path(path).is_file():
-        return None, [], usage_error(f"no such file: {path}")
+    if (refused := files_refused([path])) is not None:
+        return None, [], refused
     report = check_file(Path(path), Context(dialect=dialect))
     kinds = [d.kind for d in report.documents]
     models = [d.model for d in report.documents if isinstance(d.model, Pipeline)]
@@ -26,10 +27,10 @@ def pipelines_of(path: str, dialect: str | None = None) -> tuple[FileReport | No
         return report, [], usage_error(f"{path} is not a pipeline file (kind: {shown}); graph and simulate take a kind: pipeline file")
     errors = Counts.of(report.diagnostics)
     if errors.error or errors.warning:
-        print(f"{path}: {errors.error} error(s), {errors.warning} warning(s); run 'contractstudio check {path}' to see them",
+        print(printable(f"{path}: {errors.error} error(s), {errors.warning} warning(s); run 'contractstudio check {path}' to see them"),
               file=sys.stderr)
     if not models:
-        print(f"{path}: the pipeline is too broken to draw", file=sys.stderr)
+        print(printable(f"{path}: the pipeline is too broken to draw"), file=sys.stderr)
         return report, [], EXIT_PROBLEM
     return report, models, None
 

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused, usage_error
 from contractstudio.safe_text import printable, shorten, shown
 from contractstudio.storage.atomic import target_problem
+from contractstudio.storage.paths import input_problem
 
 if TYPE_CHECKING:
     from contractstudio.runtime.events import Event, StageStart
@@ -17,21 +18,32 @@ if TYPE_CHECKING:
 
 def read_input(spec: str) -> Any:
     """The input value from a YAML or JSON file, or stdin for '-': read like a document (reading.source.read_value)."""
+    from contractstudio.reading.files import decode
     from contractstudio.reading.source import read_value
 
-    text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
+    if spec == "-":
+        return read_value(sys.stdin.read(), spec)
+    text, problem = decode(Path(spec).read_bytes(), spec)  # check's own words for bytes that are not UTF-8, with the file's name
+    if text is None:
+        raise ValueError(f"{spec}: {problem.message if problem else 'the file is not UTF-8 text'}")
     return read_value(text, spec)
 
 
+class NotATrace(ValueError):
+    """A --replay file that is not a trace at all (not one that merely records no input)."""
+
+
 def _recorded_start(trace_path: str) -> StageStart | None:
-    """A trace's `input` stage_start (contract, model, value), or None."""
+    """A trace's `input` stage_start (contract, model, value), or None; NotATrace when the file is none."""
     from contractstudio.runtime.events import StageStart
     from contractstudio.runtime.trace import Trace
 
     try:
         trace = Trace.read(trace_path)
-    except (OSError, ValueError):
-        return None
+    except UnicodeDecodeError as err:  # check's words for bytes that are not text
+        raise NotATrace(f"{trace_path} is not a trace: the file is not UTF-8 text (byte {err.start})") from None
+    except (OSError, ValueError) as err:
+        raise NotATrace(f"{trace_path} is not a trace: {err}") from None
     return next((e for e in trace.of(StageStart) if e.stage == "input"), None)
 
 
@@ -99,13 +111,15 @@ def run(args: Any) -> int:
 
     target = python_target(args.contract)  # path/module.py:ClassName: a contracted Python class
     path = target[0] if target is not None else Path(args.contract)
-    if not path.is_file():
-        return usage_error(f"no such file: {path}")
+    if (refused := files_refused([path, args.replay])) is not None:
+        return refused
+    if args.input and args.input != "-" and (problem := input_problem(args.input)):
+        hint = ("\n  --input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
+                if args.input.lstrip()[:1] in ("{", "[", '"') else "")
+        return usage_error(f"{problem}{hint}")
     conflict, notes = contradictions(args)
     if conflict:
         return usage_error(conflict)
-    if args.replay and not Path(args.replay).is_file():
-        return usage_error(f"no such trace: {args.replay}")
     if args.trace and (problem := target_problem(args.trace)):  # checked before the call: a paid result is never lost
         return usage_error(f"cannot write the trace: {problem}")
     if target is not None:
@@ -120,7 +134,10 @@ def run(args: Any) -> int:
         return usage_error(f"{path}: the file holds no kind: contract document")
     contract = contracts[0]  # a file with several contracts runs the first, the one holding --scenario, or the replayed one
     if args.replay:
-        start = _recorded_start(args.replay)
+        try:
+            start = _recorded_start(args.replay)
+        except NotATrace as err:
+            return usage_error(str(err))
         recorded = start.contract if start is not None else None
         if recorded is not None:
             matching = [c for c in contracts if c.name == recorded]
@@ -161,16 +178,17 @@ def call_input(args: Any, scenario: Any = None) -> tuple[Any, str | None]:
     if args.input:
         try:
             return read_input(args.input), None
-        except OSError as err:
-            hint = ("\n  --input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
-                    if args.input.lstrip()[:1] in ("{", "[", '"') else "")
-            return None, f"cannot read the input: {err.strerror or err}: {args.input}{hint}"
-        except ValueError as err:
+        except OSError as err:  # a missing file, a FIFO or a folder was refused before (files_refused)
+            return None, f"cannot read the input: {err.strerror or err}: {args.input}"
+        except ValueError as err:  # names the file itself (not UTF-8, not one YAML document)
             return None, str(err)
     if scenario is not None:
         return scenario.input, None
     if args.replay:
-        value = recorded_input(args.replay)
+        try:
+            value = recorded_input(args.replay)
+        except NotATrace as err:
+            return None, str(err)
         return (value, None) if value is not None else (None, f"{args.replay} records no input; pass --input FILE")
     return None, "an input is needed: --input FILE (YAML or JSON, - for stdin), --scenario NAME, or --replay TRACE"
 

@@ -118,13 +118,17 @@ class ResultsWriter:
         self.path = path
         if resume and path.exists():
             _cut_partial_line(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # no folder is made: a missing one is refused before the run, as for every output path (storage/atomic.py)
         self._file: IO[str] = open(path, "a" if resume else "w", encoding="utf-8")
         self.written = 0
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(line_of(record))
-        self._file.flush()
+        """Append one record; a full disk raises OSError naming the results file (the lines before it stay whole)."""
+        try:
+            self._file.write(line_of(record))
+            self._file.flush()
+        except OSError as err:
+            raise OSError(err.errno, err.strerror or str(err), str(self.path)) from None
         self.written += 1
 
     def close(self) -> None:

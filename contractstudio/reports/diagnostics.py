@@ -29,20 +29,22 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
     """`file:line:col: severity CODE message`, the source line with a caret, the files read in another format, a summary line."""
     lines: list[str] = []
     split: dict[str, list[str]] = {}
+    starred: set[tuple[str, int]] = set()  # lines whose credentials YML007 starred out already
     for d in _redacted(diagnostics):
         sev = f"{_COLORS[d.severity]}{d.severity}{_RESET}" if color else d.severity
         head = f"{printable(d.file)}:{d.line}:{d.column}: {sev} {d.code} {printable(d.message)}"
         lines.append(f"{_BOLD}{head}{_RESET}" if color else head)
         src = split.get(d.file)
         if src is None and d.file in texts:
-            src = split[d.file] = _mask_secrets(texts[d.file].splitlines(), diagnostics, d.file)
+            src = split[d.file] = _mask_secrets(texts[d.file].splitlines(), diagnostics, d.file, starred)
         if src and 0 < d.line <= len(src):
             raw = src[d.line - 1].expandtabs(1)
             end = d.end_column if d.end_line == d.line else len(raw) + 1
             # the line as the terminal may show it (redacted, then escaped: the one path of safe_text); the caret
             # counts what redaction and the escapes standing for controls did before it
-            line = printable(redact_text(raw))
-            before, marked = printable(redact_text(raw[: d.column - 1])), printable(raw[d.column - 1: end - 1])
+            redacted = (lambda t: t) if (d.file, d.line) in starred else redact_text
+            line = printable(redacted(raw))
+            before, marked = printable(redacted(raw[: d.column - 1])), printable(raw[d.column - 1: end - 1])
             width = max(1, min(len(marked), len(line) - len(before)))
             lines.append(f"  {d.line:>4} | {line}")
             caret = " " * len(before) + "^" + "~" * (width - 1)
@@ -56,8 +58,10 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
     return "\n".join(lines)
 
 
-def _mask_secrets(src: list[str], diagnostics: list[Diagnostic], file: str) -> list[str]:
-    """The source lines with every literal credential (YML007) starred out: a report is no place to copy a key from."""
+def _mask_secrets(src: list[str], diagnostics: list[Diagnostic], file: str, starred: set[tuple[str, int]]) -> list[str]:
+    """The source lines with every literal credential (YML007) starred out: a report is no place to copy a key from.
+
+    The lines starred are added to `starred`; every other quoted line is redacted (safe_text) when shown."""
     for d in diagnostics:
         if d.code != "YML007" or d.file != file:
             continue
@@ -67,6 +71,7 @@ def _mask_secrets(src: list[str], diagnostics: list[Diagnostic], file: str) -> l
             end = d.end_column - 1 if n == d.end_line else len(line)
             if 0 <= start < end:
                 src[n - 1] = line[:start] + "*" * (end - start) + line[end:]
+                starred.add((file, n))
     return src
 
 

@@ -33,17 +33,19 @@ def what_it_is(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def input_problem(path: str | Path) -> str | None:
-    """Why a file the user named cannot be read as a file (the message to print), or None; never opens it."""
+def input_problem(path: str | Path, *, folders: bool = False) -> str | None:
+    """Why a file the user named cannot be read as a file (the message to print), or None; never opens it.
+
+    `folders`: a folder is a valid argument too (`check`, `test`)."""
     name = str(path)
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return f"no such file: {name}"
+        return f"no such file{' or folder' if folders else ''}: {name}"
     except OSError as err:
         return f"cannot read {name}: {err.strerror or err}"
     if stat.S_ISDIR(st.st_mode):
-        return f"{name} is a folder, not a file"
+        return None if folders else f"{name} is a folder, not a file"
     if not stat.S_ISREG(st.st_mode):
         return f"{name} is {what_it_is(st.st_mode)}, not a regular file; only regular files are read"
     if under_system_tree(Path(os.path.realpath(path))):
