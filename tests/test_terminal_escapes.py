@@ -111,13 +111,13 @@ def test_a_row_value_of_a_results_file_is_escaped_by_eval_resume(tmp_path: Path,
     import json
 
     contract, rows = str(ROOT / "samples" / "multidoc_qa.contract.yaml"), str(ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl")
-    results = tmp_path / "r.jsonl"
+    results = tmp_path / f"r{TITLE}.jsonl"  # the file's name and its row values are both printed in the refusal
     assert main(["eval", contract, "--data", rows, "--scripted", "--out", str(results), "--quiet"]) == 0
     first = json.loads(results.read_text().splitlines()[0])
     results.write_text(json.dumps({**first, "row": TITLE + CLEAR, "contract_sha": "0" * 16}) + "\n")
     capsys.readouterr()
     code, out = run(capsys, "eval", contract, "--data", rows, "--scripted", "--out", str(results), "--resume", "--quiet")
-    assert code == 2 and "different version" in out
+    assert code == 2 and "\\x1b]0;pwned" in out
     clean(out)
 
 
