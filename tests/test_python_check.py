@@ -152,3 +152,13 @@ def test_the_python_samples_are_clean_and_the_broken_copy_reports_its_planted_mi
     assert [(d.line, d.column, d.code, d.message) for d in broken.diagnostics] == [
         (66, 50, "SCH102", "unknown key 'max_dalay' in remedy.retry"),
         (88, 19, "PYC103", "`act`'s first parameter is 'request': it must be named `input`")]
+
+
+def test_an_annotation_too_deep_to_read_is_a_finding_not_a_crash() -> None:
+    deep = CLASS.replace("def forward(self, input: Question, **kwargs) -> Answer:",
+                         "def forward(self, input: " + " | ".join(["Question"] * 1500) + ", **kwargs) -> Answer:")
+    found = [(d.code, d.message) for d in check_text(deep, "a.py").diagnostics]
+    assert ("YML006", "class 'Answerer' is too deeply nested to read") in found
+    field = CLASS.replace('    lang: str = "en"', '    lang: ' + " | ".join(["str"] * 1500) + ' = "en"')
+    found = [(d.code, d.message) for d in check_text(field, "a.py").diagnostics]
+    assert ("YML006", "class 'Question' is too deeply nested to read") in found

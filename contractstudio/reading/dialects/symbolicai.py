@@ -33,6 +33,7 @@ _BUILTIN_TYPES = {"str": "str", "int": "int", "float": "float", "bool": "bool", 
 # A decorator line `@contract(` / `@strategy.contract(` followed, a few lines on, by a class: cheap discovery.
 _CONTRACTED = re.compile(r"^@(?:[A-Za-z_]\w*\.)*contract\b[\s\S]{0,4000}?^class\s", re.M)
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 _TAGS = {bool: "bool", int: "int", float: "float", str: "str", type(None): "null"}
 
 declare("PYC001", "python-syntax", "error", "A `.py` file with a contracted class that Python cannot parse; the position is Python's.")
@@ -67,7 +68,7 @@ class PythonReader:
 
     def __init__(self, path: str, text: str) -> None:
         self.path = path
-        self.lines = text.splitlines()
+        self.lines = _LINE_BREAKS.split(text)  # the lines ast numbers (not str.splitlines, which also breaks at \f, \x1c ...)
         self.text = text
         self.diagnostics: list[Diagnostic] = []
 
@@ -85,10 +86,23 @@ class PythonReader:
         return Span(line, self._column(line, node.col_offset),  # type: ignore[attr-defined]
                     end_line, self._column(end_line, node.end_col_offset or node.col_offset))  # type: ignore[attr-defined]
 
+    def segment(self, node: ast.AST) -> str | None:
+        """The source text of a node (ast.get_source_segment splits the whole file on every call: quadratic here)."""
+        where = [getattr(node, k, None) for k in ("lineno", "end_lineno", "col_offset", "end_col_offset")]
+        if not all(isinstance(v, int) for v in where):
+            return None
+        line, end, col, end_col = (int(v) for v in where)  # type: ignore[arg-type]
+        if not 1 <= line <= end <= len(self.lines):
+            return None
+        chunk = [x.encode("utf-8") for x in self.lines[line - 1:end]]
+        if len(chunk) == 1:
+            return chunk[0][col:end_col].decode("utf-8", errors="replace")
+        return b"\n".join([chunk[0][col:], *chunk[1:-1], chunk[-1][:end_col]]).decode("utf-8", errors="replace")
+
     def scalar(self, value: Any, at: ast.AST) -> ScalarNode:
         s = self.span(at)
         tag = "tag:yaml.org,2002:" + _TAGS.get(type(value), "str")
-        text = ast.get_source_segment(self.text, at) or str(value)
+        text = self.segment(at) or str(value)
         return new_scalar(s.line, s.column, s.end_line, s.end_column, tag, value, _style(text, value), text)
 
     def mapping(self, pairs: list[tuple[Node, Node]], at: ast.AST) -> MapNode:
@@ -127,13 +141,22 @@ class PythonReader:
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
         models = _models(classes)
         for cls in models.values():
-            self._field_descriptions(cls)
+            try:
+                self._field_descriptions(cls)
+            except RecursionError:
+                self.report("YML006", f"class '{cls.name}' is too deeply nested to read", _name_node(cls))
         docs: list[SourceDocument] = []
         for cls in classes:
             decorator = _contract_decorator(cls)
-            if decorator is not None:
-                docs.append(SourceDocument(len(docs), root := self.contract(cls, decorator, models), data_of(root),
-                                           cls.lineno, dialect=NAME))
+            if decorator is None:
+                continue
+            try:
+                root = self.contract(cls, decorator, models)
+                data = data_of(root)
+            except RecursionError:  # an annotation or literal nested past what the reader walks: said, never a crash
+                self.report("YML006", f"class '{cls.name}' is too deeply nested to read", _name_node(cls))
+                continue
+            docs.append(SourceDocument(len(docs), root, data, cls.lineno, dialect=NAME))
         return docs
 
     def _field_descriptions(self, cls: ast.ClassDef) -> None:
