@@ -76,9 +76,13 @@ class ClassContract:
     def shape(self, annotation: Any, root: str) -> Shape:
         """A shape per annotation, built once per class (pydantic's validators are the costly part)."""
         key = (annotation, root)
-        if key not in self._shapes:
-            self._shapes[key] = Shape.of_python(annotation, root, type_name(annotation))
-        return self._shapes[key]
+        try:
+            return self._shapes[key]
+        except KeyError:
+            shape = self._shapes[key] = Shape.of_python(annotation, root, type_name(annotation))
+            return shape
+        except TypeError:  # an annotation that cannot be a key (unhashable metadata): built for this call only
+            return Shape.of_python(annotation, root, type_name(annotation))
 
     def plan(self, instance: Any, value: Any, act_kwargs: dict[str, Any], forward: Any) -> SymbolicPlan:
         """This call's plan: the prompt as the instance gives it now, its bound methods, act's keyword arguments."""
@@ -184,6 +188,7 @@ class contract:  # noqa: N801 - SymbolicAI's name, kept so a user changes only t
         self.verbose = verbose
 
     def __call__(self, cls: type) -> type:
+        """The class with its forward wrapped: each call runs on the engine, then the class's own forward."""
         file, line = _where(cls)
         remedy = checked_remedy(self.settings, f"@contract on {cls.__name__}", file, line)
         if not callable(getattr(cls, "forward", None)):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
 from contractstudio.documents.contract_model import Contract, Remedy
 from contractstudio.runtime.compiled import CompiledContract
@@ -54,8 +54,6 @@ class ReturnShape(Shape):
         assert isinstance(shape, ReturnShape)
         shape.wrapper = wrapper
         if shape.adapter is None:  # a model is checked strictly too: an instance, not a dict that looks like one
-            from pydantic import TypeAdapter
-
             shape.adapter = TypeAdapter(annotation)
         return shape
 
@@ -69,6 +67,7 @@ class ReturnShape(Shape):
             return None, format_errors(err, self.root)
 
     def dump(self, value: Any) -> Any:
+        """What forward returned, as plain JSON data (the trace's `result` event)."""
         assert self.adapter is not None
         return self.adapter.dump_python(value, mode="json")
 
