@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 from openai_server import OpenAIServer
+from pydantic import Field
 
 import contractstudio as cs
 from contractstudio.runtime.call_state import CallOptions
+from contractstudio.symbolic import Expression, LLMDataModel, NoRemedy, contract, use_model
 
 GRANT = Path(__file__).resolve().parent.parent / "samples" / "grant_agent_turn.contract.yaml"
 TURN = {"user_message": "The project is called Seeds for Schools.", "current_field": "project_title",
@@ -74,3 +76,37 @@ def test_without_remedy_false_the_same_reply_is_remedied(server: OpenAIServer, t
     result = cs.load(soft).call(TURN, "openai/test-model", api_base=server.base_url, api_key="sk-test-hard-rules-0001",
                                 options=CallOptions(wait=False))
     assert result.successful and len(server.requests) == 2
+
+
+
+class Turn(LLMDataModel):
+    user_message: str = Field(description="The user's latest message.")
+
+
+class NextQuestion(LLMDataModel):
+    next_question: str = Field(description="Exactly one question.")
+
+
+@contract(post_remedy=True, remedy_retry_params={"tries": 1, "delay": 0})
+class QuestionAgent(Expression):
+    @property
+    def prompt(self) -> str:
+        return "Ask the next question."
+
+    def post(self, output: NextQuestion) -> bool:
+        if output.next_question.count("?") != 1:
+            raise NoRemedy(f"exactly one question mark, found {output.next_question.count('?')}")
+        return True
+
+    def forward(self, input: Turn) -> NextQuestion:
+        if not self.contract_successful:
+            raise self.contract_exception
+        return self.contract_result
+
+
+def test_a_python_contract_s_no_remedy_ends_the_call_after_one_request(server: OpenAIServer) -> None:
+    server.script('{"next_question": "How much? When?"}', '{"next_question": "How much?"}')
+    live = cs.LiveModel(model="openai/test-model", api_base=server.base_url, api_key="sk-test-hard-rules-0001")
+    with use_model(live, wait=False), pytest.raises(RuntimeError, match="exactly one question mark, found 2"):
+        QuestionAgent()(input=Turn(user_message="We need money."))
+    assert len(server.requests) == 1

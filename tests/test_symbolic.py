@@ -387,3 +387,18 @@ def test_accumulate_errors_sends_every_error_of_the_loop_oldest_first() -> None:
         assert inst(input=Review(text="x")).score == 0.9
     sent = [e.errors for e in inst.contract_trace.of(ModelRequest)][1:]
     assert sent == [["Score 0.1 is below 0.5."], ["Score 0.1 is below 0.5.", "Score 0.2 is below 0.5."]]
+
+
+def test_outside_use_model_the_environment_then_the_user_config_name_the_model(monkeypatch: pytest.MonkeyPatch,
+                                                                              tmp_path: Path) -> None:
+    from contractstudio.symbolic import current_use
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    (tmp_path / "contractstudio").mkdir()
+    (tmp_path / "contractstudio" / "config.yaml").write_text("model: openai/from-config\n")
+    monkeypatch.delenv("CONTRACTSTUDIO_MODEL", raising=False)
+    assert "from-config" in current_use().model.name
+    monkeypatch.setenv("CONTRACTSTUDIO_MODEL", "openai/from-environment")
+    assert "from-environment" in current_use().model.name
+    with use_model(scripted()):
+        assert current_use().model.name == "scripted"
