@@ -120,3 +120,17 @@ def test_contract_result_does_not_survive_a_failed_call() -> None:
     assert inst.contract_result == Verdict(score=0.9)
     call(inst, '{"score": 0.1}', '{"score": 0.1}', '{"score": 0.1}', input=Claim(text="c"))
     assert inst.contract_result is None
+
+
+def test_pre_remedy_without_a_pre_method_is_not_a_failure() -> None:
+    @contract(pre_remedy=True)
+    class NoPre(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Rate the claim."
+
+        def forward(self, input: Claim) -> Verdict:
+            return self.contract_result
+
+    inst = NoPre()
+    assert call(inst, '{"score": 0.6}', input=Claim(text="c")).score == 0.6 and inst.contract_successful
