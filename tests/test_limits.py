@@ -379,3 +379,39 @@ def test_a_look_around_type_pattern_the_bounded_matcher_cannot_compile_in_time_i
     [d] = [d for d in check_text(text, "p.contract.yaml").diagnostics if d.severity == "error"]
     assert (d.code, d.line) == ("SCH103", 6)
     assert "pattern cannot be enforced: the regular expression repeats too much" in d.message
+
+
+def _extends_amplifier(folder: Path, bases: int, steps: int, entries: int) -> Path:
+    """A chain of bases, each extending the last, and one file of many entries each extending the whole chain."""
+    (folder / ".git").mkdir()
+    step = "    - {{id: s{i}, action: call_model, prompt: p, next: s{n}, note: {pad}}}\n"
+    for b in range(bases):
+        body = "".join(step.format(i=f"{b}_{i}", n=f"{b}_{i + 1}", pad="x" * 60) for i in range(steps))
+        extends = f"  extends: b{b - 1}.yaml\n" if b else ""
+        (folder / f"b{b}.yaml").write_text(f"YAMLpipeline:\n  name: b{b}\n{extends}"
+                                           "  settings: {behavior_version: '1', compat_mode: locked, entry_step_id: s0_0}\n"
+                                           f"  steps:\n{body}")
+    child = "".join(f"  - name: e{e}\n    extends: b{bases - 1}.yaml\n" for e in range(entries))
+    main_file = folder / "many.yaml"
+    main_file.write_text(f"pipelines:\n{child}")
+    return main_file
+
+
+def test_extends_amplification_is_bounded_in_characters_and_reported_at_the_entry_that_crosses_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.analysis.check import check_file
+    from contractstudio.reading.dialects import localai_rag
+
+    # Scaled down: 5 bases of 40 steps (~4 KB each) and 300 entries inherit ~60 MB of merged pipelines without a
+    # bound (each entry merges the whole chain again); the bound is scaled down with them.
+    monkeypatch.setattr(localai_rag, "MAX_MERGED_CHARS", 200_000)
+    file = _extends_amplifier(tmp_path, bases=5, steps=40, entries=300)
+    report = check_file(file)
+    found = report.diagnostics
+    [bound] = [d for d in found if d.code == "YML006"]
+    assert bound.message == "the pipelines of this file inherit more than 200,000 characters through extends:"
+    lines = file.read_text().splitlines()
+    assert lines[bound.line - 1].strip() == "extends: b4.yaml" and bound.file == str(file)
+    crossed = (bound.line - 3) // 2  # the entry that crossed it
+    steps = [len(d.doc.data.get("steps") or []) for d in report.documents]
+    assert 0 < crossed < 300 and steps == [5 * 40] * crossed + [0] * (300 - crossed)  # merged whole before it, not after

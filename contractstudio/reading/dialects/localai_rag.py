@@ -22,6 +22,9 @@ NAME = "localai-rag"
 CONTAINERS = ("YAMLpipelines", "pipelines")  # several pipelines in one file
 ROUTERS = ("prefix_router", "json_decision_router")  # their steps nest `routes:`; the native reading flattens them
 MAX_EXTENDS = 20  # LocalAI-RAG's own cap on the depth of an extends chain
+# Characters the pipelines of one file may inherit through `extends:`, counted at every merge (like the alias bound):
+# each entry merges its whole chain again, so 200 entries over 21 bases of 14 KB took 90 s and 2.4 GB.
+MAX_MERGED_CHARS = 2_000_000
 COMPAT_MODES = ("locked", "latest", "strict")
 # The state the runner fills from each request (their DynamicPipelineRunner), before the first step.
 REQUEST_FIELDS = (
@@ -64,6 +67,10 @@ class Resolver:
     root_dir: Path  # LocalAI-RAG's pipelines_root: the last place `extends:` is looked up
     load: Loader
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    inherited: int = 0  # characters merged in from bases so far (MAX_MERGED_CHARS)
+    over: bool = False  # the bound was crossed: no more merging in this file
+    weights: dict[int, int] = field(default_factory=dict)  # characters of a node, by id (nodes kept alive in `kept`)
+    kept: list[Node] = field(default_factory=list)
 
     def report(self, code: str, message: str, at: Node, hint: str | None = None) -> None:
         self.diagnostics.append(make(code, message, self.path, at.span, hint=hint))
@@ -72,7 +79,12 @@ class Resolver:
         """The native reading of every pipeline of one document."""
         out = []
         for i, (anchor, node) in enumerate(pipelines_in(doc.root)):
+            was_over = self.over
             merged = self.resolve(node, self.real, ((self.real, text_of(node.get("name"))),), ())
+            if self.over and not was_over:  # reported at the entry whose chain crossed the bound
+                self.report("YML006", f"the pipelines of this file inherit more than {MAX_MERGED_CHARS:,} characters through extends:",
+                            node.get("extends") or anchor, hint="each entry merges its whole extends chain: share fewer, "
+                            "smaller bases, or split the file")
             root = self.native(merged, anchor)
             data = _reuse(root, node, _raw(doc.data, i)) if merged is node else data_of(root)
             out.append(SourceDocument(doc.index, root, data, anchor.line, dialect=NAME))
@@ -86,7 +98,7 @@ class Resolver:
     def resolve(self, node: MapNode, real: Path, chain: tuple[tuple[Path, str | None], ...], via: tuple[Related, ...]) -> MapNode:
         """The pipeline with its `extends:` chain merged in (LocalAI-RAG's semantics), `extends` removed."""
         ext = node.get("extends")
-        if ext is None or (isinstance(ext, ScalarNode) and ext.value is None):  # `extends: ""` names no file: REF203
+        if ext is None or self.over or (isinstance(ext, ScalarNode) and ext.value is None):  # `extends: ""` is REF203
             return _without(node, "extends")
         value = text_of(ext)
         if value is None:
@@ -119,7 +131,24 @@ class Resolver:
             self.report("REF203", f"circular extends: {names}", ext, hint="a base must not extend (directly or not) its own child")
             return _without(node, "extends")
         parent = self.resolve(parent, found, (*chain, link), (here, *via))
-        return _merge_pipeline(parent, node)
+        if self.over:
+            return _without(node, "extends")
+        self.inherited += self._weight(parent)
+        if self.inherited > MAX_MERGED_CHARS:
+            self.over = True
+            return _without(node, "extends")
+        merged = _merge_pipeline(parent, node)
+        self.weights[id(merged)] = self._weight(parent) + self._weight(node)  # an upper bound: the child may override
+        self.kept.append(merged)
+        return merged
+
+    def _weight(self, node: Node) -> int:
+        """The characters of a node's scalars (keys included), counted once per node."""
+        known = self.weights.get(id(node))
+        if known is None:
+            known = self.weights[id(node)] = _chars(node)
+            self.kept.append(node)
+        return known
 
     def _locate(self, target: str, folder: Path) -> Path | None:
         """LocalAI-RAG's lookup order: absolute, next to the file, under pipelines_root, then <root>/<name>.yaml|.yml."""
@@ -217,6 +246,21 @@ class Resolver:
         for k, v in step.pairs:
             pairs.extend(flat if isinstance(k, ScalarNode) and k.value == "routes" else [(k, v)])
         return mapping(pairs, step)
+
+
+def _chars(node: Node) -> int:
+    """Characters of every scalar under a node (an iterative walk: no recursion limit)."""
+    total, todo = 0, [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ScalarNode):
+            total += len(n.text) or len(str(n.value))
+        elif isinstance(n, MapNode):
+            for k, v in n.pairs:
+                todo += (k, v)
+        elif isinstance(n, SeqNode):
+            todo += n.items
+    return total
 
 
 def _raw(data: object, i: int) -> dict[str, Any] | None:
