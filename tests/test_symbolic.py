@@ -402,3 +402,11 @@ def test_outside_use_model_the_environment_then_the_user_config_name_the_model(m
     assert "from-environment" in current_use().model.name
     with use_model(scripted()):
         assert current_use().model.name == "scripted"
+
+
+def test_a_misspelt_decorator_keyword_is_sch102_with_a_suggestion_at_its_line() -> None:
+    with pytest.raises(ContractError) as err:
+        contract(post_remedi=False)  # type: ignore[call-arg]
+    text = str(err.value)
+    assert "SCH102 unknown parameter 'post_remedi' of @contract" in text and f"{Path(__file__).name}:" in text
+    assert err.value.diagnostics[0].hint == "did you mean 'post_remedy'?"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from contractstudio.symbolic.plan import (
     type_name,
     value_model,
 )
-from contractstudio.symbolic.settings import checked_remedy, remedy_settings
+from contractstudio.symbolic.settings import checked_remedy, refuse_unknown_parameters, remedy_settings
 
 log = logging.getLogger("contractstudio.symbolic")
 
@@ -183,7 +184,9 @@ class contract:  # noqa: N801 - SymbolicAI's name, kept so a user changes only t
     remedy_retry_params={...})`, seed 000's parameters and defaults; bad settings raise here, as the analyzer reports them."""
 
     def __init__(self, pre_remedy: bool = False, post_remedy: bool = True, accumulate_errors: bool = False,
-                 verbose: bool = False, remedy_retry_params: dict[str, Any] | None = None) -> None:
+                 verbose: bool = False, remedy_retry_params: dict[str, Any] | None = None, **unknown: Any) -> None:
+        caller = sys._getframe(1)  # noqa: SLF001 - the line of the @contract(...) call, for a misspelt keyword
+        refuse_unknown_parameters(unknown, caller.f_code.co_filename, caller.f_lineno)
         self.settings = remedy_settings(pre_remedy, post_remedy, accumulate_errors, remedy_retry_params)
         self.verbose = verbose
 

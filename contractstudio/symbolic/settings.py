@@ -45,3 +45,17 @@ def checked_remedy(settings: dict[str, Any], owner: str, file: str, line: int) -
     if found:
         raise ContractError(f"{owner}: the decorator's remedy settings are not valid", found, file)
     return Remedy.model_validate(settings)
+
+
+def refuse_unknown_parameters(unknown: dict[str, Any], file: str, line: int) -> None:
+    """A keyword @contract does not take, raised as the static reader reports it (SCH102, with a 'did you mean')."""
+    if not unknown:
+        return
+    import contractstudio.analysis.shape  # noqa: F401 - declares SCH102 in the rule table
+    from contractstudio.findings.diagnostics import Span, did_you_mean, make
+    from contractstudio.reading.dialects.symbolicai import DECORATOR_KEYS
+
+    where = Span(line, 1, line, 1)
+    found = [make("SCH102", f"unknown parameter '{name}' of @contract", file, where, severity="error",
+                  hint=did_you_mean(name, DECORATOR_KEYS) or f"parameters: {', '.join(DECORATOR_KEYS)}") for name in unknown]
+    raise ContractError("@contract: unknown parameters", found, file)
