@@ -145,3 +145,13 @@ def test_eval_refuses_an_untrusted_class_before_importing_it(project: Path, caps
 def _forget_the_module() -> None:
     yield
     sys.modules.pop("answerer_mod", None)
+
+
+def test_a_python_file_without_a_class_name_says_how_to_name_one(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", str(project / "answerer_mod.py"), "--input", str(project / "question.yaml"), "--trust"])
+    err = capsys.readouterr().err
+    assert code == 1 and not (project / "imported.marker").exists()
+    assert f"{project / 'answerer_mod.py'} holds Python contract classes (Answerer): run one as " \
+           f"{project / 'answerer_mod.py'}:Answerer" in err
+    with pytest.raises(cs.ContractError, match="holds Python contract classes"):
+        cs.load(project / "answerer_mod.py", trust=True)

@@ -110,6 +110,10 @@ def load_all(path: str | Path, *, trust: bool = False, dialect: str | None = Non
     if not p.exists():
         raise ContractError(f"{p}: no such file")
     report = check_file(p, Context(hooks=hook_folder(p, trust), dialect=dialect))
+    if report.dialect == "symbolicai":  # its static reading is for the analyzer: the class itself runs, by its name
+        names = [str(getattr(d.model, "name", "?")) for d in report.documents if d.model is not None]
+        raise ContractError(f"{p} holds Python contract classes ({', '.join(names) or 'none readable'}): run one as "
+                            f"{p}:{names[0] if names else 'ClassName'}, or import the class and call it", path=str(p))
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise ContractError(f"{p}: {len(errors)} error{'s' if len(errors) != 1 else ''}; fix them before running", errors, str(p))
