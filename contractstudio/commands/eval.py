@@ -156,7 +156,12 @@ def _usage(args: argparse.Namespace) -> str | None:
         return problem  # one rule for every file argument (storage/paths.py): a FIFO or a folder is never opened
     if args.concurrency < 1:
         return "--concurrency must be at least 1"
-    for name in ("rpm", "tpm", "limit", "sample"):
+    from contractstudio.evaluation.limits import limit_problem
+
+    problem = limit_problem("rpm", args.rpm) or limit_problem("tpm", args.tpm)
+    if problem:
+        return problem
+    for name in ("limit", "sample"):
         value = getattr(args, name)
         if value is not None and value <= 0:
             return f"--{name} must be positive"

@@ -168,9 +168,10 @@ def _job(cfg: EvalConfig) -> EvalJob:
                    trace_dir=str(cfg.trace_dir.resolve()) if cfg.trace_dir else None)
 
 
-def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None) -> EvalOutcome:
+def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
+             sleep: Callable[[float], None] = time.sleep) -> EvalOutcome:
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
-    DatasetError or ResultsError for what cannot start."""
+    DatasetError or ResultsError for what cannot start. `sleep` does the local engine's waits (tests record them)."""
     from contractstudio.analysis.check import kind_of_text
     from contractstudio.reading.dialects import sniff_kind
 
@@ -196,7 +197,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None) -> EvalOu
 
             store = ReplyCache(cfg.cache_dir or default_cache_dir()) if job.use_cache else None
             limits = RateLimiter(cfg.rpm, cfg.tpm)
-        runner = RowRunner(job, store=store, limits=limits)
+        runner = RowRunner(job, store=store, limits=limits, sleep=sleep)
         tally = Tally()
         validate = _validator(runner)
         contract_sha = job.contract_digest

@@ -12,6 +12,7 @@ server (`cool_down`) holds every caller back until its Retry-After has passed.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 
 DEFAULT_COOL_DOWN = 1.0  # seconds all callers hold back after a 429 that named no Retry-After
 TOKEN_BURST_S = 6.0
+MAX_COOL_DOWN = 30.0  # a Retry-After holds the other rows back at most this long (the transport's max_delay by default)
 
 
 class Limits(Protocol):
@@ -33,10 +35,20 @@ class Limits(Protocol):
     def cool_down(self, seconds: float) -> None: ...
 
 
+def limit_problem(name: str, value: float | None) -> str | None:
+    """Why a limit (`rpm`, `tpm`) cannot be used, or None: NaN, infinity, zero or less would turn limiting off silently."""
+    if value is None or (math.isfinite(value) and value > 0):
+        return None
+    return f"--{name} must be a finite number above 0, not {value:g}"
+
+
 class RateLimiter:
     """Requests per minute and tokens per minute, as reservations; thread-safe."""
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+        problem = limit_problem("rpm", rpm) or limit_problem("tpm", tpm)
+        if problem:
+            raise ValueError(problem)
         self.rpm = rpm
         self.tpm = tpm
         self.clock = clock
@@ -93,10 +105,13 @@ def estimate_tokens(request: LLMRequest) -> int:
 class LimitedModel:
     """A live model whose calls wait for the limiter's slot; a 429 makes every caller cool down."""
 
-    def __init__(self, inner: Any, limits: Limits, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, inner: Any, limits: Limits, sleep: Callable[[float], None] = time.sleep, *, wait: bool = True,
+                 longest_cool_down: float = MAX_COOL_DOWN) -> None:
         self.inner = inner
         self.limits = limits
         self.sleep = sleep
+        self.wait = wait  # False (--no-wait): the limiter still books and counts, nothing is slept
+        self.longest_cool_down = longest_cool_down
         self.waited_s = 0.0
 
     @property
@@ -114,14 +129,16 @@ class LimitedModel:
     def complete(self, request: LLMRequest) -> LLMReply:
         estimate = estimate_tokens(request)
         wait = self.limits.reserve(estimate)
-        if wait > 0:
+        if wait > 0 and self.wait:
             self.sleep(wait)
             self.waited_s += wait
         try:
             reply: LLMReply = self.inner.complete(request)
         except TransportFault as fault:
             if fault.kind == "rate_limit":
-                self.limits.cool_down(fault.retry_after if fault.retry_after is not None else DEFAULT_COOL_DOWN)
+                # the server's word holds every row back, but never longer than one transport wait (NaN: the default)
+                asked = fault.retry_after if fault.retry_after is not None and fault.retry_after >= 0 else DEFAULT_COOL_DOWN
+                self.limits.cool_down(min(asked, self.longest_cool_down))
             raise
         used = reply.prompt_tokens + reply.completion_tokens
         if used:

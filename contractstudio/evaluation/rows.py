@@ -8,6 +8,7 @@ built from it once per process and runs rows from any number of threads.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,8 +76,10 @@ def load_plan(job: EvalJob) -> Any:
 class RowRunner:
     """Runs rows of one job; thread-safe. `store` and `limits` are local objects or proxies to a Ray actor."""
 
-    def __init__(self, job: EvalJob, *, store: Any = None, limits: Any = None) -> None:
+    def __init__(self, job: EvalJob, *, store: Any = None, limits: Any = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.job = job
+        self.sleep = sleep
         self.contract = load_plan(job)
         self.plan = getattr(self.contract, "plan", None)  # None: a Python class, whose calls it starts itself
         if self.plan is not None:
@@ -111,7 +114,8 @@ class RowRunner:
         model: Any = self.live
         limited = cached = None
         if self.limits is not None:
-            model = limited = LimitedModel(model, self.limits)
+            model = limited = LimitedModel(model, self.limits, sleep=self.sleep, wait=self.job.wait,
+                                           longest_cool_down=self.job.transport.max_delay)
         if self.store is not None:
             model = cached = CachedModel(model, self.store)
         return model, cached, limited
@@ -123,7 +127,7 @@ class RowRunner:
         started = time.perf_counter()
         try:
             model, cached, limited = self._model(row)
-            options = CallOptions(wait=self.job.wait, transport=self.job.transport)
+            options = CallOptions(wait=self.job.wait, transport=self.job.transport, sleep=self.sleep)
             session = (Session(self.plan, row.value, model, options) if self.plan is not None
                        else self.contract.session(row.value, model, options, fresh=True))
             result = session.run(raise_on_violation=False)

@@ -77,11 +77,13 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             reply = model.complete(LLMRequest(messages, params, purpose, attempt))
         except TransportFault as fault:
             retry += 1
-            gives_up = not fault.retryable or retry > st.options.transport.tries
+            too_long = st.options.transport.too_long(fault.retry_after) if fault.retryable else None
+            gives_up = not fault.retryable or retry > st.options.transport.tries or too_long is not None
             yield st.emit(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
                                            message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
             if gives_up:
-                why = "not retried" if not fault.retryable else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}"
+                why = (f"{too_long}: not retried" if too_long else "not retried" if not fault.retryable
+                       else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}")
                 st.fail([redact(f"transport: {fault.exc_class}" + (f" (HTTP {fault.status})" if fault.status else "")
                                 + f": {fault} ({why})")])
                 return None

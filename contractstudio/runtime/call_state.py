@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -26,8 +27,20 @@ class TransportRetry:
     max_delay: float = 30.0
 
     def wait(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds before transport retry `retry` (1-based): the server's Retry-After or the backoff, never above max_delay."""
         base = retry_after if retry_after is not None else self.delay * self.backoff ** (retry - 1)
         return min(base, self.max_delay)
+
+    def budget(self) -> float:
+        """The longest a call may wait for its transport retries, all of them together."""
+        return self.tries * self.max_delay
+
+    def too_long(self, retry_after: float | None) -> str | None:
+        """Why a server's Retry-After cannot be honoured by retrying (beyond every wait this call may make), or None."""
+        if retry_after is None or retry_after <= self.budget():  # NaN is not <=: it is refused as well
+            return None
+        asked = f"{retry_after:,.0f} s" if math.isfinite(retry_after) else "forever"
+        return f"the server asks to wait {asked}, more than the {self.budget():,.0f} s all retries may wait"
 
 
 @dataclass(slots=True)

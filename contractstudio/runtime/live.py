@@ -114,7 +114,8 @@ def _retry_after(err: Exception) -> float | None:
         try:
             value = headers.get("retry-after") if headers else None
             if value is not None:
-                return max(float(value), 0.0)
+                seconds = float(value)
+                return 0.0 if seconds < 0 else seconds  # NaN and inf stay as sent: too long to honour
         except (AttributeError, TypeError, ValueError):
             continue
     return None
