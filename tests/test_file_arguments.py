@@ -20,6 +20,8 @@ RAG = str(ROOT / "samples" / "rag_router.pipeline.yaml")
 # Each command with the place of the file argument tried (F); the other arguments are valid.
 COMMANDS = {
     "check": ["check", "F"],
+    "test": ["test", "F"],
+    "studio": ["studio", "F"],
     "run": ["run", "F", "--input", "F"],
     "run --input": ["run", QA, "--input", "F"],
     "run --replay": ["run", QA, "--replay", "F"],
@@ -53,7 +55,7 @@ def test_a_fifo_given_as_a_file_is_refused_by_every_command(command: str, tmp_pa
     assert f"contractstudio: error: {fifo} is a FIFO (named pipe), not a regular file; only regular files are read" in err
 
 
-@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "check"])
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c not in ("check", "test", "studio")])  # these take folders
 def test_a_folder_given_as_a_file_is_said_to_be_a_folder(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     err = refused(capsys, [str(tmp_path) if a == "F" else a for a in COMMANDS[command]])
     assert f"contractstudio: error: {tmp_path} is a folder, not a file" in err

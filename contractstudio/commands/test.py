@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
-from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.safe_text import shown
 
 
@@ -103,9 +102,8 @@ def run(args: Any) -> int:
     from contractstudio.runtime.errors import ContractError
     from contractstudio.trust import Trust
 
-    for p in args.paths:
-        if not Path(p).exists():
-            return usage_error(f"no such file or folder: {p}")
+    if (refused := files_refused(args.paths, folders=True)) is not None:  # a FIFO named here would block the run
+        return refused
     passed = failed = skipped = 0
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
     for file in discover(args.paths):
