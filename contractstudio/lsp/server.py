@@ -9,7 +9,10 @@ in folders the user trusts always (contractstudio/trust.py); elsewhere TOL103 sa
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
+import sys
 import threading
 from typing import Any
 
@@ -19,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from contractstudio.lsp import convert
+from contractstudio.lsp import convert, framing
 from contractstudio.lsp.analyses import Analyses, Entry, python_file
 
 log = logging.getLogger("contractstudio.lsp")
@@ -53,6 +56,17 @@ class _Protocol(LanguageServerProtocol):
         if message is not _IGNORED:
             super().handle_message(message)
 
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        # pygls files each notification's future under a made-up id and never removes it (only answered requests
+        # are removed): every didOpen/didClose kept its future forever. Remove it once it is done.
+        before = set(self._request_futures)
+        super()._handle_notification(method_name, params)
+        for key in set(self._request_futures) - before:
+            self._request_futures[key].add_done_callback(functools.partial(self._forget, key))
+
+    def _forget(self, key: Any, _done: Any) -> None:
+        self._request_futures.pop(key, None)
+
 
 class ContractStudioServer(LanguageServer):
     """The language server: open documents, their analyses, and the feature handlers."""
@@ -78,6 +92,23 @@ class ContractStudioServer(LanguageServer):
         pos = convert.Positions(doc, report.text)
         diagnostics = [convert.diagnostic(d, pos, entry.uri, entry.path) for d in report.diagnostics]
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(entry.uri, diagnostics, version=entry.analyzed_version))
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve over stdio with our bounded framing (lsp/framing.py) instead of pygls' loop, which trusts the header."""
+        from pygls.io_ import StdoutWriter
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = framing.StdinPieces(stdin or sys.stdin.buffer, self.thread_pool)
+        dispatch = framing.dispatcher(self.protocol, logging.getLogger("pygls.io_"), self.report_server_error)
+        try:
+            asyncio.run(framing.serve_frames(self._stop_event, reader, dispatch, log))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls has logged it already (one line, see _OneLine); the client is not told, the server stays up.

@@ -77,6 +77,20 @@ def test_garbage_gets_one_clear_log_line_and_the_server_stays_up() -> None:
     assert "Traceback" not in log
 
 
+def test_a_hostile_frame_is_one_log_line_and_the_server_still_answers() -> None:
+    messages = [
+        b"Content-Length: 1000000000000\r\n\r\n{}",  # MemoryError killed the server
+        b"Content-Length: 1" + b"0" * 30 + b"\r\n\r\n{}",  # OverflowError
+        b'Content-Length: abc\r\n\r\n{"jsonrpc": "2.0"}',  # left it deaf, without a word
+        frame(INIT),
+    ]
+    answers, log, code = run_server(messages, answers=1)
+    assert "capabilities" in {a.get("id"): a for a in answers}[1]["result"] and code == 0
+    warnings = [ln for ln in log.splitlines() if ln.startswith("contractstudio lsp: WARNING")]
+    assert len(warnings) == 3 and "1,000,000,000,000 bytes, over the 67,108,864-byte limit" in warnings[0]
+    assert "Traceback" not in log
+
+
 def test_the_server_never_imports_textual_or_litellm() -> None:
     messages = [frame(INIT), frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})]
     for i, path in enumerate(sorted(SAMPLES.glob("*.yaml"))):
