@@ -143,3 +143,18 @@ def test_an_empty_extends_is_a_finding(tmp_path: Path) -> None:
     file.write_text(PIPELINE.format(target='""'))
     [refused] = [d for d in check_file(file).diagnostics if d.code == "REF203"]
     assert refused.message == "extends names no file" and refused.line == 3
+
+
+def test_a_folder_scan_never_follows_a_symlink_out_of_the_project(tmp_path: Path, secrets: None,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    repo = project(tmp_path)
+    (repo / ".contractstudio.yaml").write_text("dialect: localai-rag\n")  # every YAML file below is read as a pipeline
+    (tmp_path / "credentials").write_text(f"[default]\naws_secret_access_key = {CANARY}\n")
+    (repo / "creds.yaml").symlink_to(tmp_path / "credentials")
+    (repo / "env.yaml").symlink_to("/proc/self/environ")
+    (repo / "p.yaml").write_text(PIPELINE.format(target='""'))
+    for fmt in ("text", "json"):
+        main(["check", "--format", fmt, str(repo)])
+        printed = "".join(capsys.readouterr())
+        assert "p.yaml" in printed and ("1 file checked" in printed or fmt == "json")
+        assert CANARY not in printed and KEY not in printed and "creds.yaml" not in printed and "env.yaml" not in printed

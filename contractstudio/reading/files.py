@@ -15,6 +15,7 @@ from pathlib import Path
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, sniff_kind
 from contractstudio.reading.dialects.symbolicai import is_contracted
+from contractstudio.storage.paths import base_problem, project_of
 
 IGNORE_FILE = ".contractstudioignore"
 _KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
@@ -67,6 +68,7 @@ def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[P
         if not p.is_dir():
             yield p
             continue
+        workspace = (project_of(p / IGNORE_FILE),)  # the project of the folder given (storage/paths.py)
         for dirpath, dirnames, filenames in os.walk(p):
             here = Path(dirpath)
             patterns: list[str] = []
@@ -81,7 +83,9 @@ def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[P
                 if not (is_py or name.endswith((".yaml", ".yml"))) or name == SETTINGS_FILE or _ignored(name, patterns, False):
                     continue
                 f = here / name
-                if not f.is_file():  # a FIFO or a device in a folder would block the scan; named explicitly, it is read
+                # a FIFO or a device would block the scan; a symlink out of the project (to /proc/self/environ, to
+                # ~/.aws/credentials) would be quoted in excerpts: the path policy's rule for bases. Named explicitly, it is read.
+                if base_problem(f, workspace) is not None:
                     continue
                 try:
                     head = f.read_text(encoding="utf-8", errors="replace")
