@@ -49,16 +49,34 @@ def filter_choices(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def row_cells(rec: dict[str, Any]) -> tuple[str, ...]:
-    """The table cells of one row: number, id, outcome, attempts, calls, failed conditions, latency."""
+def input_summary(value: Any, limit: int = 40) -> str:
+    """A row's input on one safe line: its first text field (the query, the question), else the whole input."""
+    import json
+
+    from contractstudio.safe_text import shown
+
+    if isinstance(value, dict):
+        text = next((v for v in value.values() if isinstance(v, str) and v.strip()), None)
+        if text is None:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return shown(" ".join(text.split()), limit)
+
+
+def row_cells(rec: dict[str, Any], input_width: int = 40) -> tuple[Any, ...]:
+    """The table cells of one row: number, id, input (its summary), outcome, attempts, calls, failed conditions, latency."""
+    from rich.text import Text
+
+    query = Text(input_summary(rec.get("input"), input_width))  # never read as markup: it is the dataset's text
     if rec.get("kind") == "pipeline":
-        return (str(rec.get("row")), str(rec.get("id")), str(rec.get("outcome")), str(len(rec.get("path") or [])), "",
+        return (str(rec.get("row")), str(rec.get("id")), query, str(rec.get("outcome")), str(len(rec.get("path") or [])), "",
                 ", ".join(failed_checks(rec)) or " -> ".join(rec.get("path") or []), f"{1e3 * float(rec.get('latency_s') or 0):.0f}")
-    return (str(rec.get("row")), str(rec.get("id")), str(rec.get("outcome")), str(rec.get("attempts")),
+    return (str(rec.get("row")), str(rec.get("id")), query, str(rec.get("outcome")), str(rec.get("attempts")),
             str(rec.get("llm_calls")), ", ".join(failed_checks(rec)), f"{1e3 * float(rec.get('latency_s') or 0):.0f}")
 
 
-COLUMNS = ("row", "id", "outcome", "attempts", "calls", "failed conditions", "ms")
+COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "failed conditions", "ms")
 
 
 def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -96,11 +114,23 @@ def summary_text(summary: dict[str, Any]) -> str:
     return render(summary)
 
 
-def attempts_bars(summary: dict[str, Any]) -> tuple[list[str], list[int]]:
+def bar_label(name: str, room: int) -> str:
+    """A plot's bar label in `room` columns (cut, the one way text is cut, only when it does not fit)."""
+    from contractstudio.safe_text import shorten
+
+    return name if len(name) <= room else shorten(name, max(room - 3, 1))
+
+
+def label_room(plot_width: int) -> int:
+    """Columns a horizontal bar plot gives its labels: all but a dozen for the bars, never under 12 (whole names when wide)."""
+    return max(12, plot_width - 12)
+
+
+def attempts_bars(summary: dict[str, Any], room: int = 12) -> tuple[list[str], list[int]]:
     """How rows ended: first try, remedied at each attempt, fallback, raised (a pipeline: end steps and failures)."""
     if summary.get("kind") == "pipeline":
         labels = list(summary.get("outcomes") or {})
-        return [k[:12] for k in labels], [int(summary["outcomes"][k]) for k in labels]
+        return [bar_label(k, room) for k in labels], [int(summary["outcomes"][k]) for k in labels]
     labels, values = ["1st"], [int(summary.get("first_try") or 0)]
     later = 0
     for attempt, count in (summary.get("remedied_by_attempt") or {}).items():
@@ -119,13 +149,13 @@ def attempts_bars(summary: dict[str, Any]) -> tuple[list[str], list[int]]:
     return labels, values
 
 
-def check_bars(summary: dict[str, Any], limit: int = 6) -> tuple[list[str], list[int]]:
+def check_bars(summary: dict[str, Any], limit: int = 6, room: int = 12) -> tuple[list[str], list[int]]:
     """The most failed conditions (a pipeline: assertion failures per step)."""
     if summary.get("kind") == "pipeline":
         entries = summary.get("assertion_failures") or []
-        return [e["step"][:12] for e in entries[:limit]], [int(e["count"]) for e in entries[:limit]]
+        return [bar_label(e["step"], room) for e in entries[:limit]], [int(e["count"]) for e in entries[:limit]]
     entries = summary.get("failing_conditions") or []
-    names = [e["check"].split(".")[-1][:12] for e in entries[:limit]]
+    names = [bar_label(e["check"].split(".")[-1], room) for e in entries[:limit]]
     return names, [int(e["count"]) for e in entries[:limit]]
 
 

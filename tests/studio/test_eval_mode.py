@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from contractstudio.studio import evals
 from contractstudio.studio.app import StudioApp
 from contractstudio.studio.config import load_config
 
@@ -68,11 +69,12 @@ async def test_run_filter_and_open_a_row_in_the_debugger(eval_workspace: Path) -
         screen.query_one("#eval-filter").value = "fallback"
         await pilot.pause()
         assert table.row_count == 6
-        outcomes = {table.get_row_at(i)[2] for i in range(table.row_count)}
+        outcomes = {table.get_row_at(i)[evals.COLUMNS.index("outcome")] for i in range(table.row_count)}
         assert outcomes == {"fallback"}
         screen.query_one("#eval-filter").value = "check:post.snippet_budget"
         await pilot.pause()
-        assert [table.get_row_at(i)[5] for i in range(table.row_count)] == ["post.snippet_budget"] * 2
+        failed = evals.COLUMNS.index("failed conditions")
+        assert [table.get_row_at(i)[failed] for i in range(table.row_count)] == ["post.snippet_budget"] * 2
         await pilot.press("f")  # the next filter in the list
         await pilot.pause()
         assert screen.query_one("#eval-filter").value == "check:pre.query_present"
@@ -182,3 +184,22 @@ async def test_a_row_whose_trace_file_points_out_of_the_folder_is_a_message(eval
         messages = [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
         assert any(f"{results}:1: trace_file '/etc/passwd' is not read: " in m for m in messages), messages
         assert app.screen is screen and app.is_running
+
+
+async def test_at_200_columns_plot_labels_are_whole_and_each_row_shows_its_query(eval_workspace: Path) -> None:
+    """Issue 19.10: the failed-check bars name whole conditions when there is room; the table shows each row's input."""
+    results = results_file(eval_workspace)
+    app = StudioApp([eval_workspace], config=load_config())
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        app.open_file(results)
+        await pilot.pause(0.5)
+        screen = app.screen
+        plot = screen.query_one("#plot-checks")
+        drawn = "\n".join(strip.text for strip in plot.render_lines(plot.size.region))
+        failing = [e["check"].split(".")[-1] for e in screen.summary["failing_conditions"]]
+        long_names = [n for n in failing[:6] if len(n) > 12]  # the six most failed are plotted
+        assert long_names and all(n in drawn for n in long_names), drawn
+        table = screen.query_one("#eval-rows")
+        first = next(r for r in screen.rows if r["row"] == 1)
+        assert str(table.get_cell(first["key"], "input")) == first["input"]["query"]

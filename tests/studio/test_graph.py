@@ -227,3 +227,31 @@ async def test_another_file_of_the_list_is_analyzed_in_a_worker_never_on_the_ui_
         await pilot.pause()
         assert "known here on every path" in plain(app.screen.query_one("#graph-details").content)
     assert on_ui_thread == []
+
+
+def panel_lines(panel) -> list[str]:  # noqa: ANN001
+    """What the findings panel shows on screen, line by line."""
+    left, width = panel.styles.gutter.left, panel.scrollable_content_region.width  # inside the border and scrollbar
+    return [strip.text[left:left + width].rstrip() for strip in panel.render_lines(panel.size.region)][1:]
+
+
+async def test_a_long_hint_in_the_graph_findings_is_shown_whole_under_its_finding(make_app, workspace: Path) -> None:
+    """Issue 19.10: at 80 columns the hint wraps, every wrapped line indented under its finding, none cut."""
+    broken = Path(__file__).resolve().parents[2] / "samples" / "broken" / "rag_router_broken.pipeline.yaml"
+    (workspace / "rag_router_broken.pipeline.yaml").write_text(broken.read_text())
+    app = make_app("rag_router_broken.pipeline.yaml")
+    async with app.run_test(size=(80, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        panel = app.screen.query_one("#graph-findings", FindingsPanel)
+        shown = panel_lines(panel)
+        first = next(i for i, line in enumerate(shown) if "RTE301" in line)
+        block = [shown[first]]
+        for line in shown[first + 1:]:
+            if not line.startswith("  "):  # the next finding starts at the left edge
+                break
+            block.append(line)
+        joined = " ".join(line.strip() for line in block)
+        assert "hint: add 'on_bm25: <step>'" in joined  # the CLI's words, whole
+        assert len(block) > 2  # message and hint wrapped, each line under the finding

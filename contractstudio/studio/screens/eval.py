@@ -240,9 +240,10 @@ class EvalScreen(StudioScreen):
 
     def _show_plots(self) -> None:
         summary = self.summary or {}
-        self._plot("#plot-attempts", "outcomes", *evals.attempts_bars(summary))
+        room = evals.label_room(self.query_one("#plot-checks", PlotextPlot).size.width)  # the plots share the width
+        self._plot("#plot-attempts", "outcomes", *evals.attempts_bars(summary, room))
         self._plot("#plot-checks", "failed checks" if summary.get("kind") != "pipeline" else "assertions",
-                   *evals.check_bars(summary))
+                   *evals.check_bars(summary, room=room))
         title, values = evals.cost_series(self.rows)
         plot = self.query_one("#plot-cost", PlotextPlot)
         plt = plot.plt
@@ -279,8 +280,9 @@ class EvalScreen(StudioScreen):
         chosen = str(self.query_one("#eval-filter", Select).value)
         table = self.query_one("#eval-rows", DataTable)
         shown = [r for r in rows if evals.matches(r, chosen)]
+        input_width = max(20, self.size.width - 100)  # the query where the other columns leave room
         for rec in shown:
-            table.add_row(*evals.row_cells(rec), key=str(rec.get("key")))
+            table.add_row(*evals.row_cells(rec, input_width), key=str(rec.get("key")))
         if self.summary is not None:  # the run is over: rows in row order
             table.sort("row", key=lambda cell: int(cell) if str(cell).isdigit() else 0)
         table.border_title = f"Rows ({table.row_count})"

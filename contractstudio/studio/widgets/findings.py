@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.table import Table
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import OptionList
@@ -70,10 +71,9 @@ class FindingsPanel(OptionList):
             options.append(Option(self._render_finding(d)))
             for r in d.related:
                 self._targets.append((Place(r.file, r.line, r.column), d))
-                line = Text("   ↳ ", style="dim")
-                line.append(f"{r.line}:{r.column} ", style="bold")
+                line = Text(f"{r.line}:{r.column} ", style="bold")
                 line.append(r.message)
-                options.append(Option(line))
+                options.append(Option(_hanging(Text("   ↳ ", style="dim"), line)))
         self.clear_options()
         if not options:
             self.add_option(Option(Text("No findings.", style="dim"), disabled=True))
@@ -83,15 +83,15 @@ class FindingsPanel(OptionList):
             self.highlighted = min(keep, len(options) - 1)
 
     @staticmethod
-    def _render_finding(d: Diagnostic) -> Text:
+    def _render_finding(d: Diagnostic) -> Table:
         text = Text()
-        text.append(f"{SEVERITY_LABEL[d.severity]} ", style=SEVERITY_STYLE[d.severity])
         text.append(f"{d.line}:{d.column} ", style="bold")
         text.append(f"{d.code} ", style=SEVERITY_STYLE[d.severity])
         text.append(d.message)
-        if d.hint:
-            text.append(f"\n   hint: {d.hint}", style="italic dim")
-        return text
+        finding = _hanging(Text(f"{SEVERITY_LABEL[d.severity]} ", style=SEVERITY_STYLE[d.severity]), text)
+        if d.hint:  # the whole hint, wrapped under itself like the CLI's `= hint:` line, never cut at the panel's edge
+            finding.add_row("", Text(f"hint: {d.hint}", style="italic dim"))
+        return finding
 
     def target(self, index: int | None) -> tuple[Place, Diagnostic] | None:
         if index is None or not 0 <= index < len(self._targets):
@@ -108,3 +108,12 @@ class FindingsPanel(OptionList):
         event.stop()
         found = self.target(event.option_index)
         self.post_message(self.Chosen(self, found[1] if found else None))
+
+
+def _hanging(lead: Text, body: Text) -> Table:
+    """`lead` then `body`, the body's wrapped lines indented under its first (a finding reads as one block)."""
+    grid = Table.grid()
+    grid.add_column(width=lead.cell_len, no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(lead, body)
+    return grid
