@@ -150,3 +150,12 @@ def test_convert_escapes_the_source_name_in_its_header(tmp_path: Path, capsys: p
     escaped = "x.yaml\\nkind: contract\\npython: evil:hook\\n#.yaml"
     assert written.splitlines()[0] == f"# converted from {escaped} (localai-rag) by contractstudio convert"
     assert "python" not in yaml.safe_load(written.split("\n", 1)[1].split("---")[0])
+
+
+def test_a_folder_name_with_escapes_is_escaped_when_check_finds_nothing_in_it(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / f"d{TITLE}"
+    folder.mkdir()
+    _, out = run(capsys, "check", str(folder))
+    assert "\\x1b]0;pwned" in out
+    clean(out)

@@ -11,6 +11,7 @@ from contractstudio.analysis.check import Context, check_file, discover
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.findings.diagnostics import Diagnostic, at_least
 from contractstudio.reports import diagnostics as report
+from contractstudio.safe_text import printable
 from contractstudio.trust import Trust, hook_folder
 
 
@@ -38,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
     diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
     files = len(reports)
     if not files:  # folders of YAML that is not ours: say why nothing was checked (stdout stays what a CI parses)
-        print(f"contractstudio: no file to check in {', '.join(map(str, args.paths))}: a document needs a top-level kind: "
+        print(printable(f"contractstudio: no file to check in {', '.join(map(str, args.paths))}: a document needs a top-level kind: "
               "(contract, agent, pipeline, tools) or the shape of a dialect, a .py file a @contract class "
-              "(--dialect, docs/dialects.md)", file=sys.stderr)
+              "(--dialect, docs/dialects.md)"), file=sys.stderr)
     read_as = {r.path: r.dialect for r in reports}
     if args.format == "text":
         color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ

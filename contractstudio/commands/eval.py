@@ -225,9 +225,9 @@ def run(args: argparse.Namespace) -> int:
 
             print(printable(redact(render_comparison(outcome.comparison)), lines=True))
         if outcome.out is not None:
-            print(f"results: {outcome.out}")
+            print(printable(f"results: {outcome.out}"))
     if outcome.interrupted:
-        print("interrupted" + (f": finished rows are in {outcome.out}; run again with --resume" if outcome.out else ""),
+        print(printable("interrupted" + (f": finished rows are in {outcome.out}; run again with --resume" if outcome.out else "")),
               file=sys.stderr)
         return 130
     from contractstudio.evaluation.summary import nothing_judged

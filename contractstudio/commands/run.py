@@ -229,7 +229,7 @@ def drive(args: Any, name: str, input_type: str, model: Any, session: Any, notes
     from contractstudio.runtime.trace import jsonable, redact  # nothing printed may carry a key (shown() redacts too)
 
     for note in notes:  # once the call is sure to start: a refused input is the one message
-        print(f"contractstudio: note: {note}", file=sys.stderr)
+        print(printable(f"contractstudio: note: {note}"), file=sys.stderr)
     if not args.json:
         print(shown(f"{name}: {model.name}"))
     while (event := session.step()) is not None:
@@ -263,9 +263,9 @@ def drive(args: Any, name: str, input_type: str, model: Any, session: Any, notes
         print()
         print(format_table(result.perf_stats(cumulative=False)))
         if args.trace and not trace_problem:
-            print(f"trace written to {args.trace}")
+            print(printable(f"trace written to {args.trace}"))
     if trace_problem:  # after the result: a failed trace write never hides what the call returned
-        print(f"contractstudio: the trace was not written: {trace_problem}", file=sys.stderr)
+        print(printable(f"contractstudio: the trace was not written: {trace_problem}"), file=sys.stderr)
         return EXIT_PROBLEM
     return EXIT_OK if result.successful and not raised else EXIT_PROBLEM
 
