@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import os
 import re
 
 from contractstudio.analysis.check import FileReport, Loaded
@@ -10,6 +11,8 @@ from contractstudio.editing.cursor import document_at
 from contractstudio.editing.items import Location, Rename, TextEdit
 from contractstudio.editing.symbols import TYPE_WORDS, Occurrence, definitions, occurrence_at, same_thing
 from contractstudio.expressions import allowlist
+from contractstudio.findings.diagnostics import Span
+from contractstudio.reading.dialects.synth import locate
 
 # What a new name must look like: fields and parameters are read by expressions, so they
 # are identifiers; ids and names are written as plain YAML scalars, so nothing that needs quotes.
@@ -34,7 +37,7 @@ def definition(report: FileReport, line: int, column: int) -> list[Location]:
     if hit is None:
         return []
     loaded, occ = hit
-    return [Location(loaded.file, o.span) for o in same_thing(loaded, occ) if o.definition]
+    return [_location(loaded, o.span) for o in same_thing(loaded, occ) if o.definition]
 
 
 def references(report: FileReport, line: int, column: int, *, include_declaration: bool = True) -> list[Location]:
@@ -43,7 +46,13 @@ def references(report: FileReport, line: int, column: int, *, include_declaratio
     if hit is None:
         return []
     loaded, occ = hit
-    return [Location(loaded.file, o.span) for o in same_thing(loaded, occ) if include_declaration or not o.definition]
+    return [_location(loaded, o.span) for o in same_thing(loaded, occ) if include_declaration or not o.definition]
+
+
+def _location(loaded: Loaded, span: Span) -> Location:
+    """A place of the analyzed text as the file it is in: a base's own file and lines for an inherited part."""
+    file, span = locate(loaded.source, span) if loaded.source is not None else (loaded.file, span)
+    return Location(file, span)
 
 
 def prepare_rename(report: FileReport, line: int, column: int) -> Occurrence | None:
@@ -72,6 +81,11 @@ def rename(report: FileReport, line: int, column: int, new_name: str) -> Rename:
     group = same_thing(loaded, occ)
     if not any(o.definition for o in group):
         return Rename(refused=f"'{occ.name}' is not declared in this document: nothing to rename")
+    elsewhere = [(place.file, place.span.line) for place in (_location(loaded, o.span) for o in group) if place.file != loaded.file]
+    if elsewhere:  # an inherited step: its declaration and other uses are in the base, which this edit cannot change
+        file, line = elsewhere[0]
+        return Rename(refused=f"'{occ.name}' is declared in {_shown(file, loaded.file)} (line {line}), which this file "
+                              "extends: rename it there")
     lines = loaded.text.split("\n")
     edits = []
     for o in group:
@@ -80,6 +94,14 @@ def rename(report: FileReport, line: int, column: int, new_name: str) -> Rename:
             return Rename(refused=f"cannot rename '{occ.name}' at line {s.line}: it is written in a form that cannot be edited safely")
         edits.append(TextEdit(s, new_name))
     return Rename(edits=tuple(edits))
+
+
+def _shown(file: str, beside: str) -> str:
+    """A base's path as written next to the file that extends it."""
+    try:
+        return os.path.relpath(file, os.path.dirname(beside))
+    except ValueError:  # another drive (Windows)
+        return file
 
 
 def name_problem(kind: str, name: str) -> str | None:

@@ -14,6 +14,7 @@ import functools
 import logging
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -75,6 +76,7 @@ class ContractStudioServer(LanguageServer):
         super().__init__("contractstudio", VERSION, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          protocol_cls=_Protocol)
         self.analyses: Analyses | None = None
+        self.base_findings: dict[str, set[str]] = {}  # a file's URI -> the base URIs it published findings on
         self.debounce_s = debounce_s
         self.dialect = dialect
 
@@ -89,9 +91,39 @@ class ContractStudioServer(LanguageServer):
         if report is None:
             return
         doc = self.workspace.get_text_document(entry.uri)
+        by_file: dict[str, list[Any]] = {}
+        for d in report.diagnostics:
+            by_file.setdefault(d.file, []).append(d)
         pos = convert.Positions(doc, report.text)
-        diagnostics = [convert.diagnostic(d, pos, entry.uri, entry.path) for d in report.diagnostics]
+        diagnostics = [convert.diagnostic(d, pos, entry.uri, entry.path) for d in by_file.pop(entry.path, [])]
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(entry.uri, diagnostics, version=entry.analyzed_version))
+        # a base's findings (read along through extends:) go on the base's own URI, at the base's own positions
+        published: set[str] = set()
+        for file, found in by_file.items():
+            uri = Path(file).resolve().as_uri()
+            if uri in self.docs.entries:
+                continue  # open in the editor: its own analysis speaks for it
+            base = convert.Positions(doc, report.texts.get(file, ""))
+            shown = [convert.diagnostic(d, base, uri, file) for d in found]
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, shown))
+            published.add(uri)
+        self.clear_bases(entry.uri, keep=published)
+
+    def clear_bases(self, uri: str, keep: set[str] | frozenset[str] = frozenset()) -> None:
+        """Withdraw the base findings a file published that it no longer has (all of them when it is closed)."""
+        before = self.base_findings.pop(uri, set())
+        for gone in before - keep:
+            if gone not in self.docs.entries:
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(gone, []))
+        if keep:
+            self.base_findings[uri] = set(keep)
+
+    def location(self, entry: Entry, report: Any, loc: Any) -> lsp.Location:
+        """An editing Location as the client's: the file's own URI, or a base's URI with the base's own lines."""
+        doc = self.workspace.get_text_document(entry.uri)
+        if loc.file == entry.path:
+            return lsp.Location(entry.uri, convert.Positions(doc, report.text).range(loc.span))
+        return lsp.Location(Path(loc.file).resolve().as_uri(), convert.Positions(doc, report.texts.get(loc.file, "")).range(loc.span))
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """Serve over stdio with our bounded framing (lsp/framing.py) instead of pygls' loop, which trusts the header."""
@@ -166,6 +198,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
     def did_close(ls: ContractStudioServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.docs.close(params.text_document.uri)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(params.text_document.uri, []))
+        ls.clear_bases(params.text_document.uri)
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: ContractStudioServer, params: Any) -> None:
@@ -204,7 +237,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
             return []
         entry, report = got
         pos = convert.Positions(ls.workspace.get_text_document(entry.uri), report.text)
-        return [lsp.Location(entry.uri, pos.range(loc.span)) for loc in editing.definition(report, *pos.to_ours(params.position))]
+        return [ls.location(entry, report, loc) for loc in editing.definition(report, *pos.to_ours(params.position))]
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: ContractStudioServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
@@ -214,7 +247,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
         entry, report = got
         pos = convert.Positions(ls.workspace.get_text_document(entry.uri), report.text)
         found = editing.references(report, *pos.to_ours(params.position), include_declaration=params.context.include_declaration)
-        return [lsp.Location(entry.uri, pos.range(loc.span)) for loc in found]
+        return [ls.location(entry, report, loc) for loc in found]
 
     @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
     async def prepare_rename(ls: ContractStudioServer, params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:

@@ -208,6 +208,9 @@ class EditingAssist:
         if not found:
             self.notify("No definition here.", timeout=2)
             return
+        if found[0].file != report.path:  # inherited through extends: declared in the base, not in this text
+            self.notify(f"Declared in {found[0].file}, line {found[0].span.line}.", timeout=4)
+            return
         self.back_stack.append((row, col))
         target = found[0].span
         self.editor.move_cursor((target.line - 1, target.column - 1), center=True)
