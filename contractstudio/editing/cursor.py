@@ -20,10 +20,12 @@ from contractstudio.findings.diagnostics import Span
 
 _DOC_SEP = re.compile(r"^---(?:[ \t]|$)")
 _DASH = re.compile(r"-(?: +|$)")
-_KEY = re.compile(r"""(?P<key>"[^"]*"|'[^']*'|[^\s#'"{}\[\],&*!|>%@`-][^:#]*?|-[^\s:#][^:#]*?)[ \t]*:(?=[ \t]|$)""")
+# A plain key runs greedily to the first ':' or '#' (it cannot pass either) and its trailing blanks are stripped in
+# code: a lazy key followed by `[ \t]*` tried every split of a run of blanks, quadratic on a long line of spaces.
+_KEY = re.compile(r"""(?P<key>"[^"]*"[ \t]*|'[^']*'[ \t]*|[^\s#'"{}\[\],&*!|>%@`-][^:#]*|-[^\s:#][^:#]*):(?=[ \t]|$)""")
 _BLOCK_INDICATOR = re.compile(r"^[|>][-+0-9]*[ \t]*(?:#.*)?$")
 _KIND = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)")
-WORD = re.compile(r"[A-Za-z0-9_\-]*$")
+WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 WORD_AFTER = re.compile(r"^[A-Za-z0-9_\-]*")
 
 
@@ -50,13 +52,24 @@ def anchors(line: str) -> list[Anchor]:
         pos = m.end()
     m = _KEY.match(line, pos)
     if m:
-        key = m.group("key")
+        key = m.group("key").rstrip(" \t")
         if key[:1] in "\"'":
             key = key[1:-1]
         rest = line[m.end() :]
         value_col = m.end() + len(rest) - len(rest.lstrip(" \t"))
         out.append(Anchor("key", pos, key, _strip_comment(rest).strip(), value_col))
     return out
+
+
+def word_before(text: str) -> str:
+    """The identifier-like word that ends the text (letters, digits, `_`, `-`), found walking back from its end.
+
+    Linear in the word's length: a regex searched for `[...]*$` restarts at every position of a long line (quadratic).
+    """
+    start = len(text)
+    while start and text[start - 1] in WORD_CHARS:
+        start -= 1
+    return text[start:]
 
 
 def _strip_comment(text: str) -> str:
@@ -254,7 +267,7 @@ def _locate(lines: list[str], line: int, column: int) -> Cursor | None:
     raw = lines[li].rstrip("\r")
     col0 = min(max(column - 1, 0), len(raw))
     before = raw[:col0]
-    word = WORD.search(before).group(0)  # type: ignore[union-attr]
+    word = word_before(before)
     after = WORD_AFTER.match(raw[col0:]).group(0)  # type: ignore[union-attr]
     word_span = Span(line, col0 - len(word) + 1, line, col0 + len(after) + 1)
     top = _doc_start(lines, li)

@@ -17,7 +17,9 @@ from contractstudio.expressions.call_types import ARITY
 from contractstudio.expressions.kinds import kind_of
 from contractstudio.findings.diagnostics import Span
 
-_CHAIN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\s*\[[^\[\]]*\]|\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)?$")
+# the lookbehind starts a chain only where a name starts: a search tried from inside every name of a long line (quadratic)
+_CHAIN = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*(?:\s*\[[^\[\]]*\]|\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)"
+                    r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)?$")
 _NAME = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_]*)?$")
 _LOOP = re.compile(r"\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+([A-Za-z_][A-Za-z0-9_.\[\]\s]*?)(?=\s+if\b|\s*[\]\)}]|$)")
 KEYWORDS = ("and", "or", "not", "in", "is", "None", "True", "False", "if", "else", "for")

@@ -13,7 +13,8 @@ from typing import Any
 MAX_JSON_DEPTH = 200  # nesting of a reply: pydantic stops serializing at about 255, Python's JSON reader at about 1,000
 _DEEP = f"the reply nests arrays/objects more than {MAX_JSON_DEPTH} levels deep; no output type needs that"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
+# the blanks after the language belong to it (`[ \t]*` twice around an empty language tried every split: quadratic)
+_FENCE = re.compile(r"```[ \t]*(?:([A-Za-z0-9_-]+)[ \t]*)?\r?\n(.*?)(?:```|\Z)", re.S)
 
 
 def _json_error(err: json.JSONDecodeError, text: str) -> str:
