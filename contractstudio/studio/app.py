@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"
 DISK_POLL_S = 2.0
+WORKSPACE_POLL_S = 5.0  # a walk of the workspace folders for new files: cheap, but not every disk poll
 
 
 def _graph_screen() -> Screen[None]:
@@ -163,6 +164,7 @@ class StudioApp(OpenFile):
         for severity, note in self._startup_notes:
             self.notify(note, severity=severity, timeout=8)  # type: ignore[arg-type]
         self.set_interval(DISK_POLL_S, self.check_disk)
+        self.set_interval(WORKSPACE_POLL_S, self.rescan_workspace)  # files created meanwhile appear in the list
         self.set_timer(0.5, self.count_workspace)
         if self.buffer is None:  # no first analysis to wait for: the client loads after the first screen
             self.call_after_refresh(self.load_model_client)
@@ -186,6 +188,21 @@ class StudioApp(OpenFile):
             c = Counts.of(report.diagnostics)
             counts[f.path] = (c.error, c.warning)
         self.post_message(WorkspaceCounted(counts))
+
+    @work(thread=True, exclusive=True, group="workspace-scan", exit_on_error=False)
+    def rescan_workspace(self) -> None:
+        """Look for files created or removed in the workspace's folders (in a worker: a folder walk)."""
+        if self.workspace.scan():
+            self.call_from_thread(self.workspace_changed)
+
+    def workspace_changed(self) -> None:
+        """Files came or went: the file list shows them, and their counts are taken again."""
+        self.edit_screen.refresh_files()
+        self.count_workspace()
+
+    def on_app_focus(self) -> None:
+        """Back from another window (where files may have been made): look again at once."""
+        self.rescan_workspace()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "workspace":

@@ -6,11 +6,17 @@ that rebinds an action changes its label too; an action without a key shows none
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 from pathlib import Path
 
+from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
+
+from contractstudio.safe_text import shown
+
+EXACT = 1.0  # added to a fuzzy score (at most 1) when the query is the file's very name
 
 # (title, help, action string run on the app; "screen." actions run on the current mode's screen); the keys are added
 ACTIONS: list[tuple[str, str, str]] = [
@@ -124,9 +130,22 @@ class WorkspaceFiles(Provider):
         if opener is not None:
             opener(path)
 
+    async def startup(self) -> None:
+        """Look at the workspace again as the palette opens: a file created since is offered (and listed)."""
+        workspace = getattr(self.app, "workspace", None)
+        if workspace is not None and await asyncio.to_thread(workspace.scan):
+            self.app.workspace_changed()  # type: ignore[attr-defined]
+
     async def search(self, query: str) -> Hits:
+        workspace = getattr(self.app, "workspace", None)
+        typed = workspace.typed_path(query) if workspace is not None else None
+        if typed is not None:  # a path: opened as it is, first
+            yield Hit(EXACT + 1, Text(f"Open {shown(str(typed))}"), partial(self._open, typed), help="the path typed")
         matcher = self.matcher(query)
+        wanted = query.strip().lower()
         for title, help_text, path in self._files():
             score = matcher.match(title)
             if score > 0:
+                if wanted in (path.name.lower(), path.name.split(".")[0].lower()):
+                    score += EXACT  # the file of that very name before look-alikes in other folders (broken/)
                 yield Hit(score, matcher.highlight(title), partial(self._open, path), help=help_text)

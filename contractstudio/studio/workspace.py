@@ -83,8 +83,12 @@ class Workspace:
         ws.scan()
         return ws
 
-    def scan(self) -> None:
-        """(Re)read the file list: YAML files with a kind, plus traces (*.jsonl)."""
+    def scan(self) -> bool:
+        """(Re)read the file list: YAML files with a kind, plus traces (*.jsonl); True when files came or went.
+
+        Files opened from outside the roots (`add`) stay listed while they exist.
+        """
+        before = self.files
         seen: dict[Path, WorkspaceFile] = {}
         for path in discover(self.roots):
             if path.is_file() or not path.exists():
@@ -104,8 +108,32 @@ class Workspace:
                 for trace in sorted(root.rglob("*.jsonl")):
                     if trace.is_file() and not any(part.startswith(".") for part in trace.relative_to(root).parts):
                         seen[trace.resolve()] = WorkspaceFile(trace, kind_of_path(trace))
+        for f in before:
+            if f.path.resolve() not in seen and f.path.is_file() and not self.inside(f.path):
+                seen[f.path.resolve()] = f
         order = {k: i for i, k in enumerate(KINDS)}
         self.files = sorted(seen.values(), key=lambda f: (order.get(f.kind or "", 99), str(f.path)))
+        return [(f.path, f.kind) for f in before] != [(f.path, f.kind) for f in self.files]
+
+    def inside(self, path: Path) -> bool:
+        """Whether a path is under one of the workspace's folders (or is one of its files)."""
+        resolved = path.resolve()
+        return any(resolved == r.resolve() or (r.is_dir() and resolved.is_relative_to(r.resolve())) for r in self.roots)
+
+    def typed_path(self, text: str) -> Path | None:
+        """The file a path typed in the palette names (absolute, ~, or relative to a workspace folder), if it exists."""
+        text = text.strip()
+        if not text or "\n" in text:
+            return None
+        typed = Path(text).expanduser()
+        bases = [r if r.is_dir() else r.parent for r in self.roots] + [Path.cwd()]
+        for candidate in [typed] if typed.is_absolute() else [b / typed for b in bases]:
+            try:
+                if candidate.is_file():
+                    return candidate
+            except OSError:  # a name too long, a folder without permission: not a file to open
+                continue
+        return None
 
     def of_kind(self, *kinds: str) -> list[WorkspaceFile]:
         return [f for f in self.files if f.kind in kinds]

@@ -181,3 +181,75 @@ async def test_export_onto_a_fifo_is_a_clear_error(make_app, workspace: Path) ->
         await pilot.pause()
         assert any(m.startswith("Could not write") and "FIFO" in m and "only regular files are written" in m for m in messages(app))
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+NEW_TOOLS = "kind: tools\nname: fresh\ntools: []\n"
+
+
+def listed(app) -> str:  # noqa: ANN001
+    files = app.screen.query_one("#files")
+    return "\n".join(str(files.get_option_at_index(i).prompt) for i in range(files.option_count))
+
+
+async def palette_titles(app, pilot, query: str) -> list[str]:  # noqa: ANN001
+    """The command palette's hits for a search, in the order a user sees them (their first lines)."""
+    from .test_keymap import palette_help
+
+    return [line.splitlines()[0] for line in await palette_help(app, pilot, query)]
+
+
+async def test_a_file_created_while_the_studio_runs_is_offered_by_ctrl_p_and_then_listed(make_app, workspace: Path) -> None:
+    """Issue 19.11: Ctrl+P looks at the workspace again as it opens; the file list shows what it found."""
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "fresh" not in listed(app)
+        (workspace / "fresh.tools.yaml").write_text(NEW_TOOLS)  # made by another program meanwhile
+        titles = await palette_titles(app, pilot, "fresh")
+        assert titles and titles[0] == "Open fresh.tools.yaml"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.buffer is not None and app.buffer.path.name == "fresh.tools.yaml"
+        assert "fresh" in listed(app)
+
+
+async def test_a_file_created_while_the_studio_runs_is_listed_when_the_studio_gets_the_focus_back(make_app, workspace: Path) -> None:
+    from textual import events
+
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "fresh" not in listed(app)
+        (workspace / "fresh.tools.yaml").write_text(NEW_TOOLS)
+        app.post_message(events.AppFocus())  # the terminal reports the window focused again
+        await pilot.pause(0.2)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        assert "fresh" in listed(app)
+
+
+async def test_a_path_typed_in_the_palette_opens_that_file(make_app, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "other.tools.yaml"
+    outside.parent.mkdir()
+    outside.write_text(NEW_TOOLS)
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        titles = await palette_titles(app, pilot, str(outside))
+        assert titles[0] == f"Open {outside}"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.buffer is not None and app.buffer.path == outside
+        assert "name: fresh" in app.screen.editor.text
+
+
+async def test_in_ctrl_p_the_file_of_that_very_name_comes_before_look_alikes_in_broken(make_app, workspace: Path) -> None:
+    (workspace / "broken").mkdir()
+    text = (workspace / "rag_router.pipeline.yaml").read_text()
+    (workspace / "broken" / "rag_router_broken.pipeline.yaml").write_text(text.replace("name: rag_router", "name: rag_router_broken"))
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        titles = await palette_titles(app, pilot, "rag_router")
+        files = [t for t in titles if t.startswith("Open ")]
+        assert files[:2] == ["Open rag_router.pipeline.yaml", "Open broken/rag_router_broken.pipeline.yaml"]
