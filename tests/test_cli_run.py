@@ -197,3 +197,15 @@ def test_test_with_no_scenario_to_run_fails(capsys: pytest.CaptureFixture[str], 
     assert code == 1 and out.strip().splitlines()[-1] == "no scenarios ran: the files hold no scenarios"
     code, out, _ = run(capsys, "test", str(QA), "-k", "no-such-scenario")
     assert code == 1 and out.strip().splitlines()[-1] == "no scenarios ran: -k 'no-such-scenario' selected none of 3"
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_replay_refuses_a_trace_line_holding_a_non_finite_number_with_its_position(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, token: str) -> None:
+    recorded = SAMPLES / "traces" / "multidoc_qa.answered-first-time.jsonl"
+    lines = recorded.read_text().splitlines()
+    lines[2] = lines[2].replace('"seq": 3', f'"seq": 3, "cost": {token}', 1)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(lines) + "\n")
+    code, _, err = run(capsys, "run", str(SAMPLES / "multidoc_qa.contract.yaml"), "--replay", str(trace), "--no-wait")
+    assert code == 2 and f"t.jsonl:3: not a JSON line: {token} is not a JSON number" in err

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from contractstudio.reading.replies import strict_json
 from contractstudio.runtime.events import E, Event
 
 # Redaction lives in contractstudio.safe_text (shared with the analyzer's YML007); these names stay importable here.
@@ -159,14 +160,10 @@ class Trace:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                try:
-                    d = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}:{n}: not a JSON line: {err.msg}") from None
-                except RecursionError:
-                    raise ValueError(f"{path}:{n}: the line nests too deeply to read") from None
-                except ValueError as err:  # e.g. a number of more than 4,300 digits
-                    raise ValueError(f"{path}:{n}: not a JSON line: {str(err).split(';')[0]}") from None
+                try:  # the one bounded JSON reader: NaN/Infinity, deep nesting, huge numbers, lone surrogates refused
+                    d = strict_json(line)
+                except ValueError as err:
+                    raise ValueError(f"{path}:{n}: not a JSON line: {err}") from None
                 if not isinstance(d, dict):
                     raise ValueError(f"{path}:{n}: an event must be a JSON object")
                 try:
