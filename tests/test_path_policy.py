@@ -158,3 +158,19 @@ def test_a_folder_scan_never_follows_a_symlink_out_of_the_project(tmp_path: Path
         printed = "".join(capsys.readouterr())
         assert "p.yaml" in printed and ("1 file checked" in printed or fmt == "json")
         assert CANARY not in printed and KEY not in printed and "creds.yaml" not in printed and "env.yaml" not in printed
+
+
+def test_the_language_server_redacts_a_key_a_finding_quotes(tmp_path: Path) -> None:
+    from pygls.workspace import TextDocument
+
+    from contractstudio.lsp.analyses import Analyses
+    from contractstudio.lsp.convert import Positions, diagnostic
+
+    file = tmp_path / "leak.pipeline.yaml"
+    text = f"kind: pipeline\nname: rag\nentry_step_id: a\nsteps:\n  - {{id: a, action: call_model, prompt: p, next: {KEY}}}\n"
+    file.write_text(text)
+    report = Analyses(lambda e: None, debounce_s=0.0).analyze(str(file), text)
+    pos = Positions(TextDocument(file.as_uri(), text), text)
+    sent = [diagnostic(d, pos, file.as_uri(), str(file)) for d in report.diagnostics]
+    assert any(d.code == "PIP102" and "next names '***'" in d.message for d in sent)
+    assert KEY not in repr(sent)

@@ -11,6 +11,7 @@ from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from contractstudio.findings.diagnostics import Span
+from contractstudio.reports.diagnostics import redacted
 
 if TYPE_CHECKING:  # the editing layer is imported after `initialize` is answered (start-up time)
     from contractstudio.editing.items import CodeAction, CompletionItem, FoldingRange, Hover, Symbol, TextEdit
@@ -69,6 +70,7 @@ class Positions:
 
 def diagnostic(d: Diagnostic, pos: Positions, uri: str, path: str) -> lsp.Diagnostic:
     """A finding as an LSP diagnostic: code, severity, range, related places and a link to the rule's docs."""
+    [d] = redacted([d])  # the one redaction of findings, as in check's formats: a message may quote a key
     related = [lsp.DiagnosticRelatedInformation(lsp.Location(uri if r.file == path else Path(r.file).resolve().as_uri(),
                                                              pos.range(Span(r.line, r.column, r.line, r.column + 1))), r.message)
                for r in d.related]

@@ -12,8 +12,10 @@ from contractstudio.findings.diagnostics import RULES, Counts, Diagnostic
 from contractstudio.safe_text import printable, redact_text
 
 
-def _redacted(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-    """The diagnostics with credentials masked in their texts: a message may quote a key or value from the file."""
+def redacted(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics with credentials masked in their texts: a message may quote a key or value from the file.
+
+    Every face that shows findings uses it: these formats, and the language server (lsp/convert.py)."""
     return [replace(d, message=redact_text(d.message), hint=redact_text(d.hint) if d.hint else d.hint,
                     related=tuple(replace(r, message=redact_text(r.message)) for r in d.related)) for d in diagnostics]
 
@@ -30,7 +32,7 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
     lines: list[str] = []
     split: dict[str, list[str]] = {}
     starred: set[tuple[str, int]] = set()  # lines whose credentials YML007 starred out already
-    for d in _redacted(diagnostics):
+    for d in redacted(diagnostics):
         sev = f"{_COLORS[d.severity]}{d.severity}{_RESET}" if color else d.severity
         head = f"{printable(d.file)}:{d.line}:{d.column}: {sev} {d.code} {printable(d.message)}"
         lines.append(f"{_BOLD}{head}{_RESET}" if color else head)
@@ -42,9 +44,9 @@ def text(diagnostics: list[Diagnostic], texts: dict[str, str], files: int, color
             end = d.end_column if d.end_line == d.line else len(raw) + 1
             # the line as the terminal may show it (redacted, then escaped: the one path of safe_text); the caret
             # counts what redaction and the escapes standing for controls did before it
-            redacted = (lambda t: t) if (d.file, d.line) in starred else redact_text
-            line = printable(redacted(raw))
-            before, marked = printable(redacted(raw[: d.column - 1])), printable(raw[d.column - 1: end - 1])
+            mask = (lambda t: t) if (d.file, d.line) in starred else redact_text
+            line = printable(mask(raw))
+            before, marked = printable(mask(raw[: d.column - 1])), printable(raw[d.column - 1: end - 1])
             width = max(1, min(len(marked), len(line) - len(before)))
             lines.append(f"  {d.line:>4} | {line}")
             caret = " " * len(before) + "^" + "~" * (width - 1)
@@ -85,7 +87,7 @@ def summary_line(c: Counts) -> str:
 
 def as_json(diagnostics: list[Diagnostic], files: int, read_as: dict[str, str] | None = None) -> str:
     """One object {"diagnostics": [...], "files": [{"path", "dialect"}], "summary": {...}}."""
-    out = {"diagnostics": [d.to_dict() for d in _redacted(diagnostics)],
+    out = {"diagnostics": [d.to_dict() for d in redacted(diagnostics)],
            "files": [{"path": path, "dialect": dialect} for path, dialect in (read_as or {}).items()],
            "summary": Counts.of(diagnostics, files).to_dict()}
     return json.dumps(out, indent=2)
@@ -93,7 +95,7 @@ def as_json(diagnostics: list[Diagnostic], files: int, read_as: dict[str, str] |
 
 def as_jsonl(diagnostics: Iterable[Diagnostic]) -> str:
     """One JSON object per line."""
-    return "\n".join(json.dumps(d.to_dict()) for d in _redacted(diagnostics))
+    return "\n".join(json.dumps(d.to_dict()) for d in redacted(diagnostics))
 
 
 def _gh_escape(value: str, prop: bool = False) -> str:
@@ -106,7 +108,7 @@ def as_github(diagnostics: Iterable[Diagnostic]) -> str:
     """GitHub Actions workflow commands (annotations on the pull request)."""
     kind = {"error": "error", "warning": "warning", "info": "notice"}
     out = []
-    for d in _redacted(diagnostics):
+    for d in redacted(diagnostics):
         msg = d.message + (f" (hint: {d.hint})" if d.hint else "")
         out.append(
             f"::{kind[d.severity]} file={_gh_escape(d.file, True)},line={d.line},col={d.column},"
@@ -131,7 +133,7 @@ def as_sarif(diagnostics: list[Diagnostic]) -> str:
     ]
     index = {r["id"]: i for i, r in enumerate(rules)}
     results: list[dict[str, Any]] = []
-    for d in _redacted(diagnostics):
+    for d in redacted(diagnostics):
         result: dict[str, Any] = {
             "ruleId": d.code,
             "level": _sarif_level(d.severity),
