@@ -92,3 +92,14 @@ def test_the_rate_limiter_refuses_a_limit_that_would_turn_it_off() -> None:
             RateLimiter(rpm=bad)
         with pytest.raises(ValueError, match="tpm must be a finite number above 0"):
             RateLimiter(tpm=bad)
+
+
+def test_a_missing_api_key_is_named_before_any_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contractstudio as cs
+    from contractstudio.runtime.live import LiveModel
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = cs.load(QA).call(INPUT, LiveModel("openai/gpt-4o-mini"), options=CallOptions(wait=False))
+    assert not result.successful and result.llm_calls == 0
+    assert not result.trace.of_type("transport_error")  # nothing was sent, so nothing failed on the way
+    assert any("OPENAI_API_KEY is not set" in e for e in result.errors)

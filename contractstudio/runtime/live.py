@@ -233,6 +233,23 @@ class LiveModel:
         kwargs["client"] = client
         return transport
 
+    def missing_key(self, litellm: Any) -> str | None:
+        """Why no request can be sent: the provider's key variable is not set (litellm knows which), or None.
+
+        Without it litellm sends nothing and reports an `InternalServerError`; an `api_base` (a local server) needs no key.
+        """
+        if self.api_key or self.api_base:
+            return None
+        try:
+            found = litellm.validate_environment(self.model)
+        except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
+            return None
+        missing = [k for k in found.get("missing_keys") or [] if str(k).endswith(("_KEY", "_TOKEN"))]
+        if found.get("keys_in_environment") or not missing:
+            return None
+        return (f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: {self.model} needs its API key "
+                "there (or llm.api_key_env naming another variable, or --api-base for a local server); nothing was sent")
+
     def request_params(self) -> dict[str, Any]:
         """The parameters recorded in the trace (no key, ever)."""
         out: dict[str, Any] = {"model": self.model, "timeout_s": self.timeout_s, **self.params}
@@ -250,6 +267,9 @@ class LiveModel:
             kwargs["api_key"] = self.api_key
         elif self.api_base and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
             kwargs["api_key"] = "no-key"  # OpenAI-compatible local servers need none, the client insists on one
+        problem = self.missing_key(litellm)
+        if problem:
+            raise ModelError(problem)
         transport = self._openai_wire(litellm, kwargs)
         started = time.perf_counter()
         try:
