@@ -12,7 +12,7 @@ from conftest import FIXTURES, SAMPLES
 
 from contractstudio.analysis.check import check_file, check_text
 from contractstudio.analysis.graph_layout import layout
-from contractstudio.analysis.step_graph import END, START, StepGraph, state_flow
+from contractstudio.analysis.step_graph import END, START, StepGraph, state_flow, strongly_connected
 from contractstudio.cli import main
 from contractstudio.reports.graphs import render
 
@@ -236,3 +236,15 @@ def test_simulate_fails_on_a_blank_payload_like_the_runner(capsys: pytest.Captur
     assert "MISSING: followup_query | retrieval_query (a run fails here)" in out
     assert out.rstrip().endswith("assertion: step 'search' (action 'search_nodes') requires one of the state fields "
                                  "followup_query, retrieval_query, but none is set")
+
+
+def test_strongly_connected_finds_loops_and_single_steps() -> None:
+    succ = {"a": ["b"], "b": ["c", "a"], "c": ["d"], "d": ["c"], "e": ["e"], "f": ["a"]}
+    found = sorted(sorted(c) for c in strongly_connected(["a", "b", "c", "d", "e", "f"], succ))
+    assert found == [["a", "b"], ["c", "d"], ["e"], ["f"]]
+
+
+def test_strongly_connected_keeps_to_the_given_steps_and_handles_long_loops() -> None:
+    ring = {str(i): [str((i + 1) % 5000)] for i in range(5000)}
+    assert [len(c) for c in strongly_connected(list(ring), ring)] == [5000]  # no recursion limit on a long loop
+    assert sorted(map(sorted, strongly_connected(["1", "2"], ring))) == [["1"], ["2"]]  # edges out of the set are ignored

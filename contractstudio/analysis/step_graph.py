@@ -53,7 +53,6 @@ class StepGraph:
     entry: str | None  # the entry step when it exists
     succ: dict[str, list[str]] = field(default_factory=dict)  # START/END included, known targets only
     pred: dict[str, list[str]] = field(default_factory=dict)
-    _nx: Any = None
     _reach: set[str] | None = None
 
     @classmethod
@@ -86,29 +85,6 @@ class StepGraph:
         sg.succ, sg.pred = succ, pred
         return sg
 
-    @property
-    def graph(self) -> Any:
-        """The networkx DiGraph view: nodes carry `step`, edges carry `labels` (one per route)."""
-        if self._nx is None:
-            import networkx as nx  # imported on demand: `check` does not need it
-
-            g = nx.DiGraph(name=self.pipeline.name)
-            g.add_node(START, virtual=True)
-            g.add_node(END, virtual=True)
-            for sid, step in self.steps.items():
-                g.add_node(sid, step=step, action=step.action)
-            if self.entry:
-                g.add_edge(START, self.entry, labels=[])
-            for sid, routes in self.routes.items():
-                for r in routes:
-                    if r.target in self.steps or r.target == END:
-                        if g.has_edge(sid, r.target):
-                            g.edges[sid, r.target]["labels"].append(r.label)
-                        else:
-                            g.add_edge(sid, r.target, labels=[r.label])
-            self._nx = g
-        return self._nx
-
     def action(self, sid: str) -> ActionSpec | None:
         """The contract of a step's action (None for an unknown action)."""
         return self.catalog.get(self.steps[sid].action)
@@ -122,6 +98,51 @@ class StepGraph:
     def reaching_end(self) -> set[str]:
         """Steps from which some `end: true` step is reachable; a cycle without an exit is not."""
         return _walk(END, self.pred) - {START, END}
+
+
+def strongly_connected(nodes: Iterable[str], succ: dict[str, list[str]]) -> list[list[str]]:
+    """The strongly connected components of the graph `nodes` spans (Tarjan's algorithm, iterative)."""
+    order = list(nodes)
+    members = set(order)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in order:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        # Each frame is a node and the iterator over its successors inside `members`: no recursion limit on long chains.
+        frames = [(root, iter([t for t in succ.get(root, ()) if t in members]))]
+        while frames:
+            node, targets = frames[-1]
+            for t in targets:
+                if t not in index:
+                    index[t] = low[t] = len(index)
+                    stack.append(t)
+                    on_stack.add(t)
+                    frames.append((t, iter([u for u in succ.get(t, ()) if u in members])))
+                    break
+                if t in on_stack:
+                    low[node] = min(low[node], index[t])
+            else:
+                frames.pop()
+                if frames:
+                    parent = frames[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component: list[str] = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        component.append(top)
+                        if top == node:
+                            break
+                    found.append(component)
+    return found
 
 
 def routes_of(step: Step, spec: ActionSpec | None = None) -> list[Route]:

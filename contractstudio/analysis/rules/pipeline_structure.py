@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_pipeline import LoadedPipeline
 from contractstudio.analysis.rules import rule
-from contractstudio.analysis.step_graph import END, config, routes_of
+from contractstudio.analysis.step_graph import END, config, routes_of, strongly_connected
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
 
 
@@ -85,20 +85,15 @@ def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         return
     # Report causes, not consequences: each dead end, and each cycle without an exit;
     # a step that merely leads into one of them is fixed with it.
-    import networkx as nx  # only a broken pipeline pays for the import
-
-    traps = nx.DiGraph()
-    traps.add_nodes_from(stuck)
-    traps.add_edges_from((s, t) for s in stuck for t in sg.succ[s] if t in traps)
     for sid in stuck:
         if not sg.routes[sid]:
             msg = f"step '{sid}' is a dead end: it has no next, on_* target or end: true"
             yield doc.diag("PIP105", msg, sg.steps[sid], "id", hint="add 'next: <step>' or 'end: true'")
     order = {sid: i for i, sid in enumerate(sg.steps)}
-    for component in nx.strongly_connected_components(traps):
+    for component in strongly_connected(stuck, sg.succ):
         members = sorted(component, key=order.__getitem__)
         first = members[0]
-        if len(members) == 1 and not traps.has_edge(first, first):
+        if len(members) == 1 and first not in sg.succ[first]:
             continue
         related = []
         for sid in members[1:]:

@@ -1,0 +1,73 @@
+"""pyproject.toml says what the code uses: every third-party import is declared, every declaration is imported
+(or says why not), every pin matches constraints.txt, and each has a one-line reason above it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\[=<>!~ ;]", requirement, maxsplit=1)[0]
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared() -> dict[str, str]:
+    project = PYPROJECT["project"]
+    reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
+    return {_normal(_name(r)): r for r in reqs}
+
+
+def _imported_top_levels() -> set[str]:
+    found: set[str] = set()
+    for path in (ROOT / "contractstudio").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return {m for m in found if m not in sys.stdlib_module_names and m not in ("contractstudio", "__future__")}
+
+
+def _distributions_of(module: str) -> set[str]:
+    return {_normal(d) for d in packages_distributions().get(module, [])}
+
+
+def test_every_third_party_import_is_declared() -> None:
+    declared = _declared()
+    missing = {m: sorted(_distributions_of(m)) for m in _imported_top_levels() if not _distributions_of(m) & declared.keys()}
+    assert missing == {}, f"imported by contractstudio but not declared in pyproject.toml: {missing}"
+
+
+def test_every_runtime_dependency_is_imported() -> None:
+    imported = set().union(*(_distributions_of(m) for m in _imported_top_levels()))
+    unused = [r for r in PYPROJECT["project"]["dependencies"] if _normal(_name(r)) not in imported]
+    assert unused == [], f"declared in pyproject.toml but never imported by contractstudio: {unused}"
+
+
+def test_every_pin_matches_constraints() -> None:
+    pins = {_normal(n): v for n, v in re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)$", (ROOT / "constraints.txt").read_text(), re.M)}
+    for name, requirement in _declared().items():
+        version = requirement.split("==")[1] if "==" in requirement else None
+        assert version is not None, f"{requirement} is not pinned"
+        assert pins.get(name) == version, f"{requirement} does not match constraints.txt ({pins.get(name)})"
+
+
+def test_every_dependency_has_a_reason() -> None:
+    lines = (ROOT / "pyproject.toml").read_text().splitlines()
+    for requirement in _declared().values():
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(f'"{requirement}"'))
+        assert lines[at - 1].strip().startswith("#"), f"{requirement} has no one-line reason above it"
+
+
+def test_license_is_an_spdx_expression() -> None:
+    assert PYPROJECT["project"]["license"] == "MIT"  # a table is deprecated by setuptools (PEP 639)
