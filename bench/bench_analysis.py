@@ -34,12 +34,12 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_bytecode import compile_package  # noqa: E402
-from bench_check_startup import SMALL  # noqa: E402
-from bench_lsp import generate_contract  # noqa: E402
-from bench_pipeline import generate_dense  # noqa: E402
+from bench_bytecode import compile_package
+from bench_check_startup import SMALL
+from bench_lsp import generate_contract
+from bench_pipeline import generate_dense
 
-from contractstudio.analysis.check import check_text  # noqa: E402
+from contractstudio.analysis.check import check_text
 
 PY = sys.executable
 
@@ -166,7 +166,7 @@ def row_per_edit(folder: Path, edits: int) -> None:
     try:
         from contractstudio.analysis.incremental import Analyzer
     except ImportError:  # before the session existed
-        Analyzer = None  # type: ignore[assignment,misc]  # noqa: N806
+        Analyzer = None  # type: ignore[assignment,misc]
     if Analyzer is not None:
         analyzer = Analyzer()
         analyzer.check(text, path)

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_bytecode import compile_package  # noqa: E402
-from bench_check_startup import SMALL  # noqa: E402
-from bench_pipeline import generate as generate_pipeline  # noqa: E402
+from bench_bytecode import compile_package
+from bench_check_startup import SMALL
+from bench_pipeline import generate as generate_pipeline
 
 
 def generate_contract(lines: int) -> str:

@@ -197,7 +197,7 @@ async def edit_cycle(lines: int, runs: int) -> dict[str, float]:
     fired: list[float] = []
     start_analysis = edit.EditScreen.start_analysis
 
-    def timed_start(self):  # noqa: ANN001, ANN202 - the moment the debounce ends
+    def timed_start(self):  # the moment the debounce ends
         fired.append(time.perf_counter())
         start_analysis(self)
 
@@ -209,7 +209,7 @@ async def edit_cycle(lines: int, runs: int) -> dict[str, float]:
 
     arrived = asyncio.Event()  # waiting on an event, not polling: polling would steal the GIL from the worker
 
-    def stamped(analysis):  # noqa: ANN001, ANN202 - called once the findings and markers are drawn
+    def stamped(analysis):  # called once the findings and markers are drawn
         original(analysis)
         done.append(time.perf_counter())
         arrived.set()
@@ -249,7 +249,7 @@ async def highlight_cost(lines: int, windowed: bool, runs: int = 20, threshold: 
     editor_module.LARGE_FILE_LINES = 10**9 if not windowed else threshold
 
     class Host(App):
-        def compose(self):  # noqa: ANN202
+        def compose(self):
             yield ContractEditor(generated_contract(lines))
 
     app = Host()

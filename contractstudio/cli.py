@@ -117,7 +117,7 @@ def _version() -> str:
 
 def commands_of(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """Each command's own parser, by name."""
-    return next((dict(a.choices) for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    return next((dict(a.choices) for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})  # noqa: SLF001 - argparse has no public list of subcommands
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -183,7 +183,7 @@ def test_tagged_scalars_a_yaml_1_1_header_leaves_alone_are_no_finding(tmp_path: 
     (lambda d: d, "is a folder"),
     (lambda d: d / "missing" / "out.yaml", "does not exist"),
 ], ids=["onto-a-folder", "into-a-missing-folder"])
-def test_export_to_a_bad_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], target, message: str) -> None:  # noqa: ANN001
+def test_export_to_a_bad_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], target, message: str) -> None:
     src = tmp_path / "notes.tools.yaml"
     src.write_text(CLEAN)
     assert main(["export", str(src), "-o", str(target(tmp_path))]) == 2

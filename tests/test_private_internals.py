@@ -86,5 +86,5 @@ def test_litellm_still_keeps_async_success_callbacks_and_hidden_params() -> None
 def test_argparse_still_lists_subparsers_in_actions() -> None:
     parser = argparse.ArgumentParser()
     parser.add_subparsers().add_parser("check")
-    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001 - what cli.py reads
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     assert subparsers and "check" in subparsers[0].choices, "cli.py finds the commands through parser._actions"

@@ -171,6 +171,6 @@ def test_a_killed_saves_leftover_is_removed_by_the_next_save_but_a_live_one_is_k
     (lambda d: d / "missing" / "out.yaml", "does not exist"),
     (lambda d: d, "is a folder"),
 ], ids=["missing-folder", "a-folder"])
-def test_target_problem_names_what_is_wrong(tmp_path: Path, make, message: str) -> None:  # noqa: ANN001
+def test_target_problem_names_what_is_wrong(tmp_path: Path, make, message: str) -> None:
     assert message in (target_problem(make(tmp_path)) or "")
     assert target_problem(tmp_path / "fine.yaml") is None

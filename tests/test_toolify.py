@@ -171,7 +171,7 @@ class Point(BaseModel):
 
 def test_pydantic_models_optional_and_unannotated_parameters() -> None:
     @cs.toolify()
-    def tool(p: Point, limit: int | None = None, raw=None) -> str:  # noqa: ANN001 - no annotation on purpose
+    def tool(p: Point, limit: int | None = None, raw=None) -> str:
         return f"{p.x + p.y} {limit} {raw!r}"
 
     assert tool('{"x": "1", "y": 2}', None, "[1]") == "3 None '[1]'"  # no annotation: the text as given

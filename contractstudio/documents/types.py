@@ -239,13 +239,13 @@ class TypeSystem:
         if not getattr(model, "__pydantic_complete__", True):
             try:
                 model.model_rebuild(_types_namespace=dict(self._models))
-            except Exception:  # resolved later, when its forward references exist
+            except Exception:  # noqa: BLE001 - whatever the user's annotations raise: resolved later, when its forward references exist
                 pass
         for other in list(self._models.values()):
             if not getattr(other, "__pydantic_complete__", True):
                 try:
                     other.model_rebuild(_types_namespace=dict(self._models))
-                except Exception:
+                except Exception:  # noqa: BLE001 - as above: a type still waiting for another is rebuilt when that one comes
                     pass
         return model
 

@@ -187,7 +187,7 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         outcome = "first_try" if result.attempts == 0 else "remedied"
     else:
         outcome = "raised" if raised or used == "raise" else "fallback"
-    state = result._state
+    state = result._state  # noqa: SLF001 - the call's state (its perf); issue 23.3 gives Result a public view
     out: dict[str, Any] = {
         **_base(job, row), "outcome": outcome, "successful": bool(result.successful), "attempts": result.attempts,
         "llm_calls": result.llm_calls,

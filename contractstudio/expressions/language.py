@@ -81,7 +81,7 @@ class Expression:
             raise ExpressionError("the expression nests too deeply") from None
         except MemoryError:
             raise ExpressionError("the expression ran out of memory") from None
-        except Exception as err:  # any Python error of an allowlisted operation becomes a clear message
+        except Exception as err:  # noqa: BLE001 - any Python error of an allowlisted operation becomes a clear message
             raise ExpressionError(_describe(err)) from None
 
 

@@ -104,7 +104,7 @@ def dispatcher(protocol: Any, log: logging.Logger, on_error: Callable[[Exception
     def dispatch(body: bytes) -> None:
         try:
             protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
-        except Exception as exc:  # noqa: BLE001 - the server goes on: _OneLine turns this into one log line
+        except Exception as exc:  # the server goes on: _OneLine turns this into one log line
             log.exception("Unable to handle message")
             if on_error is not None:
                 on_error(exc, JsonRpcException)

@@ -160,7 +160,7 @@ editing = _Editing()
 
 
 def _warm_up() -> None:
-    import contractstudio.editing  # noqa: F401
+    import contractstudio.editing
     import contractstudio.editing.cursor  # noqa: F401
 
 

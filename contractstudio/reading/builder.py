@@ -213,7 +213,7 @@ class Builder:
                                              hint="use spaces, or quote the value"))
             at = text.find("\t", at + 1)
 
-    def _run(self, text: str, first_index: int, docs: list[SourceDocument]) -> None:  # noqa: C901 - one loop over event kinds
+    def _run(self, text: str, first_index: int, docs: list[SourceDocument]) -> None:
         # The hottest loop of every analysis: one pass per event, the common cases inline (a scalar attached
         # to its parent, a pair whose key is new), the rare ones in methods.
         off = self.offset

@@ -213,7 +213,7 @@ def _act(st: CallState, value: Any) -> Events:
             raw = plan.act_hook(value)
     except _ActFailure as err:
         errors = [str(err)]
-    except Exception as err:  # noqa: BLE001 - a failing act hook fails the contract with its message
+    except Exception as err:  # a failing act hook fails the contract with its message
         if type(err).__name__ == "UntrustedHook":
             raise
         errors = [f"act: the Python hook raised {type(err).__name__}: {err}"]

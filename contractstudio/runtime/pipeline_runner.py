@@ -170,7 +170,7 @@ class PipelineRunner:
         if spec is None:
             raise PipelineError(f"step '{step.id}': unknown action '{step.action}'", step.id, step.action)
         config = {"id": step.id, "action": step.action, **step.raw}
-        self._assert_requires(step, spec, state, config)
+        self.assert_requires(step, spec, state, config)
         chosen: str | None = None
         if spec.routing and step.action not in handlers:
             chosen = self._route(step, spec, state)
@@ -188,9 +188,10 @@ class PipelineRunner:
             if state.get(f) is None:
                 raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') must set state field '{f}', "
                                              f"but it is missing after the step", step.id, step.action, f, "ensures_state")
-        return self._next(step, chosen)
+        return self.next_route(step, chosen)
 
-    def _assert_requires(self, step: Step, spec: ActionSpec, state: dict[str, Any], config: dict[str, Any]) -> None:
+    def assert_requires(self, step: Step, spec: ActionSpec, state: dict[str, Any], config: dict[str, Any]) -> None:
+        """Raise the violation when the step lacks a key, setting or state entry its action requires."""
         settings = self.pipeline.settings
         for key in spec.requires_step:  # 'a|settings.b': the key a on the step, or the pipeline setting b
             options = key.split("|")
@@ -222,7 +223,8 @@ class PipelineRunner:
             state[spec.route_state[-1]] = payload
         return route
 
-    def _next(self, step: Step, chosen: str | None) -> tuple[str | None, str]:
+    def next_route(self, step: Step, chosen: str | None) -> tuple[str | None, str]:
+        """The step that follows (None at an end) and the key that chose it, given the route an action chose."""
         if chosen is not None:
             key = f"on_{chosen}"
             target = step.raw.get(key)

@@ -143,7 +143,7 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         steps.append(sim)
         if spec is not None:
             try:  # the runner's own assertion: the same fields, the same words
-                runner._assert_requires(step, spec, state, {"id": step.id, "action": step.action, **step.raw})
+                runner.assert_requires(step, spec, state, {"id": step.id, "action": step.action, **step.raw})
             except PipelineAssertionError as err:
                 return done("assertion", str(err))
         chosen: str | None = None
@@ -170,7 +170,7 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         state.update(here)
         sim.values.update(here)
         try:
-            target, key = runner._next(step, chosen)
+            target, key = runner.next_route(step, chosen)
         except PipelineError as err:
             outcome = "unknown_target" if "not a step" in str(err) else "dead_end"
             return done(outcome, str(err))

@@ -12,7 +12,7 @@ from pathlib import Path
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.files import decode, discover, kind_of_text
 from contractstudio.reading.json_lines import first_json_line
-from contractstudio.storage.atomic import Saved, write_atomic  # noqa: F401  (write_atomic re-exported for the studio's modules)
+from contractstudio.storage.atomic import Saved, write_atomic  # write_atomic re-exported for the studio's modules
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results")
 

@@ -141,7 +141,7 @@ class ClassContract:
             return result
 
         plan = self.plan(instance, value, rest, forward)
-        return Session(plan, value, model, options or CallOptions(wait=False), accumulated=instance._contract_engine_perf,
+        return Session(plan, value, model, options or CallOptions(wait=False), accumulated=instance._contract_engine_perf,  # noqa: SLF001 - our own attribute on the user's object
                        breakpoints=breakpoints)
 
     def finish(self, instance: Any, session: Any, trace_file: Any = None) -> Any:
@@ -151,7 +151,7 @@ class ClassContract:
         instance.contract_trace = result.trace
         if trace_file is not None:
             result.trace.write(trace_file, append=True)
-        instance._contract_perf.record_call(session.state)
+        instance._contract_perf.record_call(session.state)  # noqa: SLF001 - our own attribute on the user's object
         if self.verbose:
             from contractstudio.runtime.trace import redact
 
@@ -179,7 +179,7 @@ class ClassContract:
         return self.finish(instance, session, use.trace)
 
 
-class contract:  # noqa: N801 - SymbolicAI's name, kept so a user changes only the import line
+class contract:  # SymbolicAI's name (lower case), kept so a user changes only the import line
     """The class decorator: `@contract(pre_remedy=False, post_remedy=True, accumulate_errors=False, verbose=False,
     remedy_retry_params={...})`, seed 000's parameters and defaults; bad settings raise here, as the analyzer reports them."""
 

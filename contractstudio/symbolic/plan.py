@@ -20,7 +20,7 @@ from contractstudio.runtime.messages import system_message
 from contractstudio.runtime.validation import Shape, format_errors
 
 
-class NoRemedy(Exception):  # noqa: N818 - named for what it does to the call, as users raise it
+class NoRemedy(Exception):  # named for what it does to the call, as users raise it
     """Raised by `pre` or `post`: the call fails at once with this message, without a remedy (seed 004's hard rules)."""
 
 

@@ -23,7 +23,7 @@ class SlowOldText:
                                  debounce_s=0.0)
         real = self.analyses.analyze
 
-        def slow_for_the_old_text(path: str, text: str):  # noqa: ANN202
+        def slow_for_the_old_text(path: str, text: str):
             if text == OLD:
                 self.started.set()
                 self.release.wait(10)  # the old text's analysis is still running when the new text arrives

@@ -57,7 +57,7 @@ def make_app(workspace: Path) -> Callable[..., StudioApp]:
     return factory
 
 
-async def settle(pilot) -> None:  # noqa: ANN001
+async def settle(pilot) -> None:
     """Wait for the debounce, the analysis worker and the redraw.
 
     A fixed pause alone is not enough on a loaded machine (the debounce timer may not
@@ -88,7 +88,7 @@ def regex_on_ui_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real_run = patterns.RegexBudget._run
 
-    def run(self: patterns.RegexBudget, match, text: str) -> bool:  # noqa: ANN001
+    def run(self: patterns.RegexBudget, match, text: str) -> bool:
         if threading.current_thread() is threading.main_thread():
             seen.append(text)
         return real_run(self, match, text)
@@ -97,11 +97,11 @@ def regex_on_ui_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def tree_labels(tree) -> str:  # noqa: ANN001
+def tree_labels(tree) -> str:
     """Every label of a Tree widget, depth first, one per line (what a user reads in it)."""
     labels: list[str] = []
 
-    def walk(node) -> None:  # noqa: ANN001
+    def walk(node) -> None:
         labels.append(str(node.label))
         for child in node.children:
             walk(child)

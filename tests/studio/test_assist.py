@@ -12,18 +12,18 @@ from contractstudio.editing.templates import template
 from .conftest import settle
 
 
-def editor_of(app):  # noqa: ANN001, ANN201
+def editor_of(app):
     return app.screen.editor
 
 
-async def end_of_file(pilot) -> None:  # noqa: ANN001
+async def end_of_file(pilot) -> None:
     editor = editor_of(pilot.app)
     last = editor.document.line_count - 1
     editor.move_cursor((last, len(editor.document[last])))
     await pilot.pause()
 
 
-async def fix_until_clean(pilot, screen, most: int) -> None:  # noqa: ANN001
+async def fix_until_clean(pilot, screen, most: int) -> None:
     """Apply the first quick fix of the first finding, again and again, until the analysis finds nothing."""
     for _ in range(most):
         found = screen.analysis.diagnostics  # infos too: a clean check is one with nothing to say
@@ -36,7 +36,7 @@ async def fix_until_clean(pilot, screen, most: int) -> None:  # noqa: ANN001
         await settle(pilot)
 
 
-async def test_completion_opens_as_you_type_and_tab_or_enter_accepts(make_app) -> None:  # noqa: ANN001
+async def test_completion_opens_as_you_type_and_tab_or_enter_accepts(make_app) -> None:
     app = make_app("multidoc_qa.contract.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -56,7 +56,7 @@ async def test_completion_opens_as_you_type_and_tab_or_enter_accepts(make_app) -
         assert not menu.display
 
 
-async def test_the_popup_never_steals_a_keystroke(make_app) -> None:  # noqa: ANN001
+async def test_the_popup_never_steals_a_keystroke(make_app) -> None:
     app = make_app("multidoc_qa.contract.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -72,7 +72,7 @@ async def test_the_popup_never_steals_a_keystroke(make_app) -> None:  # noqa: AN
         assert editor.cursor_location[1] == 0 and editor.document[editor.cursor_location[0] - 1] == "on"
 
 
-async def test_quick_fix_lists_the_fixes_of_the_finding_and_applies_one(make_app, workspace: Path) -> None:  # noqa: ANN001
+async def test_quick_fix_lists_the_fixes_of_the_finding_and_applies_one(make_app, workspace: Path) -> None:
     path = workspace / "rag_router.pipeline.yaml"
     path.write_text(path.read_text().replace("    on_other: answer", "    # no on_other here\n"), encoding="utf-8")
     app = make_app("rag_router.pipeline.yaml")
@@ -91,7 +91,7 @@ async def test_quick_fix_lists_the_fixes_of_the_finding_and_applies_one(make_app
         assert app.edit_screen.analysis.diagnostics == []
 
 
-async def test_rename_definition_and_back(make_app) -> None:  # noqa: ANN001
+async def test_rename_definition_and_back(make_app) -> None:
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -113,7 +113,7 @@ async def test_rename_definition_and_back(make_app) -> None:  # noqa: ANN001
         assert app.edit_screen.analysis.diagnostics == []
 
 
-async def test_find_find_next_and_go_to_line(make_app) -> None:  # noqa: ANN001
+async def test_find_find_next_and_go_to_line(make_app) -> None:
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -133,7 +133,7 @@ async def test_find_find_next_and_go_to_line(make_app) -> None:  # noqa: ANN001
         assert editor.cursor_location == (11, 4)
 
 
-async def test_enter_keeps_the_indentation_and_indents_after_a_key(make_app) -> None:  # noqa: ANN001
+async def test_enter_keeps_the_indentation_and_indents_after_a_key(make_app) -> None:
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -148,7 +148,7 @@ async def test_enter_keeps_the_indentation_and_indents_after_a_key(make_app) -> 
 
 
 async def test_a_contract_from_the_empty_template_to_a_clean_check_with_completion_and_quick_fixes(
-        make_app, workspace: Path) -> None:  # noqa: ANN001
+        make_app, workspace: Path) -> None:
     path = workspace / "qa.contract.yaml"
     path.write_text(template("contract", "qa"), encoding="utf-8")
     app = make_app("qa.contract.yaml")
@@ -174,7 +174,7 @@ async def test_a_contract_from_the_empty_template_to_a_clean_check_with_completi
 
 
 async def test_a_pipeline_from_the_empty_template_to_a_clean_check_with_completion_and_quick_fixes(
-        make_app, workspace: Path) -> None:  # noqa: ANN001
+        make_app, workspace: Path) -> None:
     """A second step written with completion (its keys, its action, the step id `next:` names), the rest by quick fixes."""
     path = workspace / "triage.pipeline.yaml"
     path.write_text(template("pipeline", "triage").replace("    end: true\n", "    next: \n"), encoding="utf-8")
@@ -207,7 +207,7 @@ async def test_a_pipeline_from_the_empty_template_to_a_clean_check_with_completi
         assert "contractstudio: ignore" not in final
 
 
-async def test_reload_keeps_the_cursor(make_app, workspace: Path) -> None:  # noqa: ANN001
+async def test_reload_keeps_the_cursor(make_app, workspace: Path) -> None:
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -220,7 +220,7 @@ async def test_reload_keeps_the_cursor(make_app, workspace: Path) -> None:  # no
         assert editor.document[0] == "# edited elsewhere" and editor.cursor_location == (20, 6)
 
 
-async def test_a_new_file_from_the_template_of_its_kind(make_app, workspace: Path) -> None:  # noqa: ANN001
+async def test_a_new_file_from_the_template_of_its_kind(make_app, workspace: Path) -> None:
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -237,7 +237,7 @@ async def test_a_new_file_from_the_template_of_its_kind(make_app, workspace: Pat
 
 
 async def test_open_in_editor_runs_it_and_reloads_with_the_cursor_kept(make_app, workspace: Path, tmp_path: Path,
-                                                                      monkeypatch) -> None:  # noqa: ANN001
+                                                                      monkeypatch) -> None:
     script = tmp_path / "fake_editor.py"
     script.write_text("import sys\np = sys.argv[1]\nopen(p, 'a').write('# added by the editor\\n')\n", encoding="utf-8")
     import sys
@@ -254,7 +254,7 @@ async def test_open_in_editor_runs_it_and_reloads_with_the_cursor_kept(make_app,
         assert editor.text.endswith("# added by the editor\n") and editor.cursor_location == (10, 4)
 
 
-async def test_a_quick_fix_asked_for_while_typing_waits_for_the_analysis_made_in_its_worker(make_app, monkeypatch) -> None:  # noqa: ANN001
+async def test_a_quick_fix_asked_for_while_typing_waits_for_the_analysis_made_in_its_worker(make_app, monkeypatch) -> None:
     import threading
 
     from contractstudio.analysis.incremental import Analyzer
@@ -262,7 +262,7 @@ async def test_a_quick_fix_asked_for_while_typing_waits_for_the_analysis_made_in
     on_ui_thread: list[str] = []
     check = Analyzer.check
 
-    def watched(self, text: str, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def watched(self, text: str, *args, **kwargs):
         if threading.current_thread() is threading.main_thread():
             on_ui_thread.append(text[:20])
         return check(self, text, *args, **kwargs)
@@ -271,7 +271,7 @@ async def test_a_quick_fix_asked_for_while_typing_waits_for_the_analysis_made_in
 
     check_text = front.check_text
 
-    def watched_text(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def watched_text(*args, **kwargs):
         if threading.current_thread() is threading.main_thread():
             on_ui_thread.append("check_text")
         return check_text(*args, **kwargs)

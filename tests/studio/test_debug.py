@@ -16,25 +16,25 @@ from .test_graph import plain
 COVERAGE_ERROR = "Coverage score 0.20 is below the minimum 0.55."
 
 
-async def open_debugger(app, pilot) -> None:  # noqa: ANN001
+async def open_debugger(app, pilot) -> None:
     await settle(pilot)
     await pilot.press("f4")
     await settle(pilot)  # the workspace's contracts are analyzed in a worker
     app.screen.query_one("#timeline").focus()
 
 
-async def press_and_wait(pilot, *keys: str) -> None:  # noqa: ANN001
+async def press_and_wait(pilot, *keys: str) -> None:
     for key in keys:
         await pilot.press(key)
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 
 
-def status(app) -> str:  # noqa: ANN001
+def status(app) -> str:
     return str(app.screen.query_one("#debug-status").render())
 
 
-def body(app) -> str:  # noqa: ANN001
+def body(app) -> str:
     return plain(app.screen.query_one("#event-body").content)
 
 

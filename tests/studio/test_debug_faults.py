@@ -39,7 +39,7 @@ def point_at(workspace: Path, server: OpenAIServer, extra: str = "") -> None:
     path.write_text(text)
 
 
-async def open_live(app, pilot) -> None:  # noqa: ANN001
+async def open_live(app, pilot) -> None:
     await settle(pilot)
     await pilot.press("f4")
     await settle(pilot)  # the workspace's contracts are analyzed in a worker
@@ -49,19 +49,19 @@ async def open_live(app, pilot) -> None:  # noqa: ANN001
     app.screen.query_one("#timeline").focus()
 
 
-async def show(app, pilot, event) -> str:  # noqa: ANN001
+async def show(app, pilot, event) -> str:
     """Highlight one event in the timeline; the text of the event view a user reads."""
     app.screen.query_one("#timeline", OptionList).highlighted = app.screen.events.index(event)
     await pilot.pause()
     return body(app)
 
 
-def timeline_text(app) -> str:  # noqa: ANN001
+def timeline_text(app) -> str:
     timeline = app.screen.query_one("#timeline", OptionList)
     return "\n".join(plain(timeline.get_option_at_index(i).prompt) for i in range(timeline.option_count))
 
 
-def no_error_modal(app) -> None:  # noqa: ANN001
+def no_error_modal(app) -> None:
     assert app.screen.id == "debug-screen", type(app.screen).__name__
 
 
@@ -141,17 +141,17 @@ async def test_a_json_array_reply_shows_the_validation_error_and_the_remedy(make
         assert expected in server.requests[1].body["messages"][-1]["content"]
 
 
-async def assert_nothing_shows(app, pilot) -> None:  # noqa: ANN001
+async def assert_nothing_shows(app, pilot) -> None:
     """Every event view, the timeline, perf, status and toasts: no trace of the key."""
     for event in app.screen.events:
         text = await show(app, pilot, event)
         assert KEY not in text and "1234567890abcdef" not in text, text
     for text in (timeline_text(app), plain(app.screen.query_one("#perf").content), status(app),
-                 *(str(n.message) for n in app._notifications)):  # noqa: SLF001 - toasts are rendered text too
+                 *(str(n.message) for n in app._notifications)):
         assert KEY not in text and "1234567890abcdef" not in text, text
 
 
-async def assert_svg_is_clean(app, pilot, event, marker: str) -> None:  # noqa: ANN001
+async def assert_svg_is_clean(app, pilot, event, marker: str) -> None:
     await show(app, pilot, event)
     svg = app.export_screenshot()
     assert marker in svg  # the event view really is in the export

@@ -22,8 +22,8 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 B2_REPLY = '{"answer": "They store embeddings.", "evidence": [{"doc_id": "B2", "snippet": "store embeddings"}], "coverage_score": 0.9}'
 
 
-def options(app, select: str) -> list[str]:  # noqa: ANN001
-    return [str(value) for _, value in app.screen.query_one(select, Select)._options]  # noqa: SLF001
+def options(app, select: str) -> list[str]:
+    return [str(value) for _, value in app.screen.query_one(select, Select)._options]
 
 
 async def test_a_trace_opened_from_the_file_list_selects_its_input_and_its_replay(make_app, workspace: Path) -> None:
@@ -137,9 +137,9 @@ async def test_the_model_client_loads_in_the_background_and_a_live_call_waits_fo
     point_at(workspace, server)
     server.script(GOOD)
     gate = threading.Event()
-    real = models._litellm  # noqa: SLF001
+    real = models._litellm
 
-    def slow_import():  # noqa: ANN202 - litellm's import, held until the test lets it finish
+    def slow_import():
         gate.wait(20)
         return real()
 
@@ -154,7 +154,7 @@ async def test_the_model_client_loads_in_the_background_and_a_live_call_waits_fo
         await pilot.press("f4")
         for _ in range(100):  # the contracts' analysis (settle would wait for the held import too)
             await pilot.pause(0.1)
-            if app.screen._contracts_ready:  # noqa: SLF001
+            if app.screen._contracts_ready:
                 break
         app.screen.query_one("#model-select", Select).value = "live"
         await pilot.pause()

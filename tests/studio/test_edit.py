@@ -16,7 +16,7 @@ from .conftest import settle
 CONTRACT = "multidoc_qa.contract.yaml"
 
 
-def codes(app) -> list[str]:  # noqa: ANN001
+def codes(app) -> list[str]:
     return [d.code for d in app.screen.findings.diagnostics]
 
 
@@ -246,7 +246,7 @@ async def test_a_failing_analysis_shows_an_error_modal_and_the_text_stays(make_a
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
 
-        def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def broken(*args, **kwargs):
             raise RuntimeError("the analyzer tripped")
 
         monkeypatch.setattr("contractstudio.analysis.check.check_text", broken)
@@ -274,7 +274,7 @@ async def test_a_slow_analysis_of_an_older_text_never_replaces_the_newest_findin
         started, release = threading.Event(), threading.Event()
         real = screen.live.analyze
 
-        def slow_for_the_broken_text(text, context, name=None):  # noqa: ANN001, ANN202
+        def slow_for_the_broken_text(text, context, name=None):
             if "oops: [" in text:
                 started.set()
                 release.wait(10)  # still running when the author fixed the text

@@ -88,7 +88,7 @@ async def test_run_filter_and_open_a_row_in_the_debugger(eval_workspace: Path) -
         debug = app.screen
         assert debug.id == "debug-screen"
         assert str(debug.query_one("#model-select").value).startswith("replay:")
-        assert debug.events and debug._input_value() == debug.events[0]["value"]  # noqa: SLF001 - the row's own input
+        assert debug.events and debug._input_value() == debug.events[0]["value"]
         assert len([e for e in debug.events if e.type == "llm_request"]) == int(first[4])
         debug.query_one("#timeline").focus()
         await pilot.press("R")  # restart: the recorded call replays from its trace, ready to step
@@ -140,10 +140,10 @@ async def test_a_pipeline_dataset(tmp_path: Path) -> None:
 
 class TestEvalMode:
     @pytest.mark.parametrize("size", [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")])
-    def test_summary_plots_and_rows(self, snap_compare, eval_workspace, size) -> None:  # noqa: ANN001
+    def test_summary_plots_and_rows(self, snap_compare, eval_workspace, size) -> None:
         results = results_file(eval_workspace)
 
-        async def run_before(pilot) -> None:  # noqa: ANN001
+        async def run_before(pilot) -> None:
             await settle(pilot)
             pilot.app.open_file(results)
             await pilot.pause(0.5)
@@ -166,7 +166,7 @@ async def test_a_tampered_results_file_is_a_message_not_a_crash(eval_workspace: 
     results = results_file(eval_workspace)
     rewrite_line(results, 2, lambda rec: rec.update(attempts="abc"))
     async with results_opened(eval_workspace, results) as (app, pilot):
-        messages = [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
+        messages = [str(n.message) for n in app._notifications]
         assert f"{results}:3: not a results record: attempts: Input should be a valid integer" in messages
         assert app.is_running and app.return_code is None
 
@@ -181,7 +181,7 @@ async def test_a_row_whose_trace_file_points_out_of_the_folder_is_a_message(eval
         table.move_cursor(row=next(i for i in range(table.row_count) if table.get_row_at(i)[0] == "1"))
         await pilot.press("enter")
         await pilot.pause(0.5)
-        messages = [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
+        messages = [str(n.message) for n in app._notifications]
         assert any(f"{results}:1: trace_file '/etc/passwd' is not read: " in m for m in messages), messages
         assert app.screen is screen and app.is_running
 

@@ -97,7 +97,7 @@ async def test_the_command_palette_offers_and_runs_studio_actions(make_app) -> N
         assert app.current_mode == "graph"
 
 
-async def test_the_workspace_defaults_to_the_bundled_samples_when_the_folder_has_no_contracts(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+async def test_the_workspace_defaults_to_the_bundled_samples_when_the_folder_has_no_contracts(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     app = StudioApp([], config=load_config())
     assert any("samples" in str(root) for root in app.workspace.roots)

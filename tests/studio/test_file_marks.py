@@ -13,7 +13,7 @@ from .conftest import settle
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def test_datasets_and_results_carry_no_error_mark(make_app, workspace: Path) -> None:  # noqa: ANN001
+async def test_datasets_and_results_carry_no_error_mark(make_app, workspace: Path) -> None:
     shutil.copy(ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl", workspace / "qa.rows.jsonl")
     (workspace / "broken.contract.yaml").write_text("kind: contract\nname: b\ninput: Missing\n")
     app = make_app("multidoc_qa.contract.yaml")
@@ -31,7 +31,7 @@ async def test_datasets_and_results_carry_no_error_mark(make_app, workspace: Pat
     assert json.loads((workspace / "qa.rows.jsonl").read_text().splitlines()[0])  # untouched
 
 
-async def test_a_dataset_opened_in_the_editor_is_not_analyzed_as_yaml(make_app, workspace: Path) -> None:  # noqa: ANN001
+async def test_a_dataset_opened_in_the_editor_is_not_analyzed_as_yaml(make_app, workspace: Path) -> None:
     shutil.copy(ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl", workspace / "qa.rows.jsonl")
     app = make_app("qa.rows.jsonl")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -16,8 +16,8 @@ from .conftest import settle
 TOOLS = "kind: tools\nname: notes\ndescription: Notes, café.\ntools: []\n"
 
 
-def messages(app) -> list[str]:  # noqa: ANN001
-    return [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
+def messages(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
 
 
 @pytest.mark.parametrize("raw", [
@@ -98,7 +98,7 @@ async def test_new_files_get_the_folders_usual_permissions(make_app, workspace: 
         app = make_app("multidoc_qa.contract.yaml")
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
-            app._export_to(str(workspace / "exported.yaml"))  # noqa: SLF001 - the path prompt's answer
+            app._export_to(str(workspace / "exported.yaml"))
             await pilot.pause()
             target = workspace / "multidoc_qa.contract.yaml"
             target.unlink()  # deleted behind the studio's back: Ctrl+S writes it again
@@ -160,7 +160,7 @@ async def test_the_crash_file_carries_no_key(make_app, monkeypatch: pytest.Monke
         await settle(pilot)
         with monkeypatch.context() as real_terminal:
             real_terminal.setattr(StudioApp, "is_headless", property(lambda self: False))
-            app._handle_exception(RuntimeError(f"the server echoed {key} and Bearer {key[::-1]}"))  # noqa: SLF001
+            app._handle_exception(RuntimeError(f"the server echoed {key} and Bearer {key[::-1]}"))
         await pilot.pause()
         assert isinstance(app.screen, ErrorDialog)
         shown = str(app.screen.query_one("#dialog-body").render())
@@ -177,7 +177,7 @@ async def test_export_onto_a_fifo_is_a_clear_error(make_app, workspace: Path) ->
     app = make_app("multidoc_qa.contract.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app._export_to(str(fifo))  # noqa: SLF001 - the path prompt's answer
+        app._export_to(str(fifo))
         await pilot.pause()
         assert any(m.startswith("Could not write") and "FIFO" in m and "only regular files are written" in m for m in messages(app))
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
@@ -186,12 +186,12 @@ async def test_export_onto_a_fifo_is_a_clear_error(make_app, workspace: Path) ->
 NEW_TOOLS = "kind: tools\nname: fresh\ntools: []\n"
 
 
-def listed(app) -> str:  # noqa: ANN001
+def listed(app) -> str:
     files = app.screen.query_one("#files")
     return "\n".join(str(files.get_option_at_index(i).prompt) for i in range(files.option_count))
 
 
-async def palette_titles(app, pilot, query: str) -> list[str]:  # noqa: ANN001
+async def palette_titles(app, pilot, query: str) -> list[str]:
     """The command palette's hits for a search, in the order a user sees them (their first lines)."""
     from .test_keymap import palette_help
 

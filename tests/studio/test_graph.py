@@ -12,8 +12,8 @@ from contractstudio.studio.widgets.stepgraph import StepGraphView
 from .conftest import settle, tree_labels
 
 
-def plain(renderable) -> str:  # noqa: ANN001
-    console = Console(width=120, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+def plain(renderable) -> str:
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))
     console.print(renderable)
     return console.export_text()
 
@@ -110,7 +110,7 @@ async def test_the_graph_exports_as_mermaid_and_dot(make_app, workspace: Path) -
     assert "digraph" in dot
 
 
-async def test_an_agent_shows_tools_policies_and_tasks(make_app, regex_on_ui_thread: list[str]) -> None:  # noqa: ANN001
+async def test_an_agent_shows_tools_policies_and_tasks(make_app, regex_on_ui_thread: list[str]) -> None:
     app = make_app("billing_support.agent.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -197,7 +197,7 @@ async def test_findings_belong_to_the_step_they_are_about_even_when_steps_share_
         assert "PIP201" in plain(app.screen.query_one("#graph-details").content)
 
 
-async def test_another_file_of_the_list_is_analyzed_in_a_worker_never_on_the_ui_thread(make_app, monkeypatch) -> None:  # noqa: ANN001
+async def test_another_file_of_the_list_is_analyzed_in_a_worker_never_on_the_ui_thread(make_app, monkeypatch) -> None:
     import threading
 
     from contractstudio.analysis import check
@@ -205,7 +205,7 @@ async def test_another_file_of_the_list_is_analyzed_in_a_worker_never_on_the_ui_
     on_ui_thread: list[str] = []
     analyze = check.check_text
 
-    def watched(text: str, path: str = "<text>", *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def watched(text: str, path: str = "<text>", *args, **kwargs):
         if threading.current_thread() is threading.main_thread():
             on_ui_thread.append(path)
         return analyze(text, path, *args, **kwargs)
@@ -229,7 +229,7 @@ async def test_another_file_of_the_list_is_analyzed_in_a_worker_never_on_the_ui_
     assert on_ui_thread == []
 
 
-def panel_lines(panel) -> list[str]:  # noqa: ANN001
+def panel_lines(panel) -> list[str]:
     """What the findings panel shows on screen, line by line."""
     left, width = panel.styles.gutter.left, panel.scrollable_content_region.width  # inside the border and scrollbar
     return [strip.text[left:left + width].rstrip() for strip in panel.render_lines(panel.size.region)][1:]

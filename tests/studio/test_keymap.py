@@ -16,8 +16,8 @@ def write_config(text: str) -> None:
     config.write_text(text)
 
 
-def warnings(app) -> list[str]:  # noqa: ANN001
-    return [str(n.message) for n in app._notifications]  # noqa: SLF001 - the toasts a user reads
+def warnings(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
 
 
 async def test_the_documented_example_saves_and_deletes_nothing(make_app, workspace: Path) -> None:
@@ -93,7 +93,7 @@ def test_check_keymap_rules() -> None:
                                                                  "debug.step", "debug.continue"]
 
 
-async def palette_help(app, pilot, query: str) -> list[str]:  # noqa: ANN001
+async def palette_help(app, pilot, query: str) -> list[str]:
     """The command palette's lines for a search, as a user reads them (title, then help with the keys)."""
     from textual.command import CommandList
 

@@ -24,7 +24,7 @@ policies:
 """
 
 
-def codes(app) -> list[str]:  # noqa: ANN001
+def codes(app) -> list[str]:
     return [d.code for d in app.screen.findings.diagnostics]
 
 
@@ -34,7 +34,7 @@ async def test_keys_are_handled_while_a_pathological_regex_is_analyzed(make_app,
     matching = threading.Event()
     real_run = patterns.RegexBudget._run
 
-    def run(self: patterns.RegexBudget, match, text: str) -> bool:  # noqa: ANN001
+    def run(self: patterns.RegexBudget, match, text: str) -> bool:
         matching.set()
         try:
             return real_run(self, match, text)
@@ -166,7 +166,7 @@ def test_text_the_guard_lets_through_never_crashes_tree_sitter() -> None:
 
 
 async def test_the_agent_tree_draws_the_analyzers_pattern_matches_and_runs_no_regex_itself(
-        make_app, workspace: Path, regex_on_ui_thread: list[str]) -> None:  # noqa: ANN001
+        make_app, workspace: Path, regex_on_ui_thread: list[str]) -> None:
     """The tree shows which tools a tool_pattern matches as the analysis found them, in its worker; the screen's
     thread never runs a regex from the file (a pathological one would freeze it for as long as it ran)."""
     (workspace / "slow.agent.yaml").write_text(SLOW_AGENT)

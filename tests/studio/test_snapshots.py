@@ -43,23 +43,23 @@ def steady_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 class TestEditMode:
     @pytest.mark.parametrize("size", SIZES)
-    def test_clean_contract(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_clean_contract(self, snap_compare, make_app, size) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
 
         assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=size, run_before=run_before)
 
     @pytest.mark.parametrize("size", SIZES)
-    def test_pipeline_with_a_finding(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_pipeline_with_a_finding(self, snap_compare, make_app, size) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             await pilot.press("f8")  # cursor on the finding
             await settle(pilot)
 
         assert snap_compare(make_app("maybe_unset.pipeline.yaml"), terminal_size=size, run_before=run_before)
 
-    def test_unsaved_changes_dialog(self, snap_compare, make_app) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_unsaved_changes_dialog(self, snap_compare, make_app) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             await pilot.press(*"# draft")
             await settle(pilot)
@@ -68,8 +68,8 @@ class TestEditMode:
 
         assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=(80, 24), run_before=run_before)
 
-    def test_help(self, snap_compare, make_app) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_help(self, snap_compare, make_app) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             await pilot.press("f1")
             await pilot.pause()
@@ -79,8 +79,8 @@ class TestEditMode:
 
 class TestGraphMode:
     @pytest.mark.parametrize("size", SIZES)
-    def test_simulated_path(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_simulated_path(self, snap_compare, make_app, size) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             await pilot.press("f3")
             await pilot.pause()
@@ -90,8 +90,8 @@ class TestGraphMode:
         assert snap_compare(make_app("rag_router.pipeline.yaml"), terminal_size=size, run_before=run_before)
 
     @pytest.mark.parametrize("size", SIZES)
-    def test_pip201_path(self, snap_compare, make_app, size) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_pip201_path(self, snap_compare, make_app, size) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             await pilot.press("f3")
             await pilot.pause()
@@ -105,8 +105,8 @@ class TestGraphMode:
 
 class TestDebugMode:
     @pytest.mark.parametrize("size", WIDE)
-    def test_remedy_request(self, snap_compare, make_app, steady_clock, size) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_remedy_request(self, snap_compare, make_app, steady_clock, size) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             await pilot.press("f4")
             await settle(pilot)  # the workspace's contracts are analyzed in a worker
@@ -126,8 +126,8 @@ class TestDebugMode:
 class TestEditingHelp:
     """The completion popup and the quick-fix list (contractstudio.editing in the studio)."""
 
-    def test_completion_popup(self, snap_compare, make_app) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_completion_popup(self, snap_compare, make_app) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             editor = pilot.app.screen.editor
             row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "next: dispatch")
@@ -137,8 +137,8 @@ class TestEditingHelp:
 
         assert snap_compare(make_app("rag_router.pipeline.yaml"), terminal_size=(80, 24), run_before=run_before)
 
-    def test_quick_fix_list(self, snap_compare, make_app) -> None:  # noqa: ANN001
-        async def run_before(pilot) -> None:  # noqa: ANN001
+    def test_quick_fix_list(self, snap_compare, make_app) -> None:
+        async def run_before(pilot) -> None:
             await settle(pilot)
             editor = pilot.app.screen.editor
             editor.text = editor.text.replace("next: dispatch", "next: dispach")

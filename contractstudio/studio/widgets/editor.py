@@ -199,7 +199,7 @@ class ContractEditor(YamlTextArea):
         if not self.markers or not self.show_line_numbers:
             return strip
         try:
-            line_index, section = self.wrapped_document._offset_to_line_info[y + int(self.scroll_offset.y)]
+            line_index, section = self.wrapped_document._offset_to_line_info[y + int(self.scroll_offset.y)]  # noqa: SLF001 - no public row->line map (tests/test_private_internals.py)
         except IndexError:
             return strip
         severity = self.markers.get(line_index)
