@@ -85,7 +85,8 @@ def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[P
                 f = here / name
                 # a FIFO or a device would block the scan; a symlink out of the project (to /proc/self/environ, to
                 # ~/.aws/credentials) would be quoted in excerpts: the path policy's rule for bases. Named explicitly, it is read.
-                if base_problem(f, workspace) is not None:
+                # (os.walk does not enter symlinked folders, so only a symlinked file can lead out: judged on its target)
+                if (f.is_symlink() and base_problem(f, workspace) is not None) or not f.is_file():
                     continue
                 try:
                     head = f.read_text(encoding="utf-8", errors="replace")

@@ -55,7 +55,7 @@ def input_problem(path: str | Path, *, folders: bool = False) -> str | None:
 
 def under_system_tree(real: Path) -> bool:
     """Whether a resolved path is under /proc, /sys or /dev."""
-    return any(real == tree or tree in real.parents for tree in SYSTEM_TREES)
+    return any(real.is_relative_to(tree) for tree in SYSTEM_TREES)
 
 
 def project_of(file: Path) -> Path:
@@ -73,7 +73,7 @@ def project_of(file: Path) -> Path:
 
 def inside(real: Path, roots: Iterable[Path]) -> bool:
     """Whether a resolved path is one of the roots or below one."""
-    return any(real == root or root in real.parents for root in roots)
+    return any(real.is_relative_to(root) for root in roots)
 
 
 def base_problem(path: Path, workspace: Iterable[Path]) -> str | None:
