@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from contractstudio.reading.kinds import DIALECTS
 from contractstudio.safe_text import printable
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github")
-DIALECTS = ("contractstudio", "localai-rag", "agentanvil")  # reading/dialects: how a file of another tool is read
 
 
 def _dialect(p: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contractstudio.analysis.loaded import KNOWN_KINDS, Context, ExpressionChecks, Loaded, file_regex_budget
+from contractstudio.analysis.loaded import Context, ExpressionChecks, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.shape import validate
 from contractstudio.documents.models import Model
@@ -18,13 +18,14 @@ from contractstudio.findings.diagnostics import Diagnostic, finalize, make
 from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.symbolicai import read_python
 from contractstudio.reading.dialects.synth import relocate, texts
-from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text
+from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
+from contractstudio.reading.kinds import KNOWN_KINDS
 from contractstudio.reading.source import SourceDocument, SourceFile, paused_gc, read_source
 from contractstudio.trust import hook_folder
 
 # decode, discover, kind_of_text and read_text live in reading/files.py (no models: the studio's first screen uses them)
 __all__ = ["IGNORE_FILE", "KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "decode",
-           "discover", "is_python", "kind_of_text", "load", "read_any", "read_text", "run_rules"]
+           "discover", "is_python", "kind_of_text", "load", "read_any", "read_text", "run_rules", "survey"]
 
 def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context, regex: RegexBudget | None = None) -> Loaded:
     """The per-document object of a document's kind (its facts are computed on first use); `regex`: the file's budget."""

@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # at run time only the kinds that use types import them (a pi
 
     Scope: TypeAlias = dict[str, TypeExpr]  # the names an expression sees, and their types
 
-KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
 REGEX_BUDGET_S = 1.0  # seconds of regex work (tool and type patterns) in the analysis of one file, all documents together
 
 

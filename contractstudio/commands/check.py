@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterable
 
-from contractstudio.analysis.check import Context, check_file, discover
+from contractstudio.analysis.check import Context, check_file, survey
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.findings.diagnostics import Diagnostic, at_least
 from contractstudio.reports import diagnostics as report
@@ -34,8 +34,12 @@ def run(args: argparse.Namespace) -> int:
     if (refused := files_refused(args.paths, folders=True)) is not None:  # a FIFO named here would block the scan
         return refused
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
-    reports = [check_file(p, Context(hooks=hook_folder(p, trust), dialect=args.dialect))
-               for p in discover(args.paths, python=True)]
+    reports = []
+    for path, found in survey(args.paths, python=True, dialect=args.dialect):
+        if not found.ours:  # another tool's file (a Kubernetes manifest, a scenario manifest): not a finding
+            print(f"contractstudio: skipped {printable(str(path))}: {found.reason}", file=sys.stderr)
+            continue
+        reports.append(check_file(path, Context(hooks=hook_folder(path, trust), dialect=args.dialect)))
     diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
     files = len(reports)
     if not files:  # folders of YAML that is not ours: say why nothing was checked (stdout stays what a CI parses)

@@ -17,6 +17,7 @@ from typing import Any
 
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.findings.diagnostics import Span
+from contractstudio.reading.kinds import KIND_LINE
 
 _DOC_SEP = re.compile(r"^---(?:[ \t]|$)")
 _DASH = re.compile(r"-(?: +|$)")
@@ -24,7 +25,6 @@ _DASH = re.compile(r"-(?: +|$)")
 # code: a lazy key followed by `[ \t]*` tried every split of a run of blanks, quadratic on a long line of spaces.
 _KEY = re.compile(r"""(?P<key>"[^"]*"[ \t]*|'[^']*'[ \t]*|[^\s#'"{}\[\],&*!|>%@`-][^:#]*|-[^\s:#][^:#]*):(?=[ \t]|$)""")
 _BLOCK_INDICATOR = re.compile(r"^[|>][-+0-9]*[ \t]*(?:#.*)?$")
-_KIND = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)")
 WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 WORD_AFTER = re.compile(r"^[A-Za-z0-9_\-]*")
 
@@ -255,7 +255,7 @@ def locate(text: str, line: int, column: int) -> Cursor | None:
         for j in range(top, len(lines)):
             if j > li and _DOC_SEP.match(lines[j]):
                 break
-            m = _KIND.match(lines[j])
+            m = KIND_LINE.match(lines[j])
             if m:
                 cursor.kind = m.group(1)
                 break

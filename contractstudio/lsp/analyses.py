@@ -10,7 +10,6 @@ from the last analysis that parsed, reading the cursor's place from the live tex
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,22 +20,16 @@ from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
 if TYPE_CHECKING:  # the analyzer is imported after `initialize` is answered (start-up time), in the worker
     from contractstudio.analysis.check import FileReport
 
-_KINDS = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.M)
-KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")  # analysis.check.KNOWN_KINDS (a test keeps them equal)
 MAX_TEXT = 20_000_000  # characters: a buffer larger than this is not analyzed (it is not a contract someone types)
 
 
 def ours(text: str, folder: Path | None = None, dialect: str | None = None) -> bool:
-    """A text is ours when a document has a top-level `kind:` of ours, or is of a dialect we read (by its shape,
-    by --dialect, or by the folder's .contractstudio.yaml); a Kubernetes file is not."""
+    """`reading.files.ownership`, the answer discovery and `check` give: a Kubernetes file is not ours."""
     if len(text) > MAX_TEXT:
         return False
-    from contractstudio.reading.dialects import NATIVE, folder_settings, sniff_kind  # in the worker, not at start-up
+    from contractstudio.reading.files import ownership  # in the worker, not at start-up
 
-    if any(k in KNOWN_KINDS for k in _KINDS.findall(text)) or sniff_kind(text) is not None:
-        return True
-    forced = dialect or (folder_settings(folder).dialect if folder is not None else None)
-    return forced not in (None, NATIVE)
+    return ownership(text, dialect=dialect, folder=folder).ours
 
 
 def python_file(path: str) -> bool:
@@ -48,9 +41,9 @@ def contracted_python(text: str) -> bool:
     """A Python text with a SymbolicAI-style `@contract` class (any other Python file is not ours)."""
     if len(text) > MAX_TEXT:
         return False
-    from contractstudio.reading.dialects.symbolicai import is_contracted  # in the worker, not at start-up
+    from contractstudio.reading.files import ownership  # in the worker, not at start-up
 
-    return is_contracted(text)
+    return ownership(text, python=True).ours
 
 
 class Entry(LiveDocument):

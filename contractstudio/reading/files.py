@@ -6,25 +6,77 @@ screen, and the analyzer (analysis/check.py) reads every file through them.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
-from contractstudio.reading.dialects import NATIVE, SETTINGS_FILE, folder_settings, sniff_kind
+from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings, other_format, sniff_kind
 from contractstudio.reading.dialects.symbolicai import is_contracted
+from contractstudio.reading.kinds import KIND_LINE, KNOWN_KINDS, NATIVE, top_kinds
 from contractstudio.storage.paths import base_problem, project_of
 
 IGNORE_FILE = ".contractstudioignore"
-_KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z_]+)", re.M)
+_API_VERSION = re.compile(r"^apiVersion[ \t]*:", re.M)
+_CONTENT = re.compile(r"^[ \t]*[^\s#]", re.M)
 
 
 def kind_of_text(text: str) -> str | None:
     """The first top-level `kind:` of a YAML text (or the kind another format reads as), without parsing it."""
-    m = _KIND_LINE.search(text)
+    m = KIND_LINE.search(text)
     return m.group(1) if m else sniff_kind(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Ownership:
+    """Whether a file is ours: `ours` (analyze it), `foreign` (clearly another tool's file: skip it, saying why),
+    `unknown` (no sign either way: skipped in a folder, analyzed when named, where YML003 says what it lacks)."""
+
+    verdict: Literal["ours", "foreign", "unknown"]
+    reason: str = ""
+
+    @property
+    def ours(self) -> bool:
+        """Analyzed wherever it is found."""
+        return self.verdict == "ours"
+
+
+def ownership(text: str, *, python: bool = False, dialect: str | None = None, folder: Path | None = None) -> Ownership:
+    """The one answer to "is this file ours?" (discovery, every command, the language server, the studio).
+
+    `python`: the text is a .py file; `dialect`: --dialect; `folder`: where the file is (its .contractstudio.yaml).
+    A file that looks like ours but is broken (`kind: contrct`) is ours: its finding is the user's to see.
+    """
+    if python:
+        return Ownership("ours") if is_contracted(text) else Ownership("unknown", "a Python file with no @contract class")
+    if not _CONTENT.search(text):
+        return Ownership("foreign", "the file is empty")
+    kinds = top_kinds(text)
+    if any(k in KNOWN_KINDS for k in kinds):
+        return Ownership("ours")
+    if dialect is not None and dialect != NATIVE:
+        return Ownership("ours", f"read as {dialect} (--dialect)")
+    if kinds and _API_VERSION.search(text):
+        return Ownership("foreign", f"a Kubernetes-style manifest (apiVersion:, kind: {kinds[0]})")
+    if kinds and dialect != NATIVE:
+        if any(difflib.get_close_matches(k.lower(), KNOWN_KINDS, n=1, cutoff=0.6) for k in kinds):
+            return Ownership("ours")  # a misspelt kind of ours: YML003 says which one it meant
+        return Ownership("foreign", f"its kind '{kinds[0]}' is another tool's (ours: {', '.join(KNOWN_KINDS)})")
+    if (other := other_format(text)) is not None:
+        return Ownership("foreign", other)
+    if dialect == NATIVE:
+        return Ownership("ours")
+    if sniff_kind(text) is not None:
+        return Ownership("ours")
+    forced = folder_settings(folder).dialect if folder is not None else None
+    if forced not in (None, NATIVE):
+        return Ownership("ours", f"read as {forced} (.contractstudio.yaml)")
+    return Ownership("unknown", "no top-level kind: and not the shape of a dialect")
 
 
 def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
@@ -55,9 +107,16 @@ def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
     return False
 
 
-def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[Path]:
-    """Files to analyze: explicit files always; in folders, *.yaml/*.yml with a top-level kind (or of a dialect)
-    and, with `python` (`check`), *.py files with a SymbolicAI-style `@contract` class (other Python files are not ours).
+def _head(f: Path) -> str | None:
+    try:
+        return f.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | None = None) -> Iterator[tuple[Path, Ownership]]:
+    """Every candidate file with its ownership: files named explicitly, and in folders the *.yaml/*.yml files
+    (and, with `python` (`check`), *.py files). A folder file of unknown shape is not listed (most YAML is not ours).
 
     A folder's `.contractstudioignore` lists glob patterns (a trailing '/'
     for folders) that discovery skips; naming a file or folder explicitly
@@ -66,7 +125,12 @@ def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[P
     for given in paths:
         p = Path(given)
         if not p.is_dir():
-            yield p
+            text = _head(p) if p.is_file() else None
+            if text is None:  # missing or unreadable: the analyzer's YML001 says so
+                yield p, Ownership("ours")
+            else:
+                found = ownership(text, python=p.suffix == ".py", dialect=dialect, folder=p.parent)
+                yield p, Ownership("ours") if found.verdict == "unknown" else found  # named: YML003 says what it lacks
             continue
         workspace = (project_of(p / IGNORE_FILE),)  # the project of the folder given (storage/paths.py)
         for dirpath, dirnames, filenames in os.walk(p):
@@ -76,8 +140,6 @@ def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[P
             if ignore.is_file():
                 patterns = [ln.strip() for ln in ignore.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(d, patterns, True))
-            # A folder whose .contractstudio.yaml names a dialect: every YAML file in it is of that format.
-            every = any(n.endswith((".yaml", ".yml")) for n in filenames) and folder_settings(here).dialect not in (None, NATIVE)
             for name in sorted(filenames):
                 is_py = python and name.endswith(".py")
                 if not (is_py or name.endswith((".yaml", ".yml"))) or name == SETTINGS_FILE or _ignored(name, patterns, False):
@@ -88,9 +150,16 @@ def discover(paths: Iterable[str | Path], *, python: bool = False) -> Iterator[P
                 # (os.walk does not enter symlinked folders, so only a symlinked file can lead out: judged on its target)
                 if (f.is_symlink() and base_problem(f, workspace) is not None) or not f.is_file():
                     continue
-                try:
-                    head = f.read_text(encoding="utf-8", errors="replace")
-                except OSError:
+                text = _head(f)
+                if text is None:
                     continue
-                if is_contracted(head) if is_py else (every or kind_of_text(head)):
-                    yield f
+                found = ownership(text, python=is_py, dialect=dialect, folder=here)
+                if found.verdict != "unknown":
+                    yield f, found
+
+
+def discover(paths: Iterable[str | Path], *, python: bool = False, dialect: str | None = None) -> Iterator[Path]:
+    """The files to analyze (`survey`'s files that are ours): explicit files of unknown shape included."""
+    for path, found in survey(paths, python=python, dialect=dialect):
+        if found.ours:
+            yield path

@@ -113,11 +113,12 @@ def test_the_server_never_imports_textual_or_litellm() -> None:
     assert not {m for m in imported if m.split(".")[0] in ("textual", "litellm")}
 
 
-def test_the_server_knows_the_kinds_the_analyzer_knows() -> None:
-    from contractstudio.analysis.check import KNOWN_KINDS
-    from contractstudio.lsp.analyses import KNOWN_KINDS as SERVER_KINDS
+def test_the_server_asks_the_analyzers_question_is_this_file_ours() -> None:
+    from contractstudio.lsp.analyses import ours
+    from contractstudio.reading.files import ownership
 
-    assert SERVER_KINDS == KNOWN_KINDS
+    for text in ("kind: contract\nname: a\n", "apiVersion: v1\nkind: Service\n", "kind: contrct\n", "title: x\n", ""):
+        assert ours(text) == ownership(text).ours
 
 
 HOOKED = """\

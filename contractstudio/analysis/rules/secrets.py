@@ -12,9 +12,10 @@ import bisect
 import itertools
 from collections.abc import Iterator
 
-from contractstudio.analysis.loaded import KNOWN_KINDS, Loaded
+from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.rules import rule
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
+from contractstudio.reading.kinds import KNOWN_KINDS
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
 from contractstudio.safe_text import TOKEN_SHAPES, literal_credential, secret_name, token_in
 

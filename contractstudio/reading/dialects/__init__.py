@@ -21,11 +21,10 @@ import yaml
 from contractstudio.findings.diagnostics import Diagnostic, Related, Span, declare, make
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.dialects import agentanvil, localai_rag
+from contractstudio.reading.kinds import DIALECTS, NATIVE
 from contractstudio.reading.nodes import SourceDocument, SourceFile
 from contractstudio.storage.paths import base_problem, project_of
 
-NATIVE = "contractstudio"
-DIALECTS = (NATIVE, localai_rag.NAME, agentanvil.NAME)
 SETTINGS_FILE = ".contractstudio.yaml"
 MAX_BASE_BYTES = 8 * 1024 * 1024  # a base file larger than this is refused (a finding), not read
 MAX_SETTINGS_BYTES = 64 * 1024
@@ -37,6 +36,10 @@ declare("REF203", "bad-extends", "error", "An `extends:` base that cannot be fou
 
 _LOCALAI = re.compile(r"^(?:YAMLpipeline[ \t]*:"
                       r"|(?:YAMLpipelines|pipelines)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- ))", re.M)
+# A LocalAI-RAG test manifest: a `YAMLpipelines:` list whose rows name files (pipeline_file, scenario_file) and
+# hold no pipeline (no steps, settings or extends key anywhere): their scenario runner's input, not a pipeline.
+_MANIFEST_ROW = re.compile(r"^[ \t]+(?:- )?(?:pipeline_file|scenario_file)[ \t]*:", re.M)
+_PIPELINE_KEY = re.compile(r"^[ \t]*(?:- )?(?:steps|settings|extends)[ \t]*:", re.M)
 _NAME = re.compile(r"^name[ \t]*:", re.M)
 _ANVIL = re.compile(r"^(?:(?:policies|tasks)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- )"
                     r"|constraints[ \t]*:[ \t]*(?:\{|(?:#.*)?\n[ \t]+(?:max_|allowed_tools|forbidden_patterns)))", re.M)
@@ -48,6 +51,13 @@ def sniff_kind(text: str) -> str | None:
         return "pipeline"
     if _NAME.search(text) and _ANVIL.search(text):
         return "agent"
+    return None
+
+
+def other_format(text: str) -> str | None:
+    """What a text of a dialect's outer shape really is when it is not ours (the reason a file is skipped), else None."""
+    if _LOCALAI.search(text) and _MANIFEST_ROW.search(text) and not _PIPELINE_KEY.search(text):
+        return "a LocalAI-RAG scenario manifest (its rows name pipeline_file/scenario_file; no row has steps or settings)"
     return None
 
 
@@ -197,4 +207,4 @@ class _Bases:
 
 
 __all__ = ["DIALECTS", "HINT", "NATIVE", "SETTINGS_FILE", "FolderSettings", "detect", "folder_settings",
-           "read_dialects", "sniff_kind"]
+           "other_format", "read_dialects", "sniff_kind"]
