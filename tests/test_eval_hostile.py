@@ -239,11 +239,4 @@ def test_eval_where_every_row_failed_on_transport_fails_with_a_reason(capsys: py
         assert "transport faults: authentication 2; rows failed for good: 2" in out
         assert err.splitlines()[-1] == ("contractstudio: eval failed: every row that ran (2) failed on transport "
                                         "(authentication 2); no reply was judged")
-
-        def half(received: Received) -> Reply | str:
-            return Reply(status=401, content="bad key") if '"query": "q1"' in received.body["messages"][1]["content"] else GOOD
-
-        server.responder = half
-        code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--model", "openai/gpt-4o-mini",
-                             "--api-base", server.base_url, "--no-wait", "--no-cache")
-    assert code == 0, err  # one row was judged: its figures say the rest
+    # a run where some rows were judged still exits 0: tests/test_eval_live.py::test_a_row_whose_call_fails_for_good_is_recorded_as_failed
