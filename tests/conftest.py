@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,3 +23,50 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)
+
+
+# ----------------------------------------------------------------- the fuzz seed of this run
+# The short fuzz tests run in every CI run with a new seed, so each run explores new inputs; the seed is printed in
+# the header and again after a failure. Replay a run with FUZZ_SEED=<seed>.
+FUZZ_SEED = int(os.environ.get("FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+
+
+def pytest_report_header() -> str:
+    return f"fuzz seed: {FUZZ_SEED} (replay: FUZZ_SEED={FUZZ_SEED})"
+
+
+# ----------------------------------------------------------------- no silent skips in CI
+# Under CI=true a skipped test fails the run unless its reason is here: a skip in CI means a check did not run.
+ALLOWED_SKIP_REASONS = {
+    "FIFOs are POSIX",  # Windows has no named pipes of this kind
+    "changing a file's owner needs root",  # CI may run unprivileged
+}
+_SKIPPED: list[tuple[str, str]] = []
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    """The reason a skipped test gave (pytest keeps it as 'Skipped: <reason>' in the report's location tuple)."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = skip_reason(report)
+        if reason not in ALLOWED_SKIP_REASONS:
+            _SKIPPED.append((report.nodeid, reason))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("CI") == "true" and _SKIPPED and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
+    if os.environ.get("CI") == "true" and _SKIPPED:
+        terminalreporter.section("skipped in CI (not on the allow-list in tests/conftest.py)")
+        for nodeid, reason in _SKIPPED:
+            terminalreporter.write_line(f"{nodeid}: {reason}")
+    if exitstatus != 0:
+        terminalreporter.write_line(f"fuzz seed of this run: FUZZ_SEED={FUZZ_SEED}")

@@ -1,0 +1,50 @@
+"""The test run's own rules: in CI a skip fails the run unless its reason is allowed; markers are strict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+CONFTEST = (Path(__file__).parent / "conftest.py").read_text()
+
+
+def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, body: str, ci: str | None) -> pytest.RunResult:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(body)
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only our conftest's hooks: fast, and no plugin's state shared
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
+
+
+def test_a_skip_without_an_allowed_reason_fails_a_ci_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = 'import pytest\n\n@pytest.mark.skipif(True, reason="tmux is not installed")\ndef test_terminal():\n    pass\n'
+    result = _run(pytester, monkeypatch, body, "true")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*skipped in CI*", "*test_terminal: tmux is not installed*"])
+    assert _run(pytester, monkeypatch, body, None).ret == pytest.ExitCode.OK  # on a laptop a skip stays a skip
+
+
+def test_a_skip_with_an_allowed_reason_passes_a_ci_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = 'import pytest\n\ndef test_fifo():\n    pytest.skip("FIFOs are POSIX")\n'
+    assert _run(pytester, monkeypatch, body, "true").ret == pytest.ExitCode.OK
+
+
+def test_a_misspelt_marker_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = 'import pytest\n\n@pytest.mark.fuz\ndef test_x():\n    pass\n'
+    result = _run(pytester, monkeypatch, body, None)
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*'fuz' not found in `markers` configuration option*"])
+
+
+def test_the_project_runs_with_strict_markers_and_short_fuzz_in_every_run() -> None:
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    assert "--strict-markers" in pyproject
+    fuzz = (Path(__file__).parent / "test_fuzz.py").read_text()
+    longs = {line.split("(")[0][4:] for line in fuzz.splitlines() if line.startswith("def test_") and "_long(" in line}
+    assert longs and all(name.removesuffix("_long") + "_short" in fuzz for name in longs)  # every long run has a short twin
