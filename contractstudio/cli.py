@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 1 when a diagnostic at or above this level is found (default: error)")
     c.add_argument("--trust", action="store_true", help="trust the folders given: import their python: hooks to check them (TOL102)")
     c.add_argument("--no-color", action="store_true", help="plain text output")
+    c.add_argument("--allow-empty", action="store_true",
+                   help="exit 0 when no file was checked (default: exit 1, so a mistyped path fails CI)")
     _dialect(c)
 
     g = sub.add_parser("graph", help="the step graph of a pipeline with its routing prefixes")

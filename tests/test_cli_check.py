@@ -110,14 +110,28 @@ def test_folder_discovery_skips_non_contract_yaml_and_ignored_folders(tmp_path: 
     assert code == 1 and "YML001" in out
 
 
-def test_a_folder_with_nothing_to_check_says_so_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_folder_with_nothing_to_check_fails_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "ci.yaml").write_text("on: push\njobs: {}\n")  # YAML, but not ours
     code, out, err = run_cli("check", str(tmp_path), capsys=capsys)
-    assert code == 0 and "0 files checked" in out  # the output a CI parses is unchanged
+    assert code == 1 and "0 files checked" in out  # a mistyped path in CI no longer passes (issue 21.6)
     assert f"contractstudio: no file to check in {tmp_path}" in err
     assert "a document needs a top-level kind: (contract, agent, pipeline, tools) or the shape of a dialect" in err
+    assert "--allow-empty" in err
     code, _, err = run_cli("check", str(tmp_path), "--format", "json", capsys=capsys)
-    assert code == 0 and "no file to check" in err
+    assert code == 1 and "no file to check" in err
+    code, out, _ = run_cli("check", "--allow-empty", str(tmp_path), capsys=capsys)
+    assert code == 0 and "0 files checked" in out
+
+
+def test_an_empty_folder_or_an_empty_file_checks_nothing_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty.yaml").write_text("# only a comment\n")
+    code, _, err = run_cli("check", str(tmp_path / "empty"), capsys=capsys)
+    assert code == 1 and "no file to check" in err
+    code, out, err = run_cli("check", str(tmp_path / "empty.yaml"), capsys=capsys)
+    assert code == 1 and "0 files checked" in out
+    assert f"skipped {tmp_path / 'empty.yaml'}: the file is empty" in err
+    assert run_cli("check", "--allow-empty", str(tmp_path / "empty"), capsys=capsys)[0] == 0
 
 
 def test_check_never_imports_textual_or_litellm(broken: Path) -> None:

@@ -26,7 +26,7 @@ def once_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Analyze, print in the chosen format, exit 1 at or above the fail level."""
+    """Analyze, print in the chosen format, exit 1 at or above the fail level or when no file was checked."""
     # pydantic looks for plugins (observability hooks for validation) in every installed distribution's entry
     # points when the first model is built: ~10 ms of a ~270 ms run, for the analyzer's own models, which no
     # plugin is meant to watch. A user who sets the variable keeps their choice.
@@ -42,10 +42,12 @@ def run(args: argparse.Namespace) -> int:
         reports.append(check_file(path, Context(hooks=hook_folder(path, trust), dialect=args.dialect)))
     diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
     files = len(reports)
-    if not files:  # folders of YAML that is not ours: say why nothing was checked (stdout stays what a CI parses)
+    # Nothing checked fails the run (a mistyped path in CI must not pass), as `test` does when no scenario ran,
+    # unless --allow-empty says the folder may legitimately hold nothing of ours. stdout stays what a CI parses.
+    if not files:
         print(printable(f"contractstudio: no file to check in {', '.join(map(str, args.paths))}: a document needs a top-level kind: "
               "(contract, agent, pipeline, tools) or the shape of a dialect, a .py file a @contract class "
-              "(--dialect, docs/dialects.md)"), file=sys.stderr)
+              "(--dialect, docs/dialects.md); --allow-empty if the folder may hold none"), file=sys.stderr)
     read_as = {r.path: r.dialect for r in reports}
     if args.format == "text":
         color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -63,4 +65,6 @@ def run(args: argparse.Namespace) -> int:
         out = report.as_github(diagnostics)
         if out:
             print(out)
+    if not files and not args.allow_empty:
+        return EXIT_PROBLEM
     return EXIT_PROBLEM if at_least(diagnostics, args.fail_level) else EXIT_OK
