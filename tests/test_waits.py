@@ -103,3 +103,20 @@ def test_a_missing_api_key_is_named_before_any_request(monkeypatch: pytest.Monke
     assert not result.successful and result.llm_calls == 0
     assert not result.trace.of_type("transport_error")  # nothing was sent, so nothing failed on the way
     assert any("OPENAI_API_KEY is not set" in e for e in result.errors)
+
+
+def test_a_refused_connection_to_loopback_is_retried_once_quickly_and_says_nothing_listens() -> None:
+    import socket
+
+    import contractstudio as cs
+    from contractstudio.runtime.live import LiveModel
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    api_base = f"http://127.0.0.1:{port}/v1"
+    slept: list[float] = []
+    result = cs.load(QA).call(INPUT, LiveModel("openai/test-model", api_base=api_base), options=CallOptions(sleep=slept.append))
+    assert not result.successful and len(result.trace.of_type("transport_error")) == 2  # the first try and one retry
+    assert sum(slept) <= 1.0
+    assert any(f"nothing is listening at {api_base}" in e for e in result.errors)

@@ -78,7 +78,8 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         except TransportFault as fault:
             retry += 1
             too_long = st.options.transport.too_long(fault.retry_after) if fault.retryable else None
-            gives_up = not fault.retryable or retry > st.options.transport.tries or too_long is not None
+            tries = st.options.transport.tries if fault.most_retries is None else min(fault.most_retries, st.options.transport.tries)
+            gives_up = not fault.retryable or retry > tries or too_long is not None
             yield st.emit(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
                                            message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
             if gives_up:

@@ -21,7 +21,7 @@ from contractstudio.documents.models import LLMSettings
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
-from contractstudio.trust import untrusted_key_routes
+from contractstudio.trust import is_loopback, untrusted_key_routes
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the
 # transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
@@ -152,6 +152,22 @@ def classify(err: Exception, litellm: Any) -> TransportFault:
     return TransportFault(text, kind="request", retryable=False, status=status, exc_class=name)
 
 
+# A refused connection to this machine is retried once, after the first backoff (a server starting up), not four times.
+REFUSED_RETRIES = 1
+
+
+def _refused(err: BaseException) -> bool:
+    """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or "connection refused" in str(current).lower():
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 @lru_cache(maxsize=64)
 def _provider(litellm: Any, model: str, api_base: str | None) -> str | None:
     try:
@@ -280,6 +296,11 @@ class LiveModel:
             if fault.kind == "connection" and seen is not None and not seen.oversize:
                 fault.args = (redact(f"the server answered HTTP {seen.status} but the connection ended before the "
                                      f"whole reply arrived ({seen.size:,} bytes read): {fault}"),)
+            elif fault.kind == "connection" and self.api_base and is_loopback(self.api_base) and _refused(err):
+                # this machine answered at once that no server listens there: retrying for 15 s will not start one
+                fault.args = (redact(f"nothing is listening at {self.api_base} (connection refused): start the server "
+                                     f"or check the port: {fault}"),)
+                fault.most_retries = REFUSED_RETRIES
             elif fault.kind == "connection" and self.api_base:
                 fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
             if seen is not None and seen.oversize:

@@ -40,13 +40,14 @@ class TransportFault(Exception):
     """The request did not get a reply: rate limit, timeout, connection, 5xx, authentication, ..."""
 
     def __init__(self, message: str, *, kind: str, retryable: bool, status: int | None = None,
-                 exc_class: str = "", retry_after: float | None = None) -> None:
+                 exc_class: str = "", retry_after: float | None = None, most_retries: int | None = None) -> None:
         super().__init__(redact(message))
         self.kind = kind
         self.retryable = retryable
         self.status = status
         self.exc_class = exc_class or type(self).__name__
         self.retry_after = retry_after
+        self.most_retries = most_retries  # fewer retries than the call's own when more cannot help (None: the call's)
 
 
 class Model(Protocol):
