@@ -180,3 +180,19 @@ def test_duplicate_tool_policy_and_task_names_are_reported_at_the_second() -> No
     diags = check_text((AGT / "duplicate_names.yaml").read_text(), "d.yaml").diagnostics
     assert [(d.line, d.code) for d in diags] == [(5, "REF202"), (8, "REF202"), (11, "REF202")]
     assert diags[1].message == "policy id 'no-refunds' is used twice" and diags[1].related[0].line == 7
+
+
+def test_agt202_is_fatal_only_for_functional_with_prose_criteria() -> None:
+    """Seed 001: 'oracle: functional but success_criteria are natural-language sentences' is fatal; a hybrid
+    oracle (it can fall back to a judge or a human) or a task with no criteria yet is a warning (issue 21.4)."""
+    def agt202(oracle: str, criteria: str) -> list[str]:
+        text = f"kind: agent\nname: a\ncorpus: {{annotators: {{human: 1}}}}\nensemble: {{judges: [j]}}\n" \
+               f"tasks:\n  - id: t\n    oracle: {oracle}\n{criteria}"
+        return [d.severity for d in check_text(text, "a.agent.yaml").diagnostics if d.code == "AGT202"]
+
+    prose = "    success_criteria: [The answer is correct.]\n"
+    assert agt202("functional", prose) == ["error"]
+    assert agt202("functional", "") == ["warning"]
+    assert agt202("hybrid", prose) == ["warning"]
+    assert agt202("hybrid", "") == ["warning"]
+    assert agt202("hybrid", "    success_criteria: [{assert: output.ok}]\n") == []

@@ -192,3 +192,10 @@ def test_samples_hold_one_pipeline_and_one_contract_of_each_dialect_and_check_cl
     read_as = {Path(f["path"]).name: f["dialect"] for f in json.loads(capsys.readouterr().out)["files"]}
     assert read_as["repo_qa.yaml"] == read_as["repo_qa_base.yaml"] == "localai-rag"
     assert read_as["refund_desk.yaml"] == "agentanvil"
+
+
+def test_agentanvil_readme_shape_with_hybrid_and_no_criteria_passes_check(capsys: pytest.CaptureFixture[str]) -> None:
+    """AgentAnvil's default oracle with no criteria is a warning, not a failed CI (issue 21.4)."""
+    case = DIALECTS / "agentanvil" / "err" / "hybrid_defaults.yaml"
+    assert main(["check", str(case)]) == 0
+    assert "warning AGT202 task 'triage' uses oracle: hybrid" in capsys.readouterr().out

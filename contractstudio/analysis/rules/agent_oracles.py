@@ -76,16 +76,21 @@ def human_oracle_without_annotators(doc: LoadedAgent) -> Iterator[Diagnostic]:
 
 @rule("AGT202", "functional-oracle-without-code", "error", kinds=("agent",))
 def functional_oracle_without_code(doc: LoadedAgent) -> Iterator[Diagnostic]:
-    """`oracle: functional` (or hybrid) but no success criterion is a code-level assert."""
+    """`oracle: functional` (or hybrid) but no success criterion is a code-level assert: an error only for
+    `functional` with prose criteria (seed 001's fatal case); a warning for a hybrid oracle or no criteria yet."""
     for u in _unmet(doc):
         if u.need != "code" or u.task is None or _not_checkable(doc, u) is not None:
             continue
+        # A hybrid oracle still has its judge and its annotators; a task with no criteria yet (AgentAnvil's README
+        # and its to_yaml write them so) has nothing wrong written down: neither is the seed's fatal mismatch.
+        fatal = u.task.oracle == "functional" and bool(u.task.success_criteria)
+        severity = "error" if fatal else "warning"
         if not u.task.success_criteria:
             yield doc.diag("AGT202", f"task '{u.name}' uses {u.how}, but it has no success criteria to check", u.where,
-                           hint="add success criteria the oracle can check")
+                           hint="add success criteria the oracle can check", severity=severity)
         else:
             yield doc.diag("AGT202", f"task '{u.name}' uses {u.how}, but none of its success criteria is a "
-                           "code-level assert", u.where,
+                           "code-level assert", u.where, severity=severity,
                            hint="add a criterion such as '- assert: output.status == ...', or use oracle: llm_judge or human")
 
 
