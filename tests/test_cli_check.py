@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -159,3 +160,13 @@ def test_a_fifo_in_a_folder_never_blocks_the_scan(tmp_path: Path, capsys: pytest
     os.mkfifo(tmp_path / "pipe.yaml")  # opening it would wait for a writer forever
     assert main(["check", str(tmp_path)]) == 0
     assert "1 file checked" in capsys.readouterr().out
+
+
+def test_every_command_turns_pydantic_plugins_off_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    assert main(["schema"]) == 0  # not `check`: the setting is made once, for every command
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "logfire")
+    main(["schema"])
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "logfire"

@@ -136,3 +136,15 @@ def test_check_run_and_load_never_import_hooks_beside_a_link_into_a_trusted_fold
     with pytest.raises(cs.ContractError):
         cs.load(link, trust=True)(query="q", documents=[])
     assert not pwned.exists()
+
+
+def test_a_hooks_own_exception_named_untrustedhook_fails_the_act_like_any_other(tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # only contractstudio's UntrustedHook stops the call; a user's class of the same name is the hook's error
+    mine, _ = hooked_folder(tmp_path, "mine")
+    module = next(mine.parent.glob("cli_hooks_*.py"))
+    module.write_text("class UntrustedHook(Exception):\n    pass\n\ndef retrieve(input, **kw):\n    raise UntrustedHook('mine')\n")
+    remember_folder(mine.parent)
+    main(["run", str(mine), "--scenario", "first-time"])
+    captured = capsys.readouterr()
+    assert "act: the Python hook raised UntrustedHook: mine" in captured.out + captured.err

@@ -16,7 +16,7 @@ from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.asking import ask, edited, kept_whole
 from contractstudio.runtime.call_state import CallState, remedy_wait
-from contractstudio.runtime.errors import InvalidInput
+from contractstudio.runtime.errors import InvalidInput, UntrustedHook
 from contractstudio.runtime.events import (
     STAGES,
     ActValue,
@@ -213,9 +213,9 @@ def _act(st: CallState, value: Any) -> Events:
             raw = plan.act_hook(value)
     except _ActFailure as err:
         errors = [str(err)]
-    except Exception as err:  # a failing act hook fails the contract with its message
-        if type(err).__name__ == "UntrustedHook":
-            raise
+    except UntrustedHook:  # the workspace is not trusted: the call stops, as for every hook
+        raise
+    except Exception as err:  # noqa: BLE001 - a failing act hook fails the contract with its message
         errors = [f"act: the Python hook raised {type(err).__name__}: {err}"]
     else:
         act_value, errors = plan.intermediate.validate(raw) if plan.intermediate is not None else (raw, [])
