@@ -139,11 +139,15 @@ class WorkspaceFiles(Provider):
     async def search(self, query: str) -> Hits:
         workspace = getattr(self.app, "workspace", None)
         typed = workspace.typed_path(query) if workspace is not None else None
-        if typed is not None:  # a path: opened as it is, first
+        files = self._files()
+        if typed is not None and all(path.resolve() != typed.resolve() for _, _, path in files):  # a path: opened as it is
             yield Hit(EXACT + 1, Text(f"Open {shown(str(typed))}"), partial(self._open, typed), help="the path typed")
         matcher = self.matcher(query)
         wanted = query.strip().lower()
-        for title, help_text, path in self._files():
+        for title, help_text, path in files:
+            if typed is not None and path.resolve() == typed.resolve():  # its path typed: this file, first
+                yield Hit(EXACT + 1, Text(title), partial(self._open, path), help=help_text)
+                continue
             score = matcher.match(title)
             if score > 0:
                 if wanted in (path.name.lower(), path.name.split(".")[0].lower()):

@@ -253,3 +253,11 @@ async def test_in_ctrl_p_the_file_of_that_very_name_comes_before_look_alikes_in_
         titles = await palette_titles(app, pilot, "rag_router")
         files = [t for t in titles if t.startswith("Open ")]
         assert files[:2] == ["Open rag_router.pipeline.yaml", "Open broken/rag_router_broken.pipeline.yaml"]
+
+
+async def test_the_path_of_a_workspace_file_typed_in_the_palette_is_offered_once(make_app, workspace: Path) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        titles = await palette_titles(app, pilot, str(workspace / "rag_router.pipeline.yaml"))
+        assert [t for t in titles if t.startswith("Open ")] == ["Open rag_router.pipeline.yaml"]

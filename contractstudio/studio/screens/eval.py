@@ -61,6 +61,7 @@ class EvalScreen(StudioScreen):
         super().__init__(id="eval-screen")
         self.rows: list[dict[str, Any]] = []
         self.summary: dict[str, Any] | None = None
+        self._shown_input_width = 0
         self.results: Path | None = None
         self._incoming: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -96,11 +97,14 @@ class EvalScreen(StudioScreen):
         self._status("Pick a contract and a dataset, then R runs it.")
 
     def on_resize(self) -> None:
-        narrow = self.size.width < 100
-        if narrow != self.has_class("narrow"):
-            self.set_class(narrow, "narrow")
-            if self.summary is not None:  # plotext keeps state from the old size: plot afresh at the new one
-                self.call_after_refresh(self._show_plots)
+        self.set_class(self.size.width < 100, "narrow")
+        if self.summary is not None:  # plotext keeps state from the old size: plot afresh at the new one (labels too)
+            self.call_after_refresh(self._show_plots)
+        if self.rows and self._input_width() != self._shown_input_width:
+            self._apply_filter()  # the input column as wide as the new width leaves room for
+
+    def _input_width(self) -> int:
+        return max(20, self.size.width - 100)  # the query where the other columns leave room
 
     def on_screen_resume(self) -> None:
         self.on_resize()
@@ -280,7 +284,7 @@ class EvalScreen(StudioScreen):
         chosen = str(self.query_one("#eval-filter", Select).value)
         table = self.query_one("#eval-rows", DataTable)
         shown = [r for r in rows if evals.matches(r, chosen)]
-        input_width = max(20, self.size.width - 100)  # the query where the other columns leave room
+        input_width = self._shown_input_width = self._input_width()
         for rec in shown:
             table.add_row(*evals.row_cells(rec, input_width), key=str(rec.get("key")))
         if self.summary is not None:  # the run is over: rows in row order
