@@ -199,3 +199,14 @@ def test_agentanvil_readme_shape_with_hybrid_and_no_criteria_passes_check(capsys
     case = DIALECTS / "agentanvil" / "err" / "hybrid_defaults.yaml"
     assert main(["check", str(case)]) == 0
     assert "warning AGT202 task 'triage' uses oracle: hybrid" in capsys.readouterr().out
+
+
+def test_the_analyzer_counts_a_base_finding_once_for_every_face() -> None:
+    # findings_of lives below the faces: check, and any other face that counts a folder's findings, use it
+    from contractstudio.analysis.check import check_paths, findings_of
+
+    reports = check_paths([DIALECTS / "localai-rag" / "err"])
+    every = [d for r in reports for d in r.diagnostics if d.file.endswith("broken_base.yaml") and d.code == "PIP204"]
+    once = [d for d in findings_of(reports) if d.file.endswith("broken_base.yaml") and d.code == "PIP204"]
+    assert len(every) > 1 and len(once) == 1
+    assert not once[0].related  # the base's own finding, not one seen through an extending file

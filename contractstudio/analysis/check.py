@@ -25,7 +25,7 @@ from contractstudio.trust import hook_folder
 
 # decode, discover, kind_of_text and read_text live in reading/files.py (no models: the studio's first screen uses them)
 __all__ = ["IGNORE_FILE", "KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "decode",
-           "discover", "is_python", "kind_of_text", "load", "read_any", "read_text", "run_rules", "survey"]
+           "discover", "findings_of", "is_python", "kind_of_text", "load", "read_any", "read_text", "run_rules", "survey"]
 
 def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context, regex: RegexBudget | None = None) -> Loaded:
     """The per-document object of a document's kind (its facts are computed on first use); `regex`: the file's budget."""
@@ -154,3 +154,14 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
 def check_paths(paths: Iterable[str | Path], ctx: Context | None = None) -> list[FileReport]:
     """Analyze files and folders; a missing path is reported by the caller (CLI exit 2)."""
     return [check_file(p, ctx) for p in discover(paths, python=True)]
+
+
+def findings_of(reports: Iterable[FileReport]) -> list[Diagnostic]:
+    """The findings of several files, each once: a finding in a base is found again through every file that
+    extends it, so keep one (the base's own, the one without the "through this file" related notes, when found)."""
+    kept: dict[tuple[str, int, int, str, str], Diagnostic] = {}
+    for d in (d for r in reports for d in r.diagnostics):
+        key = (d.file, d.line, d.column, d.code, d.message)
+        if key not in kept or len(d.related) < len(kept[key].related):
+            kept[key] = d
+    return list(kept.values())

@@ -5,24 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable
 
-from contractstudio.analysis.check import Context, check_file, survey
+from contractstudio.analysis.check import Context, check_file, findings_of, survey
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
-from contractstudio.findings.diagnostics import Diagnostic, at_least
+from contractstudio.findings.diagnostics import at_least
 from contractstudio.reports import diagnostics as report
 from contractstudio.safe_text import printable
 from contractstudio.trust import Trust, hook_folder
-
-
-def once_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-    """A finding in a base is found again through every file that extends it: keep one (the base's own, when found)."""
-    kept: dict[tuple[str, int, int, str, str], Diagnostic] = {}
-    for d in diagnostics:
-        key = (d.file, d.line, d.column, d.code, d.message)
-        if key not in kept or len(d.related) < len(kept[key].related):
-            kept[key] = d
-    return list(kept.values())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"contractstudio: skipped {printable(str(path))}: {found.reason}", file=sys.stderr)
             continue
         reports.append(check_file(path, Context(hooks=hook_folder(path, trust), dialect=args.dialect)))
-    diagnostics = once_per_place(d for r in reports for d in r.diagnostics)
+    diagnostics = findings_of(reports)  # the analyzer decides what counts once
     files = len(reports)
     # Nothing checked fails the run (a mistyped path in CI must not pass), as `test` does when no scenario ran,
     # unless --allow-empty says the folder may legitimately hold nothing of ours. stdout stays what a CI parses.
