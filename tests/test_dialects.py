@@ -61,7 +61,7 @@ def test_check_on_a_localai_pipelines_folder_analyzes_every_pipeline_and_exits_0
     out = json.loads(capsys.readouterr().out)
     read_as = {Path(f["path"]).name: f["dialect"] for f in out["files"]}
     assert read_as == {name: "localai-rag" for name in (
-        "code_help.yaml", "code_help_strict.yaml", "compare_snapshots.yaml", "legacy_router.yaml", "pack.yaml",
+        "code_help.yaml", "code_help_strict.yaml", "compare_snapshots.yaml", "fetch_default_budget.yaml", "legacy_router.yaml", "pack.yaml",
         "code_help_base.yaml")}
     assert out["diagnostics"] == []
 

@@ -33,6 +33,13 @@ class ActionSpec:
     # user_parts.<part>.source); a name nothing can set is then a typo that renders as empty text (PIP205)
     reads_from: tuple[str, ...] = ()
     derived_sources: tuple[str, ...] = ()  # names such a source may also give: values the engine computes on reading
+    # (key, value) the runtime fills in when the pipeline leaves a key out ('settings.c' as in requires_step):
+    # a key with a default is never missing (PIP203)
+    defaults: tuple[tuple[str, object], ...] = ()
+
+    def default_of(self, key: str) -> object | None:
+        """The runtime's default for a step key or 'settings.<key>', or None when it has none."""
+        return next((value for name, value in self.defaults if name == key), None)
 
     @classmethod
     def declared(cls, name: str, contract: ActionContract) -> ActionSpec:

@@ -25,6 +25,11 @@ _SEARCH_SETS = (
     "retrieval_queries_asked", "retrieval_queries_asked_norm",
 )
 
+# Settings DynamicPipelineRunner fills in when a pipeline leaves them out ("safe defaults" for the budget
+# contract, code_query_engine/dynamic_pipeline.py at ee61cd24), so the actions that read them never miss them.
+_BUDGET_DEFAULTS: tuple[tuple[str, object], ...] = (
+    ("settings.max_context_tokens", 5000), ("settings.max_history_tokens", 0), ("settings.budget_safety_margin_tokens", 128))
+
 LOCALAI_ACTIONS: dict[str, ActionSpec] = {
     a.name: a
     for a in (
@@ -57,9 +62,11 @@ LOCALAI_ACTIONS: dict[str, ActionSpec] = {
                    why="Expands the search's seed nodes along the dependency graph: search before expansion."),
         ActionSpec("fetch_node_texts", requires_any_state=(("retrieval_seed_nodes", "graph_expanded_nodes"),),
                    requires_step=("budget_tokens|budget_tokens_from_settings|max_chars|settings.max_context_tokens",),
+                   defaults=_BUDGET_DEFAULTS,
                    ensures_state=("node_texts", "classification_labels_union", "acl_labels_union", "doc_level_max"),
                    why="Fetches the texts of the seed or expanded nodes within a token budget."),
         ActionSpec("manage_context_budget", requires_step=("on_ok", "on_over", "settings.max_context_tokens"),
+                   defaults=_BUDGET_DEFAULTS,
                    ensures_state=("context_blocks",),
                    why="Adds the fetched texts to the context while they fit settings.max_context_tokens."),
         ActionSpec("loop_guard", ensures_state=("loop_counters",),

@@ -91,7 +91,8 @@ def unknown_prompt_source(doc: LoadedPipeline) -> Iterator[Diagnostic]:
 
 @rule("PIP203", "missing-step-key", "error", kinds=("pipeline",))
 def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
-    """A key the action requires on the step (`requires_step`), or a setting it requires, is missing."""
+    """A key the action requires on the step (`requires_step`), or a setting it requires, is missing (a key the
+    runtime defaults, `ActionSpec.defaults`, never is)."""
     catalog, settings = doc.step_graph.catalog, doc.pipeline.settings
     for step in doc.pipeline.steps:
         spec = catalog.get(step.action)
@@ -100,8 +101,8 @@ def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         raw = config(step)
         for need in spec.requires_step:  # 'a|settings.b': one of them
             options = need.split("|")
-            if any(settings.get(o[len(SETTINGS):]) is not None if o.startswith(SETTINGS) else
-                   (o in raw or getattr(step, o, None) is not None) for o in options):
+            if any(spec.default_of(o) is not None or (settings.get(o[len(SETTINGS):]) is not None if o.startswith(SETTINGS) else
+                   (o in raw or getattr(step, o, None) is not None)) for o in options):
                 continue
             if len(options) > 1:
                 shown = " or ".join(f"'{o}'" if o.startswith(SETTINGS) else f"'{o}' on the step" for o in options)
