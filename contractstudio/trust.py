@@ -22,7 +22,11 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from contractstudio.reading.user_config import UserConfig
 
 TRUST_FILE = "trusted-folders.txt"
 
@@ -146,23 +150,16 @@ def origin(url: str | None) -> tuple[str, str, int | None] | None:
     return parts.scheme.lower(), parts.hostname.rstrip(".").lower(), port or default
 
 
-def user_config_value(key: str) -> object:
-    """One top-level value of the user's config.yaml (None when absent or unreadable: a bad config never crashes)."""
-    import yaml
+def user_config() -> UserConfig:
+    """The user's own config.yaml, validated by its one model (the defaults when absent or bad: a bad config never crashes)."""
+    from contractstudio.reading.user_config import CONFIG_FILE, load_user_config  # pydantic: only when asked
 
-    try:
-        data = yaml.safe_load((config_folder() / "config.yaml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    return data.get(key) if isinstance(data, dict) else None
+    return load_user_config(config_folder() / CONFIG_FILE)[0]
 
 
 def user_api_bases() -> tuple[str, ...]:
-    """The servers the user's own config allows keys to be sent to (`trusted_api_bases:` in config.yaml)."""
-    value = user_config_value("trusted_api_bases")
-    if isinstance(value, str):
-        value = [value]
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+    """The servers the user's own config allows keys to be sent to (`trusted_api_bases:` in config.yaml); none if it is bad."""
+    return user_config().api_bases
 
 
 def user_gave(url: str | None, extra: Iterable[str] = ()) -> bool:

@@ -41,6 +41,10 @@ except ImportError:  # pragma: no cover
 MAX_DEPTH = 200  # deeper documents are a mistake or an attack
 MAX_ALIAS_EXPANSION = 200_000  # nodes that aliases may add by repetition (billion laughs)
 MAX_ALIAS_CHARS = 10_000_000  # characters of scalars that aliases may add: one big scalar aliased many times
+# Levels below the depth bound that are still parsed (and skipped) to read the rest of the document; deeper, the
+# text is abandoned: libyaml checks every open flow level on each token, so skipping 30,000 levels took seconds
+# and a megabyte of `[` hours (issue 18). The document with the YML006 is dropped, later ones are not read.
+ABANDON_BELOW = 300
 
 _STD = "tag:yaml.org,2002:"
 _STR, _MAP, _SEQ = f"{_STD}str", f"{_STD}map", f"{_STD}seq"
@@ -320,6 +324,8 @@ class Builder:
                 if cls is _MapStart or cls is _SeqStart:
                     if skip:
                         skip += 1
+                        if skip > ABANDON_BELOW:
+                            return  # the rest of the text is never parsed: libyaml's work per token grows with flow depth
                         continue
                     if len(stack) >= self.max_depth:
                         skip = 1

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
+from contractstudio.reading.data_files import decode
 from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings, other_format, sniff_kind
 from contractstudio.reading.dialects.symbolicai import is_contracted
 from contractstudio.reading.kinds import KIND_LINE, KNOWN_KINDS, NATIVE, top_kinds
@@ -86,15 +87,6 @@ def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
     except OSError as err:
         return None, make("YML001", f"cannot read the file: {err.strerror or err}", str(path), Span(1, 1, 1, 2))
     return decode(raw, str(path))
-
-
-def decode(raw: bytes, path: str) -> tuple[str | None, Diagnostic | None]:
-    """A file's bytes as UTF-8 text (a BOM dropped), or None and the finding (the CLI and the studio say the same)."""
-    try:
-        return raw.decode("utf-8-sig"), None
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        return None, make("YML001", f"the file is not UTF-8 text (byte {err.start})", path, Span(line, 1, line, 2))
 
 
 def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:

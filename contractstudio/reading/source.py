@@ -87,6 +87,12 @@ def read_value(text: str, name: str = "<value>") -> Any:
     Depth, alias expansion (nodes and characters) and tags are bounded as in a
     document, so a hostile input is a ValueError naming its position, never a hang.
     """
+    document = read_one(text, name)
+    return document.data if document is not None else None
+
+
+def read_one(text: str, name: str = "<value>") -> SourceDocument | None:
+    """The one document of a text (None when empty), with its nodes; raises ValueError as `read_value` does."""
     source = read_source(text, name)
     errors = [d for d in source.diagnostics if d.severity == "error"]
     if errors:
@@ -98,7 +104,7 @@ def read_value(text: str, name: str = "<value>") -> Any:
     if len(source.documents) > 1:
         raise ValueError(f"{name}:{source.documents[1].line}:1: the input holds {len(source.documents)} YAML documents; "
                          "it must be one value")
-    return source.documents[0].data if source.documents else None
+    return source.documents[0] if source.documents else None
 
 
 def inner_span(node: Node, start: int, end: int, source_text: str | None = None) -> Span:

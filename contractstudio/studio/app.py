@@ -162,7 +162,7 @@ class StudioApp(OpenFile):
             self.set_keymap(self.keymap.keys)
         self.switch_mode("edit")
         for severity, note in self._startup_notes:
-            self.notify(note, severity=severity, timeout=8)  # type: ignore[arg-type]
+            self.notify(note, severity=severity, timeout=8, markup=False)  # type: ignore[arg-type]  # file text is not markup
         self.set_interval(DISK_POLL_S, self.check_disk)
         self.set_interval(WORKSPACE_POLL_S, self.rescan_workspace)  # files created meanwhile appear in the list
         self.set_timer(0.5, self.count_workspace)

@@ -1,11 +1,12 @@
-"""The user's settings: config folder, keymap, theme choice (a bad config is a message, never a crash)."""
+"""The user's settings as the studio uses them: theme choice and keymap (a bad config is a message, never a crash).
+
+config.yaml is read and validated by the one model every face shares (`reading/user_config.py`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
 
 # One config folder for every face; trust decisions (trusted-folders.txt) live in contractstudio.trust.
 from contractstudio.trust import config_folder
@@ -13,7 +14,7 @@ from contractstudio.trust import config_folder
 
 @dataclass(slots=True)
 class StudioConfig:
-    """What config.yaml may set."""
+    """What config.yaml sets for the studio."""
 
     theme: str | None = None
     keymap: dict[str, object] = field(default_factory=dict)  # binding id -> key(s) as written; checked by studio.keymap
@@ -25,25 +26,11 @@ class StudioConfig:
 
 
 def load_config(path: Path | None = None) -> StudioConfig:
-    """Read config.yaml: `theme: NAME` and `keymap: {binding_id: key or [keys]}`."""
+    """Read config.yaml: `theme: NAME` and `keymap: {binding_id: key or [keys]}`; a bad file gives the defaults and why."""
     path = path or config_folder() / "config.yaml"
-    config = StudioConfig()
-    if not path.is_file():
-        return config
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as err:
-        config.problems.append(f"{path}: cannot read the config ({type(err).__name__}); defaults used")
-        return config
-    if not isinstance(data, dict):
-        config.problems.append(f"{path}: the config must be a mapping; defaults used")
-        return config
-    theme = data.get("theme")
-    if theme is not None:
-        config.theme = str(theme)
-    keymap = data.get("keymap") or {}
-    if isinstance(keymap, dict):
-        config.keymap = {str(k): v for k, v in keymap.items()}
-    else:
-        config.problems.append(f"{path}: `keymap` must map binding ids to keys (or lists of keys)")
-    return config
+    if not path.exists() and not path.is_symlink():
+        return StudioConfig()  # nothing to validate: pydantic is not imported before the first screen
+    from contractstudio.reading.user_config import load_user_config
+
+    config, problem = load_user_config(path)
+    return StudioConfig(theme=config.theme, keymap=dict(config.keymap), problems=[problem] if problem else [])

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from contractstudio.reading.data_files import UnreadableData, read_data_file
+
 COLOR_KEYS = ("primary", "secondary", "warning", "error", "success", "accent",
               "foreground", "background", "surface", "panel", "boost")
-_ALLOWED = set(COLOR_KEYS) | {"name", "dark", "luminosity_spread", "text_alpha", "variables", "description"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,52 +33,86 @@ def bundled_themes_folder() -> Path:
     return Path(__file__).resolve().parent / "bundled_themes"
 
 
-def theme_from_mapping(data: object, path: Path) -> Theme:
-    """Build a Theme from a parsed YAML mapping; raises ValueError with a readable reason."""
-    if not isinstance(data, dict):
-        raise ValueError("the file must hold a mapping with at least `name` and `primary`")
-    unknown = sorted(set(data) - _ALLOWED)
-    if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_ALLOWED))})")
-    name = data.get("name") or path.stem
-    if not isinstance(name, str):
-        raise ValueError("`name` must be text")
-    if "primary" not in data:
-        raise ValueError("`primary` colour is required")
-    colors: dict[str, Any] = {}  # Theme's colour keywords, all str
-    for key in COLOR_KEYS:
-        if data.get(key) is None:
-            continue
-        value = str(data[key])
-        try:
-            Color.parse(value)
-        except ColorParseError:
-            raise ValueError(f"`{key}`: {value!r} is not a colour") from None
-        colors[key] = value
-    variables = data.get("variables") or {}
-    if not isinstance(variables, dict):
-        raise ValueError("`variables` must be a mapping of CSS variable names to values")
-    return Theme(
-        name=name,
-        dark=bool(data.get("dark", True)),
-        luminosity_spread=float(data.get("luminosity_spread", 0.15)),
-        text_alpha=float(data.get("text_alpha", 0.95)),
-        variables={str(k): str(v) for k, v in variables.items()},
-        **colors,
-    )
+# A theme variable's value goes into the app's CSS as written: colours, `$variables`, percentages, words.
+# Never `;`, `{`, `}`, quotes or a comment, which would end the declaration and add rules of its own (issue 18).
+_VARIABLE_NAME = re.compile(r"[a-z][a-z0-9-]{0,63}")
+_VARIABLE_VALUE = re.compile(r"[A-Za-z0-9#$%.,() _-]{1,200}")
+
+
+def _theme_model() -> Any:
+    """The pydantic model of a theme file (built on first use: pydantic is not imported before the first screen)."""
+    global _MODEL
+    if _MODEL is None:
+        from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+        class ThemeFile(BaseModel):
+            """What a theme file may hold; every value is checked before it reaches Textual's CSS."""
+
+            model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+            name: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
+            description: str | None = Field(default=None, max_length=500)
+            dark: bool = True
+            luminosity_spread: float = Field(default=0.15, ge=0.0, le=1.0)
+            text_alpha: float = Field(default=0.95, ge=0.0, le=1.0)
+            variables: dict[str, str] = Field(default_factory=dict, max_length=500)
+            primary: str
+            secondary: str | None = None
+            warning: str | None = None
+            error: str | None = None
+            success: str | None = None
+            accent: str | None = None
+            foreground: str | None = None
+            background: str | None = None
+            surface: str | None = None
+            panel: str | None = None
+            boost: str | None = None
+
+            @field_validator(*COLOR_KEYS)
+            @classmethod
+            def _colour(cls, value: str | None) -> str | None:
+                if value is not None:
+                    try:
+                        Color.parse(value)
+                    except ColorParseError:
+                        raise ValueError(f"{value!r} is not a colour") from None
+                return value
+
+            @field_validator("variables")
+            @classmethod
+            def _css_safe(cls, value: dict[str, str]) -> dict[str, str]:
+                for name, text in value.items():
+                    if not _VARIABLE_NAME.fullmatch(name):
+                        raise ValueError(f"{name!r} is not a CSS variable name (lower-case letters, digits and '-')")
+                    if not _VARIABLE_VALUE.fullmatch(text):
+                        raise ValueError(f"the value of {name!r} may hold only colours, $variables, numbers and words "
+                                         "(never ';', '{', '}', quotes or comments)")
+                return value
+
+        _MODEL = ThemeFile
+    return _MODEL
+
+
+_MODEL: Any = None
+
+
+def _theme(fields: dict[str, Any], path: Path) -> Theme:
+    colors = {key: fields[key] for key in COLOR_KEYS if fields.get(key) is not None}
+    return Theme(name=fields.get("name") or path.stem, dark=bool(fields.get("dark", True)),
+                 luminosity_spread=float(fields.get("luminosity_spread", 0.15)), text_alpha=float(fields.get("text_alpha", 0.95)),
+                 variables=dict(fields.get("variables") or {}), **colors)
 
 
 def load_theme_file(path: Path) -> Theme:
-    """One theme file; raises ValueError naming the problem."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ValueError(f"cannot read: {err.strerror or err}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ValueError(f"not valid YAML{where}") from None
-    return theme_from_mapping(data, path)
+    """One theme file, read by the bounded reader and checked by the theme model; raises ValueError naming where and why."""
+    read = read_data_file(path)
+    if path.parent == bundled_themes_folder():
+        # ours, shipped with the package and checked by the model in the tests
+        # (tests/studio/test_themes.py): the first screen is drawn without importing pydantic
+        return _theme(read.data, path)
+    if not isinstance(read.data, dict):
+        raise UnreadableData(f"{path}: the file must hold a mapping with at least `name` and `primary`")
+    return _theme(read.validated(_theme_model()).model_dump(exclude_none=True), path)
 
 
 def load_themes(folders: Iterable[Path]) -> tuple[list[Theme], list[ThemeProblem]]:

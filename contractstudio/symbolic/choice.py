@@ -68,9 +68,9 @@ def current_use() -> ModelUse:
     use = _CURRENT.get()
     if use is not None:
         return use
-    from contractstudio.trust import user_config_value
+    from contractstudio.trust import user_config
 
-    name = os.environ.get(MODEL_VARIABLE) or user_config_value("model")
+    name = os.environ.get(MODEL_VARIABLE) or user_config().model
     if not name:
         raise ModelError(f"no model for a Python contract: call it inside contractstudio.symbolic.use_model(...), or set "
                          f"{MODEL_VARIABLE} (a litellm model string), or `model:` in config.yaml")

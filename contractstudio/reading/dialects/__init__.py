@@ -16,10 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from contractstudio.findings.diagnostics import Diagnostic, Related, Span, declare, make
 from contractstudio.reading.builder import Builder
+from contractstudio.reading.data_files import UnreadableData, read_data_file
 from contractstudio.reading.dialects import agentanvil, localai_rag
 from contractstudio.reading.kinds import DIALECTS, NATIVE
 from contractstudio.reading.nodes import SourceDocument, SourceFile
@@ -88,10 +87,10 @@ def folder_settings(folder: Path) -> FolderSettings:
     for place in (here, *here.parents):
         candidate = place / SETTINGS_FILE
         try:
-            if not candidate.is_file() or candidate.stat().st_size > MAX_SETTINGS_BYTES:
+            if not candidate.is_file():
                 continue
-            data = yaml.load(candidate.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            data = read_data_file(candidate, MAX_SETTINGS_BYTES).data  # bounded: never a parser that recurses (issue 18)
+        except (OSError, UnreadableData):
             return FolderSettings(candidate)
         if not isinstance(data, dict):
             return FolderSettings(candidate)
