@@ -61,7 +61,8 @@ def test_check_on_a_localai_pipelines_folder_analyzes_every_pipeline_and_exits_0
     out = json.loads(capsys.readouterr().out)
     read_as = {Path(f["path"]).name: f["dialect"] for f in out["files"]}
     assert read_as == {name: "localai-rag" for name in (
-        "code_help.yaml", "code_help_strict.yaml", "compare_snapshots.yaml", "fetch_default_budget.yaml", "legacy_router.yaml", "pack.yaml",
+        "code_help.yaml", "code_help_strict.yaml", "compare_snapshots.yaml", "fetch_default_budget.yaml", "guarded_retry.yaml",
+        "legacy_router.yaml", "pack.yaml",
         "code_help_base.yaml")}
     assert out["diagnostics"] == []
 
@@ -210,3 +211,30 @@ def test_the_analyzer_counts_a_base_finding_once_for_every_face() -> None:
     once = [d for d in findings_of(reports) if d.file.endswith("broken_base.yaml") and d.code == "PIP204"]
     assert len(every) > 1 and len(once) == 1
     assert not once[0].related  # the base's own finding, not one seen through an extending file
+
+
+def test_simulate_counts_a_loop_guard_to_its_bound_instead_of_looping_forever(capsys: pytest.CaptureFixture[str]) -> None:
+    """A loop_guard allows while under settings.max_turn_loops, then denies: the path ends (issue 21.1)."""
+    case = DIALECTS / "localai-rag" / "pipelines" / "guarded_retry.yaml"
+    assert main(["simulate", str(case), "--reply", "just text"]) == 0
+    out = capsys.readouterr().out
+    assert "loops forever" not in out
+    assert out.count("retry_guard") >= 4  # three passes allowed, the fourth denied
+    assert "denied after 3 passes (settings.max_turn_loops)" in out
+    assert "end: reached the end step 'finalize'" in out
+
+
+def test_simulate_names_the_branch_it_assumed_when_a_loop_rests_on_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A handler's route cannot be known statically: no 'loops forever' verdict, but the step, the route taken
+    and how to steer it (issue 21.1)."""
+    f = tmp_path / "repeat.yaml"
+    f.write_text("YAMLpipeline:\n  name: repeat\n  settings: {entry_step_id: ask, behavior_version: '0.2.0', compat_mode: latest}\n"
+                 "  steps:\n    - {id: ask, action: call_model, prompt_key: r/ask_v1, next: same_query}\n"
+                 "    - {id: same_query, action: repeat_query_guard, on_ok: ask, on_repeat: done}\n"
+                 "    - {id: done, action: finalize, end: true}\n")
+    main(["simulate", str(f), "--reply", "just text"])
+    out = capsys.readouterr().out
+    assert "loops forever" not in out
+    assert ("assumed: the path returns to 'ask' because step 'same_query' was assumed to take route 'ok' "
+            "(its handler chooses at run time): steer it with --route same_query=ROUTE") in out
+    assert main(["simulate", str(f), "--reply", "just text", "--route", "same_query=repeat"]) == 0

@@ -36,6 +36,9 @@ class ActionSpec:
     # (key, value) the runtime fills in when the pipeline leaves a key out ('settings.c' as in requires_step):
     # a key with a default is never missing (PIP203)
     defaults: tuple[tuple[str, object], ...] = ()
+    # A counter per step that bounds a loop: (setting, its default, route while under it, route once reached),
+    # e.g. LocalAI-RAG's loop_guard: on_allow while its count < settings.max_turn_loops (4), then on_deny
+    bound: tuple[str, int, str, str] | None = None
 
     def default_of(self, key: str) -> object | None:
         """The runtime's default for a step key or 'settings.<key>', or None when it has none."""

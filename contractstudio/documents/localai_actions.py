@@ -69,7 +69,7 @@ LOCALAI_ACTIONS: dict[str, ActionSpec] = {
                    defaults=_BUDGET_DEFAULTS,
                    ensures_state=("context_blocks",),
                    why="Adds the fetched texts to the context while they fit settings.max_context_tokens."),
-        ActionSpec("loop_guard", ensures_state=("loop_counters",),
+        ActionSpec("loop_guard", ensures_state=("loop_counters",), bound=("max_turn_loops", 4, "allow", "deny"),
                    why="Counts passes through a loop; on_allow while under settings.max_turn_loops, else on_deny."),
         ActionSpec("repeat_query_guard", requires_step=("on_ok", "on_repeat"),
                    ensures_state=("sufficiency_search_mode_constraint",),

@@ -73,6 +73,7 @@ class _Known:
 
 
 KNOWN = _Known()
+ASSUMED = "its handler chooses at run time"  # the note of a step whose route the simulation assumed
 
 
 def custom_routes(step: Step, spec: ActionSpec | None = None) -> list[str]:
@@ -114,7 +115,8 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
     runner = PipelineRunner(pipeline)
     state: dict[str, Any] = {f: KNOWN for f in pipeline.inputs}
     steps: list[SimulatedStep] = []
-    seen: set[tuple[str, frozenset[str], tuple[tuple[str, str], ...]]] = set()
+    seen: set[tuple[str, frozenset[str], tuple[tuple[str, str], ...], tuple[tuple[str, int], ...]]] = set()
+    passes: dict[str, int] = {}  # a bounded step's counter (the catalog's `bound`): progress, not a loop
     current = pipeline.entry_step_id
     name = pipeline.name
 
@@ -125,8 +127,14 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         return done("no_entry", f"entry_step_id '{current}' is not a step")
     while True:
         known = frozenset(k for k, v in state.items() if is_set(v))
-        state_key = (current, known, tuple(sorted((k, v) for k, v in state.items() if isinstance(v, str))))
+        state_key = (current, known, tuple(sorted((k, v) for k, v in state.items() if isinstance(v, str))),
+                     tuple(sorted(passes.items())))
         if state_key in seen:
+            assumed = next((s for s in steps if (s.note or "").startswith(ASSUMED)), None)
+            if assumed is not None:  # the loop rests on a branch no one can know statically: say so, not a verdict
+                return done("assumed", f"the path returns to '{current}' because step '{assumed.step}' was assumed to take "
+                                       f"route '{assumed.label}' (its handler chooses at run time): steer it with "
+                                       f"--route {assumed.step}=ROUTE")
             return done("loop", f"the reply leads back to '{current}' with nothing new known: it loops forever "
                                 "(at run time a different model reply must leave the loop)")
         if len(steps) >= max_steps:
@@ -158,13 +166,15 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         elif spec is not None and spec.routing == "decision":
             last = state.get("last_model_response")
             chosen = parse_decision(last if isinstance(last, str) else reply)
+        elif spec is not None and spec.bound is not None and step.id not in steer:
+            chosen, sim.note = _bounded(step, spec.bound, pipeline.settings, passes)
         elif choices := custom_routes(step, spec):
             if step.id in steer:
                 chosen = steer[step.id]
                 sim.note = f"route '{chosen}' chosen with --route"
             else:  # a handler decides at run time; unsteered, the simulation takes the first route and says so
                 chosen = choices[0]
-                sim.note = f"its handler chooses at run time; simulated: the first route (steer with --route {step.id}=ROUTE)"
+                sim.note = f"{ASSUMED}; simulated: the first route (steer with --route {step.id}=ROUTE)"
         if spec is not None:
             state.update({f: KNOWN for f in (*spec.ensures_state, *spec.ensured_by(step))})
         state.update(here)
@@ -180,6 +190,18 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         if target is None:
             return done("end", f"reached the end step '{step.id}'")
         current = target
+
+
+def _bounded(step: Step, bound: tuple[str, int, str, str], settings: Mapping[str, Any], passes: dict[str, int]) -> tuple[str, str]:
+    """The route a counting step takes on this pass (its runtime's rule), and the note that says so."""
+    setting, default, allow, deny = bound
+    value = settings.get(setting)
+    limit = value if isinstance(value, int) and not isinstance(value, bool) else default
+    count = passes.get(step.id, 0)
+    if count < limit:
+        passes[step.id] = count + 1
+        return allow, f"pass {count + 1} of {limit} (settings.{setting})"
+    return deny, f"denied after {limit} passes (settings.{setting})"
 
 
 def _label(step: Step, key: str) -> str:
