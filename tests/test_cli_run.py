@@ -104,6 +104,21 @@ def test_test_command_runs_every_scenario(capsys: pytest.CaptureFixture[str], tm
     assert out.strip().splitlines()[-1] == "1 passed, 0 failed"
 
 
+def test_expect_output_matches_inside_lists(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Issue 21.14: an object inside a list is matched as a subset too, element by element, like one outside a list."""
+    def scenario(output: str) -> Path:
+        path = tmp_path / "l.contract.yaml"
+        path.write_text(QA.read_text().replace("expect: {successful: true, llm_calls: 2}",
+                                               f"expect: {{successful: true, llm_calls: 2, output: {output}}}"))
+        return path
+    code, out, _ = run(capsys, "test", str(scenario("{evidence: [{doc_id: A1}]}")), "-k", "remedied")
+    assert code == 0 and out.strip().splitlines()[-1] == "1 passed, 0 failed"
+    code, out, _ = run(capsys, "test", str(scenario("{evidence: [{doc_id: B2}]}")), "-k", "remedied")
+    assert code == 1 and "    output.evidence[0].doc_id: expected 'B2', got 'A1'" in out
+    code, out, _ = run(capsys, "test", str(scenario("{evidence: [{doc_id: A1}, {doc_id: A1}]}")), "-k", "remedied")
+    assert code == 1 and "    output.evidence: expected a list of 2 item(s), got 1" in out
+
+
 def test_json_given_where_a_file_is_expected_says_how_to_pass_it(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "run", str(SAMPLES / "multidoc_qa.contract.yaml"), "--input", '{"query": "x"}')
     assert code == 2

@@ -10,7 +10,7 @@ from contractstudio.safe_text import shown
 
 
 def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
-    """Where `actual` does not contain `expected` (dicts by key, everything else by equality)."""
+    """Where `actual` does not contain `expected`: objects by key, lists item by item, everything else by equality."""
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return [f"{path}: expected an object, got {actual!r}"]
@@ -21,6 +21,14 @@ def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
             else:
                 out.extend(_subset(v, actual[k], f"{path}.{k}"))
         return out
+    if isinstance(expected, list):
+        # Same length, in order: each item is matched the way the whole output is, so an object inside a
+        # list may name only the fields the scenario cares about (issue 21.14).
+        if not isinstance(actual, list):
+            return [f"{path}: expected a list, got {actual!r}"]
+        if len(expected) != len(actual):
+            return [f"{path}: expected a list of {len(expected)} item(s), got {len(actual)}"]
+        return [p for i, (e, a) in enumerate(zip(expected, actual, strict=True)) for p in _subset(e, a, f"{path}[{i}]")]
     return [] if expected == actual else [f"{path}: expected {expected!r}, got {actual!r}"]
 
 
