@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from typing import Any, Protocol
 
+import contractstudio.expressions.allowlist as allowlist
 from contractstudio.documents.type_syntax import ANY, NONE, ListOf, Prim, TypeExpr, union_of, without_none
 from contractstudio.documents.types import TypeSystem
-from contractstudio.expressions import allowlist
 from contractstudio.expressions.kinds import BOOL, FLOAT, INT, STR, element_of, kind_of
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+import contractstudio.expressions.allowlist as allowlist
+import contractstudio.expressions.sandbox as sandbox
 from contractstudio.documents.type_syntax import (
     ANY,
     NONE,
@@ -26,7 +28,6 @@ from contractstudio.documents.type_syntax import (
     without_none,
 )
 from contractstudio.documents.types import TypeSystem
-from contractstudio.expressions import allowlist, sandbox
 from contractstudio.expressions.call_types import function_type, method_type
 from contractstudio.expressions.kinds import BOOL, FLOAT, INT, STR, close_name, element_of, kind_of
 from contractstudio.expressions.sandbox import ExpressionError

@@ -16,7 +16,9 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from contractstudio.expressions import allowlist, operators, sandbox
+import contractstudio.expressions.allowlist as allowlist
+import contractstudio.expressions.operators as operators
+import contractstudio.expressions.sandbox as sandbox
 from contractstudio.expressions.sandbox import MAX_STEPS, ExpressionError, Meter
 
 Run = Callable[[dict[str, Any], Meter], Any]

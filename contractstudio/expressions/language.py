@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import contractstudio.expressions.allowlist as allowlist
+import contractstudio.expressions.closures as closures
+import contractstudio.expressions.sandbox as sandbox
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.documents.types import TypeSystem
-from contractstudio.expressions import allowlist, closures, sandbox
 from contractstudio.expressions.checker import Checker
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue, Parsed, parse

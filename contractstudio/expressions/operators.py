@@ -7,7 +7,7 @@ import operator
 from itertools import islice
 from typing import Any
 
-from contractstudio.expressions import sandbox
+import contractstudio.expressions.sandbox as sandbox
 from contractstudio.expressions.sandbox import ExpressionError
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import contractstudio.expressions.allowlist as allowlist
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.documents.types import TypeSystem
-from contractstudio.expressions import allowlist
 from contractstudio.expressions.language import check, compile_expression
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue

@@ -9,7 +9,8 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from contractstudio.expressions import allowlist, sandbox
+import contractstudio.expressions.allowlist as allowlist
+import contractstudio.expressions.sandbox as sandbox
 from contractstudio.expressions.operators import bind, charge, compare
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import Parsed

@@ -32,7 +32,6 @@ from contractstudio.reading.portability import (
 _CParser: Any = None
 try:  # libyaml ships in PyYAML's wheels; the pure-Python parser is a slow but correct fallback.
     from yaml._yaml import CParser
-
     _CParser = CParser
     _Loader: Any = yaml.CSafeLoader
 except ImportError:  # pragma: no cover

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 from contractstudio.analysis import budget
 from contractstudio.analysis.loaded_agent import LoadedAgent
-from contractstudio.analysis.rules import rule
 from contractstudio.analysis.rules.agent_policies import related
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.models import Backend, Task
 from contractstudio.findings.diagnostics import Diagnostic, Related
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from contractstudio.analysis.loaded_agent import LoadedAgent
-from contractstudio.analysis.rules import rule
 from contractstudio.analysis.rules.agent_policies import related
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.models import Condition, Task
 from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.reading.nodes import ScalarNode

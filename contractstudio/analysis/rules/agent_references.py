@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_agent import LoadedAgent
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from contractstudio.analysis.expression_findings import words_not_code
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
 

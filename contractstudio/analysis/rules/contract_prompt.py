@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.positions import value_span
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.findings.diagnostics import Diagnostic, make
 
 # `{name}`, `{input.query}`, `{{ var }}`: placeholders of the usual template engines (not JSON examples).

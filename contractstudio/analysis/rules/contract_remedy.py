@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.findings.diagnostics import Diagnostic
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.models import Contract, Scenario
 from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import ExpressionError, compile_expression

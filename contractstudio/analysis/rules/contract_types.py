@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.expressions.kinds import cannot_become

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from contractstudio.analysis.loaded import Loaded
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.models import Agent, Condition, ToolDecl, ToolSet
 from contractstudio.findings.diagnostics import Diagnostic
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_pipeline import LoadedPipeline
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import END, config, routes_of, strongly_connected
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
 

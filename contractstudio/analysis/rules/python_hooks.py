@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded import Loaded
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.hooks import HookError, hook_syntax_problem, resolve_hook
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_pipeline import LoadedPipeline
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import StepGraph, config
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.documents.models import Step

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded import Loaded
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.kinds import KNOWN_KINDS
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contractstudio.analysis.expression_findings import unknown_parameter
 from contractstudio.analysis.loaded_tools import LoadedTools
 from contractstudio.analysis.positions import value_span
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
 
 

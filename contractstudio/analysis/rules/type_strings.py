@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from contractstudio.analysis.loaded import Loaded, TypeString
 from contractstudio.analysis.positions import value_span
-from contractstudio.analysis.rules import rule
+from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.type_syntax import refs
 from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
 

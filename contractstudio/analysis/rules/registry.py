@@ -1,0 +1,110 @@
+"""The rule registry: the @rule decorator, the rule modules of each kind, and the per-document classes.
+
+In its own module so that a rule module imports it without importing its package's __init__ (issue 23.9).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from contractstudio.findings.diagnostics import RULES, Diagnostic, Severity, declare
+
+# The rule modules of each kind, in the order their rules run (the order does not change the
+# findings: they are sorted, and repeats dropped, at the end). A module serves every kind it is
+# listed under; a rule naming a kind its module is not listed under is refused at import.
+MODULES: dict[str, tuple[str, ...]] = {
+    "contract": ("secrets", "type_strings", "duplicates", "python_hooks", "contract_types", "contract_remedy",
+                 "contract_fallback", "contract_prompt", "contract_scenarios", "contract_llm"),
+    "agent": ("secrets", "type_strings", "duplicates", "agent_policies", "agent_references", "agent_oracles", "agent_budgets"),
+    "pipeline": ("secrets", "pipeline_structure", "pipeline_state", "routing"),
+    "tools": ("secrets", "type_strings", "duplicates", "python_hooks", "tool_conditions"),
+}
+
+# The per-document class of each kind: its cached properties are the facts its rules share.
+LOADED: dict[str, str] = {
+    "contract": "contractstudio.analysis.loaded_contract:LoadedContract",
+    "agent": "contractstudio.analysis.loaded_agent:LoadedAgent",
+    "pipeline": "contractstudio.analysis.loaded_pipeline:LoadedPipeline",
+    "tools": "contractstudio.analysis.loaded_tools:LoadedTools",
+}
+
+RuleBody = Callable[[Any], Iterable[Diagnostic]]
+F = TypeVar("F", bound=RuleBody)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFunction:
+    """A registered rule function: the code it emits and the kinds of document it runs on."""
+
+    code: str
+    kinds: tuple[str, ...]
+    run: RuleBody
+    declares: bool = True  # False: the code is declared elsewhere and this function is one more place that finds it
+
+
+_BY_KIND: dict[str, list[RuleFunction]] = {kind: [] for kind in MODULES}
+_IMPORTED: set[str] = set()
+
+
+def rule(code: str, name: str | None = None, severity: Severity | None = None, *,
+         kinds: tuple[str, ...]) -> Callable[[F], F]:
+    """Declare a rule's code (the docstring's first line is its summary) and run the function on documents of `kinds`.
+
+    Without a name and severity the code is one declared elsewhere (by the shape validator, the
+    expression checker or another rule), and the function is one more place that finds it.
+    """
+
+    def register(fn: F) -> F:
+        summary = (fn.__doc__ or "").strip().splitlines()
+        if not summary:
+            raise ValueError(f"rule {code} ({fn.__qualname__}) needs a docstring: its first line is the docs' summary")
+        module = fn.__module__.rpartition(".")[2]
+        for kind in kinds:
+            if kind not in MODULES:
+                raise ValueError(f"rule {code}: unknown kind '{kind}'")
+            if module not in MODULES[kind]:
+                raise ValueError(f"rule {code}: module '{module}' is not listed under MODULES['{kind}'], so it would not run there")
+        if name is not None and severity is not None:
+            declare(code, name, severity, summary[0])
+        elif code not in RULES:
+            raise ValueError(f"rule {code} ({fn.__qualname__}) names no slug and severity, and nothing declared {code} before")
+        entry = RuleFunction(code, tuple(kinds), fn, name is not None)
+        for kind in kinds:
+            if all(r.run is not fn for r in _BY_KIND[kind]):
+                _BY_KIND[kind].append(entry)
+        return fn
+
+    return register
+
+
+def rules_for(kind: str) -> list[RuleFunction]:
+    """The rule functions of a kind, importing its rule modules on first use ([] for an unknown kind)."""
+    if kind not in MODULES:
+        return []
+    if kind not in _IMPORTED:
+        for module in MODULES[kind]:
+            importlib.import_module(f"contractstudio.analysis.rules.{module}")
+        _IMPORTED.add(kind)
+    return _BY_KIND[kind]
+
+
+def loaded_class(kind: str | None) -> type[Any] | None:
+    """The per-document class of a kind (None: the plain `Loaded`), imported on first use."""
+    target = LOADED.get(kind or "")
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    cls: type[Any] = getattr(importlib.import_module(module), name)
+    return cls
+
+
+def every_rule() -> None:
+    """Import every rule module and every module that declares codes, so the rule table is complete (docs, tests)."""
+    for kind in MODULES:
+        rules_for(kind)
+    machinery = ("contractstudio.analysis.check", "contractstudio.expressions", "contractstudio.analysis.field_constraints")
+    for module in machinery:
+        importlib.import_module(module)
