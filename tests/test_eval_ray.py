@@ -3,7 +3,9 @@ and summary as the local engine, the reply cache and resume, and one rate limite
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -12,6 +14,8 @@ import pytest
 from openai_server import OpenAIServer, Received, Reply
 from test_eval_live import GOOD, MODEL, QA, by_query, dataset, query_of, run
 
+from contractstudio.evaluation.ray_engine import start_cluster
+
 ray = pytest.importorskip("ray")
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -19,8 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             object_store_memory=96 * 1024 * 1024)
+    start_cluster(ray, None, {"num_cpus": 2, "object_store_memory": 96 * 1024 * 1024})
     yield
     ray.shutdown()
 
@@ -92,3 +95,60 @@ def test_one_rate_limiter_for_the_whole_cluster(cluster: None, capsys: pytest.Ca
     # two workers with a limiter each would send up to 4 in half a second; the cluster's one limiter sends 2
     assert code == 0 and s["successful"] == 10 and s["transport_faults"] == {}, err
     assert s["rate_limit_wait_s"] > 0
+
+
+def _descendants(root: int) -> set[int]:
+    """This process and every process it started, read from /proc (Ray's GCS, raylet, agents and workers)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in found} - found
+        grew, found = bool(more), found | more
+    return found
+
+
+def _listening_addresses(pids: set[int]) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket listening in one of `pids`."""
+    inodes: set[str] = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                hexed, port = fields[1].split(":")
+                raw = bytes.fromhex(hexed)
+                # /proc writes each 32-bit word in host (little-endian) order
+                packed = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+                found.append((str(ipaddress.ip_address(packed)), int(port, 16)))
+    return found
+
+
+def test_a_local_cluster_listens_on_loopback_only(cluster: None, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = dataset(tmp_path / "rows.jsonl", ["ok-1", "ok-2"])
+    with OpenAIServer(responder=by_query) as server:
+        code, _, _ = run(capsys, "eval", str(QA), "--data", str(data), "--model", MODEL, "--api-base", server.base_url,
+                         "--no-wait", "--json", "--no-cache", "--engine", "ray", "--out", str(tmp_path / "r.jsonl"))
+    assert code == 0
+    sockets = _listening_addresses(_descendants(os.getpid()))
+    assert len(sockets) >= 3  # the GCS, the raylet and the workers were seen, so the check looked at Ray's servers
+    exposed = [(address, port) for address, port in sockets if not _loopback(address)]
+    assert not exposed, f"Ray listens beyond loopback: {exposed}"
+
+
+def _loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    return ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_loopback)

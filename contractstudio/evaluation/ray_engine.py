@@ -13,10 +13,13 @@ they finish; reading, resuming, writing and the summary stay in `evaluate.py`.
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
 LOCAL_OBJECT_STORE_BYTES = 128 * 1024 * 1024  # rows and records are small; Ray's default takes 30% of the memory
 TICK_S = 0.25
 PAUSE_POLL_S = 0.25
+LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # off: Ray takes 127.0.0.1 as the node's IP
 
 
 class Hub:
@@ -126,21 +130,61 @@ class RowWorker:
         return self.runner.run(row)
 
 
-def _start(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
-    """Join the cluster at `address` (or $RAY_ADDRESS), or start a local one; True when started here."""
+def start_cluster(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
+    """Join the cluster at `address` (or $RAY_ADDRESS), or start a local one on loopback; True when started here."""
     if ray.is_initialized():
         return False
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
+    local = not address and not os.environ.get("RAY_ADDRESS")
     if address:
         options["address"] = address
-    else:
-        import os
-
-        if not os.environ.get("RAY_ADDRESS"):
-            options["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
+    elif local:
+        options["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
     options.update(init)
-    ray.init(**options)
+    if not local:
+        ray.init(**options)
+        return True
+    with _loopback_node():
+        ray.init(**options)
+    node_ip = ray.util.get_node_ip_address()
+    if not ipaddress.ip_address(node_ip).is_loopback:  # never run a cluster others can reach, whatever Ray changed
+        ray.shutdown()
+        raise RuntimeError(f"the local Ray cluster took the address {node_ip}, not loopback: refusing to run on it")
     return True
+
+
+@contextmanager
+def _loopback_node() -> Iterator[None]:
+    """While a local cluster starts, Ray picks 127.0.0.1 as the node's IP, so every server it starts listens there only.
+
+    Ray has no authentication, and its GCS, raylet, object manager, agents and workers bind every interface
+    unless the node's IP is loopback. It picks loopback when its cluster switch is off (as on macOS and Windows):
+    the environment variable reaches every process it starts (agents and workers import ray afresh), and the
+    constant covers a driver that imported ray before this run. Both are restored afterwards, so a later
+    `--address` run from the same process joins a real cluster with the machine's address.
+    """
+    from ray._private import ray_constants
+
+    if not hasattr(ray_constants, "ENABLE_RAY_CLUSTER"):
+        raise RuntimeError(f"this Ray ({_ray_version()}) has no loopback switch (ray_constants.ENABLE_RAY_CLUSTER): "
+                           "a local cluster cannot be kept on 127.0.0.1; start one yourself and pass --address")
+    saved_env, saved_switch = os.environ.get(LOOPBACK_SWITCH), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_SWITCH] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved_switch
+        if saved_env is None:
+            os.environ.pop(LOOPBACK_SWITCH, None)
+        else:
+            os.environ[LOOPBACK_SWITCH] = saved_env
+
+
+def _ray_version() -> str:
+    import ray
+
+    return str(getattr(ray, "__version__", "?"))
 
 
 def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str | None = None,
@@ -151,7 +195,7 @@ def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str
 
     from contractstudio.evaluation.cache import default_cache_dir
 
-    started = _start(ray, address, dict(init or {}))
+    started = start_cluster(ray, address, dict(init or {}))
     hub_actor: Any = ray.remote(Hub)  # actor classes; their .options is not in ray's stubs
     worker_actor: Any = ray.remote(RowWorker)
     try:
