@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from contractstudio.analysis.subjects import subject_at
 from contractstudio.documents.models import KINDS, Model, SrcDict
-from contractstudio.findings.diagnostics import Diagnostic, declare, did_you_mean, make
+from contractstudio.findings.diagnostics import Diagnostic, Payload, declare, did_you_mean, make
 from contractstudio.reading.dialects import HINT as DIALECT_HINT
 from contractstudio.reading.source import MapNode, SourceDocument, key_at, nearest, node_at
 
@@ -146,7 +146,8 @@ def _found(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any, err
             node = node.pairs[0][0]
         owner = ".".join(str(p) for p in parent) or "the document"
         text = f"missing required key '{key}' in {owner}" if key is not None else f"{owner}: {msg}"
-        return make("SCH101", text, file, (node or doc.root).span)  # type: ignore[union-attr]
+        return make("SCH101", text, file, (node or doc.root).span,  # type: ignore[union-attr]
+                    payload=Payload(key=str(key)) if key is not None else None)
     if etype == "extra_forbidden":
         node = key_at(doc.root, src) or nearest(doc.root, src)
         owner_model = _model_at(kind_cls, dpath[:-1])

@@ -22,12 +22,10 @@ from contractstudio.editing.items import CodeAction, TextEdit
 from contractstudio.editing.placeholders import expression_for, placeholder
 from contractstudio.editing.yaml_text import add_entry, add_item, delete_entry, entry_text, walk
 from contractstudio.expressions.kinds import kind_of
-from contractstudio.findings.diagnostics import Diagnostic, Span
+from contractstudio.findings.diagnostics import Diagnostic, Payload, Span
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode, node_at
 
-_DID_YOU_MEAN = re.compile(r"did you mean '([^']+)'\?")
 _TOKEN = re.compile(r"[A-Za-z0-9_.\-\[\]:/]+")
-_MISSING_KEY = re.compile(r"missing required key '([^']+)'")
 _IGNORE = re.compile(r"#\s*contractstudio:\s*ignore\[([A-Z0-9_,\s]+)\]")
 
 
@@ -58,9 +56,9 @@ def _touches(d: Diagnostic, span: Span) -> bool:
 
 def fixes(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
     """The fixes of one finding in its document."""
-    hint = _DID_YOU_MEAN.search(d.hint or "")
-    if hint and d.line == d.end_line:
-        fix = _replace_token(d, hint.group(1), lines)
+    payload = d.payload or Payload()
+    if payload.suggestion and d.line == d.end_line:
+        fix = _replace_token(d, payload.suggestion, lines)
         if fix is not None:
             yield fix
     maker = _BY_CODE.get(d.code)
@@ -110,11 +108,10 @@ def _exact(loaded: Loaded, path: tuple[Any, ...]) -> Node | None:
 
 
 def _missing_key(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
-    m = _MISSING_KEY.search(d.message)
+    key = d.payload.key if d.payload else None
     hit = _mapping_of_key(loaded, d.line, d.column)
-    if not m or hit is None:
+    if not key or hit is None:
         return
-    key = m.group(1)
     path, mapping = hit
     if mapping.pairs and mapping.pairs[0][0].line != d.line:
         return
@@ -171,41 +168,35 @@ def _route_target(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[C
     target = _target(loaded, step)
     if target is None:
         return
-    if d.code == "RTE305":
-        key = "on_other"
-    else:
-        m = re.search(r"has no (on_[A-Za-z0-9_]+) target", d.message)
-        if not m:
-            return
-        key = m.group(1)
+    key = "on_other" if d.code == "RTE305" else (d.payload.key if d.payload else None)
+    if not key:
+        return
     yield CodeAction(f"Add '{key}: {target}'", (add_entry(step, key, target, lines),), d)
 
 
 def _dead_end(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
     """PIP105 on a step with no way on: it ends the pipeline (a loop with no exit is the author's to open)."""
-    m = re.match(r"step '([^']+)' is a dead end", d.message)
+    sid = d.payload.step if d.payload else None
     hit = _step_of(loaded, d)
-    if not m or hit is None:
+    if not sid or hit is None:
         return
-    yield CodeAction(f"End the pipeline at step '{m.group(1)}' (end: true)", (add_entry(hit[1], "end", "true", lines),), d)
+    yield CodeAction(f"End the pipeline at step '{sid}' (end: true)", (add_entry(hit[1], "end", "true", lines),), d)
 
 
 def _step_key(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
-    m = re.search(r"requires the key '([^']+)'", d.message)
+    key = d.payload.key if d.payload else None
     hit = _step_of(loaded, d)
-    if not m or hit is None:
+    if not key or hit is None:
         return
-    key = m.group(1)
     value = placeholder(loaded, hit[0], key, str)
     yield CodeAction(f"Add '{key}: {value}'", (add_entry(hit[1], key, value, lines),), d)
 
 
 def _new_step(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
-    m = re.search(r"names '([^']+)', which is not a step", d.message)
+    sid = d.payload.name if d.payload else None
     steps = loaded.node(("steps",))
-    if not m or not isinstance(steps, SeqNode) or not steps.items:
+    if not sid or not isinstance(steps, SeqNode) or not steps.items:
         return
-    sid = m.group(1)
     stub = [f"id: {sid}", "action: call_model", f"prompt: {sid}_prompt", "end: true"]
     yield CodeAction(f"Add a step '{sid}'", (add_item(steps, stub, lines),), d)
 
@@ -219,11 +210,10 @@ def _entry_step(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[Cod
 
 
 def _declare_type(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
-    m = re.search(r"'([A-Za-z_][A-Za-z0-9_]*)' is not declared", d.message)
+    name = d.payload.name if d.payload else None
     root = loaded.doc.root
-    if not m or not isinstance(loaded.model, Contract) or not isinstance(root, MapNode):
+    if not name or not isinstance(loaded.model, Contract) or not isinstance(root, MapNode):
         return
-    name = m.group(1)
     body = f"description: {_describe(name)}\nfields:\n  value: {{type: str, description: {_describe(name)[:-1]} value.}}"
     types = _exact(loaded, ("types",))
     if isinstance(types, MapNode) and types.pairs:
@@ -239,7 +229,8 @@ def _fallback(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeA
         return
     types = type_system(loaded)
     out = types.declared(doc.output or "")
-    if "there is no `fallback` output" in d.message:
+    payload = d.payload or Payload()
+    if payload.key == "fallback":  # there is no fallback at all
         node = _exact(loaded, ("on_failure",))
         if isinstance(node, ScalarNode):
             edit = TextEdit(node.span, "raise")
@@ -251,24 +242,22 @@ def _fallback(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeA
             body = "\n".join(f"{n}: {expression_for(types, types.field_type(out, n))}" for n, s in fields.items() if s.required)
             yield CodeAction(f"Add a fallback built from {out}", (add_entry(root, "fallback", body + "\n", lines),), d)
         return
-    m = re.search(r"misses required fields? of [A-Za-z0-9_]+: (.+)$", d.message)
     fallback = _exact(loaded, ("fallback",))
-    if m and out and isinstance(fallback, MapNode):
-        edits = [add_entry(fallback, n.strip(), expression_for(types, types.field_type(out, n.strip())), lines)
-                 for n in m.group(1).split(",")]
+    if payload.fields and out and isinstance(fallback, MapNode):
+        edits = [add_entry(fallback, n, expression_for(types, types.field_type(out, n)), lines) for n in payload.fields]
         yield CodeAction("Add the missing fallback fields", (_joined(edits),), d)
 
 
 def _assign(d: Diagnostic, loaded: Loaded, lines: list[str]) -> Iterator[CodeAction]:
     doc = loaded.model
-    m = re.search(r"act\.assign misses required fields? of [A-Za-z0-9_]+: (.+)$", d.message)
+    missing = d.payload.fields if d.payload else ()
     assign = _exact(loaded, ("act", "assign"))
-    if not m or not isinstance(doc, Contract) or not isinstance(assign, MapNode) or not doc.intermediate:
+    if not missing or not isinstance(doc, Contract) or not isinstance(assign, MapNode) or not doc.intermediate:
         return
     types = type_system(loaded)
     given = types.fields(doc.input or "") or {}
     edits = []
-    for name in (n.strip() for n in m.group(1).split(",")):
+    for name in missing:
         value = f"input.{name}" if name in given else expression_for(types, types.field_type(doc.intermediate, name))
         edits.append(add_entry(assign, name, value, lines))
     yield CodeAction("Add the missing act.assign fields", (_joined(edits),), d)

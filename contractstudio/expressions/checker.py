@@ -32,7 +32,7 @@ from contractstudio.expressions.call_types import function_type, method_type
 from contractstudio.expressions.kinds import BOOL, FLOAT, INT, STR, close_name, element_of, kind_of
 from contractstudio.expressions.sandbox import ExpressionError
 from contractstudio.expressions.syntax import ExprIssue, Parsed
-from contractstudio.findings.diagnostics import declare
+from contractstudio.findings.diagnostics import declare, suggest
 
 declare("EXP201", "unknown-field", "error", "An attribute that is not a field of its type (the hint suggests the closest field).")
 declare("EXP202", "name-not-in-scope", "error", "A name that is not in scope (e.g. `output` in `pre`, `act` with no act).")
@@ -128,7 +128,7 @@ class Checker:
         near = close_name(name, names)
         shown = ", ".join(names) if names else "nothing"
         self.issue("EXP202", f"name '{name}' is not in scope here (in scope: {shown})", node,
-                   hint=f"did you mean '{near}'?" if near else None)
+                   hint=suggest(near) if near else None)
         return ANY, _NO_VALUE
 
     def attr_span(self, node: ast.Attribute) -> tuple[int, int]:
@@ -157,7 +157,7 @@ class Checker:
                 return ANY
             near = close_name(name, fields)
             self.issue("EXP201", f"'{name}' is not a field of {base} (fields: {', '.join(fields) or 'none'})", where,
-                       hint=f"did you mean '{near}'?" if near else None)
+                       hint=suggest(near) if near else None)
             return ANY
         if name in _INTROSPECTION:  # never a sensible key, even of a mapping
             self.issue("EXP401", f"'{name}' is a Python attribute, not a field; it is refused", where)
@@ -321,7 +321,7 @@ class Checker:
                 allowed = ", ".join(repr(v) for v in lit.values)
                 near = close_name(other, [v for v in lit.values if isinstance(v, str)])
                 self.issue("EXP301", f"{other!r} is not one of the values {allowed}: the comparison never holds", node,
-                           hint=f"did you mean {near!r}?" if near else None)
+                           hint=suggest(near) if near else None)
 
     # -- comprehensions
 
@@ -389,7 +389,7 @@ class Checker:
         if isinstance(func, ast.Attribute):
             if func.attr.startswith("_") or func.attr not in allowlist.METHOD_NAMES:
                 near = None if func.attr.startswith("_") else close_name(func.attr, sorted(allowlist.METHOD_NAMES))
-                hint = f"did you mean '{near}'?" if near else "allowed methods: " + ", ".join(sorted(allowlist.METHOD_NAMES))
+                hint = suggest(near) if near else "allowed methods: " + ", ".join(sorted(allowlist.METHOD_NAMES))
                 if func.attr in ("format", "format_map"):
                     hint = "a `message` template formats values: \"{output.score:.2f}\""
                 self.issue("EXP401", f"calling method '{func.attr}' is not allowed", self.attr_span(func), hint=hint)
@@ -408,7 +408,7 @@ class Checker:
         else:
             near = close_name(func.id, list(allowlist.FUNCTIONS)) if isinstance(func, ast.Name) else None
             self.issue("EXP401", f"calling {what} is not allowed: only allowlisted functions and methods can be called", func,
-                       hint=f"did you mean '{near}'?" if near else "allowed functions: " + ", ".join(allowlist.FUNCTIONS))
+                       hint=suggest(near) if near else "allowed functions: " + ", ".join(allowlist.FUNCTIONS))
         for a in node.args:
             self.visit(a, scope)
         return ANY, _NO_VALUE

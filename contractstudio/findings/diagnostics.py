@@ -46,6 +46,24 @@ class Related:
 
 
 @dataclass(frozen=True, slots=True)
+class Payload:
+    """What a quick fix needs of a finding, filled by the rule that raises it (LSP `Diagnostic.data`).
+
+    Fixes read this, never the wording of `message` or `hint`, so rewording a finding cannot lose its fix.
+    """
+
+    step: str | None = None  # the step the finding is about
+    key: str | None = None  # the key that is missing or wanted
+    name: str | None = None  # the expected name: an undeclared type, a missing step
+    suggestion: str | None = None  # the name a misspelt one most likely means
+    fields: tuple[str, ...] = ()  # required fields that are missing
+
+    def to_data(self) -> dict[str, Any]:
+        """JSON-ready form without empty entries (what the language server sends as `data`)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k in self.__slots__ if (v := getattr(self, k))}
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding about one place in one file (positions 1-based, columns in characters)."""
 
@@ -60,6 +78,7 @@ class Diagnostic:
     hint: str | None = None
     related: tuple[Related, ...] = ()
     subject: Subject | None = field(default=None, compare=False)  # not in to_dict: the output formats are unchanged
+    payload: Payload | None = field(default=None, compare=False)  # not in to_dict, for the same reason
 
     @property
     def name(self) -> str:
@@ -110,10 +129,23 @@ def declare(code: str, name: str, severity: Severity, summary: str) -> Rule:
     return new
 
 
+class Suggestion(str):
+    """A 'did you mean' hint that carries the name it suggests, so `make` puts it in the payload."""
+
+    name: str
+
+
 def did_you_mean(name: str, known: Iterable[Any]) -> str | None:
     """A 'did you mean' hint for a misspelt name, or None (the one helper every rule uses)."""
     close = difflib.get_close_matches(str(name), [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
+    return suggest(close[0]) if close else None
+
+
+def suggest(name: str) -> Suggestion:
+    """The 'did you mean' hint naming `name` (for a rule that found the close name itself)."""
+    hint = Suggestion(f"did you mean '{name}'?")
+    hint.name = name
+    return hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +168,12 @@ def make(
     related: Iterable[Related] = (),
     severity: Severity | None = None,
     subject: Subject | None = None,
+    payload: Payload | None = None,
 ) -> Diagnostic:
     """Build a diagnostic of a registered rule at a span (severity defaults to the rule's)."""
     r = RULES[code]
+    if isinstance(hint, Suggestion):
+        payload = replace(payload or Payload(), suggestion=hint.name)
     return Diagnostic(
         code=code,
         severity=severity or r.severity,
@@ -151,6 +186,7 @@ def make(
         hint=hint,
         related=tuple(related),
         subject=subject,
+        payload=payload,
     )
 
 

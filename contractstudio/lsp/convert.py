@@ -77,7 +77,8 @@ def diagnostic(d: Diagnostic, pos: Positions, uri: str, path: str) -> lsp.Diagno
     message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
     return lsp.Diagnostic(pos.range(Span(d.line, d.column, d.end_line, d.end_column)), message, _SEVERITY[d.severity], d.code,
                           rule_link(d.code), "contractstudio", related_information=related or None,
-                          data={"code": d.code, "message": d.message})
+                          data={"code": d.code, "message": d.message,
+                                **({"payload": d.payload.to_data()} if d.payload else {})})
 
 
 def completion(item: CompletionItem, pos: Positions, at: tuple[int, int]) -> lsp.CompletionItem:

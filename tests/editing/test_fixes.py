@@ -3,12 +3,13 @@ nothing new appears, and only the lines the fix adds or removes change (comments
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from pathlib import Path
 
 import pytest
 
-from contractstudio.analysis.check import check_text
+from contractstudio.analysis.check import FileReport, check_text
 from contractstudio.editing import code_actions
 from contractstudio.editing.text import apply_edits
 
@@ -91,3 +92,20 @@ def test_fixes_on_a_flow_mapping_insert_before_the_brace() -> None:
     if flow is not None:
         assert "description: Text.}" in fixed
     assert not [d for d in check_text(fixed).diagnostics if d.code == "CON104"]
+
+
+def _reworded(report: FileReport) -> FileReport:
+    """The report with every finding's message and hint replaced by a placeholder (as a rewording would)."""
+    return dataclasses.replace(report, diagnostics=[dataclasses.replace(d, message="<reworded>", hint="<reworded>")
+                                                    for d in report.diagnostics])
+
+
+def test_fixes_read_the_finding_payload_not_its_wording() -> None:
+    """Issue 23.1: rewording every rule's message and hint loses no fix (fixes read `Diagnostic.payload`)."""
+    seen: set[str] = set()
+    for path in sorted(ERR.glob("*/*.yaml")):
+        report = check_text(path.read_text(encoding="utf-8"), str(path))
+        fixes = [(a.title, a.edits) for a in code_actions(report) if not a.title.startswith("Suppress")]
+        assert [(a.title, a.edits) for a in code_actions(_reworded(report)) if not a.title.startswith("Suppress")] == fixes, path
+        seen.update(title for title, _ in fixes)
+    assert {title for _, _, title in CASES} <= seen

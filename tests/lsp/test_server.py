@@ -218,3 +218,16 @@ def test_the_rule_link_is_the_checkout_docs_or_nothing(monkeypatch: pytest.Monke
     assert anchor == "yml001" and re.search(r"^## YML001$", docs, re.M)
     monkeypatch.setattr(convert, "RULE_DOCS", None)  # an installed wheel: no docs/rules.md beside the package
     assert convert.diagnostic(finding, pos, "file:///p.yaml", "p.yaml").code_description is None
+
+
+def test_a_finding_sends_its_fix_payload_as_lsp_data() -> None:
+    """Issue 23.1: what a fix needs of a finding (here the suggested name) reaches the client as `Diagnostic.data`."""
+    from pygls.workspace import TextDocument
+
+    from contractstudio.analysis.check import check_text
+    from contractstudio.lsp import convert
+
+    text = "kind: contract\nname: c\ndescripton: x\n"
+    [finding] = [d for d in check_text(text, "p.yaml").diagnostics if d.code == "SCH102"]
+    sent = convert.diagnostic(finding, convert.Positions(TextDocument("file:///p.yaml", text)), "file:///p.yaml", "p.yaml")
+    assert sent.data["payload"] == {"suggestion": "description"}

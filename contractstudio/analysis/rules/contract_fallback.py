@@ -14,7 +14,7 @@ from contractstudio.analysis.expression_findings import words_not_code
 from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.rules.registry import rule
 from contractstudio.expressions import ExpressionError, compile_expression
-from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
+from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
 
 
 @rule("CON103", "invalid-fallback", "error", kinds=("contract",))
@@ -26,7 +26,8 @@ def invalid_fallback(doc: LoadedContract) -> Iterator[Diagnostic]:
     if c.fallback is None:
         where = ("on_failure",) if "on_failure" in c.model_fields_set else ("output",)
         yield doc.diag("CON103", "on_failure is 'fallback' but there is no `fallback` output", where,
-                       hint="add `fallback:` with a value for each output field, or set on_failure: raise")
+                       hint="add `fallback:` with a value for each output field, or set on_failure: raise",
+                       payload=Payload(key="fallback"))
         return
     out = doc.output_type
     fields = doc.types.fields(out) if out else None
@@ -58,7 +59,7 @@ def invalid_fallback(doc: LoadedContract) -> Iterator[Diagnostic]:
     missing = [f for f, spec in fields.items() if spec.required and f not in c.fallback]
     if missing:
         yield doc.diag("CON103", f"fallback misses required field{'s' if len(missing) > 1 else ''} of {out}: {', '.join(missing)}",
-                       ("fallback",), key=True, hint="give every required output field a value")
+                       ("fallback",), key=True, hint="give every required output field a value", payload=Payload(fields=tuple(missing)))
     yield from _validate_literals(doc, out, literal)
 
 

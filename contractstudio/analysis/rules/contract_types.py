@@ -10,7 +10,7 @@ from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.expressions.kinds import cannot_become
-from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
+from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
 from contractstudio.reading.dialects.symbolicai import NAME as SYMBOLICAI
 
 
@@ -51,7 +51,7 @@ def act_intermediate_mismatch(doc: LoadedContract) -> Iterator[Diagnostic]:
     missing = [f for f, spec in fields.items() if spec.required and f not in c.act.assign]
     if missing:
         yield doc.diag("CON106", f"act.assign misses required field{'s' if len(missing) > 1 else ''} of {c.intermediate}: "
-                       f"{', '.join(missing)}", ("act", "assign"), key=True)
+                       f"{', '.join(missing)}", ("act", "assign"), key=True, payload=Payload(fields=tuple(missing)))
 
 
 @rule("EXP301", kinds=("contract",))

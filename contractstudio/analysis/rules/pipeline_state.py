@@ -13,7 +13,7 @@ from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import config, unset_paths, witness_path
 from contractstudio.documents.actions import SETTINGS
 from contractstudio.documents.models import Step
-from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
+from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
 
 # One BFS per field finds witness paths for every step that needs it; past this many
 # fields with PIP201s a pathological file would make that quadratic.
@@ -113,4 +113,6 @@ def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
             else:
                 msg = f"step '{step.id}': action '{step.action}' requires the key '{need}' on the step"
                 hint = f"add '{need}: ...' to the step"
-            yield doc.diag("PIP203", msg, step, "action", hint=hint)
+            # Only a plain key on the step has one obvious fix (adding it); the payload names it.
+            payload = Payload(step=step.id, key=need) if len(options) == 1 and not need.startswith(SETTINGS) else None
+            yield doc.diag("PIP203", msg, step, "action", hint=hint, payload=payload)

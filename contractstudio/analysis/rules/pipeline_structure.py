@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contractstudio.analysis.loaded_pipeline import LoadedPipeline
 from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import END, config, routes_of, strongly_connected
-from contractstudio.findings.diagnostics import Diagnostic, did_you_mean
+from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
 
 
 @rule("PIP101", "bad-entry-step", "error", kinds=("pipeline",))
@@ -35,7 +35,7 @@ def unknown_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         for r in routes:
             if r.target != END and r.target not in sg.steps:
                 yield doc.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
-                               hint=did_you_mean(r.target, sg.steps))
+                               hint=did_you_mean(r.target, sg.steps), payload=Payload(step=step.id, name=r.target))
         for key, value in config(step).items():
             if key[:3] == "on_" and not isinstance(value, str):
                 yield doc.diag("PIP102", f"step '{step.id}': {key} must name a step", step.src + (key,))
@@ -88,7 +88,7 @@ def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     for sid in stuck:
         if not sg.routes[sid]:
             msg = f"step '{sid}' is a dead end: it has no next, on_* target or end: true"
-            yield doc.diag("PIP105", msg, sg.steps[sid], "id", hint="add 'next: <step>' or 'end: true'")
+            yield doc.diag("PIP105", msg, sg.steps[sid], "id", hint="add 'next: <step>' or 'end: true'", payload=Payload(step=sid))
     order = {sid: i for i, sid in enumerate(sg.steps)}
     for component in strongly_connected(stuck, sg.succ):
         members = sorted(component, key=order.__getitem__)

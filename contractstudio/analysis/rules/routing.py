@@ -13,7 +13,7 @@ from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import StepGraph, config
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.documents.models import Step
-from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.findings.diagnostics import Diagnostic, Payload
 
 MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the model call it parses
 
@@ -26,7 +26,7 @@ def prefix_without_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         for route, _ in doc.prefixes[step.id]:
             if f"on_{route}" not in raw:
                 yield doc.diag("RTE301", f"step '{step.id}': {route}_prefix has no on_{route} target", step, f"{route}_prefix",
-                               key=True, hint=f"add 'on_{route}: <step>'")
+                               key=True, hint=f"add 'on_{route}: <step>'", payload=Payload(step=step.id, key=f"on_{route}"))
 
 
 @rule("RTE302", "target-without-prefix", "warning", kinds=("pipeline",))

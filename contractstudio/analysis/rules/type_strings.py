@@ -13,7 +13,7 @@ from contractstudio.analysis.loaded import Loaded, TypeString
 from contractstudio.analysis.positions import value_span
 from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.type_syntax import refs
-from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
+from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean, make
 
 BUILT_IN = "use str, int, float, bool, any, list[T], dict[str, T], T | None or Literal[...]"
 KINDS = ("contract", "agent", "tools")
@@ -54,4 +54,5 @@ def _undeclared(doc: Loaded, ts: TypeString) -> Iterator[Diagnostic]:
         span = value_span(doc, ts.path, start, start + len(name)) if m else doc.span(ts.path)
         declared = types.names()
         hint = did_you_mean(name, declared) or ("declare it under `types:`" if not declared else f"declared types: {', '.join(declared)}")
-        yield make("REF201", f"{ts.ref_label} '{name}' is not declared", doc.file, span, hint=hint, subject=doc.subject(ts.path))
+        yield make("REF201", f"{ts.ref_label} '{name}' is not declared", doc.file, span, hint=hint, subject=doc.subject(ts.path),
+                   payload=Payload(name=name))

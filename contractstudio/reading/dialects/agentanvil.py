@@ -11,7 +11,7 @@ mapping key by key.
 
 from __future__ import annotations
 
-from contractstudio.findings.diagnostics import Diagnostic, did_you_mean, make
+from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean, make
 from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence
 from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument
 
@@ -47,8 +47,8 @@ class AgentAnvilReader:
         self.path = path
         self.diagnostics: list[Diagnostic] = []
 
-    def report(self, code: str, message: str, at: Node, hint: str | None = None) -> None:
-        self.diagnostics.append(make(code, message, self.path, at.span, hint=hint))
+    def report(self, code: str, message: str, at: Node, hint: str | None = None, payload: Payload | None = None) -> None:
+        self.diagnostics.append(make(code, message, self.path, at.span, hint=hint, payload=payload))
 
     def read(self, doc: SourceDocument) -> list[SourceDocument]:
         root = doc.root
@@ -138,7 +138,8 @@ class AgentAnvilReader:
     def _required(self, node: MapNode, keys: tuple[str, ...], what: str) -> None:
         for key in keys:
             if node.get(key) is None:
-                self.report("SCH101", f"missing required key '{key}' in {what}", node.pairs[0][0] if node.pairs else node)
+                self.report("SCH101", f"missing required key '{key}' in {what}", node.pairs[0][0] if node.pairs else node,
+                            payload=Payload(key=key))
 
     def _constraints(self, node: MapNode) -> tuple[MapNode, list[Node]]:
         """Native constraints, and the forbidden patterns as forbid policies on every task."""

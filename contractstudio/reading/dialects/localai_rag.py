@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.findings.diagnostics import Diagnostic, Related, make
+from contractstudio.findings.diagnostics import Diagnostic, Payload, Related, make
 from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence, text_of
 from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, SeqNode, SourceDocument
 
@@ -72,8 +72,8 @@ class Resolver:
     weights: dict[int, int] = field(default_factory=dict)  # characters of a node, by id (nodes kept alive in `kept`)
     kept: list[Node] = field(default_factory=list)
 
-    def report(self, code: str, message: str, at: Node, hint: str | None = None) -> None:
-        self.diagnostics.append(make(code, message, self.path, at.span, hint=hint))
+    def report(self, code: str, message: str, at: Node, hint: str | None = None, payload: Payload | None = None) -> None:
+        self.diagnostics.append(make(code, message, self.path, at.span, hint=hint, payload=payload))
 
     def read(self, doc: SourceDocument) -> list[SourceDocument]:
         """The native reading of every pipeline of one document."""
@@ -195,13 +195,14 @@ class Resolver:
         """What LocalAI-RAG's validator refuses to load without (entry_step_id is PIP101's)."""
         version = settings.get("behavior_version") if settings is not None else None
         if version is None:
-            self.report("SCH101", "missing required key 'behavior_version' in settings", at,
+            self.report("SCH101", "missing required key 'behavior_version' in settings", at, payload=Payload(key="behavior_version"),
                         hint="LocalAI-RAG's validator requires it, e.g. behavior_version: \"0.2.0\"")
         elif not (text_of(version) or "").strip():
             self.report("SCH103", "settings.behavior_version must be a non-empty string", version)
         mode = settings.get("compat_mode") if settings is not None else None
         if mode is None:
-            self.report("SCH101", "missing required key 'compat_mode' in settings", at, hint="one of: locked, latest, strict")
+            self.report("SCH101", "missing required key 'compat_mode' in settings", at, hint="one of: locked, latest, strict",
+                        payload=Payload(key="compat_mode"))
         elif (text_of(mode) or "").strip().lower() not in COMPAT_MODES:
             self.report("SCH104", f"settings.compat_mode must be one of {', '.join(COMPAT_MODES)}", mode)
 
