@@ -134,7 +134,8 @@ class Expect(Model):
     successful: bool | None = Field(None, description="Whether the contract succeeds.")
     llm_calls: int | None = Field(None, ge=0, description="Exact number of LLM calls.")
     remedy_attempts: int | None = Field(None, ge=0, description="Exact number of remedy attempts.")
-    output: dict[str, Any] | None = Field(None, description="Fields the final output must have (a subset match).")
+    output: dict[str, Any] | None = Field(None, description="Fields the final output must have (a subset match: objects by key, "
+                                                           "also inside lists; a list matches item by item, same length).")
     raises: bool | None = Field(None, description="Whether the call raises ContractViolation (on_failure: raise).")
     remedy_errors: list[list[str]] | None = Field(
         None, description="The errors each remedy request sends the model, in order; each text is part of the error sent.")
