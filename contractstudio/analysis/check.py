@@ -14,6 +14,7 @@ from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.shape import validate
 from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
+from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic, finalize, make
 from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.symbolicai import read_python
@@ -98,7 +99,9 @@ def _analyze(source: SourceFile, ctx: Context | None, expressions: ExpressionChe
     found: list[Diagnostic] = list(source.diagnostics)
     loaded: list[Loaded] = []
     budget = file_regex_budget()  # every regex of the file's documents together
-    with shared_budget(budget):  # type patterns checked by the rules (scenario responses, examples) draw on it too
+    # Type patterns checked by the rules (scenario responses, examples) draw on the regex budget too, and every
+    # expression the rules evaluate (scenario conditions) on one expression budget of the file.
+    with shared_budget(budget), shared_expression_budget(ExpressionBudget(what="this file's analysis")):
         for doc in source.documents:
             model, shape = validate(doc, source.path)
             found.extend(shape)

@@ -76,7 +76,16 @@ class Expression:
             if walk:
                 return Walker(self.parsed).eval(self.tree, dict(values))
             run = self.run[0] if self.run else self._build()
-            return run(dict(values), sandbox.Meter())
+            shared = sandbox.active_expression_budget()
+            if shared is None:
+                return run(dict(values), sandbox.Meter())
+            if shared.spent:
+                raise shared.refusal()
+            meter = sandbox.Meter()
+            try:
+                return run(dict(values), meter)
+            finally:
+                shared.charge(meter)  # a failed evaluation did its work too
         except ExpressionError:
             raise
         except RecursionError:

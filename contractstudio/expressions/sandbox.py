@@ -12,6 +12,9 @@ from __future__ import annotations
 import ast
 import operator
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,6 +25,11 @@ MAX_SIZE = 1_000_000  # characters of a string, or expanded items of a container
 MAX_WORK = 10_000_000  # element operations done in C per evaluation: items built, scanned, compared
 MAX_INT_BITS = 14_000  # about 4,200 decimal digits: below the 4,300 digits Python converts to text (and JSON)
 MAX_INT_DIGITS = 4_200
+# Steps, iterations and element operations of EVERY evaluation of one file's analysis or one call together:
+# a few expressions each just under the per-evaluation bounds, times many scenarios or placeholders, would
+# otherwise add up to minutes. One evaluation at every per-evaluation bound still fits; the one that crosses it,
+# and every later one, is refused. A real contract uses a tiny part of it.
+MAX_SHARED_WORK = MAX_STEPS + MAX_ITERATIONS + MAX_WORK
 
 VIEWS: Any = (type({}.keys()), type({}.values()), type({}.items()))
 CONTAINERS = (list, tuple, set, frozenset, dict) + VIEWS
@@ -136,6 +144,55 @@ class Meter:
                 raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
             self.work(len(value) // (8 if isinstance(value, str) else 1) + 1)  # building it cost this much
         return value
+
+
+class BudgetSpent(ExpressionError):
+    """The shared expression budget of the analysis or call ran out; `str(err)` says how much it had."""
+
+
+class ExpressionBudget:
+    """Work shared by every evaluation of one file's analysis or one call (steps + iterations + element operations)."""
+
+    __slots__ = ("limit", "used", "what", "reported")
+
+    def __init__(self, limit: int | None = None, what: str = "this analysis") -> None:
+        self.limit = MAX_SHARED_WORK if limit is None else limit  # read at each start: tests lower it
+        self.used = 0
+        self.what = what
+        self.reported = False  # the analysis names the first expression refused, once
+
+    @property
+    def spent(self) -> bool:
+        """Whether nothing is left: every further evaluation is refused."""
+        return self.used > self.limit
+
+    def refusal(self) -> BudgetSpent:
+        """The error an evaluation gets once the budget is spent."""
+        return BudgetSpent(f"the expression budget of {self.what} ({self.limit:,} operations) is spent")
+
+    def charge(self, meter: Meter) -> None:
+        """Add one evaluation's work; raises BudgetSpent when it crosses the limit."""
+        self.used += meter.steps + meter.iterations + meter.done
+        if self.spent:
+            raise self.refusal()
+
+
+_SHARED: ContextVar[ExpressionBudget | None] = ContextVar("contractstudio_expression_budget", default=None)
+
+
+@contextmanager
+def shared_expression_budget(budget: ExpressionBudget) -> Iterator[ExpressionBudget]:
+    """Every evaluation inside (this thread or task) draws on this budget: one file's analysis, one call."""
+    token = _SHARED.set(budget)
+    try:
+        yield budget
+    finally:
+        _SHARED.reset(token)
+
+
+def active_expression_budget() -> ExpressionBudget | None:
+    """The budget `shared_expression_budget` made active, if any."""
+    return _SHARED.get()
 
 
 # ----------------------------------------------------------------- operators with bounds

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from contractstudio.expressions.sandbox import ExpressionBudget
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.events import E, StageEnd, StageStart
@@ -68,6 +69,8 @@ class CallState:
         self.options = options
         self._rng = options.rng
         self.trace = Trace()
+        # Every condition and message placeholder of this call (remedy attempts included) shares one budget.
+        self.expressions = ExpressionBudget(what="this call")
         self.stage_times: list[tuple[str, float]] = []
         self.llm = new_llm_counts()
         self.total: float | None = None

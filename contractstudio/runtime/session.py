@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from contractstudio.expressions.sandbox import shared_expression_budget
 from contractstudio.runtime.call_state import CallOptions, CallState
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.engine import run_call
@@ -141,7 +142,8 @@ class Session:
             self.state.paused += time.perf_counter() - self._held_since
         sent, self._send = self._send, None
         try:
-            event = self._events.send(sent) if self.last is not None else next(self._events)
+            with shared_expression_budget(self.state.expressions):  # every evaluation of the call draws on it
+                event = self._events.send(sent) if self.last is not None else next(self._events)
         except StopIteration:
             self.done = True
             self._held_since = None
@@ -183,8 +185,9 @@ class Session:
             if self._held_since is not None:
                 self.state.paused += time.perf_counter() - self._held_since
                 self._held_since = None
-            for event in self._events:
-                self.last = event
+            with shared_expression_budget(self.state.expressions):
+                for event in self._events:
+                    self.last = event
             self.done = True
         result = self.result
         assert result is not None

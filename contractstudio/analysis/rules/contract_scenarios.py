@@ -19,6 +19,7 @@ from contractstudio.analysis.rules.registry import rule
 from contractstudio.documents.models import Contract, Scenario
 from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import ExpressionError, compile_expression
+from contractstudio.expressions.sandbox import BudgetSpent, active_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.reading.replies import extract_json
 
@@ -73,7 +74,7 @@ def wants_success(sc: Scenario) -> bool | None:
 def _first_reply_claims(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: Any) -> Iterator[Diagnostic]:
     """CON108 when response 1 is certainly accepted but the scenario expects otherwise."""
     ex, calls, name = sc.expect, sc.expect.llm_calls, f"scenario '{sc.name}'"
-    if sc.responses and out_model is not None and _accepted_first(doc, sc, in_model, out_model):
+    if sc.responses and out_model is not None and _accepted_first(loaded, doc, sc, in_model, out_model):
         claim = f"{name}: response 1 is a valid {doc.output} that passes every condition, so the call succeeds with 1 LLM call"
         if wants_success(sc) is False:
             yield loaded.diag("CON108", f"{claim}, but the scenario expects failure", sc, "expect", "successful")
@@ -133,7 +134,7 @@ def _one(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: 
         yield loaded.diag("CON108", f"{name} expects success but its input is not a valid {doc.input}: the call fails before any LLM call",
                           sc, "input")
         return
-    failing = _failing_pre(doc, value)
+    failing = _failing_pre(loaded, doc, value)
     if failing is not None and not doc.remedy.pre:
         yield loaded.diag("CON108", f"{name} expects success but its input fails pre condition {failing} (and remedy.pre is false)",
                           sc, "input")
@@ -167,7 +168,7 @@ def _input_value(loaded: Loaded, sc: Scenario, in_model: Any) -> Any:
         return _INVALID
 
 
-def _failing_pre(doc: Contract, value: Any) -> str | None:
+def _failing_pre(loaded: Loaded, doc: Contract, value: Any) -> str | None:
     """The label of the first pre condition that certainly fails on the input (expressions only), or None."""
     if value is None:
         return None
@@ -175,36 +176,52 @@ def _failing_pre(doc: Contract, value: Any) -> str | None:
         if cond.python is not None or cond.assert_ is None:
             return None  # a hook decides; nothing is certain after it
         try:
-            if cond.when is not None and not compile_expression(cond.when).evaluate({"input": value}):
+            if cond.when is not None and not _evaluate(loaded, cond, "when", {"input": value}):
                 continue
-            if not compile_expression(cond.assert_).evaluate({"input": value}):
+            if not _evaluate(loaded, cond, "assert", {"input": value}):
                 return f"'{cond.id}'" if cond.id else f"{i + 1} ({cond.assert_})"
         except ExpressionError:
             return None  # an evaluation error is the expression's own finding
     return None
 
 
-def _holds(cond: Any, values: dict[str, Any]) -> bool | None:
+def _holds(loaded: Loaded, cond: Any, values: dict[str, Any]) -> bool | None:
     """Whether an expression condition passes, as the runtime decides it; None when it is not certain."""
     if cond.python is not None or cond.assert_ is None:
         return None
     try:
-        if cond.when is not None and not compile_expression(cond.when).evaluate(values):
+        if cond.when is not None and not _evaluate(loaded, cond, "when", values):
             return True
-        return bool(compile_expression(cond.assert_).evaluate(values))
+        return bool(_evaluate(loaded, cond, "assert", values))
     except ExpressionError:
         return None
 
 
-def _accepted_first(doc: Contract, sc: Scenario, in_model: Any, out_model: Any) -> bool:
+def _evaluate(loaded: Loaded, cond: Any, key: str, values: dict[str, Any]) -> Any:
+    """A condition's `when` or `assert` on a scenario's values; the first one refused for lack of the file's
+    expression budget is named in a YML006 (after the rules), and the scenario claims it would decide are not made."""
+    source = cond.when if key == "when" else cond.assert_
+    try:
+        return compile_expression(source).evaluate(values)
+    except BudgetSpent as err:
+        shared = active_expression_budget()
+        if shared is not None and not shared.reported:
+            shared.reported = True
+            loaded.resource_limits.append(loaded.diag(
+                "YML006", f"condition `{source}` was not checked against the scenarios: {err}", cond, key,
+                hint="simplify the expensive conditions, or check fewer scenarios per file"))
+        raise
+
+
+def _accepted_first(loaded: Loaded, doc: Contract, sc: Scenario, in_model: Any, out_model: Any) -> bool:
     """True only when the engine certainly accepts response 1: valid input, pre passing, no act,
     and a reply that parses, validates and passes every post condition (all plain expressions)."""
     if doc.act is not None or in_model is None:
         return False
-    value = _input_value(None, sc, in_model)  # type: ignore[arg-type]
+    value = _input_value(loaded, sc, in_model)
     if value is _INVALID or value is None:
         return False
-    if not all(_holds(c, {"input": value}) is True for c in doc.pre):
+    if not all(_holds(loaded, c, {"input": value}) is True for c in doc.pre):
         return False
     parsed, problem = extract_json(sc.responses[0])
     if problem or not isinstance(parsed, dict):
@@ -215,7 +232,7 @@ def _accepted_first(doc: Contract, sc: Scenario, in_model: Any, out_model: Any) 
         output = out_model.model_validate(parsed)
     except ValidationError:
         return False
-    return all(_holds(c, {"input": value, "output": output}) is True for c in doc.post)
+    return all(_holds(loaded, c, {"input": value, "output": output}) is True for c in doc.post)
 
 
 def _reply_problem(text: str, model: Any, type_name: str) -> str | None:
