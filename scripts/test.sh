@@ -14,6 +14,16 @@ if ! command -v tmux >/dev/null; then
   fi
 fi
 bash scripts/bootstrap.sh "[test,ray]"  # ray: the Ray engine's end-to-end test (about 45 s more to install)
+# The studio's real-terminal tests (typing at key-repeat speed) need tmux: in CI it is installed, never skipped.
+if ! command -v tmux >/dev/null && [ "${CI:-}" = "true" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing tmux (the studio's terminal tests) ..." >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  else
+    echo "tmux is missing: the studio's terminal tests need it (apt-get install tmux)" >&2
+    exit 1
+  fi
+fi
 echo "ruff ..." >&2
 .venv/bin/ruff check contractstudio tests scripts bench
 echo "mypy ..." >&2

@@ -25,6 +25,7 @@ from contractstudio.findings.diagnostics import Counts
 from contractstudio.studio.analyses import Analysis
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
 from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
+from contractstudio.studio.keys import OrderedKeys
 from contractstudio.studio.open_file import OpenFile
 from contractstudio.studio.palette import StudioCommands, WorkspaceFiles
 from contractstudio.studio.screens.base import Studio
@@ -92,7 +93,7 @@ class ModelClientLoaded(Message):
         self.error = error
 
 
-class StudioApp(OpenFile):
+class StudioApp(OrderedKeys, OpenFile):
     """ContractStudio: edit with live findings, graph pipelines and agents, step through calls."""
 
     TITLE = "ContractStudio"

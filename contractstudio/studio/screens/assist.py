@@ -91,6 +91,9 @@ class EditingAssist:
         if character is None:
             self.menu.hide()
             return
+        buffer = self.studio.buffer
+        if buffer is not None and buffer.path.suffix == ".jsonl":
+            return  # traces, datasets, results: JSON Lines, not YAML; nothing to complete
         if not (character.isalnum() or character == "_" or character in TRIGGERS) and not self.menu.display:
             return
         self.action_complete(automatic=True)

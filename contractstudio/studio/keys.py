@@ -1,0 +1,79 @@
+"""Keys are handled one at a time, in the order they were pressed: the next key is handed out only when the
+previous one, and every message it caused, has been handled.
+
+Textual forwards each key to the focused widget's queue as soon as it arrives. A key the widget handles itself
+(a letter in a TextArea) is applied there; a key handled by a binding (Backspace, Delete, the arrows) first
+bubbles up through each parent's queue to the app, which runs the binding. When keys come faster than the
+editor handles them (key repeat, a paste typed by tmux, a slow keystroke), a letter that came after Backspace is
+typed before Backspace deletes, and Backspace then deletes the letter. The same happens to the first keys
+after a dialog closes: they go to the dialog's field, which is gone once the dismissal is handled.
+
+So the studio holds every key from the terminal in its own queue and releases it only when the app is quiet:
+no node of the app has a message waiting (the key's own bubbling, the Submitted of a dialog's field, the
+dismissal and its callback). Each wait is a callback queued behind the waiting messages of a busy node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from textual import events
+from textual.app import App
+from textual.message_pump import MessagePump
+
+# A node that never stops getting messages (an animation) must not hold the keys back for ever.
+MAX_WAITS_PER_KEY = 200
+
+
+class OrderedKeys(App[None]):
+    """An app whose keys are handled strictly one after another (see the module's docstring)."""
+
+    _held_keys: asyncio.Queue[events.Key] | None = None
+    _key_pump: asyncio.Task[None] | None = None
+    _released_key: events.Key | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and event is not self._released_key:
+            if self._held_keys is None:
+                self._held_keys = asyncio.Queue()
+                self._key_pump = asyncio.create_task(self._release_keys(self._held_keys), name="ordered keys")
+            self._held_keys.put_nowait(event)
+            return
+        if event is self._released_key and not self._running:
+            return  # released as the app shut down: its screens are gone
+        await super().on_event(event)
+
+    async def _release_keys(self, held: asyncio.Queue[events.Key]) -> None:
+        """Hand each held key to the app, then wait until it and all it caused are handled."""
+        while True:
+            key = await held.get()
+            self._released_key = key
+            self.post_message(key)
+            try:
+                await self._quiet()
+            except Exception as error:  # noqa: BLE001 - the keys must go on whatever went wrong in one wait
+                self.log.error("ordered keys:", error)
+
+    async def _quiet(self) -> None:
+        """Return when no running node of the app has a message waiting (the app's own queue first: the released key)."""
+        await _after_waiting(self)
+        for _ in range(MAX_WAITS_PER_KEY):
+            busy = next((n for n in (self, *self._registry) if n.message_queue_size and n.is_running), None)
+            if busy is None or not await _after_waiting(busy):
+                return
+
+    async def _shutdown(self) -> None:
+        if self._key_pump is not None:
+            self._key_pump.cancel()
+        await super()._shutdown()
+
+
+async def _after_waiting(node: MessagePump) -> bool:
+    """Return once the node has handled the messages it has now (and the one it is handling); False if it could not."""
+    done = asyncio.Event()
+    if not node.call_later(done.set):
+        return False  # closing: what it holds will never be handled
+    with contextlib.suppress(TimeoutError):  # a node closing meanwhile never runs the callback
+        await asyncio.wait_for(done.wait(), timeout=1.0)
+    return done.is_set()
