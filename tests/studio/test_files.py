@@ -4,16 +4,23 @@ new files get the folder's usual permissions, and a change made behind its back 
 from __future__ import annotations
 
 import os
+import random
 import stat
 from pathlib import Path
 
 import pytest
 
 from contractstudio.studio.screens.dialogs import Choice
+from contractstudio.studio.widgets.files import FileList
 
 from .conftest import settle
 
 TOOLS = "kind: tools\nname: notes\ndescription: Notes, café.\ntools: []\n"
+
+
+def file_list_labels(app) -> list[str]:
+    files = app.edit_screen.query_one(FileList)
+    return [str(files.get_option_at_index(i).prompt) for i in range(files.option_count)]
 
 
 def messages(app) -> list[str]:
@@ -181,6 +188,25 @@ async def test_export_onto_a_fifo_is_a_clear_error(make_app, workspace: Path) ->
         await pilot.pause()
         assert any(m.startswith("Could not write") and "FIFO" in m and "only regular files are written" in m for m in messages(app))
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+async def test_a_binary_file_opens_unmodified_and_quits_without_asking(make_app, workspace: Path) -> None:
+    # Random bytes hold characters the editor takes as line breaks (\x1c, \x0c, \x85): shown as new lines,
+    # which is no edit of the user's.
+    rng = random.Random(2)
+    raw = bytes(rng.randrange(256) for _ in range(3000))
+    target = workspace / "blob.contract.yaml"
+    target.write_bytes(raw)
+    app = make_app("blob.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert "read-only" in status and "modified" not in status
+        assert "*" not in [label for label in file_list_labels(app) if "blob" in label][0]
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running  # no "save your changes?" question
+    assert target.read_bytes() == raw
 
 
 NEW_TOOLS = "kind: tools\nname: fresh\ntools: []\n"

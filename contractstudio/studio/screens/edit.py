@@ -54,6 +54,7 @@ class EditScreen(EditingAssist, StudioScreen):
         self._last_failure = ""
         self._status_line = ""
         self._detail_timer: Timer | None = None
+        self._opened = ("", "")  # (the buffer's text, the editor's text) as the file was shown
         self.init_assist()
 
     def compose(self) -> ComposeResult:
@@ -105,6 +106,8 @@ class EditScreen(EditingAssist, StudioScreen):
         if self.editor.text != text or self.editor.history.undo_stack:
             self._loading = True  # load_text posts Changed, which is no edit
             self.editor.load_text(text)
+        # The editor's own form of the text: it takes \x0c, \x1c, \x85 … as line breaks, which opening is no edit of.
+        self._opened = (text, self.editor.text)
         if cursor is None:
             self.editor.move_cursor((0, 0))
             self.editor.scroll_home(animate=False)
@@ -222,7 +225,11 @@ class EditScreen(EditingAssist, StudioScreen):
 
     def is_dirty(self) -> bool:
         buffer = self.studio.buffer
-        return buffer is not None and not self.editor.disabled and self.editor.text != buffer.saved_text
+        if buffer is None or self.editor.disabled:
+            return False
+        text = self.editor.text
+        opened_from, opened_as = self._opened
+        return text != buffer.saved_text and not (opened_from is buffer.saved_text and text == opened_as)
 
     def refresh_files(self) -> None:
         app = self.studio
