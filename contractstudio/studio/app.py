@@ -103,10 +103,10 @@ class StudioApp(OrderedKeys, OpenFile):
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
         Binding("f1,question_mark", "help", "Help", id="app.help"),
-        Binding("f2", "mode('edit')", "Edit", show=False, priority=True, id="app.mode_edit"),
+        Binding("f2", "mode('edit')", "Edit", priority=True, id="app.mode_edit"),
         Binding("f3", "mode('graph')", "Graph", priority=True, id="app.mode_graph"),
         Binding("f4", "mode('debug')", "Debug", priority=True, id="app.mode_debug"),
-        Binding("f5", "mode('eval')", "Eval", show=False, priority=True, id="app.mode_eval"),
+        Binding("f5", "mode('eval')", "Eval", priority=True, id="app.mode_eval"),
         Binding("ctrl+t", "toggle_dark", "Light/dark", show=False, id="app.toggle_theme"),
     ]
 

@@ -32,21 +32,32 @@ class OrderedKeys(App[None]):
     _held_keys: asyncio.Queue[events.Key] | None = None
     _key_pump: asyncio.Task[None] | None = None
     _released_key: events.Key | None = None
+    _keys_idle: asyncio.Event | None = None  # set while no key is held or being handled
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and event is not self._released_key:
             if self._held_keys is None:
                 self._held_keys = asyncio.Queue()
-                self._key_pump = asyncio.create_task(self._release_keys(self._held_keys), name="ordered keys")
+                self._keys_idle = asyncio.Event()
+                self._key_pump = asyncio.create_task(self._release_keys(self._held_keys, self._keys_idle), name="ordered keys")
+            self._keys_idle.clear()  # type: ignore[union-attr]
             self._held_keys.put_nowait(event)
             return
         if event is self._released_key and not self._running:
             return  # released as the app shut down: its screens are gone
         await super().on_event(event)
 
-    async def _release_keys(self, held: asyncio.Queue[events.Key]) -> None:
+    async def keys_handled(self) -> None:
+        """Return when every key pressed so far has been handled (what a test waits for after pressing keys)."""
+        if self._keys_idle is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._keys_idle.wait(), timeout=30.0)
+
+    async def _release_keys(self, held: asyncio.Queue[events.Key], idle: asyncio.Event) -> None:
         """Hand each held key to the app, then wait until it and all it caused are handled."""
         while True:
+            if held.empty():
+                idle.set()
             key = await held.get()
             self._released_key = key
             self.post_message(key)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import TextArea
 
 from contractstudio.studio.app import StudioApp
@@ -34,6 +35,21 @@ def _quiet_editor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # A blinking cursor makes snapshots flaky; the user's own config must never leak into a test.
     monkeypatch.setattr(TextArea, "cursor_blink", False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+@pytest.fixture(autouse=True)
+def _press_waits_for_ordered_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The studio holds each key until the previous one is handled (studio/keys.py): Pilot's press returns when the
+    # process looks idle, which may be before held keys are released; wait for them as a user's screen would show.
+    pressed = Pilot.press
+
+    async def press(self: Pilot, *keys: str) -> None:
+        await pressed(self, *keys)
+        handled = getattr(self.app, "keys_handled", None)
+        if handled is not None:
+            await handled()
+
+    monkeypatch.setattr(Pilot, "press", press)
 
 
 @pytest.fixture

@@ -51,9 +51,33 @@ async def test_completion_opens_as_you_type_and_tab_or_enter_accepts(make_app) -
         assert editor.document[editor.cursor_location[0]] == "on_failure: "
         await pilot.press("r")
         assert [i.label for i in menu.items] == ["raise"]
-        await pilot.press("enter")
+        await pilot.press("down", "enter")  # moved into the list: Enter accepts
         assert editor.document[editor.cursor_location[0]] == "on_failure: raise"
         assert not menu.display
+
+
+async def test_a_popup_that_opened_by_itself_never_takes_enter(make_app) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.text = "".join(ln for ln in editor.text.splitlines(True) if not ln.startswith("on_failure:"))
+        await settle(pilot)
+        await end_of_file(pilot)
+        await pilot.press(*"on_f")
+        assert app.screen.menu.display
+        await pilot.press("enter")  # not asked for: a new line, the word as typed
+        row = editor.cursor_location[0]
+        assert editor.document[row - 1] == "on_f" and editor.cursor_location[1] == 0
+        await pilot.press(*"on_failure")  # the whole name typed: nothing to offer
+        assert not app.screen.menu.display
+        await pilot.press(":", " ", "ctrl+space")  # asked for: Enter accepts
+        assert app.screen.menu.display
+        first = app.screen.menu.items[0].text
+        await pilot.press("enter")
+        assert editor.document[editor.cursor_location[0]] == "on_failure: " + first
+        await pilot.press("enter", *"description: '")  # a quote: the user's own string follows, no popup
+        assert not app.screen.menu.display
 
 
 async def test_the_popup_never_steals_a_keystroke(make_app) -> None:
@@ -290,3 +314,21 @@ async def test_a_quick_fix_asked_for_while_typing_waits_for_the_analysis_made_in
         titles = [a.title for a in app.screen.actions]
         assert "Change 'answerx' to 'answer'" in titles
     assert on_ui_thread == []
+
+
+async def test_ctrl_space_as_a_terminal_sends_it_opens_completion(make_app) -> None:
+    from textual import events
+
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.text = "".join(ln for ln in editor.text.splitlines(True) if not ln.startswith("on_failure:"))
+        await settle(pilot)
+        await end_of_file(pilot)
+        await pilot.press("enter", "o", "n", "escape")
+        assert not app.screen.menu.display
+        app.post_message(events.Key("ctrl+@", "\x00"))  # tmux and many terminals send NUL for Ctrl+Space
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen.menu.display

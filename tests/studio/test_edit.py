@@ -34,7 +34,7 @@ async def test_typing_an_error_shows_a_finding_and_fixing_it_clears_it(make_app)
         d = app.screen.findings.diagnostics[0]
         assert editor.markers == {d.line - 1: "error"}  # the line with the finding is marked
         status = str(app.screen.query_one("#status").render())
-        assert "1 errors" in status and "modified" in status
+        assert "1 error ·" in status and "modified" in status
         for _ in range(8):
             await pilot.press("backspace")
         await settle(pilot)

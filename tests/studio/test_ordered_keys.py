@@ -87,7 +87,7 @@ async def test_keys_pressed_without_a_pause_are_applied_in_order(make_app, works
         assert await saved(pilot, workspace / "notes.jsonl", start) == model.text
 
 
-async def saved(pilot, path: Path, old: str) -> str:  # noqa: ANN001
+async def saved(pilot, path: Path, old: str) -> str:
     """The file's text once the last key (Ctrl+S) has saved it (the old text if it never does)."""
     for _ in range(300):
         if (text := path.read_text(encoding="utf-8")) != old:

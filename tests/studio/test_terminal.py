@@ -53,7 +53,7 @@ def test_the_real_app_starts_in_tmux_and_quits(workspace: Path, tmp_path: Path) 
     assert started.returncode == 0, started.stderr
     try:
         wait_for(session, "PIP201")  # the broken pipeline's finding, live
-        screen = wait_for(session, "1 errors")  # and the status line that counts it (drawn a moment later under load)
+        screen = wait_for(session, "1 error ·")  # and the status line that counts it (drawn a moment later under load)
         assert "maybe_unset.pipeline.yaml" in screen
         tmux("send-keys", "-t", session, "F3", check=True)
         wait_for(session, "▶ entry")

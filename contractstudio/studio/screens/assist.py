@@ -28,10 +28,11 @@ if TYPE_CHECKING:  # the analyzer and the cursor facts load with the first analy
     from contractstudio.editing.live import LiveDocument
 
 # Characters after which completion opens by itself (besides word characters).
-TRIGGERS = set(".:[{, -'\"")
+# Not after a quote: a quoted string is the user's own text, and Enter after it must be a new line.
+TRIGGERS = set(".:[{, -")
 
 ASSIST_BINDINGS = [
-    Binding("ctrl+space", "complete", "Complete", show=False, id="edit.complete"),
+    Binding("ctrl+space,ctrl+@", "complete", "Complete", show=False, id="edit.complete"),  # ctrl+@: NUL, as tmux sends it
     Binding("f9,ctrl+full_stop", "quick_fix", "Quick fix", id="edit.quick_fix"),
     Binding("shift+f6", "rename", "Rename", show=False, id="edit.rename"),
     Binding("f12", "definition", "Definition", show=False, id="edit.definition"),
@@ -94,6 +95,9 @@ class EditingAssist:
         buffer = self.studio.buffer
         if buffer is not None and buffer.path.suffix == ".jsonl":
             return  # traces, datasets, results: JSON Lines, not YAML; nothing to complete
+        if character in "'\"":
+            self.menu.hide()
+            return
         if not (character.isalnum() or character == "_" or character in TRIGGERS) and not self.menu.display:
             return
         self.action_complete(automatic=True)
@@ -108,6 +112,11 @@ class EditingAssist:
             if not items or (line.endswith(" ") and not line.rstrip().endswith((":", "-", ","))):
                 self.menu.hide()
                 return
+            first = items[0].replace
+            word = line[first.column - 1 :] if first is not None and first.line == row + 1 else ""
+            if word and any(word in (i.label, i.text) for i in items):
+                self.menu.hide()  # the word is already complete: nothing to offer, and Enter stays a new line
+                return
         if not items:
             self.menu.hide()
             if not automatic:
@@ -115,7 +124,7 @@ class EditingAssist:
             return
         x, y = self.editor.cursor_screen_offset
         region = self.region
-        self.menu.show_items(items, x - region.x, y - region.y + 1)
+        self.menu.show_items(items, x - region.x, y - region.y + 1, automatic=automatic)
         first = items[0].replace
         self.menu_place = (row, first.column - 1 if first is not None and first.line == row + 1 else col)
 
@@ -130,6 +139,9 @@ class EditingAssist:
     def popup_key(self, key: str) -> bool:
         """The editor's key hook: Tab / Enter accept and Escape closes while the popup is open."""
         if not self.menu.display or key not in ("tab", "enter", "escape"):
+            return False
+        if key == "enter" and self.menu.automatic and not self.menu.moved:
+            self.menu.hide()  # a popup the user did not ask for never takes Enter: a new line, as typed
             return False
         self.action_popup("close" if key == "escape" else "accept")
         return True

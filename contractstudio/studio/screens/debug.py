@@ -124,7 +124,7 @@ class DebugScreen(RecordedTraces):
         self.events = []
         self.trace_file = None
         self._show_stages()
-        self.query_one("#event-body", Static).update(Text("S steps, C continues to a breakpoint (●), G runs to the end.", style="dim"))
+        self.query_one("#event-body", Static).update(Text("s steps, c continues to a breakpoint (●), g runs to the end.", style="dim"))
         self.query_one("#perf", Static).update("")
         self._status()
 

@@ -88,16 +88,17 @@ class PathPrompt(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
 
-    def __init__(self, title: str, default: str) -> None:
+    def __init__(self, title: str, default: str, action: str = "write") -> None:
         super().__init__(classes="dialog")
         self.title_text = title
         self.default = default
+        self.action = action  # what Enter does: write, open
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog-box"):
             yield Label(self.title_text, id="dialog-title")
             yield Input(self.default, id="path-input")
-            yield Static("Enter to write, Escape to cancel.", id="dialog-body")
+            yield Static(f"Enter to {self.action}, Escape to cancel.", id="dialog-body")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -105,6 +106,12 @@ class PathPrompt(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+# Keys some terminals or tmux never send as such; each of these actions has another key that every terminal sends.
+TERMINAL_SENSITIVE = ("Terminal-sensitive keys: Ctrl+Space arrives as Ctrl+@ in tmux and many terminals (both work); "
+                      "tmux cannot send Ctrl+. (use F9); Alt+… needs Alt/Option sent as Meta; Shift+F6 / Shift+F8 are "
+                      "not sent by some terminals (use the palette, Ctrl+P). Ctrl+B is left to tmux (Alt+B toggles the file list).")
 
 
 class HelpScreen(ModalScreen[None]):
@@ -130,7 +137,8 @@ class HelpScreen(ModalScreen[None]):
         text.append("\nRemap keys in ", style="dim")
         text.append(self.config_path, style="bold")
         text.append(":\n  keymap:\n    edit.save: ctrl+w\n", style="dim")
-        text.append("Ctrl+P opens the command palette: every action is there.", style="dim")
+        text.append("Ctrl+P opens the command palette: every action is there.\n", style="dim")
+        text.append(TERMINAL_SENSITIVE, style="dim")
         with Vertical(id="help-box"):
             yield Label("Keys", id="dialog-title")
             with VerticalScroll():

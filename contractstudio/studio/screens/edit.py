@@ -26,6 +26,11 @@ from contractstudio.studio.widgets.footer import StudioFooter
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 error`, `2 errors`: what the status line says."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 class EditScreen(EditingAssist, StudioScreen):
     """The editor screen (mode `edit`)."""
 
@@ -38,7 +43,7 @@ class EditScreen(EditingAssist, StudioScreen):
         Binding("ctrl+g", "focus_findings", "Findings", show=False, id="edit.findings"),
         Binding("escape", "focus_editor", "Editor", show=False, id="edit.editor"),
         Binding("ctrl+r", "app.reload", "Reload", show=False, id="edit.reload"),
-        Binding("ctrl+b", "toggle_files", "Toggle files", show=False, id="edit.toggle_files"),
+        Binding("alt+b", "toggle_files", "Toggle files", show=False, id="edit.toggle_files"),  # Ctrl+B is tmux's prefix
         *ASSIST_BINDINGS,
     ]
 
@@ -54,6 +59,7 @@ class EditScreen(EditingAssist, StudioScreen):
         self._last_failure = ""
         self._status_line = ""
         self._detail_timer: Timer | None = None
+        self._listed_dirty = False  # whether the file list shows the open file's `*`
         self._opened = ("", "")  # (the buffer's text, the editor's text) as the file was shown
         self.init_assist()
 
@@ -202,13 +208,16 @@ class EditScreen(EditingAssist, StudioScreen):
                 self._json_lines_kinds[buffer.path] = kind_of_path(buffer.path) or "trace"
             kind = f"{self._json_lines_kinds[buffer.path]} (JSON Lines)"
         kind = kind or kind_of_text(buffer.saved_text) or "unknown kind"
-        dirty = " [b]modified[/b]" if self.is_dirty() else (" [b]read-only[/b]" if buffer.unreadable is not None else "")
+        modified = self.is_dirty()
+        if modified != self._listed_dirty:
+            self.refresh_files()  # the file list's `*` follows every edit (typing, a rename, a quick fix) and a save
+        dirty = " [b]modified[/b]" if modified else (" [b]read-only[/b]" if buffer.unreadable is not None else "")
         row, col = self.editor.cursor_location
         state = " [dim]checking…[/dim]" if pending else ""
         if not self.editor.highlighting:
             state += f" · [b yellow]highlighting off[/] (indented past {MAX_HIGHLIGHT_INDENT} levels)"
-        errors = f"[b red]{counts.error} errors[/]" if counts.error else "0 errors"
-        warnings = f"[b yellow]{counts.warning} warnings[/]" if counts.warning else "0 warnings"
+        errors = f"[b red]{counted(counts.error, 'error')}[/]" if counts.error else "0 errors"
+        warnings = f"[b yellow]{counted(counts.warning, 'warning')}[/]" if counts.warning else "0 warnings"
         # Position and counts first: on a narrow terminal the end of the line (the long name) is what gets cut.
         line = f" {row + 1}:{col + 1} · {kind} · {errors} · {warnings} · {name}{dirty}{state}"
         if line != self._status_line:
@@ -234,6 +243,7 @@ class EditScreen(EditingAssist, StudioScreen):
     def refresh_files(self) -> None:
         app = self.studio
         dirty = {app.buffer.path} if app.buffer is not None and self.is_mounted and self.is_dirty() else set()
+        self._listed_dirty = bool(dirty)
         self.query_one(FileList).show(app.workspace, app.buffer.path if app.buffer else None, dirty, app.counts)
 
     # Navigation ----------------------------------------------------------------------

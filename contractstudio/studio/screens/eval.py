@@ -94,7 +94,7 @@ class EvalScreen(StudioScreen):
         for column in evals.COLUMNS:
             table.add_column(column, key=column)
         self.set_interval(DRAIN_S, self._drain)
-        self._status("Pick a contract and a dataset, then R runs it.")
+        self._status("Pick a contract and a dataset, then r runs it.")
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")

@@ -54,7 +54,8 @@ class RecordedTraces(CallSetup):
         """Open a recorded trace to inspect it."""
         traces = self.studio.workspace.of_kind("trace")
         default = str(traces[0].path) if traces else ""
-        self.app.push_screen(PathPrompt("Open a trace (JSON Lines):", default), lambda p: self.open_trace(Path(p)) if p else None)
+        self.app.push_screen(PathPrompt("Open a trace (JSON Lines):", default, action="open"),
+                             lambda p: self.open_trace(Path(p)) if p else None)
 
     def open_trace(self, path: Path) -> None:
         """Show a recorded trace's events (no session: the file is the source)."""

@@ -23,9 +23,15 @@ class CompletionMenu(OptionList):
         super().__init__(id="completion")
         self.items: list[CompletionItem] = []
         self.display = False
+        self.automatic = False  # opened by typing, not by Ctrl+Space: Enter is a new line until the user moves in it
+        self.moved = False
 
-    def show_items(self, items: list[CompletionItem], x: int, y: int) -> None:
+    def show_items(self, items: list[CompletionItem], x: int, y: int, automatic: bool = False) -> None:
         """Show items with their top-left corner at (x, y) of the screen."""
+        if not self.display:
+            self.automatic, self.moved = automatic, False
+        elif not automatic:
+            self.automatic = False  # asked for (Ctrl+Space) while it was open by itself
         self.items = items
         self.clear_options()
         width = max(len(i.label) + len(i.detail) + 4 for i in items)
@@ -49,6 +55,7 @@ class CompletionMenu(OptionList):
         return self.items[self.highlighted]
 
     def move(self, step: int) -> None:
+        self.moved = True
         if self.items:
             self.highlighted = ((self.highlighted or 0) + step) % len(self.items)
 

@@ -14,7 +14,7 @@ from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
 from textual.strip import Strip
 from textual.widgets import TextArea
-from textual.widgets.text_area import Selection
+from textual.widgets.text_area import Selection, TextAreaTheme
 
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 from contractstudio.reading.builder import MAX_DEPTH
@@ -98,8 +98,23 @@ class _RowCountCache(WrappedDocument):
         return self._rows
 
 
+# Textual's "css" syntax colours are VS Code's dark ones (`:` and `-` in #CCCCCC): on a light background they all
+# but vanish (colour 251 on 231 in a 256-colour terminal). A light studio theme takes GitHub light's syntax colours
+# over the same theme-derived background, cursor and gutter.
+LIGHT_SYNTAX = TextAreaTheme("contractstudio-light-syntax",
+                             syntax_styles=dict(TextAreaTheme.get_builtin_theme("github_light").syntax_styles))  # type: ignore[union-attr]
+
+
 class YamlTextArea(TextArea):
-    """A TextArea whose YAML highlighting is off for text nested deeper than tree-sitter can parse (every YAML text area)."""
+    """A TextArea whose YAML highlighting is off for text nested deeper than tree-sitter can parse (every YAML text area),
+    with syntax colours that suit the studio's theme (light or dark)."""
+
+    def on_mount(self) -> None:
+        self.register_theme(LIGHT_SYNTAX)
+        self.watch(self.app, "theme", self._follow_theme, init=True)
+
+    def _follow_theme(self) -> None:
+        self.theme = "css" if self.app.current_theme.dark else LIGHT_SYNTAX.name
 
     def _set_document(self, text: str, language: str | None) -> None:
         if language and block_indent(text) > MAX_HIGHLIGHT_INDENT:
