@@ -332,3 +332,17 @@ async def test_ctrl_space_as_a_terminal_sends_it_opens_completion(make_app) -> N
         await pilot.pause()
         await pilot.pause()
         assert app.screen.menu.display
+
+
+async def test_completion_opens_at_once_after_a_dot(make_app) -> None:
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        row = next(n for n, line in enumerate(editor.text.splitlines()) if "assert: output.answer" in line)
+        editor.replace("    assert: ", (row, 0), (row, len(editor.document[row])))
+        await settle(pilot)
+        editor.move_cursor((row, len("    assert: ")))
+        await pilot.press(*"output.")  # typed as a user types it; no letter after the dot yet: the fields come at once
+        menu = app.screen.menu
+        assert menu.display and [i.label for i in menu.items][:3] == ["answer", "evidence", "coverage_score"]
