@@ -1,6 +1,6 @@
 """`contractstudio eval TARGET --data FILE`: a contract run (or a pipeline simulated) over a dataset.
 
-Progress goes to stderr (a bar on a terminal, a plain line every tenth of the
+Progress goes to stderr (rich's live bar on a terminal, a plain line every tenth of the
 run otherwise); the summary (text or --json) to stdout. Exit 0 when the run
 completed, 1 when the file has errors, when no row ran or every row that ran failed
 on transport (one line on stderr says which), or the success rate is under --fail-under,
@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.reading.dialects import DIALECTS
@@ -23,6 +23,9 @@ from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
 from contractstudio.storage.paths import input_problem
 from contractstudio.trust import Trust
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 MAX_BAD_ROWS_PRINTED = 20
 BAR_WIDTH = 24
@@ -64,7 +67,7 @@ def add_parser(sub: Any) -> None:
 
 
 class ProgressView:
-    """A live bar on a terminal (redrawn at most 10 times a second), plain lines every tenth of the run otherwise."""
+    """rich's live bar on a terminal (redrawn at most 10 times a second), plain lines every tenth of the run otherwise."""
 
     def __init__(self, stream: Any, *, quiet: bool) -> None:
         self.stream = stream
@@ -73,17 +76,16 @@ class ProgressView:
         self.drawn = 0.0
         self.next_line = 0.1
         self.bad_printed = 0
-        self.dirty = False
+        self.bar: Progress | None = None  # started on the first row, on a terminal only
 
     def __call__(self, kind: str, payload: Any, progress: Any) -> None:
         from contractstudio.runtime.trace import redact
 
         if kind == "bad_row":
             if self.bad_printed < MAX_BAD_ROWS_PRINTED:
-                self._clear()
-                print(printable(redact(f"contractstudio: {payload} (skipped)")), file=self.stream)
+                self._print(printable(redact(f"contractstudio: {payload} (skipped)")))
             elif self.bad_printed == MAX_BAD_ROWS_PRINTED:
-                print("contractstudio: more bad rows skipped (the summary counts them)", file=self.stream)
+                self._print("contractstudio: more bad rows skipped (the summary counts them)")
             self.bad_printed += 1
             return
         if self.quiet:
@@ -92,38 +94,48 @@ class ProgressView:
             now = time.monotonic()
             if kind == "tick" or now - self.drawn >= 0.1 or progress.done == progress.planned:
                 self.drawn = now
-                self.stream.write("\r" + self.line(progress, bar=True) + "\x1b[K")
-                self.stream.flush()
-                self.dirty = True
+                self._draw(progress)
         elif kind == "record" and progress.planned and progress.done >= self.next_line * progress.planned:
             while self.next_line * progress.planned <= progress.done:
                 self.next_line += 0.1
-            print("eval: " + self.line(progress, bar=False), file=self.stream, flush=True)
+            print("eval: " + self.line(progress), file=self.stream, flush=True)
 
     @staticmethod
-    def line(p: Any, *, bar: bool) -> str:
+    def line(p: Any) -> str:
         """Rows done, rate, ETA, running success rate and spend."""
         share = p.done / p.planned if p.planned else 1.0
-        filled = int(BAR_WIDTH * min(share, 1.0))
         eta = p.eta
-        parts = [f"{p.done}/{p.planned} rows ({100 * share:.0f}%)"]
-        if bar:
-            parts.insert(0, "[" + "#" * filled + "." * (BAR_WIDTH - filled) + "]")
-        parts.append(f"{p.rate:.1f} rows/s")
-        parts.append(f"ETA {eta:.0f} s" if eta is not None else "ETA -")
-        parts.append(f"ok {100 * p.successful / p.done:.1f}%" if p.done else "ok -")
-        parts.append(f"${p.cost:.4f}")
+        parts = [f"{p.done}/{p.planned} rows ({100 * share:.0f}%)", f"{p.rate:.1f} rows/s",
+                 f"ETA {eta:.0f} s" if eta is not None else "ETA -",
+                 f"ok {100 * p.successful / p.done:.1f}%" if p.done else "ok -", f"${p.cost:.4f}"]
         return "  ".join(parts)
 
-    def _clear(self) -> None:
-        if self.tty and self.dirty:
-            self.stream.write("\r\x1b[K")
-            self.dirty = False
+    def _draw(self, p: Any) -> None:
+        if self.bar is None:
+            from rich.console import Console  # loaded when a terminal shows a run, not by every command
+            from rich.progress import BarColumn, Progress, TextColumn
+
+            # refreshed by this view, not rich's thread: redraws follow the rows; stdout (the summary) is left alone
+            console = Console(file=self.stream, force_terminal=True, highlight=False)
+            self.bar = Progress(BarColumn(bar_width=BAR_WIDTH), TextColumn("{task.fields[line]}", markup=False),
+                                console=console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
+            self.task = self.bar.add_task("eval", total=p.planned or None, line="")
+            self.bar.start()
+        self.bar.update(self.task, completed=p.done, total=max(p.planned, p.done) or None, line=self.line(p))
+        self.bar.refresh()
+
+    def _print(self, text: str) -> None:
+        """A line of its own: above the live bar while it is drawn."""
+        if self.bar is not None:
+            self.bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(text, file=self.stream)
 
     def finish(self) -> None:
-        if self.tty and self.dirty:
-            self.stream.write("\n")
-            self.stream.flush()
+        """Leave the last frame of the bar on the terminal."""
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
 
 def _config(args: argparse.Namespace) -> Any:
