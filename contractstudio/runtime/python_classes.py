@@ -62,13 +62,15 @@ class PythonContract:
         """The check of an input against forward's `input` annotation (eval validates each row with it)."""
         return self.spec.shape(self.spec.input_annotation if self.spec.input_annotation is not None else Any, "input")
 
-    def session(self, value: Any, model: Any, options: Any, *, fresh: bool = False) -> Any:
+    def session(self, value: Any, model: Any, options: Any, *, fresh: bool = False,
+                breakpoints: set[str] | None = None) -> Any:
         """One call of the class with this input, to step through or run to the end (the engine's Session).
 
-        `fresh`: on a new instance (eval's rows run in parallel and must not share what `act` writes on `self`).
+        `fresh`: on a new instance (eval's rows run in parallel and must not share what `act` writes on `self`);
+        `breakpoints`: the debugger's.
         """
         instance = self.instance if not fresh else self._made()
-        return self.spec.session(instance, (), {"input": value}, model, options)
+        return self.spec.session(instance, (), {"input": value}, model, options, breakpoints)
 
 
 def load_class(path: Path, name: str, trust: Any) -> PythonContract:

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
-from contractstudio.analysis.check import Context, check_text
+from contractstudio.analysis.check import Context, check_text, is_python
 from contractstudio.reading.json_lines import first_json_line
 
 
@@ -37,6 +37,15 @@ def runnable_contracts(files: list[Path], text_of: Callable[[Path], str],
         names = ", ".join(skipped[:2]) + (f" and {len(skipped) - 2} more" if len(skipped) > 2 else "")
         note = f"not runnable until their errors are fixed (F2): {names}"
     return contracts, note
+
+
+def untrusted_classes(contracts: list[tuple[Path, Any]], trusted: Callable[[Path], bool]) -> str:
+    """A note naming the Python classes listed but not importable until their folder is trusted (never imported here)."""
+    names = [doc.name for path, doc in contracts if is_python(path) and not trusted(path)]
+    if not names:
+        return ""
+    shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+    return f"Python class {shown}: its folder is not trusted; S asks to trust it (importing runs its code)"
 
 
 def signature(contracts: list[tuple[Path, Any]]) -> list[tuple[Any, ...]]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
+from contractstudio.reading.dialects.symbolicai import MAX_PY_BYTES, is_contracted
 from contractstudio.reading.files import decode, discover, kind_of_text
 from contractstudio.reading.json_lines import first_json_line
 from contractstudio.storage.atomic import Saved, write_atomic  # write_atomic re-exported for the studio's modules
@@ -37,6 +38,8 @@ def kind_of_path(path: Path) -> str | None:
         return _jsonl_kind(path)
     try:
         with path.open(encoding="utf-8", errors="replace") as f:
+            if path.suffix == ".py":  # a contracted class is a contract (read statically; imported only when trusted)
+                return "contract" if is_contracted(f.read(MAX_PY_BYTES)) else None
             return kind_of_text(f.read(65536))
     except OSError:
         return None
@@ -105,6 +108,10 @@ class Workspace:
                     kind = kind_of_path(path)
                     if kind in KINDS:
                         seen[key] = WorkspaceFile(path, kind)
+                for module in sorted(root.rglob("*.py")):  # Debug lists their contracted classes
+                    if module.resolve() not in seen and not any(part.startswith(".") for part in module.relative_to(root).parts):
+                        if kind_of_path(module) == "contract":
+                            seen[module.resolve()] = WorkspaceFile(module, "contract")
                 for trace in sorted(root.rglob("*.jsonl")):
                     if trace.is_file() and not any(part.startswith(".") for part in trace.relative_to(root).parts):
                         seen[trace.resolve()] = WorkspaceFile(trace, kind_of_path(trace))

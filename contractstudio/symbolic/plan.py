@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -75,12 +76,12 @@ class ReturnShape(Shape):
 class MethodCheck:
     """`pre` or `post` as a condition: passes unless it raises (the message is the feedback) or returns False."""
 
-    __slots__ = ("id", "label", "source", "method", "arg", "unwrap", "remedy")
+    __slots__ = ("id", "label", "source", "defined", "method", "arg", "unwrap", "remedy")
 
     def __init__(self, method: Callable[[Any], Any], role: str, owner: str, *, unwrap: bool = False) -> None:
         self.id = role
         self.label = f"{owner}.{role}"
-        self.source = f"python: {owner}.{role}"
+        self.source = self.defined = f"python: {owner}.{role}"
         self.method = method
         self.arg = "input" if role == "pre" else "output"
         self.unwrap = unwrap  # the contract sees the value, not the `value` object the model answered
@@ -92,16 +93,25 @@ class MethodCheck:
         if self.unwrap and isinstance(value, BaseModel):
             value = value.value  # type: ignore[attr-defined]
         self.remedy = True
+        self.source = self.defined
         try:
             result = self.method(value)
         except NoRemedy as err:
             self.remedy = False
+            self.source = f"{self.defined} {raised_at(err)}"
             return True, False, str(err) or f"{self.label} raised NoRemedy"
         except Exception as err:  # noqa: BLE001 - a raising pre/post is a failed condition; its message is the feedback
+            self.source = f"{self.defined} {raised_at(err)}"  # the condition event says where (the feedback stays the message)
             return True, False, str(err) or f"{self.label} raised {type(err).__name__}"
         if result is False:
             return True, False, f"{self.label} returned False"
         return True, True, None
+
+
+def raised_at(err: BaseException) -> str:
+    """`raised at FILE:LINE`: the innermost frame of what `pre` / `post` raised (the debugger shows it)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    return f"raised at {frames[-1].filename}:{frames[-1].lineno}" if frames else "raised"
 
 
 def check_act_signature(act: Callable[..., Any]) -> inspect.Signature:

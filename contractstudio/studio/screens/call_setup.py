@@ -68,6 +68,8 @@ class CallSetup(StudioScreen):
     @on(ContractsFound)
     def _contracts_found(self, message: ContractsFound) -> None:
         contracts, self._problem = message.contracts, message.problem
+        untrusted = calls.untrusted_classes(contracts, self.studio.trust.allows)
+        self._problem = " · ".join(n for n in (self._problem, untrusted) if n)
         unchanged = calls.signature(contracts) == calls.signature(self.contracts)
         self.contracts = contracts  # fresh documents for the next session, even when the choices stay the same
         self._contracts_ready = True
