@@ -110,6 +110,10 @@ class StudioApp(OrderedKeys, OpenFile):
         Binding("ctrl+t", "toggle_dark", "Light/dark", show=False, id="app.toggle_theme"),
     ]
 
+    def binding_scopes(self) -> dict[str, list[Binding]]:
+        """Every binding of the studio by where it is active (the palette's actions are read from them)."""
+        return studio_scopes(self._bindings)
+
     def __init__(self, paths: list[str | Path] | None = None, *, trusted: bool = False,
                  config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None) -> None:
         super().__init__()

@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
@@ -18,48 +19,64 @@ from contractstudio.safe_text import shown
 
 EXACT = 1.0  # added to a fuzzy score (at most 1) when the query is the file's very name
 
-# (title, help, action string run on the app; "screen." actions run on the current mode's screen); the keys are added
-ACTIONS: list[tuple[str, str, str]] = [
-    ("Edit mode", "Files, YAML editor and live findings", "app.mode('edit')"),
-    ("Graph mode", "Pipeline step graph or agent references", "app.mode('graph')"),
-    ("Debug mode", "Step through a contracted call", "app.mode('debug')"),
-    ("Eval mode", "Run a contract over a dataset: rates, failures, cost", "app.mode('eval')"),
-    ("Save file", "Write the open file atomically", "app.save"),
-    ("Reload file from disk", "Re-read the open file", "app.reload"),
-    ("Export validated YAML", "Write the file with comments kept; refused while it has errors", "app.export"),
-    ("Next finding", "Move the cursor to the next diagnostic", "screen.next_finding"),
-    ("Quick fix", "The fixes of the finding under the cursor", "screen.quick_fix"),
-    ("Complete", "Completion at the cursor (it also opens as you type)", "screen.complete"),
-    ("Rename", "Rename the step, type, field, tool ... under the cursor everywhere", "screen.rename"),
-    ("Go to definition", "Where the name under the cursor is declared", "screen.definition"),
-    ("Go back", "Back to where you were before going to a definition", "screen.back"),
-    ("Find", "Search the file", "screen.find"),
-    ("Find next", "The next match of the search", "screen.find_next"),
-    ("Go to line", "Move the cursor to LINE or LINE:COLUMN", "screen.go_to_line"),
-    ("New file from a template", "NAME.contract.yaml, .agent, .pipeline or .tools, opened in the editor", "screen.new_file"),
-    ("Open in $EDITOR", "Edit the saved file in your editor; reloaded when you come back", "screen.open_in_editor"),
-    ("Previous finding", "Move the cursor to the previous diagnostic", "screen.previous_finding"),
-    ("Focus file list", "Choose a workspace file", "screen.focus_files"),
-    ("Focus findings", "The diagnostics panel", "screen.focus_findings"),
-    ("Toggle file list", "Show or hide the workspace list", "screen.toggle_files"),
-    ("Toggle light/dark theme", "Switch between the studio's dark and light themes", "app.toggle_dark"),
-    ("Help: keys", "Every key and its binding id", "app.help"),
-    ("Graph: jump to step YAML", "Open the selected step in the editor", "screen.jump"),
-    ("Graph: simulate a router reply", "Highlight the path a reply takes", "screen.simulate"),
-    ("Graph: export Mermaid", "Write the graph as a Mermaid file", "screen.export('mermaid')"),
-    ("Graph: export DOT", "Write the graph as a Graphviz DOT file", "screen.export('dot')"),
-    ("Debug: step", "Run the next event of the call", "screen.step"),
-    ("Debug: continue", "Run to the next breakpoint", "screen.continue_run"),
-    ("Debug: run to end", "Run the whole call", "screen.run_to_end"),
-    ("Debug: restart", "Start the call again", "screen.restart"),
-    ("Debug: toggle breakpoint", "Break before the selected stage", "screen.toggle_breakpoint"),
-    ("Debug: save trace", "Write the call's events as JSON Lines", "screen.save_trace"),
-    ("Debug: open trace", "Replay or inspect a recorded trace", "screen.open_trace_prompt"),
-    ("Debug: edit reply or error", "Change the next reply or remedy error before resuming", "screen.edit_pending"),
-    ("Eval: run", "Run the contract over the dataset", "screen.run_eval"),
-    ("Eval: open in the debugger", "The selected row's recorded call, ready to replay", "screen.open_row"),
-    ("Quit", "Leave the studio (asks when there are unsaved changes)", "app.quit"),
-]
+# The palette's words for each binding, by the binding's id: the action it runs and its keys are the binding's own
+# (palette_actions), so an entry can neither name an action nobody binds nor miss one that is bound.
+PALETTE: dict[str, tuple[str, str]] = {
+    "app.mode_edit": ("Edit mode", "Files, YAML editor and live findings"),
+    "app.mode_graph": ("Graph mode", "Pipeline step graph or agent references"),
+    "app.mode_debug": ("Debug mode", "Step through a contracted call"),
+    "app.mode_eval": ("Eval mode", "Run a contract over a dataset: rates, failures, cost"),
+    "edit.save": ("Save file", "Write the open file atomically"),
+    "edit.reload": ("Reload file from disk", "Re-read the open file"),
+    "edit.export": ("Export validated YAML", "Write the file with comments kept; refused while it has errors"),
+    "edit.next_finding": ("Next finding", "Move the cursor to the next diagnostic"),
+    "edit.quick_fix": ("Quick fix", "The fixes of the finding under the cursor"),
+    "edit.complete": ("Complete", "Completion at the cursor (it also opens as you type)"),
+    "edit.rename": ("Rename", "Rename the step, type, field, tool ... under the cursor everywhere"),
+    "edit.definition": ("Go to definition", "Where the name under the cursor is declared"),
+    "edit.back": ("Go back", "Back to where you were before going to a definition"),
+    "edit.find": ("Find", "Search the file"),
+    "edit.find_next": ("Find next", "The next match of the search"),
+    "edit.go_to_line": ("Go to line", "Move the cursor to LINE or LINE:COLUMN"),
+    "edit.new_file": ("New file from a template", "NAME.contract.yaml, .agent, .pipeline or .tools, opened in the editor"),
+    "edit.open_in_editor": ("Open in $EDITOR", "Edit the saved file in your editor; reloaded when you come back"),
+    "edit.previous_finding": ("Previous finding", "Move the cursor to the previous diagnostic"),
+    "edit.files": ("Focus file list", "Choose a workspace file"),
+    "edit.findings": ("Focus findings", "The diagnostics panel"),
+    "edit.editor": ("Focus editor", "Back to the YAML editor"),
+    "edit.toggle_files": ("Toggle file list", "Show or hide the workspace list"),
+    "app.toggle_theme": ("Toggle light/dark theme", "Switch between the studio's dark and light themes"),
+    "app.help": ("Help: keys", "Every key and its binding id"),
+    "graph.jump": ("Graph: jump to step YAML", "Open the selected step in the editor"),
+    "graph.simulate": ("Graph: simulate a router reply", "Highlight the path a reply takes"),
+    "graph.clear": ("Graph: clear path", "Remove the highlighted path"),
+    "graph.export_mermaid": ("Graph: export Mermaid", "Write the graph as a Mermaid file"),
+    "graph.export_dot": ("Graph: export DOT", "Write the graph as a Graphviz DOT file"),
+    "debug.step": ("Debug: step", "Run the next event of the call"),
+    "debug.continue": ("Debug: continue", "Run to the next breakpoint"),
+    "debug.run": ("Debug: run to end", "Run the whole call"),
+    "debug.restart": ("Debug: restart", "Start the call again"),
+    "debug.breakpoint": ("Debug: toggle breakpoint", "Break before the selected stage"),
+    "debug.save_trace": ("Debug: save trace", "Write the call's events as JSON Lines"),
+    "debug.open_trace": ("Debug: open trace", "Replay or inspect a recorded trace"),
+    "debug.edit": ("Debug: edit reply or error", "Change the next reply or remedy error before resuming"),
+    "eval.run": ("Eval: run", "Run the contract over the dataset"),
+    "eval.filter": ("Eval: next filter", "Show the next kind of rows (all, failed, remedied ...)"),
+    "eval.open_row": ("Eval: open in the debugger", "The selected row's recorded call, ready to replay"),
+    "app.quit": ("Quit", "Leave the studio (asks when there are unsaved changes)"),
+}
+NOT_IN_PALETTE = {"edit.completion_down", "edit.completion_up"}  # they move in the completion popup only
+
+
+def palette_actions(scopes: dict[str, list[Binding]]) -> list[tuple[str, str, str, str]]:
+    """(binding id, title, help, action run on the app; "screen." on the mode screen) in PALETTE's order."""
+    found: dict[str, str] = {}
+    for scope, bindings in scopes.items():
+        for binding in bindings:
+            if binding.id in PALETTE and binding.id not in found:
+                app_wide = scope == "Everywhere" or binding.action.startswith("app.")
+                found[binding.id] = ("app." if app_wide else "screen.") + binding.action.removeprefix("app.")
+    return [(binding_id, *PALETTE[binding_id], found[binding_id]) for binding_id in PALETTE if binding_id in found]
 
 
 def keys_of(screen: Screen[object], action: str) -> list[str]:
@@ -92,7 +109,8 @@ class StudioCommands(Provider):
     def _available(self) -> list[tuple[str, str, str]]:
         screen = self.screen
         found = []
-        for title, help_text, action in ACTIONS:
+        scopes = self.app.binding_scopes()  # type: ignore[attr-defined]  # the studio's bindings, after the keymap
+        for _, title, help_text, action in palette_actions(scopes):
             if action.startswith("screen."):
                 name = action.removeprefix("screen.").split("(")[0]
                 if not hasattr(screen, f"action_{name}"):
