@@ -60,6 +60,11 @@ class Simulation:
         """The reply reaches an end step and every requirement on the way is known."""
         return self.outcome == "end" and not any(s.missing for s in self.steps)
 
+    @property
+    def fails(self) -> bool:
+        """A verdict against the reply: it does not reach an end (a path resting on an assumed route is no verdict)."""
+        return not self.ok and self.outcome != "assumed"
+
     def to_dict(self) -> dict[str, Any]:
         return {"pipeline": self.pipeline, "reply": self.reply, "outcome": self.outcome, "message": self.message,
                 "ok": self.ok, "path": self.path, "steps": [asdict(s) for s in self.steps]}
