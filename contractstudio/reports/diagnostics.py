@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from contractstudio import __version__
-from contractstudio.findings.diagnostics import RULES, Counts, Diagnostic
+from contractstudio.findings.diagnostics import RULES, Counts, Diagnostic, Payload
 from contractstudio.safe_text import printable, redact_text
 
 
@@ -17,7 +17,20 @@ def redacted(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
     Every face that shows findings uses it: these formats, and the language server (lsp/convert.py)."""
     return [replace(d, message=redact_text(d.message), hint=redact_text(d.hint) if d.hint else d.hint,
-                    related=tuple(replace(r, message=redact_text(r.message)) for r in d.related)) for d in diagnostics]
+                    related=tuple(replace(r, message=redact_text(r.message)) for r in d.related),
+                    payload=_redacted_payload(d.payload)) for d in diagnostics]
+
+
+def _redacted_payload(payload: Payload | None) -> Payload | None:
+    """The fix payload with credentials masked: its names come from the file (a step named like a key)."""
+    if payload is None:
+        return None
+    return replace(payload, step=_masked(payload.step), key=_masked(payload.key), name=_masked(payload.name),
+                   suggestion=_masked(payload.suggestion), fields=tuple(redact_text(f) for f in payload.fields))
+
+
+def _masked(value: str | None) -> str | None:
+    return redact_text(value) if value else value
 
 
 NATIVE = "contractstudio"  # files read in their own format are not listed
