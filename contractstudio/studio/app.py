@@ -125,6 +125,7 @@ class StudioApp(OrderedKeys, OpenFile):
         self.buffer: Buffer | None = None
         self.analysis: Analysis | None = None
         self.counts: dict[Path, tuple[int, int]] = {}
+        self._again: set[str] = set()  # worker groups to run once more when the one under way ends
         self._startup_notes: list[tuple[str, str]] = list(("warning", p) for p in self.config.problems)
         self._disk_warned = False
         self._client_asked = False  # the background import of litellm was started
@@ -180,8 +181,24 @@ class StudioApp(OrderedKeys, OpenFile):
 
         return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect)
 
-    @work(thread=True, exclusive=True, group="workspace", exit_on_error=False)
     def count_workspace(self) -> None:
+        """Take every workspace file's counts again: now, or when the count under way ends."""
+        self._run_alone("workspace")
+
+    def _run_alone(self, group: str) -> None:
+        """Start the worker of `group` unless one is under way; then it starts again once that one ends.
+
+        Never `exclusive`: a thread cannot be stopped midway, so a cancelled count would still finish, perhaps
+        after the newer one, and put back older counts (and a cancelled worker fails every wait for the workers).
+        """
+        if any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.workers):
+            self._again.add(group)
+            return
+        self._again.discard(group)
+        (self._count_files if group == "workspace" else self._scan_folders)()
+
+    @work(thread=True, group="workspace", exit_on_error=False)
+    def _count_files(self) -> None:
         """Errors and warnings of every workspace file, for the file list (the open file's come from live analysis)."""
         from contractstudio.analysis.check import KNOWN_KINDS, check_file
 
@@ -194,9 +211,13 @@ class StudioApp(OrderedKeys, OpenFile):
             counts[f.path] = (c.error, c.warning)
         self.post_message(WorkspaceCounted(counts))
 
-    @work(thread=True, exclusive=True, group="workspace-scan", exit_on_error=False)
     def rescan_workspace(self) -> None:
-        """Look for files created or removed in the workspace's folders (in a worker: a folder walk)."""
+        """Look for files created or removed in the workspace's folders: now, or when the look under way ends."""
+        self._run_alone("workspace-scan")
+
+    @work(thread=True, group="workspace-scan", exit_on_error=False)
+    def _scan_folders(self) -> None:
+        """The folder walk, in a worker."""
         if self.workspace.scan():
             self.call_from_thread(self.workspace_changed)
 
@@ -210,6 +231,8 @@ class StudioApp(OrderedKeys, OpenFile):
         self.rescan_workspace()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.is_finished and event.worker.group in self._again:
+            self._run_alone(event.worker.group)
         if event.state == WorkerState.ERROR and event.worker.group == "workspace":
             self.notify(f"Could not check every workspace file: {event.worker.error}", severity="warning", timeout=6)
 
