@@ -136,16 +136,14 @@ def start_cluster(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
         return False
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
     local = not address and not os.environ.get("RAY_ADDRESS")
-    if address:
-        options["address"] = address
-    elif local:
+    if local:
         options["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
     options.update(init)
     if not local:
-        ray.init(**options)
+        ray.init(address=address, **options)  # None: $RAY_ADDRESS
         return True
     with _loopback_node():
-        ray.init(**options)
+        ray.init(_node_ip_address="127.0.0.1", **options)
     node_ip = ray.util.get_node_ip_address()
     if not ipaddress.ip_address(node_ip).is_loopback:  # never run a cluster others can reach, whatever Ray changed
         ray.shutdown()
