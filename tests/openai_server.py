@@ -13,6 +13,8 @@ content (eval tests, where rows arrive in any order). A reply can be a normal co
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +36,7 @@ class Reply:
     chunk: int = 4
     stall: float = 0.0  # after half the body, send nothing for this long (a stream that stops mid-body)
     cut: bool = False  # send half the body, then close the connection
+    reset: bool = False  # read the request, then reset the connection (RST) without answering
     prompt_tokens: int = 11
     completion_tokens: int = 7
 
@@ -58,6 +61,12 @@ def _completion(reply: Reply, model: str) -> bytes:
         "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
                   "total_tokens": reply.prompt_tokens + reply.completion_tokens},
     }).encode()
+
+
+class _Listening(ThreadingHTTPServer):
+    # socketserver listens with a backlog of 5: of a burst of 32 new connections (eval at concurrency 32) the
+    # kernel kept 6 until the server accepted them and dropped the rest, which clients saw as resets and waits
+    request_queue_size = 128
 
 
 class OpenAIServer:
@@ -100,7 +109,8 @@ class OpenAIServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> OpenAIServer:
+    def listen(self) -> OpenAIServer:
+        """Bind and listen on a free loopback port without accepting yet (`start` accepts)."""
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -124,6 +134,11 @@ class OpenAIServer:
                 reply = owner._next(received)
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.reset:  # SO_LINGER 0: closing sends RST, as a server dropping an overloaded connection does
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    self.connection.close()
+                    return
                 if reply.cut:
                     payload = _completion(reply, (body or {}).get("model", "test-model"))
                     self.send_response(200)
@@ -171,16 +186,25 @@ class OpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
                     pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
+        self._server = _Listening(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        return self
+
+    def start(self) -> OpenAIServer:
+        """Listen and answer, each request in its own thread."""
+        if self._server is None:
+            self.listen()
+        assert self._server is not None
+        server = self._server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
+            if self._thread is not None:  # shutdown waits for serve_forever: only when it runs
+                self._server.shutdown()
+                self._thread = None
             self._server.server_close()
             self._server = None
 

@@ -129,6 +129,40 @@ def test_refused_connection_is_retried_once_then_fails() -> None:
     assert_no_key(result)
 
 
+def test_a_reset_connection_is_retried_at_once_then_as_the_backoff_says(server: OpenAIServer) -> None:
+    # a reset (an overloaded server dropping a connection) says nothing about the server's health: a fresh
+    # connection is tried at once; a second reset in a row waits like any other transport fault
+    result = call(server, Reply(reset=True), Reply(reset=True), GOOD)
+    assert result.successful and result.llm_calls == 1 and len(server.requests) == 3
+    assert [e["kind"] for e in result.trace.of_type("transport_error")] == ["connection", "connection"]
+    waits = result.trace.of_type("retry_wait")
+    assert [w["seconds"] for w in waits] == [0.0, OPTS.transport.wait(2)]
+
+
+def test_the_test_server_keeps_a_burst_of_32_connections_before_it_accepts_any() -> None:
+    import select
+    import socket
+
+    server = OpenAIServer().listen()  # listening, not accepting: every connection waits in the kernel's queue
+    clients = [socket.socket() for _ in range(32)]
+    try:
+        for client in clients:
+            client.setblocking(False)
+            client.connect_ex(("127.0.0.1", server.port))
+        pending = list(clients)
+        for _ in range(20):  # a connection the queue has no room for stays pending (its SYN is dropped)
+            _, ready, _ = select.select([], pending, [], 0.1)
+            pending = [c for c in pending if c not in ready]
+            if not pending:
+                break
+        assert not pending
+        assert all(c.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 for c in clients)
+    finally:
+        for client in clients:
+            client.close()
+        server.stop()
+
+
 def test_truncated_json_is_remedied(server: OpenAIServer) -> None:
     result = call(server, GOOD[:40], GOOD)
     assert result.successful and result.attempts == 1

@@ -89,7 +89,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
                                 + f": {fault} ({why})")])
                 return None
             st.llm["transport_retries"] += 1
-            seconds = st.options.transport.wait(retry, fault.retry_after)
+            seconds = 0.0 if retry <= fault.at_once else st.options.transport.wait(retry, fault.retry_after)
             yield st.emit(RetryWait(stage=stage, kind="transport", retry=retry, seconds=seconds, waited=st.options.wait))
             if st.options.wait and seconds > 0:
                 st.options.sleep(seconds)

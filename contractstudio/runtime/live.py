@@ -156,16 +156,28 @@ def classify(err: Exception, litellm: Any) -> TransportFault:
 REFUSED_RETRIES = 1
 
 
-def _refused(err: BaseException) -> bool:
-    """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
+# A connection the server reset (or had closed while idle in the pool) is retried at once, once, on a fresh
+# connection: an overloaded listen queue drops connections, and a wait of its own says nothing about the server.
+RESET_RETRIES_AT_ONCE = 1
+_RESET_MARKERS = ("connection reset", "server disconnected without sending a response")
+
+
+def _caused_by(err: BaseException, kind: type[BaseException], markers: tuple[str, ...]) -> bool:
+    """Whether `err` or one of its causes is a `kind` or says one of `markers`."""
     seen: set[int] = set()
     current: BaseException | None = err
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError) or "connection refused" in str(current).lower():
+        text = str(current).lower()
+        if isinstance(current, kind) or any(marker in text for marker in markers):
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def _refused(err: BaseException) -> bool:
+    """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
+    return _caused_by(err, ConnectionRefusedError, ("connection refused",))
 
 
 @lru_cache(maxsize=64)
@@ -303,6 +315,8 @@ class LiveModel:
                 fault.most_retries = REFUSED_RETRIES
             elif fault.kind == "connection" and self.api_base:
                 fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
+            if fault.kind == "connection" and _caused_by(err, ConnectionResetError, _RESET_MARKERS):
+                fault.at_once = RESET_RETRIES_AT_ONCE
             if seen is not None and seen.oversize:
                 from contractstudio.runtime import wire
 

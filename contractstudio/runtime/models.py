@@ -40,7 +40,8 @@ class TransportFault(Exception):
     """The request did not get a reply: rate limit, timeout, connection, 5xx, authentication, ..."""
 
     def __init__(self, message: str, *, kind: str, retryable: bool, status: int | None = None,
-                 exc_class: str = "", retry_after: float | None = None, most_retries: int | None = None) -> None:
+                 exc_class: str = "", retry_after: float | None = None, most_retries: int | None = None,
+                 at_once: int = 0) -> None:
         super().__init__(redact(message))
         self.kind = kind
         self.retryable = retryable
@@ -48,6 +49,7 @@ class TransportFault(Exception):
         self.exc_class = exc_class or type(self).__name__
         self.retry_after = retry_after
         self.most_retries = most_retries  # fewer retries than the call's own when more cannot help (None: the call's)
+        self.at_once = at_once  # the first `at_once` retries of the call go without a wait (a reset connection)
 
 
 class Model(Protocol):
