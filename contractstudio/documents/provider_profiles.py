@@ -1,0 +1,152 @@
+"""What each provider's structured-output mode can enforce while decoding, with the source of each fact.
+
+Pure data and a name lookup: no litellm import (the analyzer classifies clauses for a model it never calls).
+The compiler (structured_outputs.py) reads these profiles; docs/format.md ("Structured outputs") repeats them
+for authors with the same sources. Where the sources disagree, or a limit was raised since, the profile keeps
+the stricter value: a schema that falls back unnecessarily costs a re-ask at worst, a refused one costs a request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OPENAI_SOURCE = "https://platform.openai.com/docs/guides/structured-outputs#supported-schemas"
+ANTHROPIC_SOURCE = "https://docs.claude.com/en/docs/build-with-claude/structured-outputs#json-schema-limitations"
+GEMINI_SOURCE = ("https://ai.google.dev/gemini-api/docs/structured-output#json-schema-support "
+                 "and https://ai.google.dev/api/caching#Schema")
+GUIDED_SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/master/grammars/README.md "
+                 "(JSON Schema to grammar: known limitations), used by llama.cpp's server and Ollama's `format`")
+
+# The keywords the compiler reasons about; anything else in a schema is removed and left to the contract's type.
+NUMBER_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+LENGTH_BOUNDS = ("minLength", "maxLength")
+ITEM_BOUNDS = ("minItems", "maxItems", "uniqueItems")
+
+
+@dataclass(frozen=True)
+class ProviderProfile:
+    """What one provider's structured-output mode enforces while decoding (and where that fact comes from)."""
+
+    name: str  # "openai", "anthropic", "gemini", "guided" (vLLM / llama.cpp / Ollama) or "none"
+    strict: bool  # the request carries a strict flag (OpenAI's json_schema.strict, Anthropic's strict tool use)
+    source: str  # URL / document of the facts below
+    schema_mode: bool = True  # takes a JSON Schema and constrains decoding to it
+    json_mode: bool = True  # has a "reply with a JSON object" mode
+    all_required: bool = False  # every property must be in `required` (optional = required + nullable)
+    closed_objects: bool = False  # every object must say additionalProperties: false (no dict[str, T])
+    object_root: bool = False  # the root must be an object
+    recursion: bool = True  # a $ref may reach itself
+    inline_refs: bool = False  # $ref / $defs are not understood: references are inlined
+    max_depth: int | None = None  # nested object levels
+    max_properties: int | None = None  # properties in the whole schema
+    max_optional: int | None = None  # optional properties in the whole schema
+    max_unions: int | None = None  # properties that are unions (anyOf / type lists)
+    # Keywords removed before sending, each with the plain reason an author is shown (pairs: the profile stays hashable).
+    unsupported: tuple[tuple[str, str], ...] = ()
+    needs_types: bool = False  # every value needs a type: a field of type `any` cannot be sent
+    int_only_bounds: bool = False  # numeric bounds only on integers (llama.cpp)
+    min_items_max: int | None = None  # minItems above this is not supported (Anthropic: 0 or 1)
+    simple_patterns_only: bool = False  # no backreferences, look-around or \b (Anthropic)
+
+    def removes(self, keyword: str) -> str | None:
+        """Why this provider cannot be sent `keyword` (None: it can)."""
+        return next((why for k, why in self.unsupported if k == keyword), None)
+
+
+def _all(keys: tuple[str, ...], reason: str) -> tuple[tuple[str, str], ...]:
+    return tuple((k, reason) for k in keys)
+
+
+OPENAI = ProviderProfile(
+    name="openai", strict=True, source=OPENAI_SOURCE, all_required=True, closed_objects=True, object_root=True,
+    needs_types=True,
+    # The launch limits (100 properties, 5 levels); the API still answered "6 levels of nesting exceeds limit of 5"
+    # in 2025 (tidyverse/ellmer#671) although the guide now says more: the lower figures are kept.
+    max_depth=5, max_properties=100,
+    unsupported=(
+        *_all(LENGTH_BOUNDS, "OpenAI strict mode does not support string length bounds (minLength / maxLength)"),
+        ("uniqueItems", "OpenAI strict mode does not support uniqueItems"),
+        ("format", "only some string formats are supported by OpenAI strict mode; the contract's type checks it"),
+    ),
+)
+
+ANTHROPIC = ProviderProfile(
+    name="anthropic", strict=True, source=ANTHROPIC_SOURCE, closed_objects=True, object_root=True, recursion=False,
+    max_optional=24, max_unions=16, min_items_max=1, simple_patterns_only=True,
+    unsupported=(
+        *_all(NUMBER_BOUNDS, "Anthropic structured outputs do not support numerical constraints "
+                              "(minimum, maximum, multipleOf)"),
+        *_all(LENGTH_BOUNDS, "Anthropic structured outputs do not support string length bounds (minLength / maxLength)"),
+        ("maxItems", "Anthropic structured outputs do not support maxItems"),
+        ("uniqueItems", "Anthropic structured outputs do not support uniqueItems"),
+        ("format", "only some string formats are supported by Anthropic structured outputs; the contract's type checks it"),
+    ),
+)
+
+GEMINI = ProviderProfile(
+    name="gemini", strict=False, source=GEMINI_SOURCE, recursion=False, inline_refs=True, needs_types=True,
+    unsupported=(
+        *_all(LENGTH_BOUNDS, "Gemini's response schema (an OpenAPI 3.0 subset) ignores string length bounds"),
+        ("pattern", "Gemini's response schema (an OpenAPI 3.0 subset) ignores pattern"),
+        ("exclusiveMinimum", "Gemini's response schema (an OpenAPI 3.0 subset) has only inclusive minimum / maximum"),
+        ("exclusiveMaximum", "Gemini's response schema (an OpenAPI 3.0 subset) has only inclusive minimum / maximum"),
+        ("multipleOf", "Gemini's response schema (an OpenAPI 3.0 subset) ignores multipleOf"),
+        ("uniqueItems", "Gemini's response schema (an OpenAPI 3.0 subset) ignores uniqueItems"),
+        ("additionalProperties", "Gemini's response schema (an OpenAPI 3.0 subset) has no additionalProperties"),
+        ("format", "Gemini's response schema supports only the enum and date-time formats; the contract's type checks it"),
+    ),
+)
+
+GUIDED = ProviderProfile(
+    name="guided", strict=False, source=GUIDED_SOURCE, int_only_bounds=True,
+    unsupported=(
+        ("uniqueItems", "grammar-based decoding (llama.cpp, Ollama, vLLM) cannot express uniqueItems"),
+        ("multipleOf", "grammar-based decoding (llama.cpp, Ollama, vLLM) does not support multipleOf"),
+        ("format", "grammar-based decoding supports only some string formats; the contract's type checks it"),
+    ),
+)
+
+NONE = ProviderProfile(name="none", strict=False, source="no structured-output mode is known for this model",
+                       schema_mode=False, json_mode=False)
+
+PROFILES = {p.name: p for p in (OPENAI, ANTHROPIC, GEMINI, GUIDED, NONE)}
+
+_GUIDED_PREFIXES = ("hosted_vllm/", "vllm/", "ollama/", "ollama_chat/", "llamafile/", "lm_studio/", "llama_cpp/")
+_OPENAI_NAMES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4")
+
+
+def profile_for(model: str | None, api_base: str | None = None) -> ProviderProfile:
+    """The structured-output profile of a litellm model string (its prefix or well-known name); never imports litellm.
+
+    `openai/...` with an `api_base` that is not OpenAI's is an OpenAI-compatible server (vLLM, llama.cpp,
+    Ollama, LM Studio): its `response_format` is served by grammar-guided decoding.
+    """
+    name = (model or "").strip().lower()
+    if not name:
+        return NONE
+    if name.startswith(_GUIDED_PREFIXES):
+        return GUIDED
+    if name.startswith(("anthropic/", "claude-", "bedrock/anthropic.", "vertex_ai/claude")):
+        return ANTHROPIC
+    if name.startswith(("gemini/", "vertex_ai/", "vertex_ai_beta/", "gemini-")):
+        return GEMINI
+    if name.startswith(("openai/", "azure/")):
+        if api_base and "api.openai.com" not in api_base and ".openai.azure.com" not in api_base:
+            return GUIDED
+        return OPENAI if _openai_schema_model(name.split("/", 1)[1]) else _JSON_ONLY_OPENAI
+    if _openai_schema_model(name):
+        return OPENAI
+    if name.startswith(("gpt-3.5", "gpt-4")):
+        return _JSON_ONLY_OPENAI
+    return NONE
+
+
+def _openai_schema_model(bare: str) -> bool:
+    """OpenAI models with Structured Outputs: gpt-4o-2024-08-06 and later, gpt-4o-mini, gpt-4.1, gpt-5, o-series."""
+    if bare.startswith("gpt-4o-2024-05-13") or bare == "gpt-4o-2024-05-13":
+        return False
+    return bare.startswith(_OPENAI_NAMES)
+
+
+# Older OpenAI chat models: JSON mode only (no json_schema response format).
+_JSON_ONLY_OPENAI = ProviderProfile(name="openai", strict=False, source=OPENAI_SOURCE, schema_mode=False)
