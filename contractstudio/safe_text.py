@@ -16,6 +16,7 @@ Imports nothing of ours: every layer may use it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 REDACTED = "***"
@@ -88,11 +89,42 @@ _PLACEHOLDERS = {"not-needed", "sk-no-key", "no-key-needed", "placeholder", "any
 _PARTIAL_MIN = 6  # a cut-off start of a key in use, this long or longer, is masked too
 
 
+# What some redaction pattern needs to find, lowercased: a credential's name before `:` or `=`, a token's prefix. A text
+# with none of them (and no start of a key in use) is returned as it is without running the patterns, which
+# is most text a trace holds (prompts, replies, names) and most of what redaction cost.
+_HINTS = re.compile(
+    r"(?:key|token|secret|passw(?:or)?d|passphrase|authorization|credentials?|bearer)[\"']?\s*[:=]"  # name: value
+    r"|bearer\s|[spr]k[-_]|gh[pousr]_|github_pat_|xox|glpat-|akia|asia|aiza|hf_|r8_|npm_|pypi-|eyj|-----begin"
+)
+# The characters re's IGNORECASE matches to ASCII letters that lower() leaves alone (or makes two characters of)
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_secret_starts: tuple[str, ...] = ()  # the first _PARTIAL_MIN characters of each key in use
+
+
 def register_secret(value: str | None) -> None:
     """Remember a secret value (an API key in use) so it is redacted wherever it appears."""
+    global _secret_starts
     # Short values ("none", "no-key") are placeholders, and replacing them everywhere would garble traces.
-    if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS:
+    if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS and value not in _known_secrets:
         _known_secrets.add(value)
+        _secret_starts = (*_secret_starts, value[:_PARTIAL_MIN])
+
+
+# A cheaper first sieve: every match of _HINTS holds one of these (substring searches are faster than the regex)
+_STEMS = ("key", "token", "secret", "passw", "passphrase", "authorization", "credential", "bearer", "k-", "k_", "gh", "github_pat_",
+          "xox", "glpat-", "akia", "asia", "aiza", "hf_", "r8_", "npm_", "pypi-", "eyj", "-----begin")
+
+
+def _may_hold_secret(text: str) -> bool:
+    """Whether redaction could change the text: a hint of a pattern, or the start of a key in use, is in it."""
+    for start in _secret_starts:
+        if start in text:
+            return True
+    lowered = text.lower() if text.isascii() else text.lower().translate(_FOLD)
+    for stem in _STEMS:
+        if stem in lowered:
+            return _HINTS.search(lowered) is not None
+    return False
 
 
 def register_secrets_in(value: Any) -> None:
@@ -126,6 +158,11 @@ def mask_secrets_in_use(text: str) -> str:
 
 def redact_text(text: str) -> str:
     """A text with keys in use, credential-shaped tokens and `name: value` credentials replaced by ***."""
+    return _redact_patterns(text) if _may_hold_secret(text) else text
+
+
+def _redact_patterns(text: str) -> str:
+    """redact_text without the quick check: every pattern run over the text."""
     text = mask_secrets_in_use(text)
 
     def sub(m: re.Match[str]) -> str:
@@ -138,6 +175,18 @@ def redact_text(text: str) -> str:
     return TOKEN_SHAPES.sub(REDACTED, _SECRET_TEXT.sub(sub, text))
 
 
+@lru_cache(maxsize=4096)
+def _key(name: str, _secrets: int = 0) -> tuple[str, bool]:
+    return redact_text(name), secret_name(name)
+
+
+def redacted_key(name: str) -> tuple[str, bool]:
+    """A mapping key redacted, and whether it names a credential (its value is then masked whole).
+
+    Keys repeat: each is decided once per set of keys in use."""
+    return _key(name, len(_secret_starts))
+
+
 def redact(value: Any) -> Any:
     """A copy of a JSON-like value with every credential replaced by ***: under credential names, in any text, in keys too."""
     if isinstance(value, str):
@@ -145,8 +194,8 @@ def redact(value: Any) -> Any:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            key = redact_text(k) if isinstance(k, str) else k
-            if secret_name(k) and v not in (None, "") and not isinstance(v, (dict, list, tuple)):
+            key, named = redacted_key(k) if isinstance(k, str) else (k, False)
+            if named and v not in (None, "") and not isinstance(v, (dict, list, tuple)):
                 out[key] = REDACTED
             else:
                 out[key] = redact(v)

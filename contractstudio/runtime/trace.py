@@ -19,7 +19,7 @@ from contractstudio.reading.replies import strict_json
 from contractstudio.runtime.events import E, Event
 
 # Redaction lives in contractstudio.safe_text (shared with the analyzer's YML007); these names stay importable here.
-from contractstudio.safe_text import REDACTED, redact, redact_text, register_secret, register_secrets_in
+from contractstudio.safe_text import REDACTED, redact, redact_text, redacted_key, register_secret, register_secrets_in
 
 __all__ = ["REDACTED", "Event", "Trace", "filter_logs", "redact", "register_secret", "register_secrets_in"]
 
@@ -86,6 +86,59 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def redacted_json(value: Any) -> Any:
+    """`redact(jsonable(value))` in one walk: what a trace line holds of a value (the hot path of writing traces)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if value is None or value is True or value is False:
+        return value
+    kind = type(value)
+    if kind is int:
+        return value if value.bit_length() <= _BIG_INT_BITS else jsonable(value)
+    if kind is float:
+        return value if math.isfinite(value) else NON_FINITE[repr(value)]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            key, named = redacted_key(k if type(k) is str else str(k))
+            v = redacted_json(v)
+            out[key] = REDACTED if named and v not in (None, "") and not isinstance(v, (dict, list)) else v
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [redacted_json(v) for v in value]
+    return redact(jsonable(value))
+
+
+def _field_names() -> frozenset[str]:
+    from dataclasses import fields
+
+    from contractstudio.runtime.events import EVENT_TYPES
+
+    names = {f.name for cls in EVENT_TYPES.values() for f in fields(cls)} | {"attempt", "contract", "model", "value"}
+    return frozenset(n for n in names if redacted_key(n) == (n, False))  # (none names a credential: checked, not assumed)
+
+
+_FIELD_NAMES = _field_names()  # the events' own keys: no redaction can change them
+
+
+def _event_dict(e: Event) -> dict[str, Any]:
+    """One event as a trace line holds it: `redacted_json` of its data, skipping the events' own keys and plain values."""
+    out: dict[str, Any] = {"seq": e.seq, "t": round(e.t, 6), "stage": e.stage, "type": e.type}
+    for k, v in e.data.items():
+        kind = type(v)
+        if kind is str:
+            v = redact_text(v)
+        elif v is not None and kind is not bool and kind is not int:
+            v = redacted_json(v)
+        elif kind is int and v.bit_length() > _BIG_INT_BITS:
+            v = jsonable(v)
+        if k not in _FIELD_NAMES:  # a key of a pipeline's or a newer version's event
+            key, named = redacted_key(k if type(k) is str else str(k))
+            out[key] = REDACTED if named and v not in (None, "") and not isinstance(v, (dict, list)) else v
+        else:
+            out[k] = v
+    return out
+
 
 # Line separators that JSON leaves raw but editors, `str.splitlines` and JavaScript break lines at.
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -129,8 +182,7 @@ class Trace:
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """Each event as one JSON-ready mapping, secrets redacted: a trace line's content."""
-        return [{"seq": e.seq, "t": round(e.t, 6), "stage": e.stage, "type": e.type, **redact(jsonable(e.data))}
-                for e in self.events]
+        return [_event_dict(e) for e in self.events]
 
     def to_jsonl(self) -> str:
         """The trace as JSON Lines, one event per line, secrets redacted."""
