@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-color", action="store_true", help="plain text output")
     c.add_argument("--allow-empty", action="store_true",
                    help="exit 0 when no file was checked (default: exit 1, so a mistyped path fails CI)")
+    c.add_argument("--model", metavar="M", help="classify each output clause for this litellm model instead of the one "
+                   "a contract names: enforced by the decoder, checked after the reply, or not representable (CON131, CON132)")
+    c.add_argument("-v", "--verbose", action="store_true",
+                   help="text format: a line per contract saying the structured-output mode and who enforces its clauses")
     _dialect(c)
 
     g = sub.add_parser("graph", help="the step graph of a pipeline with its routing prefixes")
@@ -100,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     h = sub.add_parser("schema", help="the JSON Schema of the format")
     h.add_argument("kind", nargs="?", choices=("contract", "agent", "pipeline", "tools"))
+    h.add_argument("--model", metavar="M", help="with --contract: the output type's schema as sent to this litellm model")
+    h.add_argument("--contract", metavar="FILE", help="with --model: a contract whose output type to compile; prints each "
+                   "clause with who enforces it (decoder / after reply / not representable), then the schema sent")
 
     ls = sub.add_parser("lsp", help="a Language Server Protocol server over stdio (for VS Code, Neovim, Helix ...)")
     ls.add_argument("--debounce-ms", type=float, default=150, metavar="MS", help="wait this long after a change before analyzing")

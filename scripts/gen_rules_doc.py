@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from contractstudio.analysis.check import check_file  # noqa: E402
 from contractstudio.analysis.rules import every_rule  # noqa: E402
+from contractstudio.documents.provider_profiles import facts_table  # noqa: E402
 from contractstudio.findings.diagnostics import RULES  # noqa: E402
 from contractstudio.reports import diagnostics as report  # noqa: E402
 
@@ -23,6 +24,14 @@ FAMILIES = {
     "YML": "the YAML document", "SCH": "shape", "REF": "references", "EXP": "expressions", "CON": "contract",
     "AGT": "agent", "PIP": "pipeline", "RTE": "routing", "TOL": "tools",
     "PYC": "Python contract classes (SymbolicAI style, read statically)",
+}
+
+
+# More than the summary, where a rule rests on facts from outside (with their sources).
+NOTES = {
+    "CON131": "Which provider's decoder enforces what (a pattern goes to a decoder only when anchored `^...$` and free "
+              "of look-around and back-references; every removed keyword is still checked after the reply by the "
+              "contract's own type; details in docs/format.md, \"Structured outputs\"):\n\n" + facts_table(),
 }
 
 
@@ -67,6 +76,8 @@ def render() -> str:
             family = r.code[:3]
             lines += ["", f"# {family}: {FAMILIES.get(family, '')}"]
         lines += ["", f"## {r.code}", "", f"**{r.name}** ({r.severity}). {r.summary}"]
+        if r.code in NOTES:
+            lines += ["", NOTES[r.code]]
         case = ex.get(r.code)
         if case is None:
             lines += ["", "_No example fixture yet._"]

@@ -150,7 +150,7 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
     if ctx is None:
         ctx = Context(hooks=hook_folder(path, False))
     elif ctx.root is None:
-        ctx = Context(hooks=hook_folder(path, ctx.trusted), dialect=ctx.dialect)
+        ctx = Context(hooks=hook_folder(path, ctx.trusted), dialect=ctx.dialect, model=ctx.model)
     return check_text(text, name, ctx, location=path)
 
 

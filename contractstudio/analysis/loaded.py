@@ -52,6 +52,7 @@ class Context:
 
     hooks: HookFolder = HookFolder()  # where python: hooks are imported from and whether they may be (trust.hook_folder)
     dialect: str | None = None  # read every document as this format (--dialect); None: by setting and shape
+    model: str | None = None  # the model to classify output clauses for (check --model); None: the one a contract names
 
     @property
     def trusted(self) -> bool:

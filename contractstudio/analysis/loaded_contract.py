@@ -21,6 +21,7 @@ from contractstudio.analysis.loaded import (
     TypeString,
     condition_sites,
 )
+from contractstudio.analysis.structure import OutputStructure, output_structure
 from contractstudio.documents.models import Contract
 from contractstudio.documents.type_syntax import ANY, TypeExpr, TypeSyntaxError, parse_type
 from contractstudio.documents.types import TypeSystem
@@ -79,6 +80,14 @@ class LoadedContract(Loaded):
     def output_type(self) -> str | None:
         """The declared type the output must be (None when the output is not a declared type)."""
         return self.types.declared(self.role_types["output"])
+
+    @cached_property
+    def structure(self) -> OutputStructure | None:
+        """Who enforces each clause of the output type for the model (`check --model`, else `llm.model`), or None."""
+        llm = self.contract.llm
+        model = self.ctx.model or llm.model
+        return output_structure(self.types, self.contract.output, model, getattr(llm, "structured_output", "auto"),
+                                llm.api_base)
 
     @cached_property
     def input_scope(self) -> Scope:

@@ -6,12 +6,25 @@ import argparse
 import os
 import sys
 
-from contractstudio.analysis.check import Context, check_file, findings_of, survey
+from contractstudio.analysis.check import Context, FileReport, check_file, findings_of, survey
+from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.findings.diagnostics import at_least
 from contractstudio.reports import diagnostics as report
 from contractstudio.safe_text import printable
 from contractstudio.trust import Trust, hook_folder
+
+
+def structure_lines(reports: list[FileReport]) -> list[str]:
+    """A line per contract: its structured-output mode and who enforces its output clauses (check --verbose)."""
+    out = []
+    for r in reports:
+        for doc in r.documents:
+            if isinstance(doc, LoadedContract):
+                found = doc.structure
+                what = found.summary() if found is not None else "no model named (llm.model or --model): prompt only"
+                out.append(f"{r.path}: contract '{doc.contract.name}': {what}")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
         if not found.ours:  # another tool's file (a Kubernetes manifest, a scenario manifest): not a finding
             print(f"contractstudio: skipped {printable(str(path))}: {found.reason}", file=sys.stderr)
             continue
-        reports.append(check_file(path, Context(hooks=hook_folder(path, trust), dialect=args.dialect)))
+        reports.append(check_file(path, Context(hooks=hook_folder(path, trust), dialect=args.dialect,
+                                                model=getattr(args, "model", None))))
     diagnostics = findings_of(reports)  # the analyzer decides what counts once
     files = len(reports)
     # Nothing checked fails the run (a mistyped path in CI must not pass), as `test` does when no scenario ran,
@@ -38,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
         color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
         texts = {path: text for r in reports for path, text in r.texts.items()}
         print(report.text(diagnostics, texts, files, color, read_as))
+        if getattr(args, "verbose", False):
+            for line in structure_lines(reports):
+                print(printable(line))
     elif args.format == "json":
         print(report.as_json(diagnostics, files, read_as))
     elif args.format == "jsonl":

@@ -150,3 +150,38 @@ def _openai_schema_model(bare: str) -> bool:
 
 # Older OpenAI chat models: JSON mode only (no json_schema response format).
 _JSON_ONLY_OPENAI = ProviderProfile(name="openai", strict=False, source=OPENAI_SOURCE, schema_mode=False)
+
+
+def facts_table() -> str:
+    """The profiles as a Markdown table for the docs (docs/rules.md is generated with it): what each provider's
+    decoder cannot enforce and where that fact comes from."""
+    rows = ["| provider | models (litellm prefix) | removed, checked after the reply | not representable (falls back) | source |",
+            "|---|---|---|---|---|"]
+    models = {"openai": "`openai/` gpt-4o(-mini), gpt-4.1, gpt-5, o1/o3/o4", "anthropic": "`anthropic/`, `claude-*`",
+              "gemini": "`gemini/`, `vertex_ai/`", "guided": "`hosted_vllm/`, `ollama/`, `ollama_chat/`, `openai/` with "
+              "a non-OpenAI `api_base`"}
+    for p in (OPENAI, ANTHROPIC, GEMINI, GUIDED):
+        removed = sorted(dict.fromkeys(k for k, _ in p.unsupported))
+        extra = []
+        if p.int_only_bounds:
+            extra.append("bounds on non-integers")
+        if p.min_items_max is not None:
+            extra.append(f"minItems above {p.min_items_max}")
+        if p.simple_patterns_only:
+            extra.append("patterns with \\b")
+        limits = []
+        if p.object_root:
+            limits.append("a non-object output")
+        if p.closed_objects or p.inline_refs:
+            limits.append("dict[str, T] fields")
+        if not p.recursion:
+            limits.append("recursive types")
+        if p.needs_types:
+            limits.append("`any` fields")
+        for value, what in ((p.max_depth, "levels of nested objects"), (p.max_properties, "properties"),
+                            (p.max_optional, "optional fields"), (p.max_unions, "union fields")):
+            if value is not None:
+                limits.append(f"more than {value} {what}")
+        cell = ", ".join(f"`{k}`" for k in removed) + (", " + ", ".join(extra) if extra else "")
+        rows.append(f"| {p.name} | {models[p.name]} | {cell} | {', '.join(limits) or '-'} | {p.source} |")
+    return "\n".join(rows)

@@ -13,8 +13,10 @@ from typing import Any
 
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.analysis.facts import expression_sites, state_flow, step_graph, type_system
+from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.positions import value_span
 from contractstudio.analysis.shape import annotation_at
+from contractstudio.analysis.structure import WORDS, names
 from contractstudio.documents.actions import action_catalog
 from contractstudio.documents.models import KINDS, Agent, Pipeline, ToolSet
 from contractstudio.editing.completion import action_doc, type_label
@@ -91,7 +93,8 @@ def describe(loaded: Loaded, occ: Occurrence) -> str:
             return ""
         t = types.field_type(occ.owner, occ.name)
         state = "required" if spec.required else f"optional, default {spec.default!r}"
-        return f"**{occ.owner}.{occ.name}**: `{t}` ({state})" + (f"\n\n{spec.description}" if spec.description else "")
+        text = f"**{occ.owner}.{occ.name}**: `{t}` ({state})" + (f"\n\n{spec.description}" if spec.description else "")
+        return text + _structure(loaded, occ.owner, occ.name)
     if isinstance(model, Pipeline):
         return _pipeline(loaded, model, occ)
     if isinstance(model, Agent):
@@ -107,6 +110,20 @@ def describe(loaded: Loaded, occ: Occurrence) -> str:
             params = ", ".join(f"{n}: {s.type}" for n, s in tool.params.items())
             return f"**tool {tool.name}**({params})" + (f"\n\n{tool.description}" if tool.description else "")
     return ""
+
+
+def _structure(loaded: Loaded, owner: str, name: str) -> str:
+    """Who enforces the field's clauses for the contract's model (a field of the output type), as hover lines."""
+    found = loaded.structure if isinstance(loaded, LoadedContract) else None
+    clauses = found.by_field.get((owner, name)) if found is not None else None
+    if found is None or not clauses:
+        return ""
+    c = found.compiled
+    head = f"**structured output** with `{found.model}` ({c.mode}{' strict' if c.strict else ''})"
+    groups = {e: [x for x in clauses if x.enforcement == e] for e in WORDS}
+    lines = [f"- {WORDS[e]}: {names(xs)}" + (f" ({'; '.join(dict.fromkeys(x.reason for x in xs))})" if e != "decoder" else "")
+             for e, xs in groups.items() if xs]
+    return "\n\n" + head + "\n\n" + "\n".join(lines)
 
 
 def _pipeline(loaded: Loaded, model: Pipeline, occ: Occurrence) -> str:

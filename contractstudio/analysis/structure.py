@@ -1,0 +1,145 @@
+"""Who enforces each clause of a contract's output type for the model it names (issue 22, point 2).
+
+The output type's JSON Schema goes through the same compiler the engine sends requests with
+(documents/structured_outputs.py), so what the author is shown is what a live call relies on. Each clause's
+schema path is traced back to the declared field that states it, for findings (CON131, CON132), hover,
+`check --verbose` and `schema --model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from contractstudio.documents.structured_outputs import Clause, CompiledSchema, compile_schema
+from contractstudio.documents.type_syntax import DictOf, ListOf, Ref, TypeExpr, TypeSyntaxError, Union, parse_type
+from contractstudio.documents.types import TypeSystem
+
+FieldKey = tuple[str | None, str | None]  # (declared type, field); (None, None): the output as a whole
+
+WORDS = {"decoder": "enforced by the decoder", "after_reply": "checked after the reply",
+         "not_representable": "not representable"}
+
+
+@dataclass(frozen=True)
+class OutputStructure:
+    """The compiled output schema for one model and its clauses by the declared field that states them."""
+
+    model: str
+    compiled: CompiledSchema
+    by_field: dict[FieldKey, tuple[Clause, ...]]
+
+    @property
+    def falls_back(self) -> bool:
+        """Whether the schema cannot be sent (a not-representable clause): every clause is checked after the reply."""
+        return bool(self.compiled.enforced_by("not_representable"))
+
+    def counts(self) -> dict[str, int]:
+        """How many clauses each enforcement has."""
+        out = dict.fromkeys(WORDS, 0)
+        for c in self.compiled.clauses:
+            out[c.enforcement] += 1
+        return out
+
+    def summary(self) -> str:
+        """One line: the mode and how many clauses each enforcement has."""
+        c = self.compiled
+        mode = f"{c.mode}{' strict' if c.strict else ''}"
+        counts = ", ".join(f"{n} {WORDS[k]}" for k, n in self.counts().items())
+        tail = f" (falls back: {c.fallback_reason})" if c.fallback_reason else ""
+        return f"structured output with {self.model} ({c.provider}): {mode}; {counts}{tail}"
+
+
+def output_schema(types: TypeSystem, output: str) -> dict[str, Any] | None:
+    """The JSON Schema of an output type (declared or a type expression); None when it cannot be built."""
+    try:
+        if types.declared(output):
+            return types.json_schema(output)
+        return TypeAdapter(types.annotation(parse_type(output))).json_schema(by_alias=True)
+    except Exception:  # noqa: BLE001 - a type that cannot be built is reported by its own rules (SCH107, TYP)
+        return None
+
+
+def output_structure(types: TypeSystem, output: str, model: str | None, requested: Any = "auto",
+                     api_base: str | None = None) -> OutputStructure | None:
+    """The clauses of the output type for `model` (None without a model, or when the type cannot be built)."""
+    if not model or requested not in ("auto", "json_schema", "json_object", "off"):
+        return None
+    schema = output_schema(types, output)
+    if schema is None:
+        return None
+    compiled = compile_schema(schema, model, requested, api_base=api_base)
+    try:
+        root = parse_type(output)
+    except TypeSyntaxError:
+        return None
+    by_field: dict[FieldKey, list[Clause]] = {}
+    for clause in compiled.clauses:
+        key = field_of(types, root, [p.replace("~1", "/").replace("~0", "~") for p in clause.path.split("/")[1:]])
+        found = by_field.setdefault(key, [])
+        if not any((c.keyword, c.enforcement) == (clause.keyword, clause.enforcement) for c in found):
+            found.append(clause)  # a type used at two paths states its clauses once
+    return OutputStructure(model, compiled, {k: tuple(v) for k, v in by_field.items()})
+
+
+def _options(t: TypeExpr) -> Iterable[TypeExpr]:
+    return t.options if isinstance(t, Union) else (t,)
+
+
+def field_of(types: TypeSystem, t: TypeExpr, parts: list[str]) -> FieldKey:
+    """The declared field a schema path ends at ("*": an item of a list or a value of a dict)."""
+    owner: FieldKey = (None, None)
+    current: TypeExpr | None = t
+    for part in parts:
+        if current is None:
+            return owner
+        nxt: TypeExpr | None = None
+        for option in _options(current):
+            if part == "*" and isinstance(option, (ListOf, DictOf)):
+                nxt = option.item if isinstance(option, ListOf) else option.value
+                break
+            if isinstance(option, Ref) and part in (types.fields(option) or {}):
+                owner, nxt = (option.name, part), types.field_type(option, part)
+                break
+        current = nxt
+    return owner
+
+
+def names(clauses: Iterable[Clause]) -> str:
+    """The clauses in the contract's own words (`min_length 2`, `le 1.0`, `type`), once each."""
+    return ", ".join(dict.fromkeys(_name(c) for c in clauses))
+
+
+def describe(clauses: Iterable[Clause], *, reasons: bool = True) -> str:
+    """The clauses of one field in words, grouped by who enforces them."""
+    groups: dict[str, list[Clause]] = {}
+    for c in clauses:
+        groups.setdefault(c.enforcement, []).append(c)
+    parts = []
+    for enforcement in ("not_representable", "after_reply", "decoder"):
+        found = groups.get(enforcement, [])
+        if not found:
+            continue
+        listed = names(found)
+        why = "; ".join(dict.fromkeys(c.reason for c in found)) if reasons and enforcement != "decoder" else ""
+        parts.append(f"{listed} {'is' if len(found) == 1 else 'are'} {WORDS[enforcement]}" + (f" ({why})" if why else ""))
+    return "; ".join(parts)
+
+
+# The JSON Schema keywords in the words a contract is written in (docs/format.md, `fields:`).
+_AUTHOR_WORDS = {"minLength": "min_length", "maxLength": "max_length", "minItems": "min_length", "maxItems": "max_length",
+                 "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt",
+                 "enum": "the Literal values", "const": "the Literal value", "additionalProperties": "extra: forbid",
+                 "$ref": "the type's recursion", "schema": "the schema"}
+
+
+def _name(c: Clause) -> str:
+    word = _AUTHOR_WORDS.get(c.keyword, c.keyword)
+    if c.keyword == "additionalProperties" and c.value is not False:
+        word = "dict[str, ...]"
+    if c.keyword in ("type", "required", "enum", "const", "additionalProperties", "schema", "$ref") or c.value is None:
+        return word
+    return f"{word} {c.value!r}" if isinstance(c.value, str) else f"{word} {c.value}"
