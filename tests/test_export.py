@@ -6,11 +6,14 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 from conftest import FIXTURES, SAMPLES
+from second_reader import ruamel_disagrees
 
+from contractstudio.analysis.check import check_file
 from contractstudio.cli import main
 from contractstudio.documents.json_schema import full_schema
 from contractstudio.export import export_file, export_text
@@ -111,6 +114,7 @@ def test_export_of_an_unchanged_file_is_identical_or_refused(path: Path, tmp_pat
     code = main(["export", str(path), "-o", str(out)])
     if code == 0:
         assert out.read_bytes() == path.read_bytes()
+        assert ruamel_disagrees(path.read_text(encoding="utf-8-sig")) is None  # what other YAML tools read, too
     else:
         assert code == 1 and not out.exists()
 
@@ -228,3 +232,44 @@ def test_convert_checks_its_output_path_like_export(tmp_path: Path, capsys: pyte
     assert main(["convert", str(source), "--to", "contractstudio", "-o", str(tmp_path / "missing" / "out.yaml")]) == 2
     err = capsys.readouterr().err
     assert "cannot write the conversion" in err and "does not exist" in err and "internal error" not in err
+
+
+# A big file costs export what it costs check (issue 21.15) --------------------------------------------------------
+
+def _count_yaml_readings(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count every YAML reading of a text (ours and ruamel.yaml's) and every analysis, from now on."""
+    from ruamel.yaml.main import YAML
+
+    from contractstudio.analysis import check
+    from contractstudio.reading.builder import Builder
+
+    counts = {"yaml readings": 0, "analyses": 0}
+
+    def counted(name: str, real: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(Builder, "build", counted("yaml readings", Builder.build))
+    monkeypatch.setattr(YAML, "load_all", counted("yaml readings", YAML.load_all))
+    monkeypatch.setattr(check, "analyze_source", counted("analyses", check.analyze_source))
+    return counts
+
+
+def test_export_reads_and_analyses_a_file_once_as_check_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5 MB contract took export 18x the time of check: a second reading of the whole file by our reader and one
+    by ruamel.yaml's pure-Python parser (30-60x slower per token). Export is check's one reading and one analysis."""
+    src = tmp_path / "corpus.contract.yaml"
+    corpus = "".join(f"        - {{id: D{i}, content: Document {i} says vector databases store embeddings.}}\n"
+                     for i in range(50))
+    src.write_text((SAMPLES / "multidoc_qa.contract.yaml").read_text().split("\nscenarios:\n")[0]
+                   + "\nscenarios:\n  - name: corpus\n    input:\n      query: What do they store?\n      documents:\n"
+                   + corpus + "    responses: ['{\"answer\": \"Embeddings.\", \"evidence\": [], \"coverage_score\": 1.0}']\n")
+    counts = _count_yaml_readings(monkeypatch)
+    assert check_file(src).diagnostics == []
+    by_check = dict(counts)
+    counts.update({k: 0 for k in counts})
+    exported, refused = export_file(src)
+    assert refused == [] and exported == src.read_text()
+    assert counts == by_check == {"yaml readings": 1, "analyses": 1}

@@ -2,8 +2,8 @@
 
 Values are built from the pieces where YAML readers disagree (signs, prefixes, underscores, exponents,
 special floats, booleans of YAML 1.1, tags, tabs, a %YAML header); the property is that the analyzer
-finds every disagreement itself (YML008), so that export's second reader never has to refuse a file
-`check` called clean. The long run: .venv/bin/python -m pytest -m fuzz tests/test_fuzz_export.py
+finds every disagreement itself (YML008): ruamel.yaml reads the same data from every file `check`
+calls clean, and export writes it unchanged. The long run: .venv/bin/python -m pytest -m fuzz tests/test_fuzz_export.py
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 from conftest import FUZZ_SEED
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
+from second_reader import ruamel_disagrees
 
 from contractstudio.analysis.check import check_text
 from contractstudio.export import export_text
@@ -42,6 +43,7 @@ def agrees(text: str) -> None:
     if errors:
         assert exported is None
     else:
+        assert ruamel_disagrees(text) is None, "check is clean, yet ruamel.yaml reads it differently"
         assert refused == [] and exported == text, f"check is clean, export says: {[d.message for d in refused]}"
 
 

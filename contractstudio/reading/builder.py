@@ -158,7 +158,7 @@ class Builder:
         return docs
 
     def _other_reading(self, raw: str, value: Any, version: tuple[int, int] | None, start: Any, end: Any) -> None:
-        """YML008 where ruamel.yaml (export's second reader) reads a plain scalar differently, or not at all."""
+        """YML008 where other YAML tools (ruamel.yaml) read a plain scalar differently, or not at all."""
         try:
             theirs = other_reading(raw, version)
         except Unreadable as err:
@@ -171,7 +171,7 @@ class Builder:
             why = f"the %YAML 1.1 header (line {line}) makes other YAML tools read {describe(theirs)}"
             hint = "remove the %YAML 1.1 header (ContractStudio reads YAML 1.2) or quote the value"
         else:
-            why = f"other YAML tools (ruamel.yaml, which export checks with) read {describe(theirs)}"
+            why = f"other YAML tools (ruamel.yaml, for one) read {describe(theirs)}"
             hint = "quote it if it is text, or write the number in YAML 1.2's form"
         ours = "text" if isinstance(value, str) else describe(value)
         self._report("YML008", f"'{raw}' is {ours} here, but {why}", start, end, hint=hint)
@@ -211,7 +211,7 @@ class Builder:
                 reported.add(line)
                 column = at - line_start + 1
                 span = Span(line + 1 + self.offset, column, line + 1 + self.offset, column + 1)
-                self.diagnostics.append(make("YML008", "a tab outside quotes: ruamel.yaml (which export checks with) "
+                self.diagnostics.append(make("YML008", "a tab outside quotes: other YAML tools (ruamel.yaml, for one) "
                                              "cannot read it, though libyaml can", self.path, span,
                                              hint="use spaces, or quote the value"))
             at = text.find("\t", at + 1)

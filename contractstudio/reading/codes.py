@@ -16,6 +16,6 @@ declare("YML006", "resource-limit", "error",
         "A document too deep, whose aliases expand too far (in nodes or characters), "
         "or whose regular expressions run too long, to analyze safely.")
 declare("YML008", "reads-differently", "error",
-        "A value other YAML tools (ruamel.yaml, which export checks with) read differently or cannot read: "
+        "A value other YAML tools (ruamel.yaml, for one) read differently or cannot read; export refuses it: "
         "a value that does not fit its tag, an integer of more than 4,300 digits, a tab outside quotes, "
         "a number outside YAML 1.2's forms, a value a `%YAML 1.1` header changes.")

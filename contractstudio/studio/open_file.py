@@ -215,7 +215,7 @@ class OpenFile(App[None]):
         if not target or self.buffer is None:
             return
         text = self.current_text()
-        from contractstudio.export import export_text  # ruamel, which export checks with, loads only here
+        from contractstudio.export import export_text
 
         exported, errors = export_text(text, str(self.buffer.path))
         if exported is None:
