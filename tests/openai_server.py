@@ -39,6 +39,7 @@ class Reply:
     reset: bool = False  # read the request, then reset the connection (RST) without answering
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    refusal: str | None = None  # a structured request refused (OpenAI's `message.refusal`, content null)
 
 
 @dataclass
@@ -57,7 +58,9 @@ def _completion(reply: Reply, model: str) -> bytes:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply.content}}],
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": None if reply.refusal else reply.content,
+            **({"refusal": reply.refusal} if reply.refusal else {})}}],
         "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
                   "total_tokens": reply.prompt_tokens + reply.completion_tokens},
     }).encode()
@@ -71,6 +74,16 @@ class _Listening(ThreadingHTTPServer):
 
 class OpenAIServer:
     """A threaded HTTP server answering /v1/chat/completions with scripted replies."""
+
+    # what a completion and an error look like on this server's API (the Anthropic server overrides both)
+    @staticmethod
+    def answer(reply: Reply, body: dict[str, Any] | None) -> bytes:
+        return _completion(reply, (body or {}).get("model", "test-model"))
+
+    @staticmethod
+    def error(reply: Reply) -> bytes:
+        return json.dumps({"error": {"message": reply.content or f"scripted status {reply.status}",
+                                     "type": "scripted", "code": reply.status}}).encode()
 
     def __init__(self, replies: list[Reply | str] | None = None, responder: Callable[[Received], Reply | str] | None = None,
                  ) -> None:
@@ -140,7 +153,7 @@ class OpenAIServer:
                     self.connection.close()
                     return
                 if reply.cut:
-                    payload = _completion(reply, (body or {}).get("model", "test-model"))
+                    payload = owner.answer(reply, body)
                     self.send_response(200)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(payload)))
@@ -149,16 +162,14 @@ class OpenAIServer:
                     self.wfile.flush()
                     self.close_connection = True
                 elif reply.trickle or reply.stall:
-                    payload = reply.body if reply.body is not None else _completion(reply, (body or {}).get("model", "test-model"))
+                    payload = reply.body if reply.body is not None else owner.answer(reply, body)
                     self._send(reply.status, payload, reply.headers, trickle=reply.trickle, chunk=reply.chunk, stall=reply.stall)
                 elif reply.body is not None:
                     self._send(reply.status, reply.body, reply.headers)
                 elif reply.status != 200:
-                    err = {"error": {"message": reply.content or f"scripted status {reply.status}",
-                                     "type": "scripted", "code": reply.status}}
-                    self._send(reply.status, json.dumps(err).encode(), reply.headers)
+                    self._send(reply.status, owner.error(reply), reply.headers)
                 else:
-                    self._send(200, _completion(reply, (body or {}).get("model", "test-model")), reply.headers)
+                    self._send(200, owner.answer(reply, body), reply.headers)
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, *,
                       trickle: float = 0.0, chunk: int = 4, stall: float = 0.0) -> None:

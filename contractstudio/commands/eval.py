@@ -50,6 +50,9 @@ def add_parser(sub: Any) -> None:
     mode = v.add_mutually_exclusive_group()
     mode.add_argument("--scripted", action="store_true", help="answer with each row's 'replies' (offline)")
     mode.add_argument("--replay", metavar="RESULTS", help="replay the traces recorded in an earlier results file (offline)")
+    v.add_argument("--structured", choices=("off", "auto", "json_schema", "json_object"),
+                   help="ask every row's replies in this structure mode instead of the contract's llm.structured_output "
+                        "(compare two runs with --baseline)")
     v.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
     v.add_argument("--sample", type=int, metavar="N", help="a random sample of N rows (see --seed)")
     v.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
@@ -154,7 +157,7 @@ def _config(args: argparse.Namespace) -> Any:
         limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine,
         address=args.address, baseline=Path(args.baseline) if args.baseline else None,
         trust=Trust.for_command([path], args.trust).allows(path),  # the file's own folder decides
-        trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect)
+        trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect, structured=args.structured)
 
 
 def _usage(args: argparse.Namespace) -> str | None:

@@ -80,7 +80,8 @@ def describe(event: Event) -> list[str]:
             return [f"    x {event.message}"]
         case ev.ModelRequest():
             retry = f", transport retry {event.transport_retry}" if event.transport_retry else ""
-            return [f"    -> {event.model} ({event.purpose}, {len(event.messages)} messages{retry})"]
+            structure = f", {event.structured_output}" if event.structured_output else ""
+            return [f"    -> {event.model} ({event.purpose}, {len(event.messages)} messages{structure}{retry})"]
         case ev.ModelReply():
             return [f"    <- {event.chars} chars, {event.prompt_tokens}+{event.completion_tokens} tokens, "
                     f"{event.latency_s:.2f} s: {shorten(event.text.replace(chr(10), ' '), 70)}"]
@@ -97,6 +98,8 @@ def describe(event: Event) -> list[str]:
             return [f"    ! {event.message}"]
         case ev.RemedyExhausted():
             return [f"    x remedy ({event.loop}) exhausted after {event.attempts} attempt(s)"]
+        case ev.StructureFallback():
+            return [f"    ! structured output {event.from_mode} -> {event.to_mode}: {shorten(event.reason, 120)}"]
     return []
 
 

@@ -89,6 +89,9 @@ class LLMSettings(Model):
                                  "(away from loopback, only in a trusted folder).")
     api_key_env: str | None = Field(None, description="Name of the environment variable that holds the API key (never the key); "
                                     "a variable other than the provider's usual one needs a trusted folder.")
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = Field(
+        "auto", description="How the reply's structure is asked for: the output type's JSON Schema (json_schema), JSON mode "
+        "(json_object), the prompt alone (off), or auto: the best the model supports. A `response_format` written here wins.")
     # Provider parameters, passed to litellm as written.
     top_p: float | None = Field(None, ge=0, le=1, description="Nucleus sampling: the probability mass to sample from.")
     top_k: int | None = Field(None, ge=1, description="Sample from the k most likely tokens (providers that support it).")
@@ -96,7 +99,8 @@ class LLMSettings(Model):
     stop: str | list[str] | None = Field(None, description="Text(s) at which the model stops.")
     presence_penalty: float | None = Field(None, ge=-2, le=2, description="Penalty for tokens already present.")
     frequency_penalty: float | None = Field(None, ge=-2, le=2, description="Penalty by how often a token appeared.")
-    response_format: dict[str, Any] | None = Field(None, description="e.g. {type: json_object} for providers with a JSON mode.")
+    response_format: dict[str, Any] | None = Field(None, description="Sent as written, instead of what `structured_output` "
+                                                   "would send: e.g. {type: json_object} for a provider litellm does not know.")
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(None, description="Reasoning models: how hard to think.")
     user: str | None = Field(None, description="An end-user id passed to the provider.")
     api_version: str | None = Field(None, description="API version (Azure OpenAI).")
@@ -106,7 +110,7 @@ class LLMSettings(Model):
     @property
     def provider_params(self) -> dict[str, Any]:
         """The provider parameters that are set, as litellm takes them."""
-        own = ("model", "timeout_s", "api_base", "api_key_env")
+        own = ("model", "timeout_s", "api_base", "api_key_env", "structured_output")
         return {k: v for k in type(self).model_fields if k not in own and (v := getattr(self, k)) is not None}
 
 

@@ -18,8 +18,11 @@ METRICS = (
     ("tokens_per_successful_row", ("tokens", "per_successful_row")), ("cost_usd", ("cost_usd", "total")),
     ("cost_per_successful_row", ("cost_usd", "per_successful_row")), ("remedy_cost_share", ("remedy_share", "cost")),
     ("latency_p50_s", ("latency_s", "p50")), ("latency_p95_s", ("latency_s", "p95")),
+    ("requests", ("requests",)), ("remedies_per_row", ("remedies_per_row",)),
 )
 MAX_FLIPS_SHOWN = 20
+# Shown whenever the two runs asked in different structure modes (eval --structured), changed or not.
+STRUCTURE_METRICS = ("first_try_rate", "remedies_per_row", "requests", "cost_usd")
 
 
 def _get(summary: dict[str, Any], path: tuple[str, ...]) -> float:
@@ -65,6 +68,7 @@ class Comparison:
             metrics.append({"metric": name, "before": before, "after": after, "delta": after - before})
         flips = sorted(self.flips, key=lambda f: int(f.get("row") or 0))
         return {"baseline": str(self.path), "baseline_rows": base["rows"], "matched_rows": self.matched,
+                "structured_output": {"before": base.get("structured_output", {}), "after": current.get("structured_output", {})},
                 "outcome_changed": self.changed, "metrics": metrics,
                 "fixed": sum(1 for f in flips if f["now_successful"]), "broken": sum(1 for f in flips if not f["now_successful"]),
                 "flipped": flips}
@@ -74,8 +78,13 @@ def render(report: dict[str, Any]) -> str:
     """The comparison as text."""
     lines = [f"against {report['baseline']} ({report['matched_rows']} of {report['baseline_rows']} rows matched, "
              f"{report['outcome_changed']} changed outcome):"]
+    modes = report.get("structured_output") or {}
+    shown: tuple[str, ...] = ()
+    if modes and modes.get("before") != modes.get("after"):
+        lines.append(f"  {'structured_output':<26} {_modes(modes.get('before')):>12} -> {_modes(modes.get('after'))}")
+        shown = STRUCTURE_METRICS  # what structure may save is shown even when it saved nothing
     for m in report["metrics"]:
-        if m["before"] == m["after"]:
+        if m["before"] == m["after"] and m["metric"] not in shown:
             continue
         rate = m["metric"].endswith(("_rate", "_share"))
         fmt = (lambda v: f"{100 * v:.1f}%") if rate else (lambda v: f"{v:,.6g}")
@@ -88,3 +97,9 @@ def render(report: dict[str, Any]) -> str:
     if len(report["flipped"]) > MAX_FLIPS_SHOWN:
         lines.append(f"  ... and {len(report['flipped']) - MAX_FLIPS_SHOWN} more (--json lists them all)")
     return "\n".join(lines)
+
+
+def _modes(rows_by_mode: dict[str, int] | None) -> str:
+    """`json_schema` or `off 3, json_schema 9`: the structure modes a run's rows asked in."""
+    found = rows_by_mode or {}
+    return next(iter(found)) if len(found) == 1 else ", ".join(f"{m} {n}" for m, n in found.items()) or "-"

@@ -65,6 +65,7 @@ class EvalConfig:
     transport: TransportRetry = field(default_factory=TransportRetry)
     name: str | None = None  # which document of a file with several
     dialect: str | None = None  # read the file as this format (--dialect); None: by folder setting and shape
+    structured: str | None = None  # --structured: overrides the contract's llm.structured_output for every row
 
 
 @dataclass(slots=True)
@@ -165,7 +166,7 @@ def _job(cfg: EvalConfig) -> EvalJob:
                    api_base=cfg.api_base, wait=cfg.wait and cfg.mode == "live", transport=cfg.transport,
                    use_cache=cfg.cache and cfg.mode == "live",
                    cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None, rpm=cfg.rpm, tpm=cfg.tpm,
-                   trace_dir=str(cfg.trace_dir.resolve()) if cfg.trace_dir else None)
+                   trace_dir=str(cfg.trace_dir.resolve()) if cfg.trace_dir else None, structured=cfg.structured)
 
 
 def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,

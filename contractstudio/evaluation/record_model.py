@@ -94,6 +94,8 @@ class ContractRecord(_Record):
     remedy_tokens: COUNT
     cache: _Cache
     limit_wait_s: AMOUNT
+    structured: Literal["json_schema", "json_object", "off"] | None = None  # the mode its output requests asked in
+    structure_fallbacks: COUNT = 0
 
     @model_validator(mode="after")
     def _consistent(self) -> ContractRecord:

@@ -41,6 +41,7 @@ class EvalJob:
     rpm: float | None = None
     tpm: float | None = None
     trace_dir: str | None = None  # write each row's trace here instead of embedding it
+    structured: str | None = None  # --structured: the structure mode every row asks in (None: the contract's own)
 
 
 def load_plan(job: EvalJob) -> Any:
@@ -103,7 +104,12 @@ class RowRunner:
             if row.replies is None:
                 raise ModelError("the row has no 'replies' (an envelope {\"input\": ..., \"replies\": [...]}) for --scripted")
             replies: list[Any] = list(row.replies)
-            return ScriptedModel(replies, name="scripted"), None, None
+            # with --structured, the scripted replies stand for a model that has response schemas and JSON mode
+            # (compiled for the model the run names, or the contract's own)
+            supports = (self.job.structured is not None, self.job.structured is not None)
+            llm = getattr(getattr(self.plan, "doc", None), "llm", None)
+            return ScriptedModel(replies, name="scripted", supports=supports,
+                                 stands_for=self.job.model or getattr(llm, "model", None)), None, None
         if self.job.mode == "replay":
             if row.recording is None:
                 raise ModelError("no recorded trace for this row in the --replay results")
@@ -127,7 +133,8 @@ class RowRunner:
         started = time.perf_counter()
         try:
             model, cached, limited = self._model(row)
-            options = CallOptions(wait=self.job.wait, transport=self.job.transport, sleep=self.sleep)
+            options = CallOptions(wait=self.job.wait, transport=self.job.transport, sleep=self.sleep,
+                                  structured_output=self.job.structured)
             session = (Session(self.plan, row.value, model, options) if self.plan is not None
                        else self.contract.session(row.value, model, options, fresh=True))
             result = session.run(raise_on_violation=False)
@@ -159,10 +166,16 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     attempt = 0
     used: str | None = None
     gave_up = False
+    structured: str | None = None  # the mode the row's first output request asked in
+    fallbacks = 0
     for event in result.trace:
         match event:
             case ev.ModelRequest():
                 attempt = event.attempt
+                if structured is None and event.purpose != "remedy_pre":
+                    structured = event.structured_output or "off"
+            case ev.StructureFallback():
+                fallbacks += 1
             case ev.ModelReply():
                 prompt += event.prompt_tokens
                 completion += event.completion_tokens
@@ -200,6 +213,7 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         "cache": {"hits": cached.hits if cached else 0, "misses": cached.misses if cached else 0,
                   "saved_usd": cached.saved_usd if cached else 0.0},
         "limit_wait_s": round(limited.waited_s, 6) if limited else 0.0,
+        "structured": structured, "structure_fallbacks": fallbacks,  # structured: None when no output was asked for
     }
     if job.trace_dir:
         from pathlib import Path

@@ -45,6 +45,8 @@ class Tally:
         self.latencies: list[float] = []
         self.limit_wait = 0.0
         self.bad_rows = 0
+        self.requests = self.remedies = self.structure_fallbacks = 0
+        self.structured: Counter[str] = Counter()  # rows by the structure mode they asked in
 
     def add(self, rec: dict[str, Any]) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
@@ -86,6 +88,11 @@ class Tally:
         self.saved += float(cache.get("saved_usd") or 0.0)
         self.latencies.append(float(rec.get("latency_s") or 0.0))
         self.limit_wait += float(rec.get("limit_wait_s") or 0.0)
+        self.requests += int(rec.get("llm_calls") or 0)
+        self.remedies += int(rec.get("attempts") or 0)
+        if rec.get("structured"):  # a row that never asked for an output (its input failed) asked in no mode
+            self.structured[str(rec["structured"])] += 1
+        self.structure_fallbacks += int(rec.get("structure_fallbacks") or 0)
         return True
 
     def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
@@ -113,6 +120,8 @@ class Tally:
                           "mean": sum(lat) / n if n else 0.0, "max": lat[-1] if lat else 0.0},
             "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
             "rate_limit_wait_s": self.limit_wait,
+            "requests": self.requests, "requests_per_row": _rate(self.requests, n), "remedies_per_row": _rate(self.remedies, n),
+            "structured_output": dict(sorted(self.structured.items())), "structure_fallbacks": self.structure_fallbacks,
         }
         if duration_s is not None:
             out["duration_s"] = duration_s
@@ -170,7 +179,11 @@ def render(s: dict[str, Any]) -> str:
     lines.append(f"cost: ${c['total']:.6f} (${c['per_successful_row']:.6f} per successful row; paid now ${c['paid']:.6f}, "
                  f"from cache ${c['from_cache']:.6f})")
     r = s["remedy_share"]
-    lines.append(f"remedies: {_pct(r['cost'])} of the cost, {_pct(r['tokens'])} of the tokens")
+    lines.append(f"remedies: {_pct(r['cost'])} of the cost, {_pct(r['tokens'])} of the tokens, "
+                 f"{s.get('remedies_per_row', 0.0):.2f} per row")
+    lines.append(f"requests: {s.get('requests', 0):,} ({s.get('requests_per_row', 0.0):.2f} per row)   structured output: "
+                 + (", ".join(f"{mode} {rows}" for mode, rows in s.get("structured_output", {}).items()) or "-")
+                 + (f"; fell back {s['structure_fallbacks']} time(s)" if s.get("structure_fallbacks") else ""))
     lat = s["latency_s"]
     lines.append(f"latency per row: p50 {lat['p50']:.3f} s, p95 {lat['p95']:.3f} s, p99 {lat['p99']:.3f} s")
     cache = s["cache"]

@@ -15,10 +15,12 @@ from contractstudio.runtime.events import (
     ModelRequest,
     ReplayDivergence,
     RetryWait,
+    StructureFallback,
     TransportFailure,
 )
 from contractstudio.runtime.messages import clip
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
+from contractstudio.runtime.structured import Structure, fall_back, fallback_reason, structure_for
 from contractstudio.runtime.trace import redact
 
 Events = Generator[Event, Any, Any]
@@ -53,12 +55,16 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
     A remedy request also records the `errors` it tells the model, as they were sent.
     """
     model = st.model
-    params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
+    own_params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
     told = None if errors is None else list(errors)
     retry = 0
+    structure = structure_for(st, purpose)
     while True:
+        st.asked = structure
+        params = _with_structure(own_params, structure)
+        shown_mode = structure.mode if structure.mode != "off" or (st.structure_fell_back and purpose != "remedy_pre") else None
         request = st.emit(ModelRequest(stage=stage, attempt=attempt, purpose=purpose, model=model.name, messages=messages,
-                                       params=params, transport_retry=retry, errors=told))
+                                       params=params, transport_retry=retry, errors=told, structured_output=shown_mode))
         sent = yield request
         edited_messages = edited(sent, "messages")
         if edited_messages is not None:
@@ -76,6 +82,11 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         try:
             reply = model.complete(LLMRequest(messages, params, purpose, attempt))
         except TransportFault as fault:
+            why = None if st.structure_fell_back else fallback_reason(structure, status=fault.status, message=str(fault),
+                                                                      refused=False)
+            if why is not None:
+                structure = yield from _fall_back(st, stage, structure, why)
+                continue
             retry += 1
             too_long = st.options.transport.too_long(fault.retry_after) if fault.retryable else None
             tries = st.options.transport.tries if fault.most_retries is None else min(fault.most_retries, st.options.transport.tries)
@@ -113,4 +124,24 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
             reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
         yield st.emit(event)
+        why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
+            structure, status=None, message=reply.refusal, refused=True)
+        if why is not None:
+            structure = yield from _fall_back(st, stage, structure, why)
+            continue
         return reply
+
+
+def _with_structure(params: dict[str, Any], structure: Structure) -> dict[str, Any]:
+    """The request's parameters with the structure's `response_format` (a `response_format` the author wrote wins)."""
+    if structure.response_format is None or "response_format" in params:
+        return params
+    return {**params, "response_format": structure.response_format}
+
+
+def _fall_back(st: CallState, stage: str, structure: Structure, why: str) -> Events:
+    """Leave the structure the provider refused for the next mode, once per call, in the trace; the new structure."""
+    st.structure_fell_back = True
+    after = fall_back(st, structure)
+    yield st.emit(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=after.mode, reason=redact(why)))
+    return after

@@ -52,6 +52,7 @@ class CallOptions:
     transport: TransportRetry = field(default_factory=TransportRetry)
     rng: random.Random | None = None
     sleep: Callable[[float], None] = time.sleep
+    structured_output: str | None = None  # eval's --structured: overrides the contract's llm.structured_output
 
 
 def remedy_wait(retry: Any, attempt: int, u: float) -> float:
@@ -91,6 +92,9 @@ class CallState:
         self.no_remedy = False  # a condition with `remedy: false` failed: the call ends without a remedy
         self.failed_on: str | None = None  # the last validation failure: type (the reply), pre or post (a condition)
         self.forward_error: Exception | None = None  # what a Python contract's forward raised (re-raised after the call)
+        self.structure: Any = None  # the structure this call's output requests ask for (runtime/structured.py), once chosen
+        self.structure_fell_back = False  # a call falls back to the next structure mode once
+        self.asked: Any = None  # the structure the last request asked for (its reply is read back through it)
         self.finished = False
 
     @property

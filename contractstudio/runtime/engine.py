@@ -131,6 +131,8 @@ def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) 
     """Parse and validate a reply (in generate), then evaluate `post` (in post); returns (output, errors)."""
     plan = st.plan
     parsed, problem = extract_json(reply_text)
+    if not problem and st.asked is not None:
+        parsed = st.asked.read(parsed)  # optional fields the schema sent as required-and-nullable, mapped back
     output, errors = (None, [problem]) if problem else plan.output.validate(parsed)
     if errors:
         errors = yield from _rejected(st, "generate", "type", errors, attempt)

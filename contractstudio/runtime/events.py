@@ -10,6 +10,7 @@ written, so a trace's JSON Lines are what they were before events were typed:
     condition   ConditionChecked  parsed       ReplyParsed      model_error       ModelFailure
     act_value   ActValue          forward      Forwarded        replay_divergence ReplayDivergence
     result      CallResult        validation_error ValidationFailure  remedy_exhausted RemedyExhausted
+    structure_fallback StructureFallback
 
 A type this module does not know (a pipeline run's `step_start`, a later version's
 new event) is read as a `PlainEvent` holding its data as it came. Reading checks
@@ -169,7 +170,7 @@ class ModelRequest(Event):
     """The exact messages about to be sent to the model (a session pauses here: the reply or messages may be edited)."""
 
     TYPE: ClassVar[str] = "llm_request"
-    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"errors", "edited"})
+    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"errors", "edited", "structured_output"})
 
     attempt: int = 0
     purpose: str = "generate"  # generate, remedy_pre, remedy_post
@@ -179,6 +180,9 @@ class ModelRequest(Event):
     transport_retry: int = 0
     errors: list[str] | None = None  # a remedy request: the error texts it tells the model
     edited: bool = False  # the messages were edited in the debugger before they were sent
+    # the structure asked for: json_schema, json_object or off (written when one was asked for, or fallen back from);
+    # the exact `response_format` sent is in `params`
+    structured_output: str | None = None
 
     @property
     def remedy(self) -> bool:
@@ -285,6 +289,17 @@ class ReplayDivergence(Event):
 
 
 @dataclass(slots=True, eq=False, kw_only=True, repr=False)
+class StructureFallback(Event):
+    """The provider refused the structure asked for (or answered 400 about it): the call asks in the next mode."""
+
+    TYPE: ClassVar[str] = "structure_fallback"
+
+    from_mode: str = ""
+    to_mode: str = ""
+    reason: str = ""
+
+
+@dataclass(slots=True, eq=False, kw_only=True, repr=False)
 class RemedyExhausted(Event):
     """A remedy loop used all its attempts (`graceful`: the fallback answers without an error)."""
 
@@ -330,7 +345,7 @@ class CallResult(Event):
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in (
     StageStart, StageEnd, ConditionChecked, ModelRequest, ModelReply, ReplyParsed, ValidationFailure, RetryWait,
-    TransportFailure, ModelFailure, ReplayDivergence, RemedyExhausted, ActValue, Forwarded, CallResult)}
+    TransportFailure, ModelFailure, ReplayDivergence, RemedyExhausted, ActValue, Forwarded, CallResult, StructureFallback)}
 """Every typed event class by the type written in a trace."""
 
 E = TypeVar("E", bound=Event)

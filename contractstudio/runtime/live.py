@@ -289,6 +289,7 @@ class LiveModel:
         litellm = _litellm()
         kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
                                   "num_retries": 0, "max_retries": 0}
+        _ask_structure(kwargs, request)
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key:
@@ -344,7 +345,43 @@ class LiveModel:
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
-                        latency_s=latency)
+                        latency_s=latency, refusal=_refusal(response))
+
+    def structure_support(self) -> tuple[bool, bool]:
+        """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""
+        return _structure_support(_litellm(), self.model)
+
+
+def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
+    """The structure the engine asks for (runtime/structured.py), unless the contract wrote its own response_format."""
+    wanted = request.params.get("response_format")
+    if wanted is not None and "response_format" not in kwargs:
+        kwargs["response_format"] = wanted
+
+
+def _refusal(response: Any) -> str | None:
+    """The provider's refusal of a structured request (OpenAI's `message.refusal`), or None."""
+    try:
+        message = response.choices[0].message
+    except (AttributeError, IndexError, TypeError):
+        return None
+    extra = getattr(message, "provider_specific_fields", None)  # where litellm keeps it for OpenAI models
+    refusal = getattr(message, "refusal", None) or (extra.get("refusal") if isinstance(extra, dict) else None)
+    return str(refusal) if refusal else None
+
+
+@lru_cache(maxsize=64)
+def _structure_support(litellm: Any, model: str) -> tuple[bool, bool]:
+    try:
+        litellm.get_model_info(model)  # raises for a model litellm has no data on (a local server's own name)
+    except Exception:  # noqa: BLE001 - unknown: the prompt alone, as before (structured_output: json_schema asks anyway)
+        return False, False
+    try:
+        schema = bool(litellm.supports_response_schema(model=model))
+        json_mode = "response_format" in (litellm.get_supported_openai_params(model=model) or [])
+    except Exception:  # noqa: BLE001 - capability data that cannot be read is no capability
+        return False, False
+    return schema, json_mode
 
 
 def live_model(settings: Any, model: str | None = None, api_base: str | None = None, api_key: str | None = None, *,

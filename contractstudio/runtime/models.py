@@ -5,6 +5,7 @@ The live model (litellm) is runtime/live.py, the only module that imports litell
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +35,7 @@ class LLMReply:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     note: str | None = None  # e.g. why a replayed request differs from the recording
+    refusal: str | None = None  # the provider's refusal of a structured request (OpenAI's `message.refusal`)
 
 
 class TransportFault(Exception):
@@ -64,10 +66,21 @@ class Model(Protocol):
 class ScriptedModel:
     """A scenario's replies, one per LLM call, offline. A TransportFault in the list is raised instead."""
 
-    def __init__(self, replies: list[str | TransportFault], name: str = "scripted") -> None:
+    def __init__(self, replies: list[str | TransportFault], name: str = "scripted", *,
+                 supports: tuple[bool, bool] = (False, False), stands_for: str | None = None) -> None:
         self.replies = list(replies)
         self.name = name
         self.used = 0
+        self.supports = supports  # (response schemas, JSON mode) the scripted model stands for: none, by default
+        self.stands_for = stands_for  # the model whose provider a structured schema is compiled for (None: `name`)
+
+    def structure_support(self) -> tuple[bool, bool]:
+        """What structure the model it stands for supports (runtime/structured.py asks)."""
+        return self.supports
+
+    def request_params(self) -> dict[str, Any]:
+        """The parameters recorded in the trace: its name, and the model it stands for (a replay compiles for it)."""
+        return {"model": self.name, **({"stands_for": self.stands_for} if self.stands_for else {})}
 
     def complete(self, request: LLMRequest) -> LLMReply:
         if self.used >= len(self.replies):
@@ -117,6 +130,16 @@ def explain_difference(recorded: list[dict[str, Any]], sent: list[dict[str, Any]
     return None
 
 
+def _structure_difference(recorded: dict[str, Any], sent: dict[str, Any]) -> str | None:
+    """How the `response_format` sent differs from the recorded one (the output type changed since), or None."""
+    old, new = recorded.get("response_format"), sent.get("response_format")
+    if old == new:
+        return None
+    a, b = json.dumps(old, sort_keys=True), json.dumps(new, sort_keys=True)
+    at = _first_difference(a, b)
+    return f"the response_format changed at character {at + 1}: recorded {_excerpt(a, at)!r}, now {_excerpt(b, at)!r}"
+
+
 class ReplayModel:
     """The replies recorded in a trace, in order; a request that differs from the recording is explained."""
 
@@ -140,12 +163,22 @@ class ReplayModel:
         """Give the recorded replies from the first again (a restarted call)."""
         self.used = 0
 
+    def pinned_structure(self) -> tuple[str, str, str | None] | None:
+        """The structure mode, model and api_base the next recorded request asked with (a replay asks the same)."""
+        if self.used >= len(self.pairs):
+            return None
+        recorded = self.pairs[self.used][0]
+        api_base, stood_for = recorded.params.get("api_base"), recorded.params.get("stands_for")
+        return (recorded.structured_output or "off", stood_for if isinstance(stood_for, str) else recorded.model,
+                api_base if isinstance(api_base, str) else None)
+
     def complete(self, request: LLMRequest) -> LLMReply:
         if self.used >= len(self.pairs):
             raise ModelError(f"the recorded trace has {len(self.pairs)} replies but the contract made LLM call {self.used + 1}")
         recorded, response = self.pairs[self.used]
         self.used += 1
-        diff = explain_difference(recorded.messages, request.messages)
+        diff = "; ".join(d for d in (explain_difference(recorded.messages, request.messages),
+                                     _structure_difference(recorded.params, request.params)) if d) or None
         note = f"request {self.used} differs from the recording: {diff}" if diff else None
         if note and self.strict:
             raise ReplayDivergence(note)

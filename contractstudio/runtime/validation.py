@@ -122,6 +122,13 @@ class Shape:
             return self.adapter.dump_python(value, mode="json")
         return value
 
+    def json_schema(self) -> dict[str, Any]:
+        """The type's JSON Schema as pydantic writes it (what the structured-output compiler starts from)."""
+        if self.model is not None:
+            return self.model.model_json_schema(by_alias=True)
+        assert self.adapter is not None
+        return self.adapter.json_schema(by_alias=True)
+
     def schema_text(self) -> str:
         """The type described for a prompt: fields, types, descriptions and constraints."""
         if self.model is not None and self.types is None:  # a Python contract's model: its JSON Schema

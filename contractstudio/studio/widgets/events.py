@@ -51,6 +51,8 @@ def event_line(event: Any, breakpoints: set[str]) -> Text:
             t.append(str(d.get("expression", "")), style="dim" if d.get("id") else "")
         case ev.ModelRequest():
             t.append(f"request #{d.get('attempt', 0)} {d.get('purpose', '')}", style="cyan")
+            if d.get("structured_output"):
+                t.append(f" · {d['structured_output']}", style="dim")
         case ev.ModelReply():
             t.append(f"reply #{d.get('attempt', 0)}" + (" (edited)" if d.get("edited") else ""), style="cyan")
         case ev.ValidationFailure():
@@ -61,6 +63,8 @@ def event_line(event: Any, breakpoints: set[str]) -> Text:
             t.append(f"wait {float(d.get('seconds', 0)):.2f}s" + ("" if d.get("waited") else " (skipped)"), style="yellow")
         case ev.TransportFailure():
             t.append(f"{d.get('exception', '')} {d.get('status') or ''}", style="bold yellow")
+        case ev.StructureFallback():
+            t.append(f"fell back {d.get('from_mode', '')} → {d.get('to_mode', '')}", style="bold yellow")
         case ev.CallResult():
             t.append("success" if d.get("successful") else "failed", style="bold green" if d.get("successful") else "bold red")
         case _:
@@ -95,6 +99,20 @@ def _diff(old: str, new: str, old_name: str, new_name: str) -> RenderableType:
     return t
 
 
+def _structure(d: dict[str, Any]) -> list[RenderableType]:
+    """The structure mode a request asked in and the exact `response_format` it sent (nothing when it asked for none)."""
+    sent = (d.get("params") or {}).get("response_format")
+    mode = d.get("structured_output")
+    if mode is None and sent is None:
+        return []
+    out: list[RenderableType] = [Rule(f"structured output: {mode or 'response_format written in the contract'}"
+                                      + (" · the exact response_format sent" if sent is not None else " · none sent"),
+                                      align="left", style="magenta")]
+    if sent is not None:
+        out.append(_json(sent))
+    return out
+
+
 def _flatten(messages: list[dict[str, Any]]) -> str:
     return "\n".join(f"[{m.get('role')}]\n{m.get('content', '')}" for m in messages)
 
@@ -121,6 +139,7 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
                                f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
             parts.append(Rule("the exact messages sent", style="magenta"))
         parts += _messages(messages)
+        parts += _structure(d)
     elif isinstance(event, ev.ModelReply):
         usage = (f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f}"
                  f" · {float(d.get('latency_s') or 0) * 1000:.1f} ms")

@@ -1,0 +1,112 @@
+"""Structured outputs offline: the `llm.structured_output` key, scripted and replayed models, the debugger's request
+view, and `eval --structured` with its summary and `--baseline` comparison (scripted replies, no server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES
+
+import contractstudio as cs
+from contractstudio.analysis.check import check_text
+from contractstudio.cli import main
+from contractstudio.reading.replies import extract_json
+from contractstudio.runtime.call_state import CallOptions
+from contractstudio.runtime.events import StructureFallback
+from contractstudio.runtime.models import ReplayModel, ScriptedModel, TransportFault
+
+TRIAGE = Path(__file__).parent / "runtime_contracts" / "structured.contract.yaml"
+QA = SAMPLES / "multidoc_qa.contract.yaml"
+FREE = SAMPLES / "eval" / "multidoc_qa.rows.jsonl"
+DECODED = SAMPLES / "eval" / "multidoc_qa.decoded.rows.jsonl"
+TICKET = {"text": "I cannot log in."}
+GOOD = '{"summary": "Cannot log in", "code": "LOG-12", "priority": 1, "area": "login", "confidence": 0.9}'
+OPTS = CallOptions(wait=False)
+
+
+def codes(text: str) -> list[tuple[str, str, str]]:
+    """The errors and warnings (the infos say who enforces each clause: tests/test_structure_shown.py)."""
+    return [(d.code, d.severity, d.message) for d in check_text(text, "t.contract.yaml").diagnostics if d.severity != "info"]
+
+
+def test_the_analyzer_takes_each_structured_output_mode_and_refuses_another() -> None:
+    text = TRIAGE.read_text()
+    for mode in ("auto", "json_schema", "json_object", '"off"'):  # quoted: YAML 1.1 tools read a bare off as false
+        assert codes(text.replace("llm:\n", f"llm:\n  structured_output: {mode}\n")) == []
+    [(code, severity, message)] = codes(text.replace("llm:\n", "llm:\n  structured_output: strict\n"))
+    assert severity == "error" and "structured_output" in message
+
+
+def test_a_scripted_model_asks_for_no_structure_unless_it_stands_for_a_model_that_has_it() -> None:
+    plain = cs.load(TRIAGE).call(TICKET, ScriptedModel([GOOD]), options=OPTS)
+    assert "response_format" not in plain.trace.of_type("llm_request")[0]["params"]  # offline runs as before
+    decoder = cs.load(TRIAGE).call(TICKET, ScriptedModel([GOOD], supports=(True, True), stands_for="openai/gpt-4o-mini"), options=OPTS)
+    request = decoder.trace.of_type("llm_request")[0]
+    assert decoder.successful and request["structured_output"] == "json_schema"
+    assert request["params"]["response_format"]["json_schema"]["name"] == "Triage"
+
+
+def test_a_fallback_is_in_the_trace_and_a_replay_asks_in_the_mode_each_recorded_request_used(tmp_path: Path) -> None:
+    refused = TransportFault("Invalid schema for response_format 'Triage'", kind="request", retryable=False, status=400)
+    model = ScriptedModel([refused, GOOD], supports=(True, True), stands_for="openai/gpt-4o-mini")
+    result = cs.load(TRIAGE).call(TICKET, model, options=OPTS)
+    assert result.successful
+    [fallback] = result.trace.of(StructureFallback)
+    assert (fallback.from_mode, fallback.to_mode) == ("json_schema", "json_object")
+    path = tmp_path / "fallback.jsonl"
+    result.trace.write(path)
+    replayed = cs.load(TRIAGE).call(TICKET, ReplayModel(path, strict=True), options=OPTS)  # strict: any difference raises
+    assert replayed.successful
+    assert [r["structured_output"] for r in replayed.trace.of_type("llm_request")] == ["json_object"]
+
+
+def test_the_debuggers_request_view_shows_the_mode_and_the_exact_schema_sent() -> None:
+    from rich.console import Console
+
+    from contractstudio.studio.widgets.events import event_line, event_view
+
+    result = cs.load(TRIAGE).call(TICKET, ScriptedModel([GOOD], supports=(True, True), stands_for="openai/gpt-4o-mini"), options=OPTS)
+    events = list(result.trace)
+    request = result.trace.of_type("llm_request")[0]
+    console = Console(width=200, record=True)
+    console.print(event_view(request, events))
+    shown = console.export_text()
+    assert "structured output: json_schema · the exact response_format sent" in shown
+    assert '"additionalProperties": false' in shown and '"strict": true' in shown
+    assert "· json_schema" in event_line(request, set()).plain
+
+
+def test_the_decoded_dataset_is_the_bundled_one_with_only_its_malformed_replies_removed() -> None:
+    plan = cs.load(QA).plan
+    free = [json.loads(line) for line in FREE.read_text().splitlines()]
+    decoded = [json.loads(line) for line in DECODED.read_text().splitlines()]
+    assert [r["input"] for r in free] == [r["input"] for r in decoded]
+    removed = 0
+    for old, new in zip(free, decoded, strict=True):
+        well_formed = [t for t in old.get("replies") or [] if not plan.output.validate(extract_json(t)[0])[1]]
+        assert (new.get("replies") or []) == well_formed  # the decoder's replies: the well-formed ones, in order
+        removed += len(old.get("replies") or []) - len(well_formed)
+    assert removed > 0
+
+
+def test_eval_structured_off_and_auto_compare_requests_remedies_and_modes(capsys: pytest.CaptureFixture[str],
+                                                                          tmp_path: Path) -> None:
+    free = tmp_path / "free.jsonl"
+    common = ["--scripted", "--limit", "16", "--quiet"]
+    assert main(["eval", str(QA), "--data", str(FREE), "--structured", "off", "--out", str(free), *common]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(QA), "--data", str(DECODED), "--structured", "auto", "--baseline", str(free), "--json",
+                 *common]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    summary, report = doc["summary"], doc["baseline"]
+    assert set(summary["structured_output"]) == {"json_schema"} and summary["structure_fallbacks"] == 0
+    metrics = {m["metric"]: m for m in report["metrics"]}
+    assert metrics["requests"]["after"] == summary["requests"] < metrics["requests"]["before"]  # no re-ask for a shape
+    assert metrics["remedies_per_row"]["after"] < metrics["remedies_per_row"]["before"]
+    assert set(report["structured_output"]["before"]) == {"off"}
+    assert main(["eval", str(QA), "--data", str(DECODED), "--structured", "auto", "--baseline", str(free), *common]) == 0
+    out = capsys.readouterr().out
+    assert "structured output: json_schema" in out and "requests:" in out and "per row" in out
+    assert "structured_output" in out and "-> json_schema" in out  # the comparison names both modes
