@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start 2: install what is needed and run the whole test suite:
-# lint (ruff), types (mypy), the import layers (import-linter), then pytest.
+# lint (ruff), types (mypy) and the import layers (import-linter) beside pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The studio's terminal tests drive the real app in tmux; in CI a skipped test fails the run (tests/conftest.py),
@@ -14,21 +14,29 @@ if ! command -v tmux >/dev/null; then
   fi
 fi
 bash scripts/bootstrap.sh "[test,ray]"  # ray: the Ray engine's end-to-end test (about 45 s more to install)
-# The studio's real-terminal tests (typing at key-repeat speed) need tmux: in CI it is installed, never skipped.
-if ! command -v tmux >/dev/null && [ "${CI:-}" = "true" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "installing tmux (the studio's terminal tests) ..." >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
-  else
-    echo "tmux is missing: the studio's terminal tests need it (apt-get install tmux)" >&2
-    exit 1
-  fi
-fi
-echo "ruff ..." >&2
-.venv/bin/ruff check contractstudio tests scripts bench
-echo "mypy ..." >&2
-.venv/bin/mypy
-echo "import layers ..." >&2
-.venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
+# The static checks (ruff, mypy, import layers) run beside pytest: on two cores they overlap the tests' waits,
+# so the run is shorter by most of their time; each one's output is printed after the tests, and any failure fails the run.
+checks="$(mktemp -d)"
+trap 'rm -rf "$checks"' EXIT
+(
+  set +e
+  .venv/bin/ruff check contractstudio tests scripts bench >"$checks/ruff" 2>&1; echo $? >"$checks/ruff.rc"
+  .venv/bin/mypy >"$checks/mypy" 2>&1; echo $? >"$checks/mypy.rc"
+  .venv/bin/lint-imports --no-cache >"$checks/layers" 2>&1; echo $? >"$checks/layers.rc"
+) &
+static=$!
 # CI=true: a skipped test fails the run unless its reason is allowed (tests/conftest.py); export CI=false to opt out
-CI="${CI:-true}" exec .venv/bin/python -m pytest "$@"
+set +e
+CI="${CI:-true}" .venv/bin/python -m pytest "$@"
+tests=$?
+wait "$static"
+set -e
+failed=0
+for check in ruff mypy layers; do
+  if [ "$(cat "$checks/$check.rc")" != 0 ]; then
+    echo "== $check failed:" >&2; cat "$checks/$check" >&2; failed=1
+  else
+    echo "$check: ok" >&2
+  fi
+done
+[ "$tests" = 0 ] && [ "$failed" = 0 ]
