@@ -24,6 +24,22 @@ DECODED = SAMPLES / "eval" / "multidoc_qa.decoded.rows.jsonl"
 TICKET = {"text": "I cannot log in."}
 GOOD = '{"summary": "Cannot log in", "code": "LOG-12", "priority": 1, "area": "login", "confidence": 0.9}'
 OPTS = CallOptions(wait=False)
+OUTLINE = """kind: contract
+name: outline
+prompt: Outline the topic as a tree of headings.
+types:
+  Question:
+    description: A question.
+    fields:
+      text: {type: str, description: The question.}
+  Heading:
+    description: A heading and the headings below it.
+    fields:
+      title: {type: str, description: The heading.}
+      children: {type: "list[Heading]", default: [], description: Sub-headings.}
+input: Question
+output: Heading
+"""
 
 
 def codes(text: str) -> list[tuple[str, str, str]]:
@@ -60,6 +76,19 @@ def test_a_fallback_is_in_the_trace_and_a_replay_asks_in_the_mode_each_recorded_
     replayed = cs.load(TRIAGE).call(TICKET, ReplayModel(path, strict=True), options=OPTS)  # strict: any difference raises
     assert replayed.successful
     assert [r["structured_output"] for r in replayed.trace.of_type("llm_request")] == ["json_object"]
+
+
+def test_a_type_no_schema_can_express_for_the_provider_asks_in_json_mode_and_the_trace_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "outline.contract.yaml"
+    path.write_text(OUTLINE)
+    model = ScriptedModel(['{"title": "Search", "children": [{"title": "BM25"}]}'], supports=(True, True),
+                          stands_for="anthropic/claude-sonnet-4-5")
+    result = cs.load(path).call({"text": "search"}, model, options=OPTS)
+    assert result.successful and result.output.children[0].title == "BM25"
+    [fallback] = result.trace.of(StructureFallback)
+    assert (fallback.from_mode, fallback.to_mode) == ("json_schema", "json_object") and "recursive" in fallback.reason
+    [request] = result.trace.of_type("llm_request")
+    assert request["params"]["response_format"] == {"type": "json_object"}
 
 
 def test_the_debuggers_request_view_shows_the_mode_and_the_exact_schema_sent() -> None:
@@ -110,3 +139,5 @@ def test_eval_structured_off_and_auto_compare_requests_remedies_and_modes(capsys
     out = capsys.readouterr().out
     assert "structured output: json_schema" in out and "requests:" in out and "per row" in out
     assert "structured_output" in out and "-> json_schema" in out  # the comparison names both modes
+    assert main(["eval", str(QA), "--data", str(FREE), "--replay", str(free), "--structured", "auto"]) == 2
+    assert "a replay asks in the modes its recording used" in capsys.readouterr().err

@@ -190,6 +190,8 @@ def _usage(args: argparse.Namespace) -> str | None:
         return f"cannot write the results: {problem}"
     if args.address and args.engine != "ray":
         return "--address is for --engine ray"
+    if args.structured and args.replay:
+        return "--structured does not go with --replay: a replay asks in the modes its recording used"
     return None
 
 

@@ -20,7 +20,7 @@ from contractstudio.runtime.events import (
 )
 from contractstudio.runtime.messages import clip
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
-from contractstudio.runtime.structured import Structure, fall_back, fallback_reason, structure_for
+from contractstudio.runtime.structured import Structure, fall_back, fallback_reason, structure_for, unsendable
 from contractstudio.runtime.trace import redact
 
 Events = Generator[Event, Any, Any]
@@ -59,6 +59,8 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
     told = None if errors is None else list(errors)
     retry = 0
     structure = structure_for(st, purpose)
+    if purpose == "generate" and attempt == 0 and (why := unsendable(structure)):  # said once, at the call's first request
+        yield st.emit(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
     while True:
         st.asked = structure
         params = _with_structure(own_params, structure)

@@ -135,6 +135,15 @@ def structure_for(st: Any, purpose: str) -> Structure:
     return st.structure
 
 
+def unsendable(structure: Structure) -> str | None:
+    """Why the output type could not be sent as a schema at all (the compiler fell back: a recursive type under
+    Anthropic, nesting too deep under OpenAI strict), or None."""
+    compiled = structure.compiled
+    if compiled is None or not compiled.enforced_by("not_representable"):
+        return None
+    return compiled.fallback_reason
+
+
 def fallback_reason(structure: Structure, *, status: int | None, message: str, refused: bool) -> str | None:
     """Why this failure is about the structure asked for (so the next mode may be tried), or None."""
     if structure.mode == "off":
