@@ -89,6 +89,11 @@ def test_a_type_no_schema_can_express_for_the_provider_asks_in_json_mode_and_the
     assert (fallback.from_mode, fallback.to_mode) == ("json_schema", "json_object") and "recursive" in fallback.reason
     [request] = result.trace.of_type("llm_request")
     assert request["params"]["response_format"] == {"type": "json_object"}
+    from contractstudio.commands.run import describe
+
+    printed = [line for event in result.trace for line in describe(event)]  # what `contractstudio run` prints
+    assert any(line.startswith("    ! structured output json_schema -> json_object: ") for line in printed)
+    assert any(line.startswith("    -> scripted (generate, 2 messages, json_object)") for line in printed)
 
 
 def test_the_debuggers_request_view_shows_the_mode_and_the_exact_schema_sent() -> None:
