@@ -3,18 +3,23 @@
 Goals (issue 3): the analysis stays within 3x the time PyYAML's C loader needs
 to compose the same text (`yaml.compose(text, Loader=yaml.CSafeLoader)`), and
 time grows linearly: 10k steps within 12x of 1k steps. Both sides are measured
-in the same process and run (best of N CPU times), so machine speed cancels
-out; interpreter start-up is excluded. Timed twice: with the cyclic GC paused
-(the algorithms' own cost) and with it on (what a user sees; CPython's full
-collections make every allocation-heavy step, libyaml's compose included,
-grow faster than linearly on big heaps).
-Run: .venv/bin/python bench/bench_pipeline.py [--runs 5] [--sizes 1000 10000]
+in the same process and run, compose and check interleaved pair by pair (CPU
+time; the ratios are printed as min / median / max over the pairs), so machine
+speed cancels out; interpreter start-up is excluded. Timed twice: with the
+cyclic GC paused (the algorithms' own cost) and with it on. Nothing of an
+earlier analysis is alive while compose and check are timed: with the GC on,
+every full collection walks the whole heap, so a report kept by the bench made
+compose (which does not pause the GC) look up to 4x slower than in a fresh
+process, and check (which does) look faster than compose. The columns that
+split check's time (source, shape, rules) are best of N, measured afterwards.
+Run: .venv/bin/python bench/bench_pipeline.py [--runs 9] [--sizes 1000 10000]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import statistics
 import time
 from collections.abc import Callable
 
@@ -217,57 +222,77 @@ def generate_dense(steps: int) -> str:
     return "\n".join(lines)
 
 
+def cpu_once(fn: Callable[[], object], collect: bool) -> float:
+    """CPU time of one call; with `collect` off, the cyclic GC is paused while timing (the algorithm's own cost)."""
+    gc.collect()
+    if not collect:
+        gc.disable()
+    try:
+        t0 = time.process_time()  # CPU time of this process: other processes on the machine do not count
+        fn()
+        return time.process_time() - t0
+    finally:
+        gc.enable()
+
+
 def best(fn: Callable[[], object], runs: int, collect: bool) -> float:
-    """Best of `runs`; with `collect` off, the cyclic GC is paused while timing (the algorithm's own cost)."""
-    times = []
-    for _ in range(runs):
-        gc.collect()
-        if not collect:
-            gc.disable()
-        try:
-            t0 = time.process_time()  # CPU time of this process: other processes on the machine do not count
-            fn()
-            times.append(time.process_time() - t0)
-        finally:
-            gc.enable()
-    return min(times)
+    """Best of `runs` CPU times."""
+    return min(cpu_once(fn, collect) for _ in range(runs))
+
+
+def paired(text: str, runs: int, collect: bool) -> tuple[list[float], list[float]]:
+    """CPU times of compose and check, interleaved run by run, with nothing else of ours alive on the heap."""
+    composes, checks = [], []
+    for i in range(runs):
+        sides = [("compose", lambda: yaml.compose(text, Loader=yaml.CSafeLoader)),
+                 ("check", lambda: check_text(text, "generated.yaml"))]
+        for name, fn in sides if i % 2 == 0 else sides[::-1]:
+            (composes if name == "compose" else checks).append(cpu_once(fn, collect))
+    return composes, checks
+
+
+def spread(xs: list[float]) -> str:
+    return f"{min(xs):.2f} / {statistics.median(xs):.2f} / {max(xs):.2f}x"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     args = ap.parse_args()
+    texts = {n: generate(n) for n in args.sizes}
+    for text in texts.values():
+        assert not check_text(text, "generated.yaml").diagnostics  # the generated pipeline is clean
     for collect in (False, True):
         print(f"\n== cyclic GC {'on (as a user runs it)' if collect else 'paused while timing (algorithmic cost)'}")
-        print(f"{'steps':>7} {'lines':>7} {'compose':>9} {'check':>9} {'= source':>9} {'+ shape':>9} {'+ pipeline':>11} "
-              f"{'+ rest':>8} {'check/compose':>14}")
-        results: dict[int, tuple[float, float]] = {}
-        for n in args.sizes:
-            text = generate(n)
-            report = check_text(text, "generated.yaml")
-            assert not report.diagnostics, report.diagnostics[:3]  # the generated pipeline is clean
-            loaded = report.documents[0]
-            compose = best(lambda text=text: yaml.compose(text, Loader=yaml.CSafeLoader), args.runs, collect)
-            check = best(lambda text=text: check_text(text, "generated.yaml"), args.runs, collect)
-            # Where check's time goes: reading nodes with spans, shape validation, the pipeline rules, the rest
-            source = best(lambda text=text: read_source(text, "generated.yaml"), args.runs, collect)
-            doc = read_source(text, "generated.yaml").documents[0]
-            shape = best(lambda doc=doc: validate(doc, "generated.yaml"), args.runs, collect)
-            # A fresh document each run: its facts (step graph, state flow) are computed once per analysis, as in check.
-            rules = best(lambda d=loaded: run_rules(load(d.file, d.text, d.doc, d.model, d.ctx)), args.runs, collect)
-            rest = max(0.0, check - source - shape - rules)
-            results[n] = (compose, check)
-            steps = len(loaded.model.steps)  # type: ignore[union-attr]
-            ms = " ".join(f"{v * 1000:>7.1f}ms" for v in (compose, check, source, shape))
-            print(f"{steps:>7} {text.count(chr(10)):>7} {ms} {rules * 1000:>9.1f}ms {rest * 1000:>6.1f}ms {check / compose:>13.2f}x")
+        print(f"{'steps':>7} {'lines':>7} {'compose':>9} {'check':>9} {'check/compose min/median/max':>30}")
+        results: dict[int, tuple[list[float], list[float]]] = {}
+        for n, text in texts.items():
+            composes, checks = results[n] = paired(text, args.runs, collect)
+            ms = " ".join(f"{statistics.median(v) * 1000:>7.1f}ms" for v in (composes, checks))
+            print(f"{n:>7} {text.count(chr(10)):>7} {ms} {spread([c / k for k, c in zip(composes, checks, strict=True)]):>30}")
         if len(args.sizes) >= 2:
             small, large = args.sizes[0], args.sizes[-1]
-            growth = results[large][1] / results[small][1]
-            print(f"check time {large} / {small} steps: {growth:.2f}x (goal <= {1.2 * large / small:.0f}x: linear); "
-                  f"compose: {results[large][0] / results[small][0]:.2f}x")
-            worst = max(c / k for k, c in results.values())
-            print(f"check / compose, worst size: {worst:.2f}x (goal <= 3x)")
+            growth = [b / a for a, b in zip(results[small][1], results[large][1], strict=True)]
+            compose_growth = [b / a for a, b in zip(results[small][0], results[large][0], strict=True)]
+            print(f"check time {large} / {small} steps, run by run: {spread(growth)} "
+                  f"(goal <= {1.2 * large / small:.0f}x: linear); compose: {spread(compose_growth)}")
+    print(f"\n== where check's time goes (best of {args.runs} CPU times, GC paused)")
+    print(f"{'steps':>7} {'source':>9} {'+ shape':>9} {'+ pipeline':>11} {'+ rest':>8}")
+    for text in texts.values():
+        report = check_text(text, "generated.yaml")
+        loaded = report.documents[0]
+        check = best(lambda text=text: check_text(text, "generated.yaml"), args.runs, False)
+        # Where check's time goes: reading nodes with spans, shape validation, the pipeline rules, the rest
+        source = best(lambda text=text: read_source(text, "generated.yaml"), args.runs, False)
+        doc = read_source(text, "generated.yaml").documents[0]
+        shape = best(lambda doc=doc: validate(doc, "generated.yaml"), args.runs, False)
+        # A fresh document each run: its facts (step graph, state flow) are computed once per analysis, as in check.
+        rules = best(lambda d=loaded: run_rules(load(d.file, d.text, d.doc, d.model, d.ctx)), args.runs, False)
+        rest = max(0.0, check - source - shape - rules)
+        steps = len(loaded.model.steps)  # type: ignore[union-attr]
+        print(f"{steps:>7} {source * 1000:>7.1f}ms {shape * 1000:>7.1f}ms {rules * 1000:>9.1f}ms {rest * 1000:>6.1f}ms")
+        del report, loaded, doc
 
 
 if __name__ == "__main__":
