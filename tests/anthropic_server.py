@@ -5,8 +5,9 @@
         server.requests  # every request received at /v1/messages: path, headers, JSON body
 
 The same server as tests/openai_server.py (scripted replies, statuses, delays), answering as Anthropic does: when
-the request forces a tool (how litellm sends a JSON Schema to Anthropic), the scripted JSON comes back as that
-tool's `tool_use` input, as a provider's decoder would produce it; otherwise as a text block.
+the request forces a tool (how litellm sends a JSON Schema to older Claude models), the scripted JSON comes back as
+that tool's `tool_use` input, as a provider's decoder would produce it; otherwise (a plain request, or native
+structured outputs' `output_format`) as a text block.
 """
 
 from __future__ import annotations

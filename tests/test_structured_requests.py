@@ -214,6 +214,19 @@ def test_an_anthropic_model_receives_the_schema_as_a_forced_tool_without_what_it
     assert result.successful and result.output.code == "LOG-12"  # the tool_use input became the reply
 
 
+def test_an_anthropic_model_with_native_structured_outputs_receives_output_format_without_what_it_cannot_enforce(
+        anthropic_server: AnthropicServer) -> None:
+    result = call(anthropic_server, "anthropic/claude-sonnet-4-5", NO_NOTE, key="sk-ant-test-0000")
+    [received] = anthropic_server.requests
+    assert "tools" not in received.body and received.headers["anthropic-beta"] == "structured-outputs-2025-11-13"
+    output_format = received.body["output_format"]
+    assert output_format["type"] == "json_schema" and output_format["schema"]["additionalProperties"] is False
+    assert not keywords(output_format["schema"]) & NOT_FOR_ANTHROPIC
+    sent = result.trace.of_type("llm_request")[0]["params"]["response_format"]["json_schema"]["schema"]
+    assert output_format["schema"] == sent  # what the engine compiled reached Anthropic as it was
+    assert result.successful and result.output.area == "login"  # the reply is a text block of JSON
+
+
 def test_an_anthropic_reply_breaking_a_bound_it_cannot_enforce_is_remedied(anthropic_server: AnthropicServer) -> None:
     result = call(anthropic_server, ANTHROPIC, NO_NOTE.replace('"confidence": 0.9', '"confidence": 1.5'), NO_NOTE,
                   key="sk-ant-test-0000")
