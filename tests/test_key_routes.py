@@ -5,6 +5,7 @@ server on 127.0.0.1 never sees the key; the analyzer flags the same things (CON1
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,17 @@ def test_loopback_servers_and_usual_variables_need_no_trust(tmp_path: Path, base
     path = contract(tmp_path, f"  api_base: {base}\n  api_key_env: OPENAI_API_KEY\n")
     assert cs.load(path).model_for(None).api_base == base
     assert check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics == []
+
+
+@pytest.mark.parametrize(("base", "host"), [("http://10.0.0.5:8000/v1", "10.0.0.5"), ("http://192.168.1.20:8000/v1", "192.168.1.20"),
+                                            ("http://[fc00::1]:8000/v1", "fc00::1")])
+def test_a_server_on_a_private_network_is_not_this_machine(tmp_path: Path, base: str, host: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A private address (10.x, 192.168.x, fc00::) is another machine on the network: the key goes there only if trusted."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
+    path = contract(tmp_path, f"  api_base: {base}\n")
+    with pytest.raises(cs.ContractError, match=r"sends its requests, and the key, to http://\[?" + re.escape(host)):
+        cs.load(path).model_for(None)
+    [warning] = check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics
+    assert (warning.code, warning.line) == ("CON110", path.read_text().splitlines().index(f"  api_base: {base}") + 1)
+    assert cs.load(path).model_for(None, api_base=base).api_base == base  # given by the user (--api-base): no trust needed
