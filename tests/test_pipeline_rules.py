@@ -111,6 +111,14 @@ def test_unknown_target_hint_suggests_the_close_step_and_does_not_add_no_way_to_
     assert unreachable.code == "PIP104"
 
 
+def test_a_typo_in_the_only_exit_of_a_loop_is_one_finding_not_also_a_loop_that_never_ends() -> None:
+    found = diags((FIXTURES / "err/PIP/typo_in_loop_exit.yaml").read_text())
+    assert [(d.code, d.message, d.hint) for d in found] == [
+        ("PIP102", "step 'review': on_done names 'persst', which is not a step", "did you mean 'persist'?"),
+        ("PIP104", "step 'persist' cannot be reached from the entry step 'draft'", "route to it with next or on_*, or remove it"),
+    ]
+
+
 def test_dead_end_reports_the_cause_only() -> None:
     found = diags((FIXTURES / "err/PIP/dead_end.yaml").read_text())
     assert [(d.code, d.message) for d in found] == [
