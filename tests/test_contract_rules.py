@@ -66,6 +66,24 @@ def test_broken_demos_show_many_families() -> None:
     assert {"TOL101", "TOL102", "TOL103", "REF202", "EXP401"} <= {d.code for d in tools.diagnostics}
 
 
+JITTER_ABOVE_1 = ("CON102", "warning", "retry.jitter 1.01 is above 1: a wait of delay*(1+u) with u in [-1.01, 1.01] can be "
+                  "negative", "jitter is relative: use a value between 0 and 1")
+
+
+@pytest.mark.parametrize(("jitter", "expect"), [
+    ("1", []),  # a wait may reach 0, never below: the largest jitter that behaves
+    ("1.01", [JITTER_ABOVE_1]),
+    ("0", []),  # no spread at all
+    ("-0.5", [("SCH104", "error", "remedy.retry.jitter: input should be greater than or equal to 0 (got -0.5)", None)]),
+])
+def test_a_jitter_above_1_is_reported_at_the_jitter(jitter: str, expect: list[tuple[str, str, str, str | None]]) -> None:
+    """CON102's boundary: jitter is relative, so above 1 a wait can be negative (below 0 is not a jitter at all)."""
+    text = BASE + POST + FALLBACK + f"remedy:\n  retry: {{tries: 3, delay: 1, jitter: {jitter}}}\n"
+    found = diags(text)
+    assert [(d.code, d.severity, d.message, d.hint) for d in found] == expect
+    assert all((d.line, d.column) == (text.count("\n"), text.splitlines()[-1].index(jitter) + 1) for d in found)
+
+
 def test_expression_errors_point_inside_a_folded_block_scalar() -> None:
     text = BASE + """post:
   - assert: >-
