@@ -105,6 +105,7 @@ def test_a_server_on_a_private_network_is_not_this_machine(tmp_path: Path, base:
     path = contract(tmp_path, f"  api_base: {base}\n")
     with pytest.raises(cs.ContractError, match=r"sends its requests, and the key, to http://\[?" + re.escape(host)):
         cs.load(path).model_for(None)
-    [warning] = check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics
-    assert (warning.code, warning.line) == ("CON110", path.read_text().splitlines().index(f"  api_base: {base}") + 1)
+    found = check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics
+    line = path.read_text().splitlines().index(f"  api_base: {base}") + 1
+    assert [(d.code, d.line) for d in found if d.code == "CON110"] == [("CON110", line)]
     assert cs.load(path).model_for(None, api_base=base).api_base == base  # given by the user (--api-base): no trust needed
