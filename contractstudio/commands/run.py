@@ -13,7 +13,7 @@ from contractstudio.storage.atomic import target_problem
 from contractstudio.storage.paths import input_problem
 
 if TYPE_CHECKING:
-    from contractstudio.runtime.events import Event, StageStart
+    from contractstudio.runtime.events import Event
 
 
 def read_input(spec: str) -> Any:
@@ -29,27 +29,11 @@ def read_input(spec: str) -> Any:
     return read_value(text, spec)
 
 
-class NotATrace(ValueError):
-    """A --replay file that is not a trace at all (not one that merely records no input)."""
-
-
-def _recorded_start(trace_path: str) -> StageStart | None:
-    """A trace's `input` stage_start (contract, model, value), or None; NotATrace when the file is none."""
-    from contractstudio.runtime.events import StageStart
-    from contractstudio.runtime.trace import Trace
-
-    try:
-        trace = Trace.read(trace_path)
-    except UnicodeDecodeError as err:  # check's words for bytes that are not text
-        raise NotATrace(f"{trace_path} is not a trace: the file is not UTF-8 text (byte {err.start})") from None
-    except (OSError, ValueError) as err:
-        raise NotATrace(f"{trace_path} is not a trace: {err}") from None
-    return next((e for e in trace.of(StageStart) if e.stage == "input"), None)
-
-
 def recorded_input(trace_path: str) -> Any:
-    """The input recorded at the start of a trace (the `input` stage_start event), or None."""
-    start = _recorded_start(trace_path)
+    """The input recorded at the start of a trace (the `input` stage_start event), or None; NotATrace when it is none."""
+    from contractstudio.runtime.trace import recorded_start
+
+    start = recorded_start(trace_path)
     return start.value if start is not None else None
 
 
@@ -104,12 +88,12 @@ def describe(event: Event) -> list[str]:
 
 
 def run(args: Any) -> int:
-    from contractstudio.runtime.api import Contract, load_all
+    from contractstudio.runtime.api import load_contract
     from contractstudio.runtime.call_state import CallOptions
+    from contractstudio.runtime.choosing import ChoiceError
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.model_choice import ModelChoice
     from contractstudio.runtime.python_classes import python_target
-    from contractstudio.runtime.session import Session
     from contractstudio.trust import Trust
 
     target = python_target(args.contract)  # path/module.py:ClassName: a contracted Python class
@@ -125,55 +109,29 @@ def run(args: Any) -> int:
         return usage_error(conflict)
     if args.trace and (problem := target_problem(args.trace)):  # checked before the call: a paid result is never lost
         return usage_error(f"cannot write the trace: {problem}")
-    if target is not None:
-        return _run_class(args, path, target[1], notes)
-    try:
-        trusted = Trust.for_command([path], args.trust).allows(path)  # the contract's own folder decides
-        contracts = [o for o in load_all(path, trust=trusted, dialect=args.dialect) if isinstance(o, Contract)]
+    try:  # a file with several contracts runs the first, the one holding --scenario, or the replayed one
+        contract = load_contract(path, name=target[1] if target is not None else None, replay=args.replay,
+                                 scenario=args.scenario, trust=Trust.for_command([path], args.trust).allows(path),
+                                 dialect=args.dialect)  # the contract's own folder decides its trust
+    except ChoiceError as err:
+        return usage_error(str(err))
     except ContractError as err:
         print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
-    if not contracts:
-        return usage_error(f"{path}: the file holds no kind: contract document")
-    contract = contracts[0]  # a file with several contracts runs the first, the one holding --scenario, or the replayed one
-    if args.replay:
-        try:
-            start = _recorded_start(args.replay)
-        except NotATrace as err:
-            return usage_error(str(err))
-        recorded = start.contract if start is not None else None
-        if recorded is not None:
-            matching = [c for c in contracts if c.name == recorded]
-            if not matching:
-                names = ", ".join(repr(c.name) for c in contracts)
-                return usage_error(f"{args.replay} was recorded for the contract {recorded!r}, not for {names} in {path}")
-            contract = matching[0]
-    scenario = None
-    if args.scenario:
-        holders = [c for c in contracts if any(s.name == args.scenario for s in c.doc.scenarios)]
-        if not holders:
-            try:
-                contract.scenario(args.scenario)
-            except KeyError as err:
-                return usage_error(str(err.args[0]))
-        contract = holders[0]
-        scenario = contract.scenario(args.scenario)
+    scenario = contract.scenario(args.scenario) if args.scenario else None
     value, problem = call_input(args, scenario)
     if problem is not None:
         return usage_error(problem)
     choice = ModelChoice.from_flags(scenario=args.scenario, replay=args.replay, model=args.model)
     try:
         model = choice.model(contract, api_base=args.api_base)
-        session = Session(contract.plan, value, model, CallOptions(wait=not args.no_wait), accumulated=contract.perf)
-    except ModelError as err:
-        return usage_error(str(err))
-    except ValueError as err:
+        session = contract.session(value, model, options=CallOptions(wait=not args.no_wait))
+    except (ModelError, ValueError) as err:
         return usage_error(str(err))
     except ContractError as err:
         print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
         return EXIT_PROBLEM
-
-    return drive(args, contract.name, contract.doc.input, model, session, notes)
+    return drive(args, contract.name, contract.input_type, model, session, notes)
 
 
 def call_input(args: Any, scenario: Any = None) -> tuple[Any, str | None]:
@@ -188,41 +146,14 @@ def call_input(args: Any, scenario: Any = None) -> tuple[Any, str | None]:
     if scenario is not None:
         return scenario.input, None
     if args.replay:
+        from contractstudio.runtime.trace import NotATrace
+
         try:
             value = recorded_input(args.replay)
         except NotATrace as err:
             return None, str(err)
         return (value, None) if value is not None else (None, f"{args.replay} records no input; pass --input FILE")
     return None, "an input is needed: --input FILE (YAML or JSON, - for stdin), --scenario NAME, or --replay TRACE"
-
-
-def _run_class(args: Any, path: Path, name: str, notes: list[str]) -> int:
-    """`run path/module.py:ClassName`: the class imported (its folder trusted, as for hooks), one call through the engine."""
-    from contractstudio.runtime.call_state import CallOptions
-    from contractstudio.runtime.errors import ContractError, ModelError
-    from contractstudio.runtime.model_choice import ModelChoice
-    from contractstudio.runtime.python_classes import load_class
-    from contractstudio.trust import Trust
-
-    if args.scenario:
-        return usage_error(f"{args.contract}: a Python class has no scenarios; run it offline with --replay TRACE")
-    try:
-        contract = load_class(path, name, Trust.for_command([path], args.trust))
-    except ContractError as err:
-        print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
-        return EXIT_PROBLEM
-    value, problem = call_input(args)
-    if problem is not None:
-        return usage_error(problem)
-    try:
-        model = ModelChoice.from_flags(replay=args.replay, model=args.model).model(contract, api_base=args.api_base)
-        session = contract.session(value, model, CallOptions(wait=not args.no_wait))
-    except (ModelError, ValueError) as err:
-        return usage_error(str(err))
-    except ContractError as err:
-        print(printable(f"contractstudio: {err}", lines=True), file=sys.stderr)
-        return EXIT_PROBLEM
-    return drive(args, contract.name, contract.input_type, model, session, notes)
 
 
 def drive(args: Any, name: str, input_type: str, model: Any, session: Any, notes: list[str]) -> int:

@@ -22,7 +22,6 @@ from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.rows import RECORD_VERSION
 from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner
 from contractstudio.runtime.trace import redact
-from contractstudio.trust import hook_folder
 
 MAX_PATHS_SHOWN = 10
 
@@ -31,19 +30,16 @@ class PipelineRowRunner:
     """Simulates rows through one pipeline; thread-safe (all state is per row)."""
 
     def __init__(self, path: Path, *, name: str | None = None, dialect: str | None = None) -> None:
-        from contractstudio.analysis.check import Context, check_file
-        from contractstudio.documents.models import Pipeline
+        from contractstudio.runtime.choosing import by_name
         from contractstudio.runtime.errors import ContractError
+        from contractstudio.runtime.loading import load_file
 
-        report = check_file(path, Context(hooks=hook_folder(path, False), dialect=dialect))
-        errors = [d for d in report.diagnostics if d.severity == "error"]
-        if errors:
-            raise ContractError(f"{path}: {len(errors)} error(s); fix them before running", errors, str(path))
-        models = [d.model for d in report.documents if isinstance(d.model, Pipeline) and (name is None or d.model.name == name)]
+        loaded = load_file(path, dialect=dialect)  # the one loader; a pipeline's hooks are simulated, never run
+        models = loaded.documents("pipeline")
         if not models:
-            raise ContractError(f"{path}: no kind: pipeline document" + (f" named '{name}'" if name else ""), path=str(path))
-        self.runner = PipelineRunner(models[0], path=str(path))
-        self.digest = digest(report.text)[:16]
+            raise ContractError(f"{path}: the file holds no kind: pipeline document", path=str(path))
+        self.runner = PipelineRunner(by_name(models, name, path, "kind: pipeline document") if name else models[0], path=str(path))
+        self.digest = digest(loaded.report.text)[:16]
         self.store = None
 
     def _handlers(self, row: Row) -> dict[str, Any]:

@@ -45,33 +45,11 @@ class EvalJob:
 
 
 def load_plan(job: EvalJob) -> Any:
-    """The job's contract, analyzed from its text and compiled (raises ContractError on errors)."""
-    from pathlib import Path
+    """The job's contract, loaded from its text and chosen by the one loader (raises ContractError on errors)."""
+    from contractstudio.runtime.api import load_contract
 
-    from contractstudio.analysis.check import Context, check_text
-    from contractstudio.runtime.api import Contract
-    from contractstudio.runtime.errors import ContractError
-    from contractstudio.trust import hook_folder
-
-    if job.contract_path.endswith(".py"):  # a contracted Python class: imported only from a trusted folder
-        from contractstudio.runtime.python_classes import load_class
-
-        if job.contract_name is None:
-            raise ContractError(f"{job.contract_path}: name the class: {job.contract_path}:ClassName", path=job.contract_path)
-        return load_class(Path(job.contract_path), job.contract_name, job.trust)
-    hooks = hook_folder(Path(job.contract_path), job.trust)
-    report = check_text(job.contract_text, job.contract_path, Context(hooks=hooks, dialect=job.dialect))
-    errors = [d for d in report.diagnostics if d.severity == "error"]
-    if errors:
-        raise ContractError(f"{job.contract_path}: {len(errors)} error(s); fix them before running", errors, job.contract_path)
-    contracts = [Contract(d.model, path=job.contract_path, trusted=job.trust) for d in report.documents
-                 if d.model is not None and getattr(d.model, "kind", None) == "contract"]
-    if job.contract_name is not None:
-        contracts = [c for c in contracts if c.name == job.contract_name]
-    if not contracts:
-        raise ContractError(f"{job.contract_path}: no kind: contract document" +
-                            (f" named '{job.contract_name}'" if job.contract_name else ""), path=job.contract_path)
-    return contracts[0]
+    return load_contract(job.contract_path, name=job.contract_name, text=job.contract_text, trust=job.trust,
+                         dialect=job.dialect)
 
 
 class RowRunner:
@@ -200,7 +178,6 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         outcome = "first_try" if result.attempts == 0 else "remedied"
     else:
         outcome = "raised" if raised or used == "raise" else "fallback"
-    state = result._state  # noqa: SLF001 - the call's state (its perf); issue 23.3 gives Result a public view
     out: dict[str, Any] = {
         **_base(job, row), "outcome": outcome, "successful": bool(result.successful), "attempts": result.attempts,
         "llm_calls": result.llm_calls,
@@ -209,7 +186,7 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         "output": redact(result.output_data), "transport": transport, "transport_failed": gave_up,
         "tokens": {"prompt": prompt, "completion": completion}, "cost_usd": cost,
         "remedy_cost_usd": remedy_cost, "remedy_tokens": remedy_tokens,
-        "latency_s": round(float(state.total or 0.0), 6),
+        "latency_s": round(result.duration_s, 6),
         "cache": {"hits": cached.hits if cached else 0, "misses": cached.misses if cached else 0,
                   "saved_usd": cached.saved_usd if cached else 0.0},
         "limit_wait_s": round(limited.waited_s, 6) if limited else 0.0,

@@ -34,8 +34,9 @@ class Line:
         return strict_json(self.text)
 
 
-def lines_of(f: IO[bytes], cap: int) -> Iterator[Line]:
-    """Every line of a binary stream, decoded as UTF-8 (bad bytes replaced); a line over `cap` bytes comes without text."""
+def lines_of(f: IO[bytes], cap: int, *, errors: str = "replace") -> Iterator[Line]:
+    """Every line of a binary stream, decoded as UTF-8 (bad bytes replaced, or `errors="strict"`: UnicodeDecodeError);
+    a line over `cap` bytes comes without text."""
     number = offset = 0
     while True:
         data = f.readline(cap + 1)
@@ -56,7 +57,7 @@ def lines_of(f: IO[bytes], cap: int) -> Iterator[Line]:
                 size += len(more)
                 ended = more.endswith(b"\n")
         else:
-            text = data.decode("utf-8", errors="replace")
+            text = data.decode("utf-8", errors=errors)
         yield Line(number, offset, text, ended, size)
         offset += size
 

@@ -62,6 +62,11 @@ class Contract:
             if trace is not None:
                 session.trace.write(trace)
 
+    @property
+    def input_type(self) -> str:
+        """The input type's name, as the file declares it."""
+        return str(self.doc.input)
+
     def scenario(self, name: str) -> Any:
         """A scenario of the file by name."""
         for s in self.doc.scenarios:
@@ -86,48 +91,65 @@ class Contract:
         return f"<Contract {self.name!r} from {self.path or '<text>'}>"
 
 
-def _runtime_object(doc: Any, path: str, trusted: bool) -> Any:
+def build(doc: Any, path: str | Path, trusted: bool) -> Any:
+    """What runs for a checked document of the file at `path` (runtime.loading): a Contract, a ToolSet, a PipelineRunner,
+    the imported class of a `.py` file (UntrustedHook when its folder is not trusted); an agent document as it is."""
+    from contractstudio.analysis.check import is_python
+
+    if is_python(path):
+        from contractstudio.runtime.python_classes import load_class
+
+        return load_class(Path(path), str(doc.name), trusted)
     kind = getattr(doc, "kind", None)
     if kind == "contract":
-        return Contract(doc, path=path, trusted=trusted)
+        return Contract(doc, path=str(path), trusted=trusted)
     if kind == "tools":
         from contractstudio.runtime.toolify import ToolSet
 
-        return ToolSet(doc, path=path, trusted=trusted)
+        return ToolSet(doc, path=str(path), trusted=trusted)
     if kind == "pipeline":
         from contractstudio.runtime.pipeline_runner import PipelineRunner
 
-        return PipelineRunner(doc, path=path)
+        return PipelineRunner(doc, path=str(path))
     return doc  # an agent contract is analyzed, not run
+
+
+def load_contract(path: str | Path, *, name: str | None = None, replay: str | None = None, scenario: str | None = None,
+                  text: str | None = None, trust: bool = False, dialect: str | None = None) -> Any:
+    """The contract a face runs (`run`, eval's rows): the file loaded (runtime.loading), the contract chosen
+    (runtime.choosing: ChoiceError says why none can be), then built. `path.py` with a class `name` is imported by name,
+    behind the trust check, as Python defines it (not read statically first)."""
+    from contractstudio.analysis.check import is_python
+    from contractstudio.runtime.choosing import choose_class, choose_contract
+    from contractstudio.runtime.loading import load_file
+
+    if is_python(path) and name is not None:
+        from contractstudio.runtime.python_classes import load_class
+
+        choose_class(f"{path}:{name}", scenario=scenario)
+        return load_class(Path(path), name, trust)
+    loaded = load_file(path, text=text, trust=trust, dialect=dialect)
+    return build(choose_contract(loaded, name=name, replay=replay, scenario=scenario), loaded.path, loaded.trusted)
 
 
 def load_all(path: str | Path, *, trust: bool = False, dialect: str | None = None) -> list[Any]:
     """Every document of a file as its runtime object; raises ContractError when the analyzer finds errors."""
-    from contractstudio.analysis.check import Context, check_file
-    from contractstudio.trust import hook_folder
+    from contractstudio.runtime.choosing import refuse_unnamed_classes
+    from contractstudio.runtime.loading import load_file
 
-    p = Path(path)
-    if not p.exists():
-        raise ContractError(f"{p}: no such file")
-    report = check_file(p, Context(hooks=hook_folder(p, trust), dialect=dialect))
-    if report.dialect == "symbolicai":  # its static reading is for the analyzer: the class itself runs, by its name
-        names = [str(getattr(d.model, "name", "?")) for d in report.documents if d.model is not None]
-        raise ContractError(f"{p} holds Python contract classes ({', '.join(names) or 'none readable'}): run one as "
-                            f"{p}:{names[0] if names else 'ClassName'}, or import the class and call it", path=str(p))
-    errors = [d for d in report.diagnostics if d.severity == "error"]
-    if errors:
-        raise ContractError(f"{p}: {len(errors)} error{'s' if len(errors) != 1 else ''}; fix them before running", errors, str(p))
-    return [_runtime_object(item.model, str(p), trust) for item in report.documents if item.model is not None]
+    loaded = load_file(path, trust=trust, dialect=dialect)
+    if loaded.python:  # its static reading is for the analyzer: a class runs by its name
+        refuse_unnamed_classes(loaded.path, loaded.documents())
+    return [build(d, loaded.path, loaded.trusted) for d in loaded.documents()]
 
 
 def load(path: str | Path, name: str | None = None, *, trust: bool = False) -> Any:
     """Load a file: a Contract, a ToolSet, a pipeline runner (or an agent document); `name` picks one of several."""
+    from contractstudio.runtime.choosing import by_name
+
     objects = load_all(path, trust=trust)
     if name is not None:
-        for obj in objects:
-            if getattr(obj, "name", None) == name:
-                return obj
-        raise ContractError(f"{path}: no document named '{name}' (found: {', '.join(str(getattr(o, 'name', '?')) for o in objects)})")
+        return by_name(objects, name, path, "document")
     if not objects:
         raise ContractError(f"{path}: the file holds no document")
     if len(objects) > 1:
@@ -136,4 +158,4 @@ def load(path: str | Path, name: str | None = None, *, trust: bool = False) -> A
     return objects[0]
 
 
-__all__ = ["Contract", "LiveModel", "ReplayModel", "ScriptedModel", "load", "load_all"]
+__all__ = ["Contract", "LiveModel", "ReplayModel", "ScriptedModel", "build", "load", "load_all", "load_contract"]

@@ -111,16 +111,17 @@ class PipelineRunner:
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> PipelineRunner:
         """Analyze a pipeline file and build its runner; a file with errors raises ContractError."""
-        from contractstudio.analysis.check import check_file
         from contractstudio.runtime.errors import ContractError
+        from contractstudio.runtime.loading import Refused, load_file
 
-        report = check_file(Path(path))
-        errors = [d for d in report.diagnostics if d.severity == "error"]
-        pipelines = [d.model for d in report.documents if isinstance(d.model, Pipeline)]
-        if errors or not pipelines:
-            first = f": {errors[0].line}:{errors[0].column}: {errors[0].code} {errors[0].message}" if errors else ""
-            why = f"{len(errors)} error(s){first}" if errors else "it holds no kind: pipeline document"
-            raise ContractError(f"cannot run {path}: {why}", errors, str(path))
+        try:
+            pipelines = load_file(path).documents("pipeline")
+        except Refused as refused:
+            errors = refused.diagnostics
+            first = f": {errors[0].line}:{errors[0].column}: {errors[0].code} {errors[0].message}"
+            raise ContractError(f"cannot run {path}: {len(errors)} error(s){first}", errors, str(path)) from None
+        if not pipelines:
+            raise ContractError(f"cannot run {path}: it holds no kind: pipeline document", path=str(path))
         return cls(pipelines[0], path=str(path), **kwargs)
 
     # ------------------------------------------------------------- running

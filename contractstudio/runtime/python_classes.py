@@ -62,7 +62,7 @@ class PythonContract:
         """The check of an input against forward's `input` annotation (eval validates each row with it)."""
         return self.spec.shape(self.spec.input_annotation if self.spec.input_annotation is not None else Any, "input")
 
-    def session(self, value: Any, model: Any, options: Any, *, fresh: bool = False,
+    def session(self, value: Any, model: Any, options: Any = None, *, fresh: bool = False,
                 breakpoints: set[str] | None = None) -> Any:
         """One call of the class with this input, to step through or run to the end (the engine's Session).
 

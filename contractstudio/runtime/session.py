@@ -41,6 +41,11 @@ class Result:
         """The output as plain JSON data."""
         return None if self.output is None else self._output_shape.dump(self.output)
 
+    @property
+    def duration_s(self) -> float:
+        """The call's own time in seconds (time a debugger held it paused excluded): eval's latency of a row."""
+        return float(self._state.total or 0.0)
+
     def perf_stats(self, cumulative: bool = True) -> dict[str, Any]:
         """Perf stats of every call of this contract object so far (or of this call only)."""
         if cumulative and self._accumulated is not None:

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.reading.replies import strict_json
-from contractstudio.runtime.events import E, Event
+from contractstudio.runtime.events import E, Event, StageStart
 
 # Redaction lives in contractstudio.safe_text (shared with the analyzer's YML007); these names stay importable here.
 from contractstudio.safe_text import REDACTED, redact, redact_text, redacted_key, register_secret, register_secrets_in
 
-__all__ = ["REDACTED", "Event", "Trace", "filter_logs", "redact", "register_secret", "register_secrets_in"]
+__all__ = ["REDACTED", "Event", "NotATrace", "Trace", "filter_logs", "recorded_start", "redact", "register_secret",
+           "register_secrets_in"]
 
 
 class RedactingFilter(logging.Filter):
@@ -223,3 +224,33 @@ class Trace:
                 except (TypeError, ValueError, OverflowError) as err:  # e.g. "seq": [1] or "t": "soon"
                     raise ValueError(f"{path}:{n}: not an event: {err}") from None
         return cls(events)
+
+
+class NotATrace(ValueError):
+    """A file that is not a trace at all (not one that merely records no input)."""
+
+
+START_LINE_CAP = 1 << 20  # a first event longer than this is no trace this version wrote
+
+
+def recorded_start(path: str | Path) -> StageStart | None:
+    """A trace's recorded start: its first event when that is the `input` stage_start (contract, model, value), else
+    None. Only that line is read, within a cap, so listing traces costs one line each; NotATrace says why a file is none.
+    """
+    from contractstudio.reading.json_lines import lines_of
+
+    try:
+        with open(path, "rb") as f:
+            for line in lines_of(f, START_LINE_CAP, errors="strict"):
+                if line.text is not None and not line.text.strip():
+                    continue
+                data = line.value()
+                if not isinstance(data, dict):
+                    raise ValueError(f"{path}:{line.number}: an event must be a JSON object")
+                first = Event.from_dict(data)
+                return first if isinstance(first, StageStart) and first.stage == "input" else None
+    except UnicodeDecodeError as err:  # check's words for bytes that are not text
+        raise NotATrace(f"{path} is not a trace: the file is not UTF-8 text (byte {err.start})") from None
+    except (OSError, ValueError, TypeError, OverflowError) as err:
+        raise NotATrace(f"{path} is not a trace: {getattr(err, 'strerror', None) or err}") from None
+    return None

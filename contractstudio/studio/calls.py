@@ -11,27 +11,28 @@ from typing import Any
 
 from rich.text import Text
 
-from contractstudio.analysis.check import Context, check_text, is_python
-from contractstudio.reading.json_lines import first_json_line
+from contractstudio.analysis.check import Context, is_python
 
 
 def runnable_contracts(files: list[Path], text_of: Callable[[Path], str],
                        context_for: Callable[[Path], Context]) -> tuple[list[tuple[Path, Any]], str]:
-    """(file, contract document) for each contract without errors, and a note about those left out (each file its own trust)."""
+    """(file, contract document) for each contract without errors, and a note about those left out (each file its own trust).
+
+    Each file goes through the runtime's one loader (`runtime.loading.load_file`), as `run` and `eval` load theirs.
+    """
+    from contractstudio.runtime.loading import Refused, load_file
+
     contracts: list[tuple[Path, Any]] = []
     skipped: list[str] = []
     for path in files:
         try:
-            report = check_text(text_of(path), str(path), context_for(path))
+            loaded = load_file(path, text=text_of(path), context=context_for(path))
+        except Refused as refused:
+            skipped += [path.name for _ in refused.loaded.documents("contract")]
+            continue
         except Exception as err:  # noqa: BLE001 - an analyzer bug is a message here, never a crash
             return contracts, f"analysis of {path.name} failed: {type(err).__name__}: {err}"
-        errors = [d for d in report.diagnostics if d.severity == "error"]
-        for item in report.documents:
-            if item.kind == "contract" and item.model is not None:
-                if errors:
-                    skipped.append(path.name)
-                else:
-                    contracts.append((path, item.model))
+        contracts += [(path, doc) for doc in loaded.documents("contract")]
     note = ""
     if skipped:
         names = ", ".join(skipped[:2]) + (f" and {len(skipped) - 2} more" if len(skipped) > 2 else "")
@@ -53,15 +54,20 @@ def signature(contracts: list[tuple[Path, Any]]) -> list[tuple[Any, ...]]:
     return [(p, d.name, [s.name for s in d.scenarios], [e.name for e in d.examples]) for p, d in contracts]
 
 
-def trace_start(path: Path) -> dict[str, Any]:
-    """A trace's first event (the input stage_start: contract, model, value), read without the rest of the file."""
-    data = first_json_line(path)
-    return data if isinstance(data, dict) and data.get("type") == "stage_start" else {}
+def trace_start(path: Path) -> Any:
+    """A trace's recorded start (the input stage_start: contract, model, value), or None: the runtime's one reader,
+    which reads the first line only."""
+    from contractstudio.runtime.trace import NotATrace, recorded_start
+
+    try:
+        return recorded_start(path)
+    except NotATrace:
+        return None
 
 
 def traces_of(doc: Any, traces: Sequence[Path]) -> list[Path]:
     """The traces recorded for this contract (a replay of another contract's trace only diverges)."""
-    return [p for p in traces if trace_start(p).get("contract") == doc.name]
+    return [p for p in traces if getattr(trace_start(p), "contract", None) == doc.name]
 
 
 def input_choices(doc: Any, traces: Sequence[Path] = ()) -> list[tuple[str, str]]:
@@ -91,7 +97,7 @@ def input_value(doc: Any, choice: str, typed: Any) -> Any:
     if kind == "example":
         return doc.examples[int(index)].input
     if kind == "trace":
-        return trace_start(Path(index)).get("value")
+        return getattr(trace_start(Path(index)), "value", None)
     return typed
 
 

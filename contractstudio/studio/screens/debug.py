@@ -21,7 +21,6 @@ from textual.widgets import OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from contractstudio.analysis.check import is_python
 from contractstudio.runtime.events import STAGES, StageStart
 from contractstudio.studio import calls
 from contractstudio.studio.screens.dialogs import TextPrompt
@@ -137,16 +136,11 @@ class DebugScreen(RecordedTraces):
         from contractstudio.runtime.errors import Untrusted
 
         try:
-            from contractstudio.runtime.api import Contract
+            from contractstudio.runtime.api import build
 
-            if is_python(chosen[0]):  # a contracted class: imported (its folder trusted, as for hooks), then stepped alike
-                from contractstudio.runtime.python_classes import load_class
-
-                cls = load_class(chosen[0], chosen[1].name, self.studio.trust)
-                self.session = cls.session(self._input_value(), self._model(cls), None, breakpoints=set(self.breakpoints))
-            else:
-                contract = Contract(chosen[1], path=str(chosen[0]), trusted=self.studio.trust.allows(chosen[0]))
-                self.session = contract.session(self._input_value(), self._model(contract), breakpoints=set(self.breakpoints))
+            # the loader's build: a contract, or a class imported (its folder trusted, as for hooks), stepped alike
+            contract = build(chosen[1], chosen[0], self.studio.trust.allows(chosen[0]))
+            self.session = contract.session(self._input_value(), self._model(contract), breakpoints=set(self.breakpoints))
             self._session_doc = chosen[1]
         except Untrusted as err:  # a hook, or a key sent where only the file says
             self.session = None
