@@ -152,3 +152,12 @@ def test_a_traces_start_is_read_from_its_first_line_only(tmp_path: Path) -> None
     doc = cs.load(SAMPLES / "multidoc_qa.contract.yaml").doc
     assert traces_of(doc, [trace]) == [trace]  # the studio lists it by the same reading
     assert input_value(doc, f"trace:{trace}", None) == start.value
+
+
+def test_a_replayed_trace_with_bytes_that_are_not_text_after_its_start_is_refused_in_checks_words(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t.jsonl"
+    lines = RECORDED.read_bytes().splitlines(keepends=True)
+    trace.write_bytes(b"".join([lines[0], b"\xc0\x80\n", *lines[1:]]))
+    code, _, err = run(capsys, "run", str(SAMPLES / "multidoc_qa.contract.yaml"), "--replay", str(trace), "--no-wait")
+    assert code == 2 and f"{trace}: the file is not UTF-8 text" in err and "codec" not in err

@@ -208,6 +208,13 @@ class Trace:
     @classmethod
     def read(cls, path: str | Path) -> Trace:
         """Read a JSONL trace; a bad line is reported with its line number."""
+        try:
+            return cls._read(path)
+        except UnicodeDecodeError:  # check's words for bytes that are not text, not the codec's
+            raise ValueError(f"{path}: the file is not UTF-8 text") from None
+
+    @classmethod
+    def _read(cls, path: str | Path) -> Trace:
         events = []
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
