@@ -10,7 +10,6 @@ from a tag: tags are only looked at.
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Any
 
@@ -25,6 +24,7 @@ from contractstudio.reading.portability import (
     describe,
     other_reading,
     same_value,
+    tab_findings,
     tagged_reading,
     tagged_reading_11,
 )
@@ -107,18 +107,6 @@ def _events(text: str) -> tuple[Any, Any]:
     return (lambda: next(events, None)), (lambda: None)
 
 
-def _in_comment(text: str, line_start: int, at: int, quoted: list[tuple[int, int]], starts: list[int]) -> bool:
-    """Whether position `at` is inside a `# comment` on its line (a `#` after a space, outside quotes)."""
-    hash_at = text.find("#", line_start, at)
-    while hash_at >= 0:
-        i = bisect.bisect_right(starts, hash_at) - 1
-        in_quotes = i >= 0 and quoted[i][0] <= hash_at < quoted[i][1]
-        if not in_quotes and (hash_at == line_start or text[hash_at - 1] in " \t"):
-            return True
-        hash_at = text.find("#", hash_at + 1, at)
-    return False
-
-
 class Builder:
     """Builds the documents of one text (or one chunk of it, at a line offset)."""
 
@@ -154,7 +142,7 @@ class Builder:
             self.diagnostics.append(syntax_diagnostic(self.path, err, self.offset))
             return docs
         if self._quoted is not None:
-            self._report_tabs(text, self._quoted)
+            self.diagnostics.extend(tab_findings(text, self._quoted, self.path, self.offset))
         return docs
 
     def _other_reading(self, raw: str, value: Any, version: tuple[int, int] | None, start: Any, end: Any) -> None:
@@ -195,26 +183,6 @@ class Builder:
                          f"read {describe(theirs)}", start, end,
                          hint="remove the %YAML 1.1 header (ContractStudio reads YAML 1.2) or write the value in YAML 1.2's form")
         return value
-
-    def _report_tabs(self, text: str, quoted: list[tuple[int, int]]) -> None:
-        """YML008 for a tab outside quotes, block scalars and comments: libyaml allows it, ruamel.yaml fails on it."""
-        quoted.sort()
-        starts = [a for a, _ in quoted]
-        reported: set[int] = set()
-        at = text.find("\t")
-        while at >= 0:
-            i = bisect.bisect_right(starts, at) - 1
-            inside = i >= 0 and quoted[i][0] <= at < quoted[i][1]
-            line_start = text.rfind("\n", 0, at) + 1
-            line = text.count("\n", 0, at)
-            if not inside and line not in reported and not _in_comment(text, line_start, at, quoted, starts):
-                reported.add(line)
-                column = at - line_start + 1
-                span = Span(line + 1 + self.offset, column, line + 1 + self.offset, column + 1)
-                self.diagnostics.append(make("YML008", "a tab outside quotes: other YAML tools (ruamel.yaml, for one) "
-                                             "cannot read it, though libyaml can", self.path, span,
-                                             hint="use spaces, or quote the value"))
-            at = text.find("\t", at + 1)
 
     def _run(self, text: str, first_index: int, docs: list[SourceDocument]) -> None:
         # The hottest loop of every analysis: one pass per event, the common cases inline (a scalar attached

@@ -1,4 +1,4 @@
-"""What other YAML readers make of a scalar, where it is not what the analyzer reads (rule YML008).
+"""What other YAML readers make of a scalar, where it is not what the analyzer reads, and tabs they refuse (YML008).
 
 The analyzer reads YAML 1.2's core schema. Export checks a file with ruamel.yaml, whose resolver
 also turns `0b101`, `-0x1F` and `0o1_7` into numbers, leaves `.5e3` a string, honours a `%YAML 1.1`
@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import datetime
 import math
 import re
 import sys
 from typing import Any
+
+from contractstudio.findings.diagnostics import Diagnostic, Span, make
 
 STD = "tag:yaml.org,2002:"
 _FLOAT_12 = re.compile(r"""[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
@@ -230,3 +233,43 @@ def describe(value: Any) -> str:
 
 def _short(text: str) -> str:
     return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text):,} characters)"
+
+
+# ----------------------------------------------------------------- tabs
+
+
+def tab_findings(text: str, quoted: list[tuple[int, int]], path: str, line_offset: int = 0) -> list[Diagnostic]:
+    """YML008 for a tab outside quotes, block scalars and comments: libyaml allows it, ruamel.yaml fails on it.
+
+    `quoted`: the (start, end) offsets of the text's quoted and block scalars (sorted here).
+    """
+    found: list[Diagnostic] = []
+    quoted.sort()
+    starts = [a for a, _ in quoted]
+    reported: set[int] = set()
+    at = text.find("\t")
+    while at >= 0:
+        i = bisect.bisect_right(starts, at) - 1
+        inside = i >= 0 and quoted[i][0] <= at < quoted[i][1]
+        line_start = text.rfind("\n", 0, at) + 1
+        line = text.count("\n", 0, at)
+        if not inside and line not in reported and not _in_comment(text, line_start, at, quoted, starts):
+            reported.add(line)
+            column = at - line_start + 1
+            span = Span(line + 1 + line_offset, column, line + 1 + line_offset, column + 1)
+            found.append(make("YML008", "a tab outside quotes: other YAML tools (ruamel.yaml, for one) "
+                              "cannot read it, though libyaml can", path, span, hint="use spaces, or quote the value"))
+        at = text.find("\t", at + 1)
+    return found
+
+
+def _in_comment(text: str, line_start: int, at: int, quoted: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether position `at` is inside a `# comment` on its line (a `#` after a space, outside quotes)."""
+    hash_at = text.find("#", line_start, at)
+    while hash_at >= 0:
+        i = bisect.bisect_right(starts, hash_at) - 1
+        in_quotes = i >= 0 and quoted[i][0] <= hash_at < quoted[i][1]
+        if not in_quotes and (hash_at == line_start or text[hash_at - 1] in " \t"):
+            return True
+        hash_at = text.find("#", hash_at + 1, at)
+    return False

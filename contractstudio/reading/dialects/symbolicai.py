@@ -15,10 +15,21 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
 from typing import Any, Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, declare, did_you_mean, make
+from contractstudio.reading.dialects.python_tree import (
+    contract_decorator,
+    dotted,
+    field_kwargs,
+    fields_of,
+    fields_with_targets,
+    is_field_call,
+    literal,
+    literal_style,
+    models_of,
+    name_node,
+)
 from contractstudio.reading.dialects.synth import data_of
 from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile, new_scalar
 
@@ -26,7 +37,6 @@ NAME = "symbolicai"
 MAX_PY_BYTES = 4 * 1024 * 1024  # a Python file larger than this is not read (no contract class is that long)
 DECORATOR_KEYS = ("pre_remedy", "post_remedy", "accumulate_errors", "verbose", "remedy_retry_params")
 _REMEDY_KEYS = {"pre_remedy": "pre", "post_remedy": "post", "accumulate_errors": "accumulate_errors"}
-_MODEL_BASES = ("LLMDataModel", "BaseModel")
 _FIELD_KEYS = ("description", "ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
 _BUILTIN_TYPES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "Any": "any", "object": "any",
                   "list": "list", "List": "list", "dict": "dict", "Dict": "dict", "None": "None", "NoneType": "None"}
@@ -103,7 +113,7 @@ class PythonReader:
         s = self.span(at)
         tag = "tag:yaml.org,2002:" + _TAGS.get(type(value), "str")
         text = self.segment(at) or str(value)
-        return new_scalar(s.line, s.column, s.end_line, s.end_column, tag, value, _style(text, value), text)
+        return new_scalar(s.line, s.column, s.end_line, s.end_column, tag, value, literal_style(text, value), text)
 
     def mapping(self, pairs: list[tuple[Node, Node]], at: ast.AST) -> MapNode:
         s, node = self.span(at), MapNode()
@@ -139,29 +149,29 @@ class PythonReader:
                                          Span(1, 1, 1, 2)))
             return []
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-        models = _models(classes)
+        models = models_of(classes)
         for cls in models.values():
             try:
                 self._field_descriptions(cls)
             except RecursionError:
-                self.report("YML006", f"class '{cls.name}' is too deeply nested to read", _name_node(cls))
+                self.report("YML006", f"class '{cls.name}' is too deeply nested to read", name_node(cls))
         docs: list[SourceDocument] = []
         for cls in classes:
-            decorator = _contract_decorator(cls)
+            decorator = contract_decorator(cls)
             if decorator is None:
                 continue
             try:
                 root = self.contract(cls, decorator, models)
                 data = data_of(root)
             except RecursionError:  # an annotation or literal nested past what the reader walks: said, never a crash
-                self.report("YML006", f"class '{cls.name}' is too deeply nested to read", _name_node(cls))
+                self.report("YML006", f"class '{cls.name}' is too deeply nested to read", name_node(cls))
                 continue
             docs.append(SourceDocument(len(docs), root, data, cls.lineno, dialect=NAME))
         return docs
 
     def _field_descriptions(self, cls: ast.ClassDef) -> None:
-        for name, ann, value in _fields(cls):
-            if _field_kwargs(value).get("description") is None:
+        for name, ann, value in fields_of(cls):
+            if field_kwargs(value).get("description") is None:
                 self.report("PYC106", f"field '{cls.name}.{name}' has no Field(description=...): the LLM is told only its "
                             "name and type", ann, hint=f'{name}: {ast.unparse(ann)} = Field(description="...")')
 
@@ -170,7 +180,7 @@ class PythonReader:
     def contract(self, cls: ast.ClassDef, decorator: ast.expr, models: dict[str, ast.ClassDef]) -> MapNode:
         """The native contract document of one contracted class."""
         methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        name_at = _name_node(cls)
+        name_at = name_node(cls)
         pairs: list[tuple[Node, Node]] = [(self.scalar("kind", decorator), self.scalar("contract", decorator)),
                                           (self.scalar("name", name_at), self.scalar(cls.name, name_at))]
         pairs.append(self._prompt(cls, methods.get("prompt")))
@@ -183,15 +193,15 @@ class PythonReader:
         act = methods.get("act")
         if act is not None:
             act_ann = self._act(act)
-            at = act_ann if act_ann is not None else _name_node(act)  # unannotated: PYC103 says so, the type reads as `any`
+            at = act_ann if act_ann is not None else name_node(act)  # unannotated: PYC103 says so, the type reads as `any`
             pairs.append((self.scalar("intermediate", at), self.scalar(self.type_string(act_ann, models, used), at)))
             hook = self.mapping([(self.scalar("python", act), self.scalar(f"{cls.name}.act", act))], act)
-            pairs.append((self.scalar("act", _name_node(act)), hook))
+            pairs.append((self.scalar("act", name_node(act)), hook))
         for role in ("pre", "post"):
             method = methods.get(role)
             if method is not None:  # the method is the condition: the engine calls it as a hook
                 item = self.mapping([(self.scalar("python", method), self.scalar(f"{cls.name}.{role}", method))], method)
-                pairs.append((self.scalar(role, _name_node(method)), self.sequence([item], method)))
+                pairs.append((self.scalar(role, name_node(method)), self.sequence([item], method)))
         remedy, post_remedy = self._remedy(decorator)
         if remedy is not None:
             pairs.append(remedy)
@@ -203,10 +213,10 @@ class PythonReader:
         return self.mapping(pairs, cls)
 
     def _prompt(self, cls: ast.ClassDef, method: Function | None) -> tuple[Node, Node]:
-        at = _name_node(cls)
-        if method is None or not any(_dotted(d) == "property" for d in method.decorator_list):
+        at = name_node(cls)
+        if method is None or not any(dotted(d) == "property" for d in method.decorator_list):
             self.report("PYC104", f"'{cls.name}' has no `prompt` property" if method is None else
-                        "`prompt` must be a property (@property) returning the task's text", at if method is None else _name_node(method),
+                        "`prompt` must be a property (@property) returning the task's text", at if method is None else name_node(method),
                         hint="add `@property` `def prompt(self) -> str:` returning the fixed task's text")
             return self.scalar("prompt", at), self.scalar("", at)
         returned = next((n.value for n in ast.walk(method) if isinstance(n, ast.Return) and n.value is not None), None)
@@ -218,7 +228,7 @@ class PythonReader:
     def _forward(self, cls: ast.ClassDef, forward: Function | None) -> tuple[ast.expr | None, ast.expr | None]:
         if forward is None:
             self.report("PYC101", f"'{cls.name}' has no `forward` method: the contract has no input or output type",
-                        _name_node(cls), hint="def forward(self, input: MyInput, **kwargs) -> MyOutput:")
+                        name_node(cls), hint="def forward(self, input: MyInput, **kwargs) -> MyOutput:")
             return None, None
         args = forward.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
@@ -232,7 +242,7 @@ class PythonReader:
             self.report("PYC101", "`forward`'s `input` parameter has no type annotation: the contract has no input type", given,
                         hint="input: MyInput (an LLMDataModel subclass)")
         if forward.returns is None:
-            self.report("PYC102", "`forward` has no return annotation: the contract has no output type to generate", _name_node(forward),
+            self.report("PYC102", "`forward` has no return annotation: the contract has no output type to generate", name_node(forward),
                         hint="-> MyOutput (an LLMDataModel subclass, or a type such as list[str])")
         return (given.annotation if given is not None else None), forward.returns
 
@@ -240,14 +250,14 @@ class PythonReader:
         positional = [*act.args.posonlyargs, *act.args.args][1:]  # after self
         first = positional[0] if positional else None
         if first is None:
-            self.report("PYC103", "`act` must take the input as its first parameter after self", _name_node(act),
+            self.report("PYC103", "`act` must take the input as its first parameter after self", name_node(act),
                         hint="def act(self, input: MyInput, **kwargs) -> MyIntermediate:")
         elif first.arg != "input":
             self.report("PYC103", f"`act`'s first parameter is '{first.arg}': it must be named `input`", first)
         elif first.annotation is None:
             self.report("PYC103", "`act`'s `input` parameter has no type annotation", first)
         if act.returns is None:
-            self.report("PYC103", "`act` has no return annotation: the intermediate type is unknown", _name_node(act),
+            self.report("PYC103", "`act` has no return annotation: the intermediate type is unknown", name_node(act),
                         hint="-> MyIntermediate (an LLMDataModel subclass)")
         return act.returns
 
@@ -266,7 +276,7 @@ class PythonReader:
                                              or f"parameters: {', '.join(DECORATOR_KEYS)}"))
                 continue
             if kw.arg == "post_remedy":
-                post = False if _literal(kw.value) is False else kw.value
+                post = False if literal(kw.value) is False else kw.value
             if kw.arg in _REMEDY_KEYS:
                 value = self.value(kw.value)
                 if value is not None:
@@ -284,7 +294,7 @@ class PythonReader:
         if isinstance(node, ast.Constant):
             return self.scalar(node.value, node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-            value = _literal(node)
+            value = literal(node)
             return self.scalar(value, node) if value is not None else None
         if isinstance(node, ast.Dict):
             pairs: list[tuple[Node, Node]] = []
@@ -293,7 +303,7 @@ class PythonReader:
                 if item is not None and isinstance(k, ast.Constant):
                     pairs.append((self.scalar(k.value, k), item))
             return self.mapping(pairs, node)
-        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
+        if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args:
             pairs = []  # the same list, for dict(k=v)
             for kw in node.keywords:
                 item = self.value(kw.value) if kw.arg is not None else None
@@ -323,7 +333,7 @@ class PythonReader:
             return "None"
         if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
             return f"{self.type_string(ann.left, models, used)} | {self.type_string(ann.right, models, used)}"
-        name = _dotted(ann).rsplit(".", 1)[-1] if isinstance(ann, (ast.Name, ast.Attribute)) else None
+        name = dotted(ann).rsplit(".", 1)[-1] if isinstance(ann, (ast.Name, ast.Attribute)) else None
         if name is not None:
             if name in models:
                 if name not in used:
@@ -331,7 +341,7 @@ class PythonReader:
                 return name
             return _BUILTIN_TYPES.get(name, "any")
         if isinstance(ann, ast.Subscript):
-            base = _dotted(ann.value).rsplit(".", 1)[-1]
+            base = dotted(ann.value).rsplit(".", 1)[-1]
             args = list(ann.slice.elts) if isinstance(ann.slice, ast.Tuple) else [ann.slice]
             inner = [self.type_string(a, models, used) for a in args]
             if base in ("Optional",) and len(inner) == 1:
@@ -343,18 +353,18 @@ class PythonReader:
             if base in ("dict", "Dict", "Mapping") and len(inner) == 2:
                 return f"dict[{inner[0]}, {inner[1]}]"
             if base == "Literal":
-                return ast.unparse(ann).rsplit(".", 1)[-1] if "." in _dotted(ann.value) else ast.unparse(ann)
+                return ast.unparse(ann).rsplit(".", 1)[-1] if "." in dotted(ann.value) else ast.unparse(ann)
         return "any"
 
     def _default(self, value: ast.expr | None, kwargs: dict[str, ast.expr]) -> Node | None:
         """A field's default as a node (`[]` for default_factory=list); None without one, or when it is not a literal."""
         if value is None:
             return None
-        if not _is_field_call(value):
+        if not is_field_call(value):
             return self.value(value)
         if "default" in kwargs:
             return self.value(kwargs["default"])
-        factory = _dotted(kwargs["default_factory"]) if "default_factory" in kwargs else ""
+        factory = dotted(kwargs["default_factory"]) if "default_factory" in kwargs else ""
         if factory in ("list", "set", "tuple", "dict"):
             return self.mapping([], kwargs["default_factory"]) if factory == "dict" else self.sequence([], kwargs["default_factory"])
         return None
@@ -367,9 +377,9 @@ class PythonReader:
             cls = models[used[i]]
             i += 1
             fields: list[tuple[Node, Node]] = []
-            for name, ann, value, target in _fields_with_targets(cls, models):
+            for name, ann, value, target in fields_with_targets(cls, models):
                 spec: list[tuple[Node, Node]] = [(self.scalar("type", ann), self.scalar(self.type_string(ann, models, used), ann))]
-                kwargs = _field_kwargs(value)
+                kwargs = field_kwargs(value)
                 for key in _FIELD_KEYS:
                     if key in kwargs:
                         node = self.value(kwargs[key])
@@ -380,92 +390,5 @@ class PythonReader:
                     spec.append((self.scalar("default", value or ann), default))
                 fields.append((self.scalar(name, target), self.mapping(spec, target)))
             decl = self.mapping([(self.scalar("fields", cls), self.mapping(fields, cls))], cls)
-            pairs.append((self.scalar(cls.name, _name_node(cls)), decl))
+            pairs.append((self.scalar(cls.name, name_node(cls)), decl))
         return self.mapping(pairs, at)
-
-
-# ----------------------------------------------------------------- helpers on the tree
-
-
-def _style(text: str, value: Any) -> str:
-    """The YAML style whose column arithmetic a Python literal shares: a simple one-line quoted string is `"` / `'`.
-
-    Anything else (triple quotes, prefixes, implicit concatenation, escapes) is `|`, so a position inside it is the
-    whole string rather than a wrong column.
-    """
-    if not isinstance(value, str) or text == value:
-        return ""
-    simple = len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and text[:3] not in ('"""', "'''") and "\n" not in text
-    return text[0] if simple and text[1:-1] == value else "|"
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return ""
-
-
-def _contract_decorator(cls: ast.ClassDef) -> ast.expr | None:
-    return next((d for d in cls.decorator_list if _dotted(d).rsplit(".", 1)[-1] == "contract"), None)
-
-
-def _name_node(definition: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
-    """A node spanning a definition's name (`class Name` / `def name`), for findings about the whole definition."""
-    node = ast.Name(definition.name)
-    node.lineno = node.end_lineno = definition.lineno
-    node.col_offset = definition.col_offset  # the `class` / `def` keyword starts the line's definition
-    keyword = {ast.ClassDef: "class ", ast.AsyncFunctionDef: "async def "}.get(type(definition), "def ")
-    node.end_col_offset = definition.col_offset + len(keyword) + len(definition.name)
-    return node
-
-
-def _models(classes: list[ast.ClassDef]) -> dict[str, ast.ClassDef]:
-    """The file's pydantic models: subclasses of LLMDataModel or BaseModel, or of a model defined before them."""
-    models: dict[str, ast.ClassDef] = {}
-    for cls in classes:
-        if any(_dotted(b).rsplit(".", 1)[-1] in _MODEL_BASES or _dotted(b) in models for b in cls.bases):
-            models[cls.name] = cls
-    return models
-
-
-def _fields(cls: ast.ClassDef) -> Iterator[tuple[str, ast.expr, ast.expr | None]]:
-    for name, ann, value, _target in _fields_with_targets(cls, {}):
-        yield name, ann, value
-
-
-def _fields_with_targets(cls: ast.ClassDef, models: dict[str, ast.ClassDef]) -> Iterator[tuple[str, ast.expr, ast.expr | None, ast.expr]]:
-    """A model's annotated fields, those of its bases in the file first (ClassVar and private names left out)."""
-    for base in cls.bases:
-        parent = models.get(_dotted(base))
-        if parent is not None and parent is not cls:
-            yield from _fields_with_targets(parent, models)
-    for stmt in cls.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and not stmt.target.id.startswith("_"):
-            if "ClassVar" in ast.unparse(stmt.annotation):
-                continue
-            yield stmt.target.id, stmt.annotation, stmt.value, stmt.target
-
-
-def _is_field_call(value: ast.expr | None) -> bool:
-    return isinstance(value, ast.Call) and _dotted(value.func).rsplit(".", 1)[-1] == "Field"
-
-
-def _field_kwargs(value: ast.expr | None) -> dict[str, ast.expr]:
-    if not _is_field_call(value):
-        return {}
-    assert isinstance(value, ast.Call)
-    kwargs = {kw.arg: kw.value for kw in value.keywords if kw.arg is not None}
-    if value.args and "default" not in kwargs and not (isinstance(value.args[0], ast.Constant) and value.args[0].value is Ellipsis):
-        kwargs["default"] = value.args[0]  # Field(default, ...) positionally
-    return kwargs
-
-
-def _literal(node: ast.expr) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
