@@ -35,9 +35,14 @@ def qa_row(query: str, replies: list[str], **extra: object) -> dict:
     return {"id": query, "input": {"query": query, "documents": [{"id": "A1", "content": "text"}], **extra}, "replies": replies}
 
 
-def test_the_sample_dataset_shows_remedies_and_fallbacks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+ENGINES = {"local": [], "workers": ["--workers", "2"]}  # one process; worker processes sharing one hub
+
+
+@pytest.mark.parametrize("engine", list(ENGINES))
+def test_the_sample_dataset_shows_remedies_and_fallbacks(capsys: pytest.CaptureFixture[str], tmp_path: Path, engine: str) -> None:
     out_file = tmp_path / "r.jsonl"
-    code, out, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(out_file), "--json")
+    code, out, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(out_file), "--json",
+                         *ENGINES[engine])
     assert code == 0
     s = json.loads(out)["summary"]
     assert (s["rows"], s["bad_rows"], s["successful"], s["first_try"], s["remedied"]) == (48, 2, 42, 24, 18)
@@ -138,12 +143,14 @@ def test_sample_and_limit_pick_the_same_rows_for_the_same_seed(capsys: pytest.Ca
     assert sorted(r["row"] for r in records(tmp_path / "l.jsonl")) == [1, 2, 3, 4, 5]
 
 
-def test_baseline_shows_changed_metrics_and_flipped_rows(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", list(ENGINES))
+def test_baseline_shows_changed_metrics_and_flipped_rows(capsys: pytest.CaptureFixture[str], tmp_path: Path, engine: str) -> None:
     before = tmp_path / "before.jsonl"
     assert run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(before))[0] == 0
     looser = tmp_path / "looser.contract.yaml"  # a coverage floor of 0.25 lets 0.3 pass
     looser.write_text(SAMPLE.read_text().replace("output.coverage_score >= 0.55", "output.coverage_score >= 0.25"))
-    code, out, _ = run(capsys, "eval", str(looser), "--data", str(ROWS), "--scripted", "--baseline", str(before), "--json")
+    code, out, _ = run(capsys, "eval", str(looser), "--data", str(ROWS), "--scripted", "--baseline", str(before), "--json",
+                       *ENGINES[engine])
     assert code == 0
     report = json.loads(out)["baseline"]
     assert report["matched_rows"] == 48

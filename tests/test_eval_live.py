@@ -61,6 +61,16 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+# every engine of this machine passes the same tests: one process, and worker processes sharing one hub (Ray: test_eval_ray)
+ENGINES = {"local": [], "workers": ["--workers", "2"]}
+
+
+@pytest.fixture(params=list(ENGINES))
+def engine(request: pytest.FixtureRequest) -> list[str]:
+    """The options that choose the engine under test."""
+    return ENGINES[request.param]
+
+
 def live(server: OpenAIServer, *extra: str) -> list[str]:
     return ["--model", MODEL, "--api-base", server.base_url, *extra]
 
@@ -93,15 +103,17 @@ def test_summary_figures_on_known_outcomes(capsys: pytest.CaptureFixture[str], t
 
 
 def test_a_changed_contract_re_asks_only_the_affected_calls(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                            cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+                                                            cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            engine: list[str]) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     data = dataset(tmp_path / "rows.jsonl", ["ok-1", "ok-2", "ok-3", "fix-1", "fix-2", "fix-3"])
     out_file = tmp_path / "r.jsonl"
     contract = tmp_path / "qa.contract.yaml"
     contract.write_text(QA.read_text())
     with OpenAIServer(responder=by_query) as server:
+        # the engine under test fills the cache and reads it back after the change; one process reads what it stored
         args = ["eval", str(contract), "--data", str(data), *live(server), "--json", "--no-wait", "--out", str(out_file), "--overwrite"]
-        code, out, _ = run(capsys, *args)
+        code, out, _ = run(capsys, *args, *engine)
         assert code == 0 and len(server.requests) == 9
         assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
         first = json.loads(out)["summary"]
@@ -117,7 +129,7 @@ def test_a_changed_contract_re_asks_only_the_affected_calls(capsys: pytest.Captu
         # a new message for the coverage condition changes only the repair requests of the fix-* rows
         contract.write_text(QA.read_text().replace("is below the minimum 0.55.", "is under 0.55, the floor."))
         server.requests.clear()
-        code, out, _ = run(capsys, *args)
+        code, out, _ = run(capsys, *args, *engine)
         changed = json.loads(out)["summary"]
         assert code == 0 and changed["cache"] == {"hits": 6, "misses": 3}
         assert sorted(query_of(r) for r in server.requests) == ["fix-1", "fix-2", "fix-3"]
@@ -132,7 +144,8 @@ def test_a_changed_contract_re_asks_only_the_affected_calls(capsys: pytest.Captu
     assert oct(cache_dir.stat().st_mode & 0o777) == "0o700"
 
 
-def test_429_with_retry_after_holds_every_row_back(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path) -> None:
+def test_429_with_retry_after_holds_every_row_back(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path,
+                                                   engine: list[str]) -> None:
     blocked = {"until": 0.0, "served": 0}
     lock = threading.Lock()
 
@@ -150,7 +163,7 @@ def test_429_with_retry_after_holds_every_row_back(capsys: pytest.CaptureFixture
     data = dataset(tmp_path / "rows.jsonl", [f"ok-{i}" for i in range(12)])
     with OpenAIServer(responder=limited) as server:
         code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--concurrency", "4",
-                           "--no-cache")
+                           "--no-cache", *engine)
     s = json.loads(out)["summary"]
     assert code == 0 and s["successful"] == 12 and s["transport_failed_rows"] == 0
     # the rows in flight when the limit tripped got a 429 each; after it, every row waited for Retry-After
@@ -192,7 +205,8 @@ def test_a_row_whose_call_fails_for_good_is_recorded_as_failed(capsys: pytest.Ca
     assert len([r for r in server.requests if query_of(r) == "denied-1"]) == 1
 
 
-def test_rpm_keeps_under_a_server_limit_that_would_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path) -> None:
+def test_rpm_keeps_under_a_server_limit_that_would_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path, cache_dir: Path,
+                                                        engine: list[str]) -> None:
     arrivals: list[float] = []
     lock = threading.Lock()
 
@@ -214,7 +228,7 @@ def test_rpm_keeps_under_a_server_limit_that_would_trip(capsys: pytest.CaptureFi
         assert code == 0 and unlimited["transport_faults"].get("rate_limit", 0) > 0  # the limit is real
         arrivals.clear()
         code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--concurrency", "8",
-                           "--no-cache", "--rpm", "180")
+                           "--no-cache", "--rpm", "180", *engine)
     limited = json.loads(out)["summary"]
     assert code == 0 and limited["successful"] == 10
     assert limited["transport_faults"] == {}  # spaced 1/3 s apart: never more than 2 in half a second
@@ -253,8 +267,31 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines(keepends=True) if path.exists() else []
 
 
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes `pid` started, and the ones they started (read from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, grew = {pid}, True
+    while grew:
+        more = {child for child, parent in parents.items() if parent in found} - found
+        grew, found = bool(more), found | more
+    return found - {pid}
+
+
 @pytest.mark.timeout(90)
-def test_resume_after_kill_9_repeats_no_finished_row_and_loses_none(tmp_path: Path, cache_dir: Path) -> None:
+def test_resume_after_kill_9_repeats_no_finished_row_and_loses_none(tmp_path: Path, cache_dir: Path, engine: list[str]) -> None:
     queries = [f"ok-{i:03d}" for i in range(120)]
     data = dataset(tmp_path / "rows.jsonl", queries)
     out_file = tmp_path / "r.jsonl"
@@ -264,14 +301,20 @@ def test_resume_after_kill_9_repeats_no_finished_row_and_loses_none(tmp_path: Pa
 
     with OpenAIServer(responder=slow) as server:
         cmd = [sys.executable, "-m", "contractstudio", "eval", str(QA), "--data", str(data), *live(server),
-               "--no-cache", "--concurrency", "4", "--out", str(out_file), "--quiet"]
+               "--no-cache", "--concurrency", "4", "--out", str(out_file), "--quiet", *engine]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
         deadline = time.monotonic() + 60
         while len(_lines(out_file)) < 60 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
+        workers = _descendants(proc.pid)
+        assert len(workers) == (2 if engine else 0)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert proc.returncode == -signal.SIGKILL
+        while workers and time.monotonic() < deadline:  # a killed parent's workers exit: none runs on or writes
+            workers = {pid for pid in workers if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)}
+            time.sleep(0.01)
+        assert not workers
         before = [json.loads(line) for line in _lines(out_file) if line.endswith("\n")]
         assert 40 <= len(before) < 120
         with open(out_file, "a") as f:  # the worst moment: killed in the middle of writing a line
@@ -302,3 +345,25 @@ def test_resume_refuses_results_of_another_contract_version(capsys: pytest.Captu
     code, out, _ = run(capsys, "eval", str(sample), "--data", str(rows), "--scripted", "--out", str(out_file), "--resume", "--json")
     s = json.loads(out)["summary"]
     assert code == 0 and s["rows"] == 48 and s["rows_this_run"] == 43
+
+
+def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Path, cache_dir: Path) -> None:
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    queries = [f"ok-{i:02d}" for i in range(24)]
+    out_file = tmp_path / "r.jsonl"
+    killed: list[int] = []
+
+    def kill_a_worker(kind: str, payload: object, progress: object) -> None:
+        if kind == "record" and not killed:  # a row finished: the workers are up, and each runs rows
+            killed.append(max(_descendants(os.getpid())))
+            os.kill(killed[0], signal.SIGKILL)
+
+    with OpenAIServer(responder=lambda received: Reply(GOOD, delay=0.05)) as server:
+        outcome = evaluate(EvalConfig(target=QA, data=dataset(tmp_path / "rows.jsonl", queries), out=out_file, model=MODEL,
+                                      api_base=server.base_url, concurrency=4, workers=2, cache=False),
+                           on_progress=kill_a_worker)
+    assert killed
+    records = [json.loads(line) for line in _lines(out_file)]
+    assert sorted(r["id"] for r in records) == queries  # every row once: its rows in flight ran again on a fresh worker
+    assert all(r["successful"] for r in records) and outcome.summary["rows"] == 24

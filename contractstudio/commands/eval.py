@@ -57,7 +57,10 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--sample", type=int, metavar="N", help="a random sample of N rows (see --seed)")
     v.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
     v.add_argument("--no-wait", action="store_true", help="skip remedy and transport waits (live runs wait by default)")
-    v.add_argument("--engine", choices=("local", "ray"), default="local", help="local threads (default) or Ray tasks")
+    v.add_argument("--engine", choices=("local", "ray"), default="local", help="this machine (default) or Ray tasks")
+    v.add_argument("--workers", type=int, metavar="N",
+                   help="processes running the rows on this machine (default: one per core for a live run of "
+                        "1,000 rows or more, else 1); they share one reply cache, rate limiter and results file")
     v.add_argument("--address", metavar="ADDR", help="the Ray cluster to join (default: start a local one)")
     v.add_argument("--baseline", metavar="OLD.jsonl", help="compare with an earlier results file: metrics and flipped rows")
     v.add_argument("--traces", metavar="DIR", help="write each row's trace to DIR/row-N.jsonl instead of embedding it")
@@ -154,7 +157,7 @@ def _config(args: argparse.Namespace) -> Any:
         cache_dir=Path(args.cache) if args.cache else None,
         mode="scripted" if args.scripted else ("replay" if args.replay else "live"),
         model=args.model, api_base=args.api_base, replay=Path(args.replay) if args.replay else None,
-        limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine,
+        limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine, workers=args.workers,
         address=args.address, baseline=Path(args.baseline) if args.baseline else None,
         trust=Trust.for_command([path], args.trust).allows(path),  # the file's own folder decides
         trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect, structured=args.structured)
@@ -192,6 +195,8 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--address is for --engine ray"
     if args.structured and args.replay:
         return "--structured does not go with --replay: a replay asks in the modes its recording used"
+    if args.workers is not None and (args.workers < 1 or args.engine != "local"):
+        return "--workers must be at least 1" if args.workers < 1 else "--workers is for the local engine (Ray places its own)"
     return None
 
 

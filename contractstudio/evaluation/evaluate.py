@@ -57,6 +57,7 @@ class EvalConfig:
     seed: int = 0
     wait: bool = True
     engine: str = "local"  # local | ray
+    workers: int | None = None  # processes of the local engine; None: one per core for a long live run (workers.py)
     address: str | None = None
     ray_init: dict[str, Any] = field(default_factory=dict)
     baseline: Path | None = None
@@ -177,10 +178,16 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     from contractstudio.reading.dialects import sniff_kind
 
     text = cfg.target.read_text(encoding="utf-8")
+    planned = count_rows(cfg.data, cfg.data_format)
+    if cfg.sample is not None:
+        planned = min(planned, cfg.sample)
+    if cfg.limit is not None:
+        planned = min(planned, cfg.limit)
     # a file of another format (a LocalAI-RAG pipeline) has no kind: line; the dialects know what it reads as
     kind = "pipeline" if (kind_of_text(text) or (sniff_kind(text) if cfg.dialect != "contractstudio" else None)) == "pipeline" \
         else "contract"
     tally: Any
+    workers = 1  # a pipeline's simulation runs in this process
     if kind == "pipeline":
         from contractstudio.evaluation.pipelines import PipelineRowRunner, PipelineTally
 
@@ -192,13 +199,17 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     else:
         job = _job(cfg)
         store = limits = None
-        if job.mode == "live" and cfg.engine == "local":
+        if cfg.engine == "local":
+            from contractstudio.evaluation.workers import choose_workers
+
+            workers = choose_workers(cfg.workers, mode=job.mode, planned=planned, concurrency=cfg.concurrency)
+        if job.mode == "live" and cfg.engine == "local" and workers == 1:  # workers: the parent's hub has them
             from contractstudio.evaluation.cache import ReplyCache, default_cache_dir
             from contractstudio.evaluation.limits import RateLimiter
 
             store = ReplyCache(cfg.cache_dir or default_cache_dir()) if job.use_cache else None
             limits = RateLimiter(cfg.rpm, cfg.tpm)
-        runner = RowRunner(job, store=store, limits=limits, sleep=sleep)
+        runner = RowRunner(job, store=store, limits=limits, sleep=sleep, runs_rows=cfg.engine == "local" and workers == 1)
         tally = Tally()
         validate = _validator(runner)
         contract_sha = job.contract_digest
@@ -215,11 +226,6 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         comparison = Comparison(cfg.baseline, kind)
     recordings = _Recordings(cfg.replay) if cfg.mode == "replay" and cfg.replay is not None else None
 
-    planned = count_rows(cfg.data, cfg.data_format)
-    if cfg.sample is not None:
-        planned = min(planned, cfg.sample)
-    if cfg.limit is not None:
-        planned = min(planned, cfg.limit)
     progress = Progress(planned=max(planned - len(already), 0), resumed=len(already))
     bad: list[BadRow] = []
 
@@ -249,7 +255,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     interrupted = False
     started = time.perf_counter()
     try:
-        for rec in _engine(cfg, kind, job, runner, rows()):
+        for rec in _engine(cfg, kind, job, runner, rows(), workers):
             if rec is None:
                 if on_progress is not None:
                     on_progress("tick", None, progress)
@@ -286,13 +292,19 @@ def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:
     return validate
 
 
-def _engine(cfg: EvalConfig, kind: str, job: EvalJob | None, runner: Any, rows: Iterator[Row]) -> Iterator[dict[str, Any] | None]:
+def _engine(cfg: EvalConfig, kind: str, job: EvalJob | None, runner: Any, rows: Iterator[Row],
+            workers: int) -> Iterator[dict[str, Any] | None]:
     if cfg.engine == "ray":
         from contractstudio.evaluation.ray_engine import run_ray
 
         assert job is not None
         return run_ray(rows, job, cfg.concurrency, address=cfg.address, init=cfg.ray_init,
                        cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
+    if workers > 1:
+        from contractstudio.evaluation.workers import run_workers
+
+        assert job is not None
+        return run_workers(rows, job, cfg.concurrency, workers, cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
     from contractstudio.evaluation.local import run_local
 
     return run_local(rows, runner.run, cfg.concurrency)

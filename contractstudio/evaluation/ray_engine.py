@@ -16,50 +16,17 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.hub import Hub, HubLimits, HubStore
 from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
 
 LOCAL_OBJECT_STORE_BYTES = 128 * 1024 * 1024  # rows and records are small; Ray's default takes 30% of the memory
 TICK_S = 0.25
-PAUSE_POLL_S = 0.25
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # off: Ray takes 127.0.0.1 as the node's IP
-
-
-class Hub:
-    """The cluster's one reply cache and one rate limiter."""
-
-    def __init__(self, cache_dir: str | None, rpm: float | None, tpm: float | None) -> None:
-        from contractstudio.evaluation.cache import ReplyCache
-        from contractstudio.evaluation.limits import RateLimiter
-
-        self.cache = ReplyCache(Path(cache_dir)) if cache_dir else None
-        self.limiter = RateLimiter(rpm, tpm)
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self.cache.get(key) if self.cache is not None else None
-
-    def put(self, key: str, entry: dict[str, Any]) -> None:
-        if self.cache is not None:
-            self.cache.put(key, entry)
-
-    def reserve(self, tokens: int) -> float:
-        return self.limiter.reserve(tokens)
-
-    def settle(self, tokens: int) -> None:
-        self.limiter.settle(tokens)
-
-    def cool_down(self, seconds: float) -> None:
-        self.limiter.cool_down(seconds)
-
-    def paused_for(self) -> float:
-        return self.limiter.paused_for()
 
 
 def _get(ref: Any) -> Any:
@@ -69,52 +36,16 @@ def _get(ref: Any) -> Any:
     return ray.get(ref)
 
 
-class _HubStore:
-    """The cache as seen from a worker: calls to the hub."""
+def _hub_calls(hub: Any) -> tuple[Any, Any]:
+    """(call, tell) to the hub actor, for the proxies of `hub.py`."""
 
-    def __init__(self, hub: Any) -> None:
-        self.hub = hub
+    def call(method: str, *args: Any) -> Any:
+        return _get(getattr(hub, method).remote(*args))
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = _get(self.hub.get.remote(key))
-        return found
+    def tell(method: str, *args: Any) -> None:
+        getattr(hub, method).remote(*args)
 
-    def put(self, key: str, entry: dict[str, Any]) -> None:
-        self.hub.put.remote(key, entry)  # fire and forget: the row need not wait for the write
-
-
-class _HubLimits:
-    """The limiter as seen from a worker: calls to the hub.
-
-    Without --rpm/--tpm only a 429's cool-down is shared; the worker then asks the hub how long the cluster
-    is paused at most every PAUSE_POLL_S seconds instead of once per request (a Ray call costs about a millisecond).
-    """
-
-    def __init__(self, hub: Any, limited: bool) -> None:
-        self.hub = hub
-        self.limited = limited
-        self._paused_until = 0.0
-        self._polled = 0.0
-        self._lock = threading.Lock()
-
-    def reserve(self, tokens: int) -> float:
-        if self.limited:
-            return float(_get(self.hub.reserve.remote(tokens)))
-        now = time.monotonic()
-        with self._lock:
-            if now - self._polled >= PAUSE_POLL_S:
-                self._polled = now
-                self._paused_until = now + float(_get(self.hub.paused_for.remote()))
-            return max(self._paused_until - now, 0.0)
-
-    def settle(self, tokens: int) -> None:
-        if self.limited:
-            self.hub.settle.remote(tokens)
-
-    def cool_down(self, seconds: float) -> None:
-        _get(self.hub.cool_down.remote(seconds))  # before this row retries, every other row must know
-        with self._lock:
-            self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+    return call, tell
 
 
 class RowWorker:
@@ -122,8 +53,9 @@ class RowWorker:
 
     def __init__(self, job: EvalJob, hub: Any) -> None:
         live = job.mode == "live"
-        store = _HubStore(hub) if live and job.use_cache else None
-        limits = _HubLimits(hub, limited=bool(job.rpm or job.tpm)) if live else None
+        call, tell = _hub_calls(hub)
+        store = HubStore(call, tell) if live and job.use_cache else None
+        limits = HubLimits(call, tell, limited=bool(job.rpm or job.tpm)) if live else None
         self.runner = RowRunner(job, store=store, limits=limits)
 
     def run(self, row: Row) -> dict[str, Any]:

@@ -56,7 +56,7 @@ class RowRunner:
     """Runs rows of one job; thread-safe. `store` and `limits` are local objects or proxies to a Ray actor."""
 
     def __init__(self, job: EvalJob, *, store: Any = None, limits: Any = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, runs_rows: bool = True) -> None:
         self.job = job
         self.sleep = sleep
         self.contract = load_plan(job)
@@ -70,8 +70,9 @@ class RowRunner:
         self.limits = limits
         self.live: Any = None
         if job.mode == "live":
-            self.live = self.contract.model_for(job.model, api_base=job.api_base)
-            self.live.prepare()
+            self.live = self.contract.model_for(job.model, api_base=job.api_base)  # a missing model is said here
+            if runs_rows:  # not in a parent whose workers run the rows: loading litellm costs seconds of CPU
+                self.live.prepare()
 
     def _model(self, row: Row) -> tuple[Any, Any, Any]:
         """(model for the engine, the cache layer or None, the limit layer or None)."""

@@ -241,9 +241,22 @@ class LiveModel:
         return self.model
 
     def prepare(self) -> None:
-        """Import litellm now, so its one-time import is not timed as the model's latency."""
-        _litellm()
+        """Import litellm now, so its one-time import is not timed as the model's latency; and build the client
+        of an OpenAI-compatible server, so a fresh process's first request is not sent late (an eval worker's
+        first requests would then reach the server together, however far apart --rpm booked them)."""
+        litellm = _litellm()
         import openai.resources  # noqa: F401 - the OpenAI client imports these on its first call: a second or more
+
+        if self.api_base:
+            self._openai_wire(litellm, self._key_kwargs())
+
+    def _key_kwargs(self) -> dict[str, Any]:
+        """The key a request is sent with: the model's own, else (for a local server) a placeholder when none is set."""
+        if self.api_key:
+            return {"api_key": self.api_key}
+        if self.api_base and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            return {"api_key": "no-key"}  # OpenAI-compatible local servers need none, the client insists on one
+        return {}
 
     def _openai_wire(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
         """For an OpenAI-compatible server at `api_base`: our own client, whose transport bounds the whole reply in time.
@@ -292,10 +305,7 @@ class LiveModel:
         _ask_structure(kwargs, request)
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        if self.api_key:
-            kwargs["api_key"] = self.api_key
-        elif self.api_base and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "no-key"  # OpenAI-compatible local servers need none, the client insists on one
+        kwargs.update(self._key_kwargs())
         problem = self.missing_key(litellm)
         if problem:
             raise ModelError(problem)

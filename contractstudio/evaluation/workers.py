@@ -1,0 +1,248 @@
+"""`eval --workers N`: the local engine's rows spread over N worker processes of this machine (every core used).
+
+Each worker (`worker_process.py`, a fresh `python -m` process) builds one
+`RowRunner` from the job and runs rows on its own threads, exactly as the local
+engine does in one process. This parent is the hub, as the Ray engine's hub
+actor is: it holds the run's one reply cache and one rate limiter (`hub.py`)
+and answers the workers' calls to them; a 429's cool-down is announced to every
+worker at once. It keeps at most `concurrency` rows in flight, reads the next
+row only when one finishes, and yields records as they come; writing the
+results file, resuming and the summary stay in `evaluate.py`, in this process,
+so a `kill -9` leaves the same file the local engine would.
+
+A worker killed while it runs rows loses nothing: its rows in flight were not
+written, so they run again on a fresh worker (once; a row whose second worker
+dies too is recorded as failed, never lost). A killed parent closes the
+workers' pipe, and each worker exits when it reads the end of it.
+
+Messages are pickled over a pair of pipes between two processes of ours:
+parent to worker `("start", job, threads)`, `("row", id, row)`, `("answer", id, value)`, `("pause", seconds)`;
+worker to parent `("ready",)`, `("failed", message)`, `("record", id, record)`, `("call", id, method, args)`,
+`("tell", method, args)`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.hub import Hub
+from contractstudio.evaluation.rows import EvalJob, error_record
+
+TICK_S = 0.25
+LONG_RUN_ROWS = 1000  # a live run this long gets a worker per core by default: start-up (~1 s a worker) pays off
+HUB_METHODS = frozenset({"get", "put", "reserve", "reserve_at", "settle", "cool_down", "paused_for"})
+STOP_WAIT_S = 2.0
+
+
+def machine_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+def choose_workers(asked: int | None, *, mode: str, planned: int, concurrency: int) -> int:
+    """How many processes run the rows: as asked, else a worker per core for a live run of LONG_RUN_ROWS
+    rows or more and one (this process) otherwise; never more than rows in flight."""
+    count = asked if asked is not None else (machine_cores() if mode == "live" and planned >= LONG_RUN_ROWS else 1)
+    return max(min(count, concurrency), 1)
+
+
+@dataclass(slots=True)
+class _Worker:
+    """One worker process and its pipes, with the rows it runs now."""
+
+    index: int
+    proc: subprocess.Popen[bytes] | None  # None: forked by the first worker, not a child of this process
+    send: Connection
+    receive: Connection
+    ready: bool = False
+    running: dict[int, Row] = field(default_factory=dict)
+
+
+def _start(indexes: list[int], job: EvalJob, threads: int) -> list[_Worker]:
+    """Worker processes, told their job at once: they get ready while the parent reads rows.
+
+    One process is started fresh; it imports what a worker needs (litellm alone takes seconds of CPU) and
+    then forks the others, so that cost is paid once, not once per core.
+    """
+    import contractstudio
+
+    pairs = []
+    for _ in indexes:
+        down_r, down_w = os.pipe()  # parent -> worker
+        up_r, up_w = os.pipe()  # worker -> parent
+        pairs.append((down_r, down_w, up_r, up_w))
+    package_root = str(Path(contractstudio.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    theirs = [fd for down_r, _, _, up_w in pairs for fd in (down_r, up_w)]
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "contractstudio.evaluation.worker_process",
+                                 *(f"{down_r},{up_w}" for down_r, _, _, up_w in pairs)],
+                                pass_fds=theirs, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    workers = [_Worker(index, proc if n == 0 else None, Connection(down_w, readable=False), Connection(up_r, writable=False))
+               for n, (index, (_, down_w, up_r, _)) in enumerate(zip(indexes, pairs, strict=True))]
+    for worker in workers:
+        worker.send.send(("start", job, threads))
+    return workers
+
+
+def _stop(worker: _Worker) -> None:
+    """Close its pipe (it exits on reading the end), then make sure the process started here is gone."""
+    for conn in (worker.send, worker.receive):
+        try:
+            conn.close()
+        except OSError:
+            pass
+    if worker.proc is None:
+        return
+    try:
+        worker.proc.wait(timeout=STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        worker.proc.kill()
+        worker.proc.wait()
+
+
+class _Pool:
+    """The workers, the hub, the rows in flight; `finished()` yields records as the workers send them."""
+
+    def __init__(self, job: EvalJob, hub: Hub | None, count: int, concurrency: int) -> None:
+        self.job = job
+        self.hub = hub
+        self.concurrency = concurrency
+        self.threads = max(math.ceil(concurrency / count), 1)
+        self.workers = _start(list(range(count)), job, self.threads)
+        self.tries: dict[int, int] = {}  # row id -> times handed to a worker
+        self.next_id = 0
+
+    @property
+    def in_flight(self) -> int:
+        return sum(len(w.running) for w in self.workers)
+
+    def hand(self, row: Row, tries: int = 0, row_id: int | None = None) -> None:
+        """Give a row to the least busy worker."""
+        if row_id is None:
+            row_id, self.next_id = self.next_id, self.next_id + 1
+        worker = min(self.workers, key=lambda w: len(w.running))
+        worker.running[row_id] = row
+        self.tries[row_id] = tries + 1
+        try:
+            worker.send.send(("row", row_id, row))
+        except OSError:  # it died; its rows (this one included) are handed on when its pipe ends
+            pass
+
+    def messages(self) -> list[tuple[_Worker, Any]]:
+        """The messages that arrived within a tick; a worker whose pipe ended gives `None`."""
+        by_conn = {w.receive: w for w in self.workers}
+        out: list[tuple[_Worker, Any]] = []
+        for conn in wait(list(by_conn), timeout=TICK_S):
+            worker = by_conn[conn]  # type: ignore[index]
+            try:
+                out.append((worker, worker.receive.recv()))
+            except (EOFError, OSError):
+                out.append((worker, None))
+        return out
+
+    def answer(self, worker: _Worker, message: tuple[Any, ...]) -> None:
+        """A worker's call to the hub (answered) or tell (not)."""
+        if message[0] == "call":
+            _, call_id, method, args = message
+        else:
+            call_id, (_, method, args) = None, message
+        if self.hub is None or method not in HUB_METHODS:
+            value: Any = None
+        else:
+            value = getattr(self.hub, method)(*args)
+        if method == "cool_down":  # a 429: every worker holds back now, not at its next poll
+            for other in self.workers:
+                if other is not worker:
+                    self._send(other, ("pause", float(args[0])))
+        if call_id is not None:
+            self._send(worker, ("answer", call_id, value))
+
+    def _send(self, worker: _Worker, message: Any) -> None:
+        try:
+            worker.send.send(message)
+        except OSError:  # gone: noticed when its pipe ends
+            pass
+
+    def replace(self, dead: _Worker) -> Iterator[dict[str, Any]]:
+        """A worker died: its rows in flight run again on a fresh worker (once); the records of rows that
+        already had their second chance."""
+        _stop(dead)
+        code = "unknown" if dead.proc is None else dead.proc.returncode
+        self.workers.remove(dead)
+        if not dead.ready and not self.workers:
+            raise RuntimeError(f"the eval worker process could not start (exit code {code})")
+        if dead.ready or not self.workers:
+            self.workers.extend(_start([dead.index], self.job, self.threads))
+        for row_id, row in dead.running.items():
+            if self.tries.get(row_id, 1) >= 2:
+                self.tries.pop(row_id, None)
+                yield error_record(self.job, row, f"the worker process running this row died twice (exit code {code})", 0.0)
+            else:
+                self.hand(row, self.tries.get(row_id, 1), row_id)
+
+    def close(self) -> None:
+        for worker in self.workers:
+            _stop(worker)
+        if self.hub is not None:
+            self.hub.close()
+
+
+def run_workers(rows: Iterator[Row], job: EvalJob, concurrency: int, count: int, *,
+                cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
+    """Each row's record as it finishes (None on a quiet tick), the rows running in `count` worker processes."""
+    from contractstudio.evaluation.cache import default_cache_dir
+
+    hub = None
+    if job.mode == "live":
+        folder = (cache_dir or job.cache_dir or str(default_cache_dir())) if job.use_cache else None
+        hub = Hub(folder, job.rpm, job.tpm)
+    pool = _Pool(job, hub, count, concurrency)
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and pool.in_flight < concurrency:
+                row = next(rows, None)
+                if row is None:
+                    exhausted = True
+                    break
+                pool.hand(row)
+            if pool.in_flight == 0:
+                return
+            arrived = pool.messages()
+            if not arrived:
+                yield None
+                continue
+            for worker, message in arrived:
+                if message is None:  # its pipe ended: the worker died
+                    yield from pool.replace(worker)
+                    continue
+                kind = message[0]
+                if kind == "record":
+                    row = worker.running.pop(message[1], None)
+                    pool.tries.pop(message[1], None)
+                    if row is not None:
+                        yield message[2]
+                elif kind in ("call", "tell"):
+                    pool.answer(worker, message)
+                elif kind == "ready":
+                    worker.ready = True
+                elif kind == "failed":
+                    raise RuntimeError(f"an eval worker could not start: {message[1]}")
+    finally:
+        pool.close()
