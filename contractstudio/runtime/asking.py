@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator
 from typing import Any
 
@@ -80,7 +79,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
             yield st.emit(reply_event(stage, attempt, reply.text, edited=True))
             return reply
-        started = time.perf_counter()
+        started = st.clock()
         try:
             reply = model.complete(LLMRequest(messages, params, purpose, attempt))
         except TransportFault as fault:
@@ -112,7 +111,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             yield st.emit(ModelFailure(stage=stage, message=str(err)))
             st.fail([f"model: {err}"])
             return None
-        latency = time.perf_counter() - started
+        latency = st.clock() - started
         st.llm_calls += 1
         llm = st.llm
         llm["calls"] += 1

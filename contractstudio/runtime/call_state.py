@@ -46,12 +46,15 @@ class TransportRetry:
 
 @dataclass(slots=True)
 class CallOptions:
-    """How one call behaves beyond the contract: waits, transport retries, randomness, sleeping."""
+    """How one call behaves beyond the contract: waits, transport retries, randomness, sleeping, the clock."""
 
     wait: bool = True  # False: remedy and transport waits are computed and shown, not slept (tests, stepping)
     transport: TransportRetry = field(default_factory=TransportRetry)
     rng: random.Random | None = None
     sleep: Callable[[float], None] = time.sleep
+    # Seconds from an arbitrary start: every time the call records (event times, stage times, the model's latency,
+    # the pauses of a stepped call) is read from it, so a caller can make the timings reproducible.
+    clock: Callable[[], float] = time.perf_counter
     structured_output: str | None = None  # eval's --structured: overrides the contract's llm.structured_output
 
 
@@ -76,7 +79,8 @@ class CallState:
         self.llm = new_llm_counts()
         self.total: float | None = None
         self.accumulated = accumulated
-        self.started = time.perf_counter()
+        self.clock = options.clock
+        self.started = self.clock()
         self.paused = 0.0  # time the caller held the session paused; excluded from every timing
         self.stage_started = 0.0
         self.in_stages = 0.0
@@ -105,13 +109,14 @@ class CallState:
         return self._rng
 
     def now(self) -> float:
-        return time.perf_counter() - self.started - self.paused
+        """Seconds of this call so far, the time it was held paused left out."""
+        return self.clock() - self.started - self.paused
 
     def emit(self, event: E) -> E:
         """Number and time an event, and keep it in the trace."""
         events = self.trace.events
         event.seq = len(events) + 1
-        event.t = time.perf_counter() - self.started - self.paused
+        event.t = self.now()
         events.append(event)
         return event
 

@@ -7,7 +7,6 @@ every timing.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from contractstudio.expressions.sandbox import shared_expression_budget
@@ -85,7 +84,7 @@ class Session:
         self._events = run_call(self.state)
         self._send: Any = None
         # Until its first step a new session only waits (the studio restarts, the user reads): not the call's time.
-        self._held_since: float | None = time.perf_counter()
+        self._held_since: float | None = self.options.clock()
         self.last: Event | None = None
         self.done = False
         self._result: Result | None = None
@@ -144,7 +143,7 @@ class Session:
         if self.done:
             return None
         if self._held_since is not None:
-            self.state.paused += time.perf_counter() - self._held_since
+            self.state.paused += self.options.clock() - self._held_since
         sent, self._send = self._send, None
         try:
             with shared_expression_budget(self.state.expressions):  # every evaluation of the call draws on it
@@ -154,7 +153,7 @@ class Session:
             self._held_since = None
             return None
         self.last = event
-        self._held_since = time.perf_counter()
+        self._held_since = self.options.clock()
         return event
 
     def continue_(self) -> Event | None:
@@ -188,7 +187,7 @@ class Session:
         if not self.done:
             # nobody pauses from here on: drive the generator directly, without pause bookkeeping
             if self._held_since is not None:
-                self.state.paused += time.perf_counter() - self._held_since
+                self.state.paused += self.options.clock() - self._held_since
                 self._held_since = None
             with shared_expression_budget(self.state.expressions):
                 for event in self._events:

@@ -10,6 +10,7 @@ the debugger does not pay that import.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,7 @@ from contractstudio.trust import Trust, hook_folder
 
 if TYPE_CHECKING:
     from contractstudio.analysis.check import Context
+    from contractstudio.runtime.call_state import CallOptions
 
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"
 DISK_POLL_S = 2.0
@@ -115,8 +117,10 @@ class StudioApp(OrderedKeys, OpenFile):
         return studio_scopes(self._bindings)
 
     def __init__(self, paths: list[str | Path] | None = None, *, trusted: bool = False,
-                 config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None) -> None:
+                 config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None,
+                 call_options: Callable[[], CallOptions] | None = None) -> None:
         super().__init__()
+        self._call_options = call_options  # how the debugger's calls behave (a test passes its clock); None: the defaults
         self.dialect = dialect  # --dialect: how every file is read (None: by .contractstudio.yaml and shape)
         self.config = config or load_config()
         self.workspace = workspace or Workspace.open(list(paths or []))
@@ -282,6 +286,14 @@ class StudioApp(OrderedKeys, OpenFile):
             if self.counts.get(analysis.path) != (c.error, c.warning):
                 self.counts[analysis.path] = (c.error, c.warning)
                 self.edit_screen.refresh_files()
+
+    def call_options(self) -> CallOptions:
+        """A new call's options in the debugger: waits shown, not slept; the clock and randomness the studio was given."""
+        if self._call_options is not None:
+            return self._call_options()
+        from contractstudio.runtime.call_state import CallOptions  # the runtime loads when the debugger starts a call
+
+        return CallOptions(wait=False)
 
     def load_model_client(self) -> None:
         """Import the live model's client (litellm) in the background, once: the first live call never waits for it."""

@@ -13,6 +13,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
+from contractstudio.runtime.call_state import CallOptions
 from contractstudio.studio.app import StudioApp
 from contractstudio.studio.config import load_config
 
@@ -64,11 +65,11 @@ def workspace(tmp_path: Path) -> Path:
 def make_app(workspace: Path) -> Callable[..., StudioApp]:
     """Build the app on the workspace copy, optionally opening one file first."""
 
-    def factory(*names: str, trusted: bool = False) -> StudioApp:
+    def factory(*names: str, trusted: bool = False, call_options: Callable[[], CallOptions] | None = None) -> StudioApp:
         paths: list[str | Path] = [workspace / n for n in names] if names else [workspace]
         if names:
             paths.append(workspace)
-        return StudioApp(paths, trusted=trusted, config=load_config())
+        return StudioApp(paths, trusted=trusted, config=load_config(), call_options=call_options)
 
     return factory
 

@@ -6,9 +6,12 @@ Update with `pytest tests/studio --snapshot-update` and look at the SVGs in __sn
 from __future__ import annotations
 
 import itertools
-import types
+import random
+from collections.abc import Callable
 
 import pytest
+
+from contractstudio.runtime.call_state import CallOptions
 
 from .conftest import settle
 
@@ -17,28 +20,10 @@ WIDE = [*SIZES, pytest.param((200, 60), id="200x60")]  # the debugger's timeline
 
 
 @pytest.fixture
-def steady_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runtime's clock ticks 1 ms per reading and its jitter is seeded, so timings are the same on every run."""
-    import importlib
-    import pkgutil
-    import random
-    import sys
-    import time
-
-    import contractstudio.runtime as runtime
-
-    for info in pkgutil.iter_modules(runtime.__path__):
-        importlib.import_module(f"contractstudio.runtime.{info.name}") if info.name != "models" else None
+def steady_calls() -> Callable[[], CallOptions]:
+    """The debugger's calls on a clock that ticks 1 ms per reading, with seeded jitter: timings are the same on every run."""
     ticks = itertools.count()
-    clock = types.SimpleNamespace(perf_counter=lambda: next(ticks) / 1000, monotonic=lambda: next(ticks) / 1000,
-                                  time=time.time, sleep=time.sleep)
-    seeded = types.SimpleNamespace(Random=lambda *a: random.Random(7), uniform=random.Random(7).uniform)
-    for name, module in list(sys.modules.items()):
-        if name.startswith("contractstudio.runtime"):
-            if getattr(module, "time", None) is time:
-                monkeypatch.setattr(module, "time", clock)
-            if getattr(module, "random", None) is random:
-                monkeypatch.setattr(module, "random", seeded)
+    return lambda: CallOptions(wait=False, clock=lambda: next(ticks) / 1000, rng=random.Random(7))
 
 
 class TestEditMode:
@@ -105,7 +90,7 @@ class TestGraphMode:
 
 class TestDebugMode:
     @pytest.mark.parametrize("size", WIDE)
-    def test_remedy_request(self, snap_compare, make_app, steady_clock, size) -> None:
+    def test_remedy_request(self, snap_compare, make_app, steady_calls, size) -> None:
         async def run_before(pilot) -> None:
             await settle(pilot)
             await pilot.press("f4")
@@ -120,7 +105,8 @@ class TestDebugMode:
             screen.query_one("#timeline").highlighted = remedy
             await pilot.pause()
 
-        assert snap_compare(make_app("multidoc_qa.contract.yaml"), terminal_size=size, run_before=run_before)
+        assert snap_compare(make_app("multidoc_qa.contract.yaml", call_options=steady_calls), terminal_size=size,
+                            run_before=run_before)
 
 
 class TestEditingHelp:

@@ -9,6 +9,7 @@ from textual.screen import Screen
 
 if TYPE_CHECKING:
     from contractstudio.analysis.check import Context
+    from contractstudio.runtime.call_state import CallOptions
     from contractstudio.studio.analyses import Analysis
     from contractstudio.studio.keymap import CheckedKeymap
     from contractstudio.studio.widgets.findings import Place
@@ -38,6 +39,7 @@ class Studio(Protocol):
     def worker_failed(self, title: str, error: BaseException | None) -> None: ...
     def action_reload(self) -> None: ...
     def load_model_client(self) -> None: ...
+    def call_options(self) -> CallOptions: ...
 
 
 class StudioScreen(Screen[None]):

@@ -140,7 +140,8 @@ class DebugScreen(RecordedTraces):
 
             # the loader's build: a contract, or a class imported (its folder trusted, as for hooks), stepped alike
             contract = build(chosen[1], chosen[0], self.studio.trust.allows(chosen[0]))
-            self.session = contract.session(self._input_value(), self._model(contract), breakpoints=set(self.breakpoints))
+            self.session = contract.session(self._input_value(), self._model(contract), options=self.studio.call_options(),
+                                            breakpoints=set(self.breakpoints))
             self._session_doc = chosen[1]
         except Untrusted as err:  # a hook, or a key sent where only the file says
             self.session = None
