@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from contractstudio.reading.kinds import DIALECTS
+from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github")

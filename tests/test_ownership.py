@@ -65,8 +65,8 @@ def test_discovery_the_language_server_and_the_studio_give_one_answer(tmp_path: 
 def test_the_kinds_and_dialects_are_named_once() -> None:
     from contractstudio import cli
     from contractstudio.analysis import check
-    from contractstudio.reading import dialects, kinds
+    from contractstudio.reading import dialect_registry, dialects, kinds
 
-    assert cli.DIALECTS is dialects.DIALECTS is kinds.DIALECTS
+    assert cli.DIALECTS is dialect_registry.CHOICES  # the registry's names, read when --dialect is given
     assert check.KNOWN_KINDS is kinds.KNOWN_KINDS
-    assert dialects.localai_rag.NAME in kinds.DIALECTS and dialects.agentanvil.NAME in kinds.DIALECTS
+    assert dialect_registry.names() == (kinds.NATIVE, dialects.localai_rag.NAME, dialects.agentanvil.NAME)

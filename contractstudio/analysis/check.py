@@ -16,8 +16,8 @@ from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic, finalize, make
+from contractstudio.reading.dialect_registry import for_file
 from contractstudio.reading.dialects import NATIVE, read_dialects
-from contractstudio.reading.dialects.symbolicai import read_python
 from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
 from contractstudio.reading.kinds import KNOWN_KINDS
@@ -125,8 +125,10 @@ def check_text(text: str, path: str = "<text>", ctx: Context | None = None, loca
 
 
 def read_any(text: str, path: str) -> SourceFile:
-    """A file's first reading: a `.py` file's contracted classes read statically (never imported), anything else as YAML."""
-    return read_python(text, path) if is_python(path) else read_source(text, path)
+    """A file's first reading: a file dialect's own (a `.py` file's contracted classes, read statically, never imported),
+    anything else as YAML."""
+    own = for_file(path)
+    return own.read_file(text, path) if own is not None else read_source(text, path)
 
 
 def is_python(path: str | Path) -> bool:

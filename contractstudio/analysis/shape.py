@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from contractstudio.analysis.subjects import subject_at
 from contractstudio.documents.models import KINDS, Model, SrcDict
 from contractstudio.findings.diagnostics import Diagnostic, Payload, declare, did_you_mean, make
-from contractstudio.reading.dialects import HINT as DIALECT_HINT
+from contractstudio.reading.dialect_registry import hint as dialect_hint
 from contractstudio.reading.source import MapNode, SourceDocument, key_at, nearest, node_at
 
 declare("SCH101", "missing-key", "error", "A required key is missing.")
@@ -217,7 +217,7 @@ def validate(doc: SourceDocument, file: str) -> tuple[Model | None, list[Diagnos
         node = node_at(root, ("kind",))
         if node is None:
             return None, [make("YML003", "the document has no 'kind:'", file, root.span,  # type: ignore[union-attr]
-                               hint=DIALECT_HINT)]
+                               hint=dialect_hint())]
         hint = did_you_mean(str(kind), KINDS) or "kind is one of: contract, agent, pipeline, tools"
         return None, [make("YML003", f"unknown kind '{kind}'", file, node.span, hint=hint)]
     data = with_paths(doc.data)

@@ -23,27 +23,22 @@ if TYPE_CHECKING:  # the analyzer is imported after `initialize` is answered (st
 MAX_TEXT = 20_000_000  # characters: a buffer larger than this is not analyzed (it is not a contract someone types)
 
 
-def ours(text: str, folder: Path | None = None, dialect: str | None = None) -> bool:
-    """`reading.files.ownership`, the answer discovery and `check` give: a Kubernetes file is not ours."""
+def ours(text: str, folder: Path | None = None, dialect: str | None = None, path: str | None = None) -> bool:
+    """`reading.files.ownership`, the answer discovery and `check` give: a Kubernetes file is not ours, nor a Python
+    file without a contracted class."""
     if len(text) > MAX_TEXT:
         return False
     from contractstudio.reading.files import ownership  # in the worker, not at start-up
 
-    return ownership(text, dialect=dialect, folder=folder).ours
+    return ownership(text, path=path, dialect=dialect, folder=folder).ours
 
 
 def python_file(path: str) -> bool:
-    """A `.py` file: served only when it has a contracted class, and then with findings only (no editing help)."""
-    return path.endswith(".py")
+    """A file of a file dialect (a `.py` file): served only when it is ours, and then with findings only (no editing
+    help: it writes YAML)."""
+    from contractstudio.reading.dialect_registry import for_file
 
-
-def contracted_python(text: str) -> bool:
-    """A Python text with a SymbolicAI-style `@contract` class (any other Python file is not ours)."""
-    if len(text) > MAX_TEXT:
-        return False
-    from contractstudio.reading.files import ownership  # in the worker, not at start-up
-
-    return ownership(text, python=True).ours
+    return for_file(path) is not None
 
 
 class Entry(LiveDocument):
@@ -112,7 +107,7 @@ class Analyses:
 
         on_disk = Path(path).is_absolute()  # an unsaved buffer has no folder: nothing is imported for it
         hooks = hook_folder(path, self.trusted(path)) if on_disk else HookFolder()
-        if not (contracted_python(text) if python_file(path) else ours(text, hooks.folder, self.dialect)):
+        if not ours(text, hooks.folder, self.dialect, path):
             return FileReport(path, text, None, [], [])
         context = Context(hooks=hooks, dialect=self.dialect)
         live = next((e for e in list(self.entries.values()) if e.path == path), None) or LiveDocument(path)

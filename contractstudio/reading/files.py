@@ -17,8 +17,8 @@ from typing import Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.data_files import decode
-from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings, other_format, sniff_kind
-from contractstudio.reading.dialects.symbolicai import is_contracted
+from contractstudio.reading.dialect_registry import YAML_ENDINGS, file_endings, for_file, foreign, sniff_kind
+from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings
 from contractstudio.reading.kinds import KIND_LINE, KNOWN_KINDS, NATIVE, top_kinds
 from contractstudio.storage.paths import base_problem, project_of
 
@@ -47,14 +47,16 @@ class Ownership:
         return self.verdict == "ours"
 
 
-def ownership(text: str, *, python: bool = False, dialect: str | None = None, folder: Path | None = None) -> Ownership:
+def ownership(text: str, *, path: str | Path | None = None, dialect: str | None = None, folder: Path | None = None) -> Ownership:
     """The one answer to "is this file ours?" (discovery, every command, the language server, the studio).
 
-    `python`: the text is a .py file; `dialect`: --dialect; `folder`: where the file is (its .contractstudio.yaml).
+    `path`: the file's name (a file dialect's ending, `.py`, is read by that dialect); `dialect`: --dialect;
+    `folder`: where the file is (its .contractstudio.yaml).
     A file that looks like ours but is broken (`kind: contrct`) is ours: its finding is the user's to see.
     """
-    if python:
-        return Ownership("ours") if is_contracted(text) else Ownership("unknown", "a Python file with no @contract class")
+    own = for_file(path) if path is not None else None
+    if own is not None:  # a file of a file dialect's ending (a .py file) is ours when that dialect knows its text
+        return Ownership("ours") if own.sniff(text) else Ownership("unknown", f"no {own.name} document in the file")
     if not _CONTENT.search(text):
         return Ownership("foreign", "the file is empty")
     kinds = top_kinds(text)
@@ -68,7 +70,7 @@ def ownership(text: str, *, python: bool = False, dialect: str | None = None, fo
         if any(difflib.get_close_matches(k.lower(), KNOWN_KINDS, n=1, cutoff=0.6) for k in kinds):
             return Ownership("ours")  # a misspelt kind of ours: YML003 says which one it meant
         return Ownership("foreign", f"its kind '{kinds[0]}' is another tool's (ours: {', '.join(KNOWN_KINDS)})")
-    if (other := other_format(text)) is not None:
+    if (other := foreign(text)) is not None:
         return Ownership("foreign", other)
     if dialect == NATIVE:
         return Ownership("ours")
@@ -108,7 +110,8 @@ def _head(f: Path) -> str | None:
 
 def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | None = None) -> Iterator[tuple[Path, Ownership]]:
     """Every candidate file with its ownership: files named explicitly, and in folders the *.yaml/*.yml files
-    (and, with `python` (`check`), *.py files). A folder file of unknown shape is not listed (most YAML is not ours).
+    (and, with `python` (`check`), the files of the file dialects' endings: *.py). A folder file of unknown shape
+    is not listed (most YAML is not ours).
 
     A folder's `.contractstudioignore` lists glob patterns (a trailing '/'
     for folders) that discovery skips; naming a file or folder explicitly
@@ -121,7 +124,7 @@ def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | 
             if text is None:  # missing or unreadable: the analyzer's YML001 says so
                 yield p, Ownership("ours")
             else:
-                found = ownership(text, python=p.suffix == ".py", dialect=dialect, folder=p.parent)
+                found = ownership(text, path=p, dialect=dialect, folder=p.parent)
                 yield p, Ownership("ours") if found.verdict == "unknown" else found  # named: YML003 says what it lacks
             continue
         workspace = (project_of(p / IGNORE_FILE),)  # the project of the folder given (storage/paths.py)
@@ -133,8 +136,8 @@ def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | 
                 patterns = [ln.strip() for ln in ignore.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(d, patterns, True))
             for name in sorted(filenames):
-                is_py = python and name.endswith(".py")
-                if not (is_py or name.endswith((".yaml", ".yml"))) or name == SETTINGS_FILE or _ignored(name, patterns, False):
+                own_format = python and name.endswith(file_endings())
+                if not (own_format or name.endswith(YAML_ENDINGS)) or name == SETTINGS_FILE or _ignored(name, patterns, False):
                     continue
                 f = here / name
                 # a FIFO or a device would block the scan; a symlink out of the project (to /proc/self/environ, to
@@ -145,7 +148,7 @@ def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | 
                 text = _head(f)
                 if text is None:
                     continue
-                found = ownership(text, python=is_py, dialect=dialect, folder=here)
+                found = ownership(text, path=f, dialect=dialect, folder=here)
                 if found.verdict != "unknown":
                     yield f, found
 

@@ -1,7 +1,8 @@
-"""The names every face agrees on: the document kinds ContractStudio analyzes and the dialects it reads.
+"""The names every face agrees on: the document kinds ContractStudio analyzes and the native format's name.
 
 Kept free of imports beyond `re` so that the CLI's parser, the language server's start-up and the studio's
-first screen can use them without loading a reader. Whether a whole file is ours is `reading.files.ownership`.
+first screen can use them without loading a reader. Whether a whole file is ours is `reading.files.ownership`;
+the dialects read are `reading/dialect_registry.py`'s.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import re
 
 KNOWN_KINDS = ("contract", "agent", "pipeline", "tools")
 NATIVE = "contractstudio"
-DIALECTS = (NATIVE, "localai-rag", "agentanvil")  # reading/dialects: how a YAML file of another tool is read
 KIND_LINE = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.M)  # a top-level `kind:` (column 1)
 
 
@@ -19,4 +19,4 @@ def top_kinds(text: str) -> list[str]:
     return KIND_LINE.findall(text)
 
 
-__all__ = ["DIALECTS", "KIND_LINE", "KNOWN_KINDS", "NATIVE", "top_kinds"]
+__all__ = ["KIND_LINE", "KNOWN_KINDS", "NATIVE", "top_kinds"]

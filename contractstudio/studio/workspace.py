@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
-from contractstudio.reading.dialects.symbolicai import MAX_PY_BYTES, is_contracted
+from contractstudio.reading.dialect_registry import MAX_FILE_BYTES, file_endings, for_file
 from contractstudio.reading.files import decode, discover, kind_of_text
 from contractstudio.reading.json_lines import first_json_line
 from contractstudio.storage.atomic import Saved, write_atomic  # write_atomic re-exported for the studio's modules
@@ -36,10 +36,11 @@ def kind_of_path(path: Path) -> str | None:
         return None
     if path.suffix == ".jsonl":
         return _jsonl_kind(path)
+    own = for_file(path)  # a file dialect's file (a .py file's contracted class is a contract, read statically)
     try:
         with path.open(encoding="utf-8", errors="replace") as f:
-            if path.suffix == ".py":  # a contracted class is a contract (read statically; imported only when trusted)
-                return "contract" if is_contracted(f.read(MAX_PY_BYTES)) else None
+            if own is not None:
+                return own.sniff(f.read(MAX_FILE_BYTES))
             return kind_of_text(f.read(65536))
     except OSError:
         return None
@@ -108,10 +109,10 @@ class Workspace:
                     kind = kind_of_path(path)
                     if kind in KINDS:
                         seen[key] = WorkspaceFile(path, kind)
-                for module in sorted(root.rglob("*.py")):  # Debug lists their contracted classes
+                for module in sorted(m for ending in file_endings() for m in root.rglob(f"*{ending}")):  # Debug lists .py classes
                     if module.resolve() not in seen and not any(part.startswith(".") for part in module.relative_to(root).parts):
-                        if kind_of_path(module) == "contract":
-                            seen[module.resolve()] = WorkspaceFile(module, "contract")
+                        if (kind := kind_of_path(module)) in KINDS:
+                            seen[module.resolve()] = WorkspaceFile(module, kind)
                 for trace in sorted(root.rglob("*.jsonl")):
                     if trace.is_file() and not any(part.startswith(".") for part in trace.relative_to(root).parts):
                         seen[trace.resolve()] = WorkspaceFile(trace, kind_of_path(trace))

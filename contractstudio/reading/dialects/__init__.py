@@ -12,61 +12,29 @@ with `kind:` is native unless `--dialect` says otherwise.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from contractstudio.findings.diagnostics import Diagnostic, Related, Span, declare, make
+from contractstudio.findings.diagnostics import Diagnostic, Related, declare
+from contractstudio.reading import dialect_registry as registry
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.data_files import UnreadableData, read_data_file
-from contractstudio.reading.dialects import agentanvil, localai_rag
-from contractstudio.reading.kinds import DIALECTS, NATIVE
+from contractstudio.reading.dialect_registry import DocumentReader, YamlFile, detect, foreign, named, sniff_kind
+from contractstudio.reading.dialects import localai_rag
+from contractstudio.reading.kinds import NATIVE
 from contractstudio.reading.nodes import SourceDocument, SourceFile
 from contractstudio.storage.paths import base_problem, project_of
 
 SETTINGS_FILE = ".contractstudio.yaml"
 MAX_BASE_BYTES = 8 * 1024 * 1024  # a base file larger than this is refused (a finding), not read
 MAX_SETTINGS_BYTES = 64 * 1024
-HINT = ("add 'kind: contract' (or agent, pipeline, tools); other formats are read too: LocalAI-RAG pipelines "
-        "(a top-level YAMLpipeline:) and AgentAnvil contracts (name with policies, tasks or constraints); "
-        "--dialect contractstudio|localai-rag|agentanvil forces one")
 
 declare("REF203", "bad-extends", "error", "An `extends:` base that cannot be found or read, or a chain of bases that loops.")
-
-_LOCALAI = re.compile(r"^(?:YAMLpipeline[ \t]*:"
-                      r"|(?:YAMLpipelines|pipelines)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- ))", re.M)
-# A LocalAI-RAG test manifest: a `YAMLpipelines:` list whose rows name files (pipeline_file, scenario_file) and
-# hold no pipeline (no steps, settings or extends key anywhere): their scenario runner's input, not a pipeline.
-_MANIFEST_ROW = re.compile(r"^[ \t]+(?:- )?(?:pipeline_file|scenario_file)[ \t]*:", re.M)
-_PIPELINE_KEY = re.compile(r"^[ \t]*(?:- )?(?:steps|settings|extends)[ \t]*:", re.M)
-_NAME = re.compile(r"^name[ \t]*:", re.M)
-_ANVIL = re.compile(r"^(?:(?:policies|tasks)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- )"
-                    r"|constraints[ \t]*:[ \t]*(?:\{|(?:#.*)?\n[ \t]+(?:max_|allowed_tools|forbidden_patterns)))", re.M)
-
-
-def sniff_kind(text: str) -> str | None:
-    """The native kind a text of another format reads as, without parsing it (file discovery, the studio's list)."""
-    if _LOCALAI.search(text):
-        return "pipeline"
-    if _NAME.search(text) and _ANVIL.search(text):
-        return "agent"
-    return None
 
 
 def other_format(text: str) -> str | None:
     """What a text of a dialect's outer shape really is when it is not ours (the reason a file is skipped), else None."""
-    if _LOCALAI.search(text) and _MANIFEST_ROW.search(text) and not _PIPELINE_KEY.search(text):
-        return "a LocalAI-RAG scenario manifest (its rows name pipeline_file/scenario_file; no row has steps or settings)"
-    return None
-
-
-def detect(doc: SourceDocument) -> str:
-    """The dialect a document's shape says it is in (native when it has `kind:` or matches nothing)."""
-    if localai_rag.is_localai(doc.root):
-        return localai_rag.NAME
-    if agentanvil.is_agentanvil(doc.root):
-        return agentanvil.NAME
-    return NATIVE
+    return foreign(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,17 +62,10 @@ def folder_settings(folder: Path) -> FolderSettings:
             return FolderSettings(candidate)
         if not isinstance(data, dict):
             return FolderSettings(candidate)
-        dialect = data.get("dialect") if data.get("dialect") in DIALECTS else None
+        dialect = data.get("dialect") if data.get("dialect") in registry.names() else None
         root = data.get("pipelines_root")
         return FolderSettings(candidate, dialect, (place / root).resolve() if isinstance(root, str) else None)
     return FolderSettings()
-
-
-def _pipelines_root(location: Path, settings: FolderSettings) -> Path:
-    if settings.pipelines_root is not None:
-        return settings.pipelines_root
-    folder = location.parent.resolve()
-    return next((p for p in (folder, *folder.parents) if p.name == "pipelines"), folder)
 
 
 def read_dialects(source: SourceFile, *, dialect: str | None = None, location: Path | None = None) -> SourceFile:
@@ -113,33 +74,25 @@ def read_dialects(source: SourceFile, *, dialect: str | None = None, location: P
         return source
     location = location if location is not None else Path(source.path)
     settings = folder_settings(location.parent) if dialect is None else FolderSettings()
-    forced = dialect or settings.dialect
+    forced = dialect or settings.dialect  # NATIVE in the folder's settings: every document is read as it is
     docs: list[SourceDocument] = []
-    found: list[Diagnostic] = []
-    resolver: localai_rag.Resolver | None = None
+    readers: dict[str, DocumentReader] = {}
+    file: YamlFile | None = None
     for doc in source.documents:
         if doc.kind is not None and dialect is None:
             docs.append(doc)
             continue
-        name = forced or detect(doc)
-        if name == localai_rag.NAME:
-            if not localai_rag.is_localai(doc.root):
-                found.append(_not_shaped(source.path, doc, name))
-                continue
-            if resolver is None:
-                resolver = localai_rag.Resolver(source.path, _real(location), _pipelines_root(location, settings),
-                                                _Bases(source, location).load)
-            docs.extend(resolver.read(doc))
-        elif name == agentanvil.NAME:
-            reader = agentanvil.AgentAnvilReader(source.path)
-            docs.extend(reader.read(doc))
-            found.extend(reader.diagnostics)
-        else:
+        chosen = named(forced) if forced else detect(doc.root)
+        if chosen is None:
             docs.append(doc)
-    if resolver is not None:
-        found.extend(resolver.diagnostics)
+            continue
+        if chosen.name not in readers:
+            file = file or YamlFile(source, location, settings.pipelines_root, _Bases(source, location).load)
+            readers[chosen.name] = chosen.reader(file)
+        docs.extend(readers[chosen.name].read(doc))
     source.documents = docs
-    source.diagnostics.extend(found)
+    for reader in readers.values():
+        source.diagnostics.extend(reader.diagnostics)
     return source
 
 
@@ -148,12 +101,6 @@ def _real(location: Path) -> Path:
         return location.resolve()
     except OSError:
         return location
-
-
-def _not_shaped(path: str, doc: SourceDocument, name: str) -> Diagnostic:
-    span = doc.root.span if doc.root is not None else Span(doc.line, 1, doc.line, 2)
-    return make("YML003", f"read as {name}, but the document has no YAMLpipeline:, YAMLpipelines: or pipelines: list",
-                path, span, hint=HINT)
 
 
 class _Bases:
@@ -205,5 +152,5 @@ class _Bases:
         return os.path.normpath(os.path.join(os.path.dirname(self.source.path), rel))
 
 
-__all__ = ["DIALECTS", "HINT", "NATIVE", "SETTINGS_FILE", "FolderSettings", "detect", "folder_settings",
-           "other_format", "read_dialects", "sniff_kind"]
+__all__ = ["NATIVE", "SETTINGS_FILE", "FolderSettings", "detect", "folder_settings", "other_format", "read_dialects",
+           "sniff_kind"]

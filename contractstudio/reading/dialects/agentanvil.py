@@ -11,7 +11,10 @@ mapping key by key.
 
 from __future__ import annotations
 
+import re
+
 from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean, make
+from contractstudio.reading.dialect_registry import BaseDialect, YamlFile, register
 from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence
 from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument
 
@@ -29,6 +32,31 @@ UNSUPPORTED = {
     "backend": "AgentAnvil contracts name no model, latency or price, so the budget cannot be estimated",
     "code_criteria": "AgentAnvil success_criteria are free text; none can be a code-level assert",
 }
+
+
+_NAME = re.compile(r"^name[ \t]*:", re.M)
+_LISTS = re.compile(r"^(?:(?:policies|tasks)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- )"
+                    r"|constraints[ \t]*:[ \t]*(?:\{|(?:#.*)?\n[ \t]+(?:max_|allowed_tools|forbidden_patterns)))", re.M)
+
+
+class AgentAnvil(BaseDialect):
+    """The dialect: a bare AgentContract mapping reads as `kind: agent`."""
+
+    name = NAME
+    kinds: tuple[str, ...] = ("agent",)
+    described = "AgentAnvil contracts (name with policies, tasks or constraints)"
+
+    def sniff(self, text: str) -> str | None:
+        """`agent` for a text with a top-level name and AgentAnvil's lists."""
+        return "agent" if _NAME.search(text) and _LISTS.search(text) else None
+
+    def shaped(self, root: Node | None) -> bool:
+        """AgentAnvil's shape (`is_agentanvil`)."""
+        return is_agentanvil(root)
+
+    def reader(self, file: YamlFile) -> AgentAnvilReader:
+        """One reader for the file's AgentAnvil documents."""
+        return AgentAnvilReader(file.source.path)
 
 
 def is_agentanvil(root: Node | None) -> bool:
@@ -168,3 +196,6 @@ class AgentAnvilReader:
                                                 entry("description", scalar("from constraints.forbidden_patterns", item)),
                                                 entry("forbid", rule)], item))
         return mapping(pairs, node), forbids
+
+
+register(AgentAnvil())

@@ -9,12 +9,15 @@ docs/dialects.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.findings.diagnostics import Diagnostic, Payload, Related, make
+from contractstudio.findings.diagnostics import Diagnostic, Payload, Related, Span, make
+from contractstudio.reading.dialect_registry import BaseDialect, YamlFile, hint, register
+from contractstudio.reading.dialects.localai_merge import merge_pipeline, without
 from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence, text_of
 from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, SeqNode, SourceDocument
 
@@ -33,6 +36,72 @@ REQUEST_FIELDS = (
 )
 
 Loader = Callable[[Path, tuple[Related, ...]], "tuple[list[SourceDocument], str | None]"]
+
+_SHAPE = re.compile(r"^(?:YAMLpipeline[ \t]*:"
+                    r"|(?:YAMLpipelines|pipelines)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*[ \t]*- ))", re.M)
+# A LocalAI-RAG test manifest: a `YAMLpipelines:` list whose rows name files (pipeline_file, scenario_file) and
+# hold no pipeline (no steps, settings or extends key anywhere): their scenario runner's input, not a pipeline.
+_MANIFEST_ROW = re.compile(r"^[ \t]+(?:- )?(?:pipeline_file|scenario_file)[ \t]*:", re.M)
+_PIPELINE_KEY = re.compile(r"^[ \t]*(?:- )?(?:steps|settings|extends)[ \t]*:", re.M)
+
+
+class LocalAIRag(BaseDialect):
+    """The dialect: a file with a top-level `YAMLpipeline:` (or a list of pipelines) reads as `kind: pipeline`."""
+
+    name = NAME
+    kinds: tuple[str, ...] = ("pipeline",)
+    described = "LocalAI-RAG pipelines (a top-level YAMLpipeline:)"
+
+    def sniff(self, text: str) -> str | None:
+        """`pipeline` for a text with LocalAI-RAG's top-level keys."""
+        return "pipeline" if _SHAPE.search(text) else None
+
+    def foreign(self, text: str) -> str | None:
+        """A LocalAI-RAG scenario manifest is theirs, not a pipeline."""
+        if _SHAPE.search(text) and _MANIFEST_ROW.search(text) and not _PIPELINE_KEY.search(text):
+            return "a LocalAI-RAG scenario manifest (its rows name pipeline_file/scenario_file; no row has steps or settings)"
+        return None
+
+    def shaped(self, root: Node | None) -> bool:
+        """LocalAI-RAG's shape (`is_localai`)."""
+        return is_localai(root)
+
+    def reader(self, file: YamlFile) -> ShapedReader:
+        """One resolver of `extends:` for the whole file (bases read once)."""
+        return ShapedReader(Resolver(file.source.path, _real(file.location), _pipelines_root(file.location, file.pipelines_root),
+                                     file.load_base))
+
+
+class ShapedReader:
+    """The resolver's reading, refusing a document forced to this dialect (--dialect) without its shape."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self.diagnostics = resolver.diagnostics
+
+    def read(self, doc: SourceDocument) -> list[SourceDocument]:
+        """The document's pipelines, or YML003 when it has none of LocalAI-RAG's keys."""
+        if not is_localai(doc.root):
+            span = doc.root.span if doc.root is not None else Span(doc.line, 1, doc.line, 2)
+            self.diagnostics.append(make("YML003", f"read as {NAME}, but the document has no YAMLpipeline:, YAMLpipelines: "
+                                         "or pipelines: list", self.resolver.path, span, hint=hint()))
+            return []
+        return self.resolver.read(doc)
+
+
+def _real(location: Path) -> Path:
+    try:
+        return location.resolve()
+    except OSError:
+        return location
+
+
+def _pipelines_root(location: Path, configured: Path | None) -> Path:
+    """Where `extends: <name>` is looked up last: the folder settings' pipelines_root, else the nearest `pipelines`."""
+    if configured is not None:
+        return configured
+    folder = location.parent.resolve()
+    return next((p for p in (folder, *folder.parents) if p.name == "pipelines"), folder)
 
 
 def is_localai(root: Node | None) -> bool:
@@ -99,45 +168,45 @@ class Resolver:
         """The pipeline with its `extends:` chain merged in (LocalAI-RAG's semantics), `extends` removed."""
         ext = node.get("extends")
         if ext is None or self.over or (isinstance(ext, ScalarNode) and ext.value is None):  # `extends: ""` is REF203
-            return _without(node, "extends")
+            return without(node, "extends")
         value = text_of(ext)
         if value is None:
             self.report("SCH103", "extends: must be a string 'path' or 'path#pipeline_name'", ext)
-            return _without(node, "extends")
+            return without(node, "extends")
         target, _, name = value.partition("#")
         target, pick = target.strip(), name.strip() or None
         if len(chain) > MAX_EXTENDS:
             self.report("REF203", f"the extends chain is deeper than {MAX_EXTENDS} files", ext)
-            return _without(node, "extends")
+            return without(node, "extends")
         found = self._locate(target, real.parent) if target else None
         if found is None:
             where = "names no file" if not target else f"names '{target}', which is not a file"
             self.report("REF203", f"extends {where}", ext,
                         hint=f"looked next to this file, then in the pipelines root {self.root_dir}" if target else None)
-            return _without(node, "extends")
+            return without(node, "extends")
         here = Related(self.path, ext.line, ext.column, f"inherits from '{value}' here")
         docs, problem = self.load(found, (here, *via))
         if problem is not None:
             self.report("REF203", f"extends target '{target}' cannot be read: {problem}", ext)
-            return _without(node, "extends")
+            return without(node, "extends")
         parent, why = _select(docs, pick)
         if parent is None:
             self.report("REF203", f"extends target '{value}' {why}", ext)
-            return _without(node, "extends")
+            return without(node, "extends")
         link = (found, text_of(parent.get("name")))
         if link in chain:
             loop = (*chain[chain.index(link):], link)  # the loop itself, the same from wherever it is entered
             names = " -> ".join(_short(p, n) for p, n in loop)
             self.report("REF203", f"circular extends: {names}", ext, hint="a base must not extend (directly or not) its own child")
-            return _without(node, "extends")
+            return without(node, "extends")
         parent = self.resolve(parent, found, (*chain, link), (here, *via))
         if self.over:
-            return _without(node, "extends")
+            return without(node, "extends")
         self.inherited += self._weight(parent)
         if self.inherited > MAX_MERGED_CHARS:
             self.over = True
-            return _without(node, "extends")
-        merged = _merge_pipeline(parent, node)
+            return without(node, "extends")
+        merged = merge_pipeline(parent, node)
         self.weights[id(merged)] = self._weight(parent) + self._weight(node)  # an upper bound: the child may override
         self.kept.append(merged)
         return merged
@@ -225,7 +294,7 @@ class Resolver:
             return step
         if not isinstance(routes, MapNode):
             self.report("SCH103", "routes: must be a mapping", routes)
-            return _without(step, "routes")
+            return without(step, "routes")
         flat: list[tuple[Node, Node]] = []
         for key, value in routes.pairs:
             route = key.value if isinstance(key, ScalarNode) else None
@@ -292,67 +361,6 @@ def _reuse(root: MapNode, p: MapNode, raw: dict[str, Any] | None) -> Any:
     return out
 
 
-# ----------------------------------------------------------------- merging (LocalAI-RAG's loader, on nodes)
-
-
-def _without(node: MapNode, key: str) -> MapNode:
-    if node.get(key) is None and node.key_node(key) is None:
-        return node
-    return mapping(((k, v) for k, v in node.pairs if not (isinstance(k, ScalarNode) and k.value == key)), node)
-
-
-def _merge(parent: Node, child: Node) -> Node:
-    """Mappings merge key by key (the child's keys win, new ones come last); anything else: the child replaces."""
-    if not (isinstance(parent, MapNode) and isinstance(child, MapNode)):
-        return child
-    index = child.index
-    pairs = [(index[k.value][0], _merge(v, index[k.value][1])) if isinstance(k, ScalarNode) and k.value in index else (k, v)
-             for k, v in parent.pairs]
-    mine = {k.value for k, _ in parent.pairs if isinstance(k, ScalarNode)}
-    pairs += [(k, v) for k, v in child.pairs if not (isinstance(k, ScalarNode) and k.value in mine)]
-    return mapping(pairs, child)
-
-
-def _value(node: MapNode, key: str) -> Node | None:
-    """A key's value by scanning the pairs: a step has a handful, and building its index for one look-up costs more."""
-    found = None
-    for k, v in node.pairs:
-        if type(k) is ScalarNode and k.value == key:
-            found = v  # the last one wins, as in YAML loaders
-    return found
-
-
-def _sid(step: Node) -> str | None:
-    if isinstance(step, MapNode):
-        value = _value(step, "id")
-        if isinstance(value, ScalarNode) and value.value:
-            return str(value.value)
-    return None
-
-
-def _merge_steps(parent: Node | None, child: Node | None) -> SeqNode:
-    """Steps merge by id: the parent's order, a child step of the same id merged into it, new child steps appended."""
-    mine = [(_sid(s), s) for s in parent.items if isinstance(s, MapNode)] if isinstance(parent, SeqNode) else []
-    theirs = [(_sid(s), s) for s in child.items] if isinstance(child, SeqNode) else []
-    by_id = {sid: s for sid, s in theirs if sid}
-    known = {sid for sid, _ in mine}
-    out: list[Node] = [_merge(s, by_id[sid]) if sid in by_id else s for sid, s in mine]
-    # LocalAI-RAG drops child steps without an id silently; they are kept so that the reader reports them.
-    out += [s for sid, s in theirs if sid not in known]
-    at = child if isinstance(child, SeqNode) else parent
-    return sequence(out, at)  # type: ignore[arg-type]
-
-
-def _merge_pipeline(parent: MapNode, child: MapNode) -> MapNode:
-    merged = _merge(parent, _without(child, "extends"))
-    assert isinstance(merged, MapNode)
-    if parent.get("steps") is None and child.get("steps") is None:
-        return merged
-    steps = _merge_steps(parent.get("steps"), child.get("steps"))
-    key: Node = child.key_node("steps") or parent.key_node("steps") or steps
-    return mapping(((key, steps) if isinstance(k, ScalarNode) and k.value == "steps" else (k, v) for k, v in merged.pairs), merged)
-
-
 def _select(docs: list[SourceDocument], pick: str | None) -> tuple[MapNode | None, str]:
     """The pipeline an extends target names (LocalAI-RAG: a single pipeline wins; in a list, by name)."""
     for doc in docs:
@@ -381,3 +389,6 @@ def _short(path: Path, name: str | None) -> str:
 def included(path: str, text: str, first_line: int, via: tuple[Related, ...]) -> Included:
     """The source-map entry of a base file read at `first_line`."""
     return Included(path, text, first_line, text.count("\n") + 1, via)
+
+
+register(LocalAIRag())

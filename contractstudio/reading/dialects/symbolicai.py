@@ -18,6 +18,7 @@ import re
 from typing import Any, Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, declare, did_you_mean, make
+from contractstudio.reading.dialect_registry import MAX_FILE_BYTES, BaseDialect, register
 from contractstudio.reading.dialects.python_tree import (
     contract_decorator,
     dotted,
@@ -34,7 +35,7 @@ from contractstudio.reading.dialects.synth import data_of
 from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile, new_scalar
 
 NAME = "symbolicai"
-MAX_PY_BYTES = 4 * 1024 * 1024  # a Python file larger than this is not read (no contract class is that long)
+MAX_PY_BYTES = MAX_FILE_BYTES  # a Python file larger than this is not read (no contract class is that long)
 DECORATOR_KEYS = ("pre_remedy", "post_remedy", "accumulate_errors", "verbose", "remedy_retry_params")
 _REMEDY_KEYS = {"pre_remedy": "pre", "post_remedy": "post", "accumulate_errors": "accumulate_errors"}
 _FIELD_KEYS = ("description", "ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
@@ -62,6 +63,22 @@ declare("PYC106", "field-without-description", "info",
 def is_contracted(text: str) -> bool:
     """Whether a Python text has a `@contract` class (discovery, the language server), without parsing it."""
     return "contract" in text and _CONTRACTED.search(text) is not None
+
+
+class SymbolicAI(BaseDialect):
+    """The dialect: a `.py` file's `@contract` classes, each read as `kind: contract`."""
+
+    name = NAME
+    kinds: tuple[str, ...] = ("contract",)
+    extensions: tuple[str, ...] = (".py",)
+
+    def sniff(self, text: str) -> str | None:
+        """`contract` for a Python text with a contracted class."""
+        return "contract" if is_contracted(text) else None
+
+    def read_file(self, text: str, path: str) -> SourceFile:
+        """The file's contracted classes (`read_python`)."""
+        return read_python(text, path)
 
 
 def read_python(text: str, path: str) -> SourceFile:
@@ -392,3 +409,6 @@ class PythonReader:
             decl = self.mapping([(self.scalar("fields", cls), self.mapping(fields, cls))], cls)
             pairs.append((self.scalar(cls.name, name_node(cls)), decl))
         return self.mapping(pairs, at)
+
+
+register(SymbolicAI())
