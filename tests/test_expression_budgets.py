@@ -67,3 +67,23 @@ def test_a_call_whose_message_placeholders_spend_its_budget_fails_naming_the_tem
     text = str(failed.value)
     assert "the message could not be rendered: the expression budget of this call (20,000 operations) is spent" in text
     assert placeholders[:40] in text  # the template that ran out
+
+
+def test_a_call_whose_budget_is_spent_asks_the_model_no_more_and_says_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every post-condition does real work and fails: the first reply's judgement spends the call's budget, so a
+    # remedy reply could no longer be judged. The call stops there instead of asking the model again.
+    post = "".join(f"  - id: p{i}\n    assert: '{EXPENSIVE} and output.answer == \"never\"'\n" for i in range(8))
+    text = _contract(conditions=0, scenarios=0).replace("pre:\npost:\n  - assert: output.answer != \"\"\n",
+                                                        f"post:\n{post}")
+    assert "id: p7" in text
+    path = tmp_path / "heavy.contract.yaml"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(sandbox, "MAX_SHARED_WORK", SMALL_BUDGET)
+    with pytest.raises(cs.ContractViolation) as failed:
+        cs.load(path).call({"text": "abcdefghij"}, ['{"answer": "a"}'] * 4, options=CallOptions(wait=False))
+    result = failed.value.result
+    assert result.llm_calls == 1  # no remedy request once nothing more can be judged
+    assert result.attempts == 0
+    assert any("the expression budget of this call (20,000 operations) is spent: no remedy was asked" in e
+               for e in result.errors), result.errors

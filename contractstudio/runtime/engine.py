@@ -50,6 +50,10 @@ def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, 
             errors.append(error)
             if not getattr(check, "remedy", True):
                 st.no_remedy = True  # `remedy: false` on the condition: the call ends here, without a remedy
+    if errors and st.expressions.spent and not st.no_remedy:
+        # Nothing more can be evaluated in this call, so no remedy's reply could be judged: asking is waste.
+        st.no_remedy = True
+        errors.append(f"{st.expressions.refusal()}: no remedy was asked, as no further reply could be judged")
     return errors
 
 
