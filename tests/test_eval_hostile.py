@@ -240,3 +240,27 @@ def test_eval_where_every_row_failed_on_transport_fails_with_a_reason(capsys: py
         assert err.splitlines()[-1] == ("contractstudio: eval failed: every row that ran (2) failed on transport "
                                         "(authentication 2); no reply was judged")
     # a run where some rows were judged still exits 0: tests/test_eval_live.py::test_a_row_whose_call_fails_for_good_is_recorded_as_failed
+
+
+def test_a_refused_run_leaves_no_traces_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, traces = dataset(tmp_path, qa_row("q1")), tmp_path / "traces"
+    (tmp_path / "base.jsonl").write_text('{"nope": 1}\n', encoding="utf-8")  # not a results file: refused
+    code, _, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--baseline",
+                       str(tmp_path / "base.jsonl"), "--traces", str(traces))
+    assert code == 2 and "not a results record" in err
+    assert not traces.exists()
+
+
+def test_a_run_that_writes_no_trace_makes_no_traces_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, traces = dataset(tmp_path, '{"bad": '), tmp_path / "deep" / "traces"
+    code, _, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--traces", str(traces))
+    assert code == 1 and "no row ran" in err
+    assert not (tmp_path / "deep").exists()
+
+
+def test_a_traces_folder_that_is_a_file_is_refused_before_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, traces = dataset(tmp_path, qa_row("q1")), tmp_path / "traces"
+    traces.write_text("mine\n", encoding="utf-8")
+    code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--traces", str(traces))
+    assert code == 2 and f"cannot write the traces: {traces} is a file, not a folder" in err
+    assert traces.read_text(encoding="utf-8") == "mine\n" and "rows:" not in out

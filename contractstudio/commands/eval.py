@@ -21,7 +21,7 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
-from contractstudio.storage.paths import input_problem
+from contractstudio.storage.paths import folder_problem, input_problem
 from contractstudio.trust import Trust
 
 if TYPE_CHECKING:
@@ -191,6 +191,8 @@ def _usage(args: argparse.Namespace) -> str | None:
         return f"{args.out} exists: pass --resume to continue that run, or --overwrite to replace it"
     if args.out and (problem := target_problem(args.out)):  # the rule of every output path: no folder is created
         return f"cannot write the results: {problem}"
+    if args.traces and (problem := folder_problem(args.traces)):  # checked now, made when the first trace is written
+        return f"cannot write the traces: {problem}"
     if args.address and args.engine != "ray":
         return "--address is for --engine ray"
     if args.structured and args.replay:

@@ -213,9 +213,6 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         tally = Tally()
         validate = _validator(runner)
         contract_sha = job.contract_digest
-    if cfg.trace_dir:
-        cfg.trace_dir.mkdir(parents=True, exist_ok=True)
-
     if cfg.out is not None and cfg.resume and cfg.out.exists():
         _finished(cfg, tally, kind, contract_sha)
     already = set(tally.keys)

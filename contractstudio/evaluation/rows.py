@@ -194,9 +194,9 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         "structured": structured, "structure_fallbacks": fallbacks,  # structured: None when no output was asked for
     }
     if job.trace_dir:
-        from pathlib import Path
+        from contractstudio.storage.paths import make_folder
 
-        path = Path(job.trace_dir) / f"row-{row.number}.jsonl"
+        path = make_folder(job.trace_dir) / f"row-{row.number}.jsonl"  # made with the first trace, never before
         result.trace.write(path)
         out["trace_file"] = str(path)
     else:

@@ -92,3 +92,30 @@ def base_problem(path: Path, workspace: Iterable[Path]) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return f"it is {what_it_is(st.st_mode)}, not a regular file"
     return None
+
+
+def folder_problem(folder: str | Path) -> str | None:
+    """Why files cannot be written into `folder` (a folder a run fills, e.g. `eval --traces`), or None.
+
+    Checked before the run and never creates anything: the folder is made by `make_folder` when its first file is
+    written, so a refused run, or one that writes nothing, leaves no trace on disk."""
+    given = Path(folder)
+    real = Path(os.path.realpath(given))
+    if under_system_tree(real):
+        return f"{given} is under /proc, /sys or /dev, not a folder of yours"
+    existing = next(place for place in (real, *real.parents) if os.path.lexists(place))  # "/" always exists
+    shown = given if existing == real else existing  # named as given, or the part of it that is in the way
+    if not existing.is_dir():
+        return f"{shown} is {'a file' if existing.is_file() else 'not a folder'}, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"cannot write in the folder {shown}: permission denied"
+    return None
+
+
+def make_folder(folder: str | Path) -> Path:
+    """Make the folder (and its parents) a first file is about to be written into, after `folder_problem` allows it."""
+    if (problem := folder_problem(folder)) is not None:
+        raise OSError(problem)
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
