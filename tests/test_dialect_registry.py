@@ -94,3 +94,12 @@ def test_an_unknown_kind_hint_names_a_registered_dialect(toy: Toy, tmp_path: Pat
     assert main(["check", str(bare)]) == 1
     out = capsys.readouterr().out
     assert "YML003" in out and "toy files (toykind:)" in out and "--dialect contractstudio|localai-rag|agentanvil|toy" in out
+
+
+def test_a_dialect_reading_as_a_kind_the_analyzer_does_not_know_is_refused_at_registration() -> None:
+    class Misspelt(Toy):
+        kinds: tuple[str, ...] = ("contrct",)
+
+    with pytest.raises(ValueError, match="dialect 'toy': .*; not a kind: contrct"):
+        dialect_registry.register(Misspelt())
+    assert dialect_registry.named("toy") is None

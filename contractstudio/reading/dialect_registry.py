@@ -119,7 +119,14 @@ _loaded = False
 
 
 def register(dialect: Dialect) -> Dialect:
-    """Add a dialect (a module calls this once, at its import); the same name again replaces it."""
+    """Add a dialect (a module calls this once, at its import); the same name again replaces it. Its documents must
+    read as kinds the analyzer knows: every rule of those kinds then applies to them unchanged."""
+    from contractstudio.reading.kinds import KNOWN_KINDS
+
+    unknown = [k for k in dialect.kinds if k not in KNOWN_KINDS]
+    if not dialect.name or dialect.name == NATIVE or not dialect.kinds or unknown:
+        raise ValueError(f"dialect {dialect.name!r}: a name other than {NATIVE!r} and the native kinds its documents read as "
+                         f"({', '.join(KNOWN_KINDS)}) are needed" + (f"; not a kind: {', '.join(unknown)}" if unknown else ""))
     _REGISTERED[dialect.name] = dialect
     return dialect
 
