@@ -10,7 +10,7 @@ from conftest import FIXTURES
 
 from contractstudio.analysis.check import Context, check_file
 from contractstudio.cli import main
-from contractstudio.editing.hover import hover
+from contractstudio.editing import hover  # never the submodule: importing it replaces the package's lazy `hover`
 
 AFTER = FIXTURES / "err" / "CON" / "con131_after_reply.yaml"
 RECURSIVE = FIXTURES / "err" / "CON" / "con132_not_representable.yaml"
@@ -31,10 +31,10 @@ def test_hover_on_a_field_says_who_enforces_each_of_its_clauses() -> None:
     shown = hover(report, 14, 8)
     assert shown is not None
     assert "**structured output** with `openai/gpt-4o-mini` (json_schema strict)" in shown.markdown
-    assert "- enforced by the decoder: type, required" in shown.markdown
+    assert "- enforced by the decoder: type string, required" in shown.markdown
     assert "- checked after the reply: min_length 2 (OpenAI strict mode does not support string length bounds" in shown.markdown
     score = hover(report, 16, 8)
-    assert score is not None and "enforced by the decoder: type, le 1.0, ge 0.0, required" in score.markdown
+    assert score is not None and "enforced by the decoder: type number, le 1.0, ge 0.0, required" in score.markdown
 
 
 def test_check_verbose_prints_a_line_per_contract(capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,6 +51,43 @@ def test_schema_model_prints_a_column_per_enforcement_and_the_schema_sent(capsys
     out = capsys.readouterr().out.splitlines()
     assert out[2].split() == ["field", "enforced", "by", "the", "decoder", "checked", "after", "the", "reply", "not",
                               "representable"]
-    assert any(line.split() == ["Answer.score", "type,", "required", "le", "1.0,", "ge", "0.0", "-"] for line in out)
+    assert any(line.split() == ["Answer.score", "type", "number,", "required", "le", "1.0,", "ge", "0.0", "-"] for line in out)
     assert "schema sent:" in out and '    "score": {' in out
     assert main(["schema", "--model", "gpt-4o-mini"]) == 2
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "review_extraction.contract.yaml"
+
+
+@pytest.mark.parametrize("model", [None, "anthropic/claude-haiku-4-5"])  # None: the openai/gpt-4o-mini it names
+def test_the_sample_shows_all_three_kinds_of_clause(model: str | None) -> None:
+    report = check_file(SAMPLE, Context(model=model))
+    (finding,) = report.diagnostics
+    assert finding.code == "CON132" and finding.line == 32 and "falls back to json_object" in finding.message
+    aspects, rating, output = hover(report, 32, 8), hover(report, 29, 8), hover(report, 34, 10)
+    assert aspects is not None and "- not representable: dict[str, ...]" in aspects.markdown
+    assert rating is not None and "- checked after the reply: type integer, le 5, ge 1, required" in rating.markdown
+    assert output is not None and "- enforced by the decoder: type object" in output.markdown
+    assert f"as a schema to {model or 'openai/gpt-4o-mini'}:" in finding.message
+
+
+def test_the_sample_without_its_dict_field_has_the_decoder_enforce_its_fields() -> None:
+    text = SAMPLE.read_text(encoding="utf-8").replace(
+        "      aspects: {type: \"dict[str, Literal['good', 'bad']]\", default: {}, description: A verdict per aspect the "
+        "review mentions.}\n", "")
+    from contractstudio.analysis.check import check_text
+
+    openai = [d.message for d in check_text(text, "r.contract.yaml", Context()).diagnostics if d.code.startswith("CON13")]
+    assert openai == ["field 'Extraction.summary' with openai/gpt-4o-mini: max_length 280, min_length 20 are checked after "
+                      "the reply (OpenAI strict mode does not support string length bounds (minLength / maxLength)); "
+                      "type string, required are enforced by the decoder"]
+    anthropic = check_text(text, "r.contract.yaml", Context(model="claude-haiku-4-5")).diagnostics
+    assert [d.message.split(":")[0] for d in anthropic if d.code.startswith("CON13")] == ["field 'Extraction.rating' with claude-haiku-4-5",
+                                                             "field 'Extraction.summary' with claude-haiku-4-5"]
+
+
+def test_the_format_doc_states_the_provider_facts_the_code_uses() -> None:
+    from contractstudio.documents.provider_profiles import facts_table
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "format.md").read_text(encoding="utf-8")
+    assert facts_table() in doc, "docs/format.md, 'Structured outputs': paste provider_profiles.facts_table()"

@@ -119,6 +119,16 @@ def test_a_dict_field_cannot_be_sent_under_openai_strict() -> None:
     assert guided.schema["properties"]["by_word"]["additionalProperties"] == {"type": "integer"}
 
 
+def test_a_dict_of_any_values_is_not_closed_to_an_empty_object_under_strict_modes() -> None:
+    decls = {"Turn": {"fields": {"extracted": {"type": "dict[str, any]"}}}}
+    for model in ("openai/gpt-4o-mini", "claude-sonnet-4-5"):
+        c = _compiled(decls, "Turn", model)
+        assert (c.mode, c.schema) == ("json_object", None)
+        assert _enforcement(c, "/extracted", "additionalProperties") == "not_representable"
+    guided = _compiled(decls, "Turn", "ollama/llama3.1")
+    assert guided.schema is not None and guided.schema["properties"]["extracted"]["additionalProperties"] is True
+
+
 def test_a_pattern_goes_to_the_decoder_only_when_anchored_and_linear() -> None:
     decls = {"P": {"fields": {"a": {"type": "str", "pattern": "^[a-z]+$"}, "b": {"type": "str", "pattern": "[a-z]"},
                               "c": {"type": "str", "pattern": "^(?=x).*$"}}}}

@@ -8,11 +8,13 @@ schema path is traced back to the declared field that states it, for findings (C
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic.json_schema import PydanticJsonSchemaWarning
 
 from contractstudio.documents.structured_outputs import Clause, CompiledSchema, compile_schema
 from contractstudio.documents.type_syntax import DictOf, ListOf, Ref, TypeExpr, TypeSyntaxError, Union, parse_type
@@ -56,9 +58,11 @@ class OutputStructure:
 def output_schema(types: TypeSystem, output: str) -> dict[str, Any] | None:
     """The JSON Schema of an output type (declared or a type expression); None when it cannot be built."""
     try:
-        if types.declared(output):
-            return types.json_schema(output)
-        return TypeAdapter(types.annotation(parse_type(output))).json_schema(by_alias=True)
+        with warnings.catch_warnings():  # a default pydantic cannot show (a YAML mapping) is left out: no schema sends one
+            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
+            if types.declared(output):
+                return types.json_schema(output)
+            return TypeAdapter(types.annotation(parse_type(output))).json_schema(by_alias=True)
     except Exception:  # noqa: BLE001 - a type that cannot be built is reported by its own rules (SCH107, TYP)
         return None
 
@@ -140,6 +144,8 @@ def _name(c: Clause) -> str:
     word = _AUTHOR_WORDS.get(c.keyword, c.keyword)
     if c.keyword == "additionalProperties" and c.value is not False:
         word = "dict[str, ...]"
+    if c.keyword == "type" and isinstance(c.value, str):
+        return f"type {c.value}"
     if c.keyword in ("type", "required", "enum", "const", "additionalProperties", "schema", "$ref") or c.value is None:
         return word
     return f"{word} {c.value!r}" if isinstance(c.value, str) else f"{word} {c.value}"

@@ -199,7 +199,7 @@ class _Compiler:
         out["properties"] = out_props
         out["required"] = sent_required
         extra = node.get("additionalProperties")
-        if isinstance(extra, dict):  # dict[str, T]: any keys
+        if isinstance(extra, dict) or extra is True:  # dict[str, T] or dict[str, any]: any keys
             if p.closed_objects:
                 self.unsendable(path, "additionalProperties", f"{self._who()} needs additionalProperties: false on "
                                 "every object, so an object with any keys (dict[str, T]) cannot be sent", extra)
@@ -207,7 +207,7 @@ class _Compiler:
                 self.unsendable(path, "additionalProperties", f"{self._who()} needs named properties: an object with "
                                 "any keys (dict[str, T]) cannot be sent", extra)
             else:
-                out["additionalProperties"] = self.walk(extra, path + "/*", depth, stack)
+                out["additionalProperties"] = self.walk(extra, path + "/*", depth, stack) if extra is not True else True
         elif extra is False:
             why = p.removes("additionalProperties")
             if why:
@@ -248,7 +248,7 @@ class _Compiler:
         return None
 
     def _who(self) -> str:
-        return {"openai": "OpenAI strict mode", "anthropic": "Anthropic structured outputs",
+        return {"openai": "OpenAI strict mode", "anthropic": "Anthropic's structured-output mode",
                 "gemini": "Gemini's response schema", "guided": "grammar-based decoding"}.get(self.profile.name,
                                                                                            self.profile.name)
 

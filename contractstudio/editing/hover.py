@@ -85,7 +85,7 @@ def describe(loaded: Loaded, occ: Occurrence) -> str:
         types = type_system(loaded)
         if not types.declared(occ.name):
             return f"type `{occ.name}` is not declared"
-        return f"```text\n{types.schema_text(occ.name)}\n```"
+        return f"```text\n{types.schema_text(occ.name)}\n```" + _structure(loaded, None, None, occ.name)
     if occ.kind == "field":
         types = type_system(loaded)
         spec = (types.fields(occ.owner) or {}).get(occ.name)
@@ -112,14 +112,20 @@ def describe(loaded: Loaded, occ: Occurrence) -> str:
     return ""
 
 
-def _structure(loaded: Loaded, owner: str, name: str) -> str:
-    """Who enforces the field's clauses for the contract's model (a field of the output type), as hover lines."""
-    found = loaded.structure if isinstance(loaded, LoadedContract) else None
-    clauses = found.by_field.get((owner, name)) if found is not None else None
-    if found is None or not clauses:
+def _structure(loaded: Loaded, owner: str | None, name: str | None, output: str | None = None) -> str:
+    """Who enforces a field's clauses (or, for the output type, the whole reply's) for the contract's model."""
+    if not isinstance(loaded, LoadedContract):
+        return ""
+    found = loaded.structure
+    if found is None or (output is not None and output != loaded.output_type):
+        return ""
+    clauses = found.by_field.get((owner, name))
+    if not clauses:
         return ""
     c = found.compiled
     head = f"**structured output** with `{found.model}` ({c.mode}{' strict' if c.strict else ''})"
+    if output is not None:
+        head = f"**{found.summary()}**\n\nthe whole reply:"
     groups = {e: [x for x in clauses if x.enforcement == e] for e in WORDS}
     lines = [f"- {WORDS[e]}: {names(xs)}" + (f" ({'; '.join(dict.fromkeys(x.reason for x in xs))})" if e != "decoder" else "")
              for e, xs in groups.items() if xs]

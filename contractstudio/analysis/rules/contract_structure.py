@@ -50,5 +50,9 @@ def schema_not_representable(doc: LoadedContract) -> Iterator[Diagnostic]:
         bad = [c for c in clauses if c.enforcement == "not_representable"]
         if bad:
             yield doc.diag("CON132", f"{_label(key)} cannot be sent as a schema to {found.model}: "
-                           f"{'; '.join(dict.fromkeys(c.reason for c in bad))}; structured output falls back to {mode} "
-                           "and every clause is checked after the reply", _where(doc, key), key=True)
+                           f"{'; '.join(dict.fromkeys(c.reason for c in bad))}; structured output falls back to {mode}"
+                           + (": the decoder only makes the reply a JSON object, and every field's clauses are checked "
+                              "after the reply" if mode == "json_object" else " and every clause is checked after the reply"),
+                           _where(doc, key), key=True,
+                           hint="a type the provider can express (a list of named objects instead of dict[str, T], no "
+                                "recursion, fewer levels) lets its decoder enforce the fields' clauses")
