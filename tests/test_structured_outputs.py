@@ -5,6 +5,7 @@ own type accepts."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import jsonschema
@@ -302,6 +303,14 @@ def _after_reply_ok(value: Any, compiled: CompiledSchema, original: dict[str, An
     return True
 
 
+def _below(node: dict[str, Any], part: str) -> dict[str, Any]:
+    """The schema one step down a path: an item or map value ("*"), or a named property."""
+    if part == "*":
+        extra = node.get("additionalProperties")
+        return node.get("items") or (extra if isinstance(extra, dict) else {})
+    return node.get("properties", {}).get(part, {})
+
+
 def _objects_at(schema: dict[str, Any], path: str) -> list[dict[str, Any]]:
     defs = schema.get("$defs", {})
 
@@ -314,11 +323,12 @@ def _objects_at(schema: dict[str, Any], path: str) -> list[dict[str, Any]]:
 
     nodes = resolve(schema)
     for part in [p for p in path.split("/")[1:]]:
-        nodes = [r for n in nodes for r in resolve(n["items"] if part == "*" else n.get("properties", {}).get(part, {}))]
+        nodes = [r for n in nodes for r in resolve(_below(n, part))]
     return nodes
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=int(os.environ.get("STRUCTURED_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=list(HealthCheck), database=None)
 @given(decls=_declarations(), model=st.sampled_from(_MODELS), data=st.data())
 def test_the_schema_sent_plus_the_after_reply_checks_accept_exactly_what_the_contracts_type_accepts(
         decls: dict[str, dict[str, Any]], model: str, data: Any) -> None:
