@@ -12,8 +12,15 @@
 3. Peak RSS of `contractstudio eval --scripted --out` (a fresh process each) at
    1,000 and 20,000 rows. Goal: 20,000 <= 1.2x 1,000.
 4. Ray: the same run as (1) with --engine ray on a local 2-CPU cluster (started
-   before timing), throughput against the local engine's. Goal >= 0.8x. Reported
-   end to end (actor start-up included) and steady (first to last finished row).
+   before timing), throughput against the local engine's in one process. Goal >= 0.9x
+   end to end (actor start-up included); steady (first to last finished row) shown too.
+5. Workers: the same run as (1) with --workers N (default: the machine's cores)
+   against one process, interleaved (one, workers, one, workers); goal >= 1.7x on 2 cores.
+   Start-up (the workers' imports) is included.
+6. Peak RSS with --workers 2: the parent's, and a worker's, at 1,000 and 20,000 rows.
+   Goal: 20,000 <= 1.2x 1,000 for each.
+
+The load of the machine (`uptime`) is printed with the figures: ratios on a busy machine are not a quiet one's.
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
     return proc, proc.stdout.readline().strip()
 
 
-def run_eval(data: Path, url: str, concurrency: int, folder: Path, engine: str = "local") -> dict:
+def run_eval(data: Path, url: str, concurrency: int, folder: Path, engine: str = "local", workers: int = 1) -> dict:
     from contractstudio.evaluation.evaluate import EvalConfig, evaluate
 
     marks: list[float] = []
@@ -75,13 +82,15 @@ def run_eval(data: Path, url: str, concurrency: int, folder: Path, engine: str =
     cache = Path(tempfile.mkdtemp(dir=folder))
     cpu0, wall0 = time.process_time(), time.perf_counter()
     outcome = evaluate(EvalConfig(target=QA, data=data, model="openai/test-model", api_base=url, concurrency=concurrency,
-                                  cache_dir=cache, out=folder / f"results-{engine}.jsonl", overwrite=True, engine=engine),
+                                  cache_dir=cache, out=folder / f"results-{engine}.jsonl", overwrite=True, engine=engine,
+                                  workers=workers if engine == "local" else None),
                        on_progress=progress)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     s = outcome.summary
     assert s["successful"] == s["rows"], s
     steady = (len(marks) - 1) / (marks[-1] - marks[0]) if len(marks) > 1 else 0.0
-    return {"wall": wall, "cpu": cpu, "rows": s["rows"], "rows_per_s": s["rows"] / wall, "steady_rows_per_s": steady}
+    return {"wall": wall, "cpu": cpu, "rows": s["rows"], "rows_per_s": s["rows"] / wall, "steady_rows_per_s": steady,
+            "first_s": marks[0] - wall0 if marks else wall}
 
 
 def single_call_cpu(url: str, calls: int = 200) -> float:
@@ -98,22 +107,42 @@ def single_call_cpu(url: str, calls: int = 200) -> float:
 
 
 PEAK_RSS = """
-import sys
+import resource, sys
 from contractstudio.cli import main
 code = main(sys.argv[1:])
 # VmHWM: the peak RSS of this program since its exec (ru_maxrss would include the forking parent's pages)
 peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(code, int(peak.split()[1]))
+# the workers' peak: the one started here (the others are its forks, running the same code on as many rows)
+print(code, int(peak.split()[1]), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
-def peak_rss_mb(data: Path, out: Path) -> float:
-    """The peak RSS of `contractstudio eval --scripted --out` over `data`, in a fresh process (Linux)."""
-    args = ["eval", str(QA), "--data", str(data), "--scripted", "--out", str(out), "--overwrite", "--quiet", "--json"]
+def peak_rss_mb(data: Path, out: Path, *extra: str) -> tuple[float, float]:
+    """The peak RSS of `contractstudio eval --scripted --out` over `data`, in a fresh process (Linux), and of
+    its first worker process (0 with none), in MB."""
+    args = ["eval", str(QA), "--data", str(data), "--scripted", "--out", str(out), "--overwrite", "--quiet", "--json", *extra]
     done = subprocess.run([sys.executable, "-c", PEAK_RSS, *args], capture_output=True, text=True, cwd=ROOT, check=True)
-    code, kb = done.stdout.strip().splitlines()[-1].split()
+    code, kb, worker_kb = done.stdout.strip().splitlines()[-1].split()
     assert code == "0", done.stderr
-    return int(kb) / 1024
+    return int(kb) / 1024, int(worker_kb) / 1024
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 minutes), printed beside each figure."""
+    return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def workers_ratio(data: Path, url: str, concurrency: int, folder: Path, count: int, rounds: int = 2) -> list[float]:
+    """One process's wall time over --workers COUNT's, per round, run one after the other in each round."""
+    ratios = []
+    for _ in range(rounds):
+        one = run_eval(data, url, concurrency, folder, workers=1)
+        many = run_eval(data, url, concurrency, folder, workers=count)
+        ratios.append(one["wall"] / many["wall"])
+        print(f"   round: one process {one['wall']:.2f} s, {count} workers {many['wall']:.2f} s: {ratios[-1]:.2f}x "
+              f"(first row after {one['first_s']:.2f} s / {many['first_s']:.2f} s; steady {one['steady_rows_per_s']:.0f} / "
+              f"{many['steady_rows_per_s']:.0f} rows/s) ({load()})")
+    return ratios
 
 
 def main() -> int:
@@ -122,49 +151,85 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--skip-rss", action="store_true")
+    ap.add_argument("--skip-workers", action="store_true")
+    ap.add_argument("--workers", type=int, default=None, help="worker processes for (5) (default: the machine's cores)")
+    ap.add_argument("--only", choices=("workers", "ray", "rss"), help="only this goal of the multi-process engines")
     args = ap.parse_args()
     compile_package()  # fresh processes load bytecode, as an installed package does (bench/bench_bytecode.py)
     folder = Path(tempfile.mkdtemp(prefix="bench-eval-"))
     ok = True
+    wanted = {args.only} if args.only else {"one", "workers", "ray", "rss"} - {
+        name for name, skip in (("ray", args.skip_ray), ("rss", args.skip_rss), ("workers", args.skip_workers)) if skip}
     server, url = start_server()
     try:
         data = rows_file(folder, args.rows)
         run_eval(rows_file(folder, 64), url, args.concurrency, folder)  # warm: imports, the client, pydantic models
-        local = run_eval(data, url, args.concurrency, folder)
-        ideal = args.rows * LATENCY / args.concurrency
-        ratio = local["wall"] / ideal
-        ok &= ratio <= 1.3
-        print(f"1. {args.rows} rows at {LATENCY * 1e3:.0f} ms, concurrency {args.concurrency}: {local['wall']:.2f} s "
-              f"({local['rows_per_s']:.0f} rows/s); ideal {ideal:.2f} s; ratio {ratio:.2f}x (goal <= 1.3x)")
-        one = single_call_cpu(url)
-        per_row = local["cpu"] / local["rows"]
-        cpu_ratio = per_row / one
-        ok &= cpu_ratio <= 1.5
-        print(f"2. CPU per row {per_row * 1e3:.2f} ms; one contract.call {one * 1e3:.2f} ms; ratio {cpu_ratio:.2f}x (goal <= 1.5x)")
-        if not args.skip_ray:
-            import ray
+        local = None
+        if "one" in wanted:
+            local = run_eval(data, url, args.concurrency, folder)
+            ideal = args.rows * LATENCY / args.concurrency
+            ratio = local["wall"] / ideal
+            ok &= ratio <= 1.3
+            print(f"1. {args.rows} rows at {LATENCY * 1e3:.0f} ms, concurrency {args.concurrency}: {local['wall']:.2f} s "
+                  f"({local['rows_per_s']:.0f} rows/s); ideal {ideal:.2f} s; ratio {ratio:.2f}x (goal <= 1.3x)")
+            one = single_call_cpu(url)
+            per_row = local["cpu"] / local["rows"]
+            cpu_ratio = per_row / one
+            ok &= cpu_ratio <= 1.5
+            print(f"2. CPU per row {per_row * 1e3:.2f} ms; one contract.call {one * 1e3:.2f} ms; ratio {cpu_ratio:.2f}x (goal <= 1.5x)")
+        if "ray" in wanted:
+            ok &= ray_goal(data, url, args.concurrency, folder)
+        if "workers" in wanted:
+            from contractstudio.evaluation.workers import machine_cores
 
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                     object_store_memory=128 * 1024 * 1024)
-            try:
-                on_ray = run_eval(data, url, args.concurrency, folder, engine="ray")
-            finally:
-                ray.shutdown()
-            end_to_end = on_ray["rows_per_s"] / local["rows_per_s"]
-            steady = on_ray["steady_rows_per_s"] / local["steady_rows_per_s"]
-            ok &= steady >= 0.8
-            print(f"4. Ray (local, 2 CPUs): {on_ray['wall']:.2f} s, {on_ray['rows_per_s']:.0f} rows/s end to end "
-                  f"({end_to_end:.2f}x local), {on_ray['steady_rows_per_s']:.0f} rows/s steady "
-                  f"({steady:.2f}x local's {local['steady_rows_per_s']:.0f}) (goal >= 0.8x)")
+            count = args.workers or machine_cores()
+            ratios = sorted(workers_ratio(data, url, args.concurrency, folder, count))
+            ok &= ratios[len(ratios) // 2] >= 1.7
+            print(f"5. --workers {count} vs one process, {args.rows} rows: {ratios[len(ratios) // 2]:.2f}x "
+                  f"(rounds {', '.join(f'{r:.2f}' for r in ratios)}) (goal >= 1.7x on 2 cores; {load()})")
     finally:
         server.terminate()
-    if not args.skip_rss:
-        small = peak_rss_mb(rows_file(folder, 1000, scripted=True), folder / "rss-1k.jsonl")
-        big = peak_rss_mb(rows_file(folder, 20000, scripted=True), folder / "rss-20k.jsonl")
-        ok &= big / small <= 1.2
-        print(f"3. peak RSS: 1,000 rows {small:.1f} MB, 20,000 rows {big:.1f} MB; ratio {big / small:.2f}x (goal <= 1.2x)")
+    if "rss" in wanted:
+        ok &= rss_goals(folder, one_process=not args.only)
     print("all goals met" if ok else "some goals NOT met")
     return 0 if ok else 1
+
+
+def ray_goal(data: Path, url: str, concurrency: int, folder: Path) -> bool:
+    """(4): --engine ray on a local 2-CPU cluster (started before timing) against one local process, one after the other."""
+    import ray
+
+    from contractstudio.evaluation.ray_engine import start_cluster
+
+    start_cluster(ray, None, {"num_cpus": 2})  # on loopback, as `eval --engine ray` starts one
+    try:
+        local = run_eval(data, url, concurrency, folder)
+        on_ray = run_eval(data, url, concurrency, folder, engine="ray")
+    finally:
+        ray.shutdown()
+    end_to_end = on_ray["rows_per_s"] / local["rows_per_s"]
+    steady = on_ray["steady_rows_per_s"] / local["steady_rows_per_s"]
+    print(f"4. Ray (local, 2 CPUs): {on_ray['wall']:.2f} s, {on_ray['rows_per_s']:.0f} rows/s end to end "
+          f"({end_to_end:.2f}x local's {local['rows_per_s']:.0f}; goal >= 0.9x), {on_ray['steady_rows_per_s']:.0f} rows/s steady "
+          f"({steady:.2f}x local's {local['steady_rows_per_s']:.0f}) ({load()})")
+    return end_to_end >= 0.9
+
+
+def rss_goals(folder: Path, *, one_process: bool) -> bool:
+    """(3) and (6): peak RSS at 20,000 rows against 1,000, in one process and with --workers 2."""
+    ok = True
+    small_rows, big_rows = rows_file(folder, 1000, scripted=True), rows_file(folder, 20000, scripted=True)
+    if one_process:
+        small, _ = peak_rss_mb(small_rows, folder / "rss-1k.jsonl")
+        big, _ = peak_rss_mb(big_rows, folder / "rss-20k.jsonl")
+        ok &= big / small <= 1.2
+        print(f"3. peak RSS: 1,000 rows {small:.1f} MB, 20,000 rows {big:.1f} MB; ratio {big / small:.2f}x (goal <= 1.2x)")
+    small, small_worker = peak_rss_mb(small_rows, folder / "rss-1k-w.jsonl", "--workers", "2")
+    big, big_worker = peak_rss_mb(big_rows, folder / "rss-20k-w.jsonl", "--workers", "2")
+    ok &= big / small <= 1.2 and big_worker / small_worker <= 1.2
+    print(f"6. peak RSS with --workers 2: parent {small:.1f} MB -> {big:.1f} MB ({big / small:.2f}x), a worker "
+          f"{small_worker:.1f} MB -> {big_worker:.1f} MB ({big_worker / small_worker:.2f}x) (goal <= 1.2x each)")
+    return ok
 
 
 if __name__ == "__main__":

@@ -1,19 +1,24 @@
 """One worker process of `eval --workers N` (started by `workers.py` as `python -m`, never by a user).
 
-    python -m contractstudio.evaluation.worker_process READ_FD WRITE_FD
+    python -m contractstudio.evaluation.worker_process SOCKET_FD
 
-It reads its job from the parent, builds one `RowRunner` (the local engine's
+This process imports what a worker needs once, then forks a worker for each
+request on the socket (two pipe ends, the parent's environment and folder).
+A worker reads its job from the parent, builds one `RowRunner` (the local engine's
 per-row code) whose reply cache and rate limiter are the parent's hub, runs
 the rows it is given on its own threads and sends back each record. Its main
 thread only reads the parent's pipe: when that pipe ends (the parent finished,
-or was killed) the process exits at once, so no worker outlives its run.
+or was killed) the worker exits at once, so no worker outlives its run; this
+process exits when the parent's socket ends.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import pickle
 import signal
+import socket
 import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -47,13 +52,17 @@ class _Parent:
         self.send(("tell", method, args))
 
 
-def warm(job: Any) -> None:
-    """Import and build once, before the other workers are forked, what each of them needs."""
-    from contractstudio.evaluation.rows import load_plan
+def warm(live: bool) -> None:
+    """Import, once and before any worker is forked, what each worker needs."""
+    import contractstudio.analysis.check  # the contract is checked again in each worker
+    import contractstudio.evaluation.hub
+    import contractstudio.evaluation.rows
+    import contractstudio.runtime.session  # noqa: F401
 
-    contract = load_plan(job)
-    if job.mode == "live":  # litellm, the OpenAI client and its SSL context: seconds of CPU in a fresh process
-        contract.model_for(job.model, api_base=job.api_base).prepare()
+    if live:  # litellm and the OpenAI client: seconds of CPU in a fresh process
+        from contractstudio.runtime.live import prepare_live_client
+
+        prepare_live_client()
 
 
 def serve(parent: _Parent, job: Any, threads: int) -> None:
@@ -85,43 +94,47 @@ def serve(parent: _Parent, job: Any, threads: int) -> None:
             limits.pause(message[1])
 
 
-def _pipes(arg: str) -> tuple[int, int]:
-    read, write = arg.split(",")
-    return int(read), int(write)
+def _work(down_r: int, up_w: int) -> None:
+    """A forked worker: serve the parent on its two pipe ends."""
+    parent = _Parent(Connection(down_r, writable=False), Connection(up_w, readable=False))
+    try:
+        _, job, threads = parent.receive.recv()
+        serve(parent, job, threads)
+    except (EOFError, OSError):
+        pass
 
 
 def main(argv: list[str]) -> None:
-    """Serve the parent on the pipe pairs it passed (`READ,WRITE` each): this process the first, a forked copy
-    each other one; exit when the parent's pipe ends."""
+    """Fork a worker for each request on the socket the parent passed; exit when the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then closes the pipes
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the forked workers are reaped as they exit
-    pairs = [_pipes(arg) for arg in argv]
-    mine = 0
+    requests = socket.socket(fileno=int(argv[0]))
+    live_ready = False
     try:
-        first = Connection(pairs[0][0], writable=False)
-        _, job, threads = first.recv()
-        warm(job)  # before any thread starts: forking a process with threads is unsafe
-        for n in range(1, len(pairs)):
+        warm(live=False)
+        while True:
+            message, fds, _, _ = socket.recv_fds(requests, 1 << 22, 2)
+            if not message:
+                break  # the parent is gone
+            env, cwd, live = pickle.loads(message)  # from the parent that started this process
+            if live and not live_ready:
+                warm(live=True)  # before the fork, so this and every later worker finds it loaded
+                live_ready = True
             if os.fork() == 0:
-                mine = n
-                break
-        for n, (read, write) in enumerate(pairs):  # keep only this worker's pipes open: each ends when its worker does
-            if n != mine:
-                if n == 0:
-                    first.close()
-                else:
-                    os.close(read)
-                os.close(write)
-        receive = first if mine == 0 else Connection(pairs[mine][0], writable=False)
-        parent = _Parent(receive, Connection(pairs[mine][1], readable=False))
-        if mine != 0:
-            _, job, threads = receive.recv()
-        serve(parent, job, threads)
-    except (EOFError, OSError, KeyboardInterrupt):
+                requests.close()
+                os.environ.clear()
+                os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
+                os.chdir(cwd)
+                try:
+                    _work(*fds)
+                finally:
+                    os._exit(0)  # not waiting for rows in flight: their records have nowhere to go
+            for fd in fds:
+                os.close(fd)
+    except (OSError, KeyboardInterrupt):
         pass
     finally:
-        sys.stderr.flush()
-        os._exit(0)  # not waiting for rows in flight: their records have nowhere to go
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """`eval --workers N`: the local engine's rows spread over N worker processes of this machine (every core used).
 
-Each worker (`worker_process.py`, a fresh `python -m` process) builds one
+Each worker (`worker_process.py`, forked by one warm process per parent) builds one
 `RowRunner` from the job and runs rows on its own threads, exactly as the local
 engine does in one process. This parent is the hub, as the Ray engine's hub
 actor is: it holds the run's one reply cache and one rate limiter (`hub.py`)
@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
@@ -40,7 +43,6 @@ from contractstudio.evaluation.rows import EvalJob, error_record
 TICK_S = 0.25
 LONG_RUN_ROWS = 1000  # a live run this long gets a worker per core by default: start-up (~1 s a worker) pays off
 HUB_METHODS = frozenset({"get", "put", "reserve", "reserve_at", "settle", "cool_down", "paused_for"})
-STOP_WAIT_S = 2.0
 
 
 def machine_cores() -> int:
@@ -60,60 +62,83 @@ def choose_workers(asked: int | None, *, mode: str, planned: int, concurrency: i
 
 @dataclass(slots=True)
 class _Worker:
-    """One worker process and its pipes, with the rows it runs now."""
+    """One worker process (a fork of the warm process) and its pipes, with the rows it runs now."""
 
     index: int
-    proc: subprocess.Popen[bytes] | None  # None: forked by the first worker, not a child of this process
     send: Connection
     receive: Connection
     ready: bool = False
     running: dict[int, Row] = field(default_factory=dict)
 
 
-def _start(indexes: list[int], job: EvalJob, threads: int) -> list[_Worker]:
-    """Worker processes, told their job at once: they get ready while the parent reads rows.
+class _WarmProcess:
+    """A process started once per parent, that imports what a worker needs (litellm alone takes seconds of CPU)
+    and forks a worker whenever asked: the import is paid once per parent, not once per worker or per run.
 
-    One process is started fresh; it imports what a worker needs (litellm alone takes seconds of CPU) and
-    then forks the others, so that cost is paid once, not once per core.
+    It is asked over a socket, with the worker's two pipe ends, the parent's environment and folder; it exits
+    when the parent closes that socket (or dies).
     """
-    import contractstudio
 
-    pairs = []
-    for _ in indexes:
+    def __init__(self) -> None:
+        import contractstudio
+
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        package_root = str(Path(contractstudio.__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "contractstudio.evaluation.worker_process", str(theirs.fileno())],
+                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
+        finally:
+            theirs.close()
+
+    def fork(self, down_r: int, up_w: int, live: bool) -> None:
+        """A new worker on these pipe ends."""
+        message = pickle.dumps((dict(os.environ), os.getcwd(), live))
+        socket.send_fds(self.sock, [message], [down_r, up_w])
+
+
+_WARM: _WarmProcess | None = None
+_WARM_LOCK = threading.Lock()
+
+
+def _warm_process(*, fresh: bool = False) -> _WarmProcess:
+    """This parent's warm process, started on first use (or again when it is gone)."""
+    global _WARM
+    with _WARM_LOCK:
+        if fresh or _WARM is None or _WARM.proc.poll() is not None:
+            _WARM = _WarmProcess()
+        return _WARM
+
+
+def _start(indexes: list[int], job: EvalJob, threads: int) -> list[_Worker]:
+    """Worker processes, told their job at once: they get ready while the parent reads rows."""
+    warm = _warm_process()
+    workers = []
+    for index in indexes:
         down_r, down_w = os.pipe()  # parent -> worker
         up_r, up_w = os.pipe()  # worker -> parent
-        pairs.append((down_r, down_w, up_r, up_w))
-    package_root = str(Path(contractstudio.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-    theirs = [fd for down_r, _, _, up_w in pairs for fd in (down_r, up_w)]
-    try:
-        proc = subprocess.Popen([sys.executable, "-m", "contractstudio.evaluation.worker_process",
-                                 *(f"{down_r},{up_w}" for down_r, _, _, up_w in pairs)],
-                                pass_fds=theirs, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
-    finally:
-        for fd in theirs:
-            os.close(fd)
-    workers = [_Worker(index, proc if n == 0 else None, Connection(down_w, readable=False), Connection(up_r, writable=False))
-               for n, (index, (_, down_w, up_r, _)) in enumerate(zip(indexes, pairs, strict=True))]
-    for worker in workers:
+        try:
+            try:
+                warm.fork(down_r, up_w, job.mode == "live")
+            except OSError:  # it was killed since: start another
+                warm = _warm_process(fresh=True)
+                warm.fork(down_r, up_w, job.mode == "live")
+        finally:
+            os.close(down_r)
+            os.close(up_w)
+        worker = _Worker(index, Connection(down_w, readable=False), Connection(up_r, writable=False))
         worker.send.send(("start", job, threads))
+        workers.append(worker)
     return workers
 
 
 def _stop(worker: _Worker) -> None:
-    """Close its pipe (it exits on reading the end), then make sure the process started here is gone."""
+    """Close its pipes: it exits on reading the end."""
     for conn in (worker.send, worker.receive):
         try:
             conn.close()
         except OSError:
             pass
-    if worker.proc is None:
-        return
-    try:
-        worker.proc.wait(timeout=STOP_WAIT_S)
-    except subprocess.TimeoutExpired:
-        worker.proc.kill()
-        worker.proc.wait()
 
 
 class _Pool:
@@ -183,16 +208,15 @@ class _Pool:
         """A worker died: its rows in flight run again on a fresh worker (once); the records of rows that
         already had their second chance."""
         _stop(dead)
-        code = "unknown" if dead.proc is None else dead.proc.returncode
         self.workers.remove(dead)
         if not dead.ready and not self.workers:
-            raise RuntimeError(f"the eval worker process could not start (exit code {code})")
+            raise RuntimeError("the eval worker processes could not start")
         if dead.ready or not self.workers:
             self.workers.extend(_start([dead.index], self.job, self.threads))
         for row_id, row in dead.running.items():
             if self.tries.get(row_id, 1) >= 2:
                 self.tries.pop(row_id, None)
-                yield error_record(self.job, row, f"the worker process running this row died twice (exit code {code})", 0.0)
+                yield error_record(self.job, row, "the worker process running this row died twice", 0.0)
             else:
                 self.hand(row, self.tries.get(row_id, 1), row_id)
 
