@@ -231,3 +231,17 @@ def test_a_finding_sends_its_fix_payload_as_lsp_data() -> None:
     [finding] = [d for d in check_text(text, "p.yaml").diagnostics if d.code == "SCH102"]
     sent = convert.diagnostic(finding, convert.Positions(TextDocument("file:///p.yaml", text)), "file:///p.yaml", "p.yaml")
     assert sent.data["payload"] == {"suggestion": "description"}
+
+
+@pytest.mark.asyncio
+async def test_hover_on_an_output_field_says_who_enforces_its_clauses(client: LanguageClient) -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "samples" / "review_extraction.contract.yaml").read_text(encoding="utf-8")
+    uri = "file:///work/review_extraction.contract.yaml"
+    diags = await open_doc(client, text, uri)
+    assert [d.code for d in diags] == ["CON132"]
+    hover = await client.text_document_hover_async(lsp.HoverParams(doc(uri), at(text, "      rating:", 8)))
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    assert "**structured output** with `openai/gpt-4o-mini` (json_object)" in hover.contents.value
+    assert "- checked after the reply: type integer, le 5, ge 1, required" in hover.contents.value
