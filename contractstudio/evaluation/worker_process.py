@@ -1,15 +1,16 @@
-"""One worker process of `eval --workers N` (started by `workers.py` as `python -m`, never by a user).
+"""The warm process of `eval --workers N` and the workers it forks (started by `workers.py` as `python -m`, never by a user).
 
     python -m contractstudio.evaluation.worker_process SOCKET_FD
 
 This process imports what a worker needs once, then forks a worker for each
-request on the socket (two pipe ends, the parent's environment and folder).
-A worker reads its job from the parent, builds one `RowRunner` (the local engine's
-per-row code) whose reply cache and rate limiter are the parent's hub, runs
-the rows it is given on its own threads and sends back each record. Its main
-thread only reads the parent's pipe: when that pipe ends (the parent finished,
-or was killed) the worker exits at once, so no worker outlives its run; this
-process exits when the parent's socket ends.
+request on the socket (the job, two pipe ends, the parent's environment and
+folder). Before forking it builds the job's `RowRunner` (the local engine's
+per-row code: the contract checked, the live client made), so a worker starts
+with it; the worker's reply cache and rate limiter are the parent's hub. A
+worker runs the rows it is given on its own threads and sends back each record.
+Its main thread only reads the parent's pipe: when that pipe ends (the parent
+finished, or was killed) the worker exits at once, so no worker outlives its
+run; this process exits when the parent's socket ends.
 """
 
 from __future__ import annotations
@@ -52,31 +53,35 @@ class _Parent:
         self.send(("tell", method, args))
 
 
-def warm(live: bool) -> None:
-    """Import, once and before any worker is forked, what each worker needs."""
+def warm() -> None:
+    """Import what every worker needs, once, before any worker is forked."""
     import contractstudio.analysis.check  # the contract is checked again in each worker
     import contractstudio.evaluation.hub
     import contractstudio.evaluation.rows
     import contractstudio.runtime.session  # noqa: F401
 
-    if live:  # litellm and the OpenAI client: seconds of CPU in a fresh process
-        from contractstudio.runtime.live import prepare_live_client
 
-        prepare_live_client()
-
-
-def serve(parent: _Parent, job: Any, threads: int) -> None:
-    """Run the job's rows until the parent's pipe ends."""
-    from contractstudio.evaluation.hub import HubLimits, HubStore
+def build(job: Any) -> Any:
+    """The job's runner, built before the fork (the contract checked, the live client made) so every worker
+    forked for the job starts with it; a problem is reported by each worker instead."""
     from contractstudio.evaluation.rows import RowRunner
 
-    live = job.mode == "live"
-    limits = HubLimits(parent.call, parent.tell, limited=bool(job.rpm or job.tpm), same_machine=True) if live else None
     try:
-        runner = RowRunner(job, store=HubStore(parent.call, parent.tell) if live and job.use_cache else None, limits=limits)
+        return RowRunner(job)
     except Exception as err:  # noqa: BLE001 - the parent loaded the same plan; say why this copy could not
-        parent.send(("failed", f"{type(err).__name__}: {err}"))
+        return f"{type(err).__name__}: {err}"
+
+
+def serve(parent: _Parent, job: Any, runner: Any, threads: int) -> None:
+    """Run the job's rows until the parent's pipe ends."""
+    from contractstudio.evaluation.hub import HubLimits, HubStore
+
+    if isinstance(runner, str):
+        parent.send(("failed", runner))
         return
+    live = job.mode == "live"
+    runner.store = HubStore(parent.call, parent.tell) if live and job.use_cache else None
+    runner.limits = limits = HubLimits(parent.call, parent.tell, limited=bool(job.rpm or job.tpm), same_machine=True) if live else None
     parent.send(("ready",))
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="contractstudio-eval")
 
@@ -94,39 +99,31 @@ def serve(parent: _Parent, job: Any, threads: int) -> None:
             limits.pause(message[1])
 
 
-def _work(down_r: int, up_w: int) -> None:
-    """A forked worker: serve the parent on its two pipe ends."""
-    parent = _Parent(Connection(down_r, writable=False), Connection(up_w, readable=False))
-    try:
-        _, job, threads = parent.receive.recv()
-        serve(parent, job, threads)
-    except (EOFError, OSError):
-        pass
-
-
 def main(argv: list[str]) -> None:
     """Fork a worker for each request on the socket the parent passed; exit when the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then closes the pipes
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the forked workers are reaped as they exit
     requests = socket.socket(fileno=int(argv[0]))
-    live_ready = False
+    built: tuple[Any, Any] | None = None  # (job, runner) of the last request
     try:
-        warm(live=False)
+        warm()
         while True:
-            message, fds, _, _ = socket.recv_fds(requests, 1 << 22, 2)
+            message, fds, _, _ = socket.recv_fds(requests, 1 << 26, 2)
             if not message:
                 break  # the parent is gone
-            env, cwd, live = pickle.loads(message)  # from the parent that started this process
-            if live and not live_ready:
-                warm(live=True)  # before the fork, so this and every later worker finds it loaded
-                live_ready = True
+            env, cwd, job, threads = pickle.loads(message)  # from the parent that started this process
+            os.environ.clear()
+            os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
+            os.chdir(cwd)
+            if built is None or built[0] != job:
+                built = (job, build(job))  # before the fork: imports, the checked contract, the live client
             if os.fork() == 0:
                 requests.close()
-                os.environ.clear()
-                os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
-                os.chdir(cwd)
+                parent = _Parent(Connection(fds[0], writable=False), Connection(fds[1], readable=False))
                 try:
-                    _work(*fds)
+                    serve(parent, job, built[1], threads)
+                except (EOFError, OSError):
+                    pass
                 finally:
                     os._exit(0)  # not waiting for rows in flight: their records have nowhere to go
             for fd in fds:

@@ -16,7 +16,7 @@ dies too is recorded as failed, never lost). A killed parent closes the
 workers' pipe, and each worker exits when it reads the end of it.
 
 Messages are pickled over a pair of pipes between two processes of ours:
-parent to worker `("start", job, threads)`, `("row", id, row)`, `("answer", id, value)`, `("pause", seconds)`;
+parent to worker `("row", id, row)`, `("answer", id, value)`, `("pause", seconds)`;
 worker to parent `("ready",)`, `("failed", message)`, `("record", id, record)`, `("call", id, method, args)`,
 `("tell", method, args)`.
 """
@@ -91,9 +91,9 @@ class _WarmProcess:
         finally:
             theirs.close()
 
-    def fork(self, down_r: int, up_w: int, live: bool) -> None:
-        """A new worker on these pipe ends."""
-        message = pickle.dumps((dict(os.environ), os.getcwd(), live))
+    def fork(self, down_r: int, up_w: int, job: EvalJob, threads: int) -> None:
+        """A new worker of `job` on these pipe ends."""
+        message = pickle.dumps((dict(os.environ), os.getcwd(), job, threads))
         socket.send_fds(self.sock, [message], [down_r, up_w])
 
 
@@ -119,16 +119,14 @@ def _start(indexes: list[int], job: EvalJob, threads: int) -> list[_Worker]:
         up_r, up_w = os.pipe()  # worker -> parent
         try:
             try:
-                warm.fork(down_r, up_w, job.mode == "live")
+                warm.fork(down_r, up_w, job, threads)
             except OSError:  # it was killed since: start another
                 warm = _warm_process(fresh=True)
-                warm.fork(down_r, up_w, job.mode == "live")
+                warm.fork(down_r, up_w, job, threads)
         finally:
             os.close(down_r)
             os.close(up_w)
-        worker = _Worker(index, Connection(down_w, readable=False), Connection(up_r, writable=False))
-        worker.send.send(("start", job, threads))
-        workers.append(worker)
+        workers.append(_Worker(index, Connection(down_w, readable=False), Connection(up_r, writable=False)))
     return workers
 
 
