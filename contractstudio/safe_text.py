@@ -99,15 +99,17 @@ _HINTS = re.compile(
 # The characters re's IGNORECASE matches to ASCII letters that lower() leaves alone (or makes two characters of)
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 _secret_starts: tuple[str, ...] = ()  # the first _PARTIAL_MIN characters of each key in use
+_generation = 0  # how many keys are in use: what redaction decided before a new one is not reused
 
 
 def register_secret(value: str | None) -> None:
     """Remember a secret value (an API key in use) so it is redacted wherever it appears."""
-    global _secret_starts
+    global _secret_starts, _generation
     # Short values ("none", "no-key") are placeholders, and replacing them everywhere would garble traces.
     if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS and value not in _known_secrets:
         _known_secrets.add(value)
         _secret_starts = (*_secret_starts, value[:_PARTIAL_MIN])
+        _generation = len(_secret_starts)
 
 
 # A cheaper first sieve: every match of _HINTS holds one of these (substring searches are faster than the regex)
@@ -158,7 +160,23 @@ def mask_secrets_in_use(text: str) -> str:
 
 def redact_text(text: str) -> str:
     """A text with keys in use, credential-shaped tokens and `name: value` credentials replaced by ***."""
-    return _redact_patterns(text) if _may_hold_secret(text) else text
+    if len(text) > _MEMO_CHARS:
+        return _redact_patterns(text) if _may_hold_secret(text) else text
+    found = _memo.get(text)
+    if found is not None and found[0] == _generation:
+        return found[1]
+    clean = _redact_patterns(text) if _may_hold_secret(text) else text
+    if len(_memo) >= _MEMO_SIZE:
+        _memo.clear()
+    _memo[text] = (_generation, clean)
+    return clean
+
+
+# Short texts repeat (stage names, roles, model names, condition messages): each is redacted once per set of
+# keys in use (`_generation` counts them; an entry from before a key was registered is not used).
+_MEMO_CHARS = 80
+_MEMO_SIZE = 8192
+_memo: dict[str, tuple[int, str]] = {}
 
 
 def _redact_patterns(text: str) -> str:
@@ -184,7 +202,7 @@ def redacted_key(name: str) -> tuple[str, bool]:
     """A mapping key redacted, and whether it names a credential (its value is then masked whole).
 
     Keys repeat: each is decided once per set of keys in use."""
-    return _key(name, len(_secret_starts))
+    return _key(name, _generation)
 
 
 def redact(value: Any) -> Any:

@@ -76,6 +76,13 @@ def test_litellm_still_looks_up_its_success_logging_executor_on_utils() -> None:
     assert 'getattr(sys.modules[__name__], "executor")' in source, reason
 
 
+def test_litellm_still_makes_its_async_transport_with_a_static_method() -> None:
+    source = _litellm_source("llms/custom_httpx/http_handler.py")
+    assert "@staticmethod\n    def _create_async_transport(" in source, (
+        "runtime/live.py sends eval's async calls through the transport litellm itself uses (aiohttp by default), "
+        "wrapped in our deadline transport, by calling AsyncHTTPHandler._create_async_transport()")
+
+
 def test_litellm_still_keeps_async_success_callbacks_and_hidden_params() -> None:
     assert "\n_async_success_callback" in _litellm_source("__init__.py"), (
         "runtime/live.py reads litellm._async_success_callback to know whether success logging is listened to")

@@ -128,6 +128,25 @@ class CachedModel:
         return dict(self.inner.request_params())
 
     def complete(self, request: LLMRequest) -> LLMReply:
+        key, hit = self._look_up(request)
+        if hit is not None:
+            return hit
+        reply: LLMReply = self.inner.complete(request)
+        self._keep(key, request, reply)
+        return reply
+
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
+        """`complete` on an event loop: the inner model's reply is awaited (the cache itself is a local file)."""
+        key, hit = self._look_up(request)
+        if hit is not None:
+            return hit
+        asking = getattr(self.inner, "acomplete", None)
+        reply: LLMReply = await asking(request) if asking is not None else self.inner.complete(request)
+        self._keep(key, request, reply)
+        return reply
+
+    def _look_up(self, request: LLMRequest) -> tuple[str, LLMReply | None]:
+        """The request's key (counting repeats within the row) and the cached reply, or None (a miss)."""
         key = request_key(request.messages, request.params)
         repeat = self.seen.get(key, 0)
         self.seen[key] = repeat + 1
@@ -138,11 +157,12 @@ class CachedModel:
             self.hits += 1
             cost = float(entry.get("cost_usd") or 0.0)
             self.saved_usd += cost
-            return LLMReply(text=entry["text"], prompt_tokens=int(entry.get("prompt_tokens") or 0),
-                            completion_tokens=int(entry.get("completion_tokens") or 0), cost_usd=cost)
+            return key, LLMReply(text=entry["text"], prompt_tokens=int(entry.get("prompt_tokens") or 0),
+                                 completion_tokens=int(entry.get("completion_tokens") or 0), cost_usd=cost)
         self.misses += 1
-        reply: LLMReply = self.inner.complete(request)
+        return key, None
+
+    def _keep(self, key: str, request: LLMRequest, reply: LLMReply) -> None:
         self.store.put(key, {"text": reply.text, "prompt_tokens": reply.prompt_tokens,
                              "completion_tokens": reply.completion_tokens, "cost_usd": reply.cost_usd,
                              "model": str(request.params.get("model", self.name))})
-        return reply

@@ -304,4 +304,5 @@ def _engine(cfg: EvalConfig, kind: str, job: EvalJob | None, runner: Any, rows: 
         return run_workers(rows, job, cfg.concurrency, workers, cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
     from contractstudio.evaluation.local import run_local
 
-    return run_local(rows, runner.run, cfg.concurrency)
+    live = job is not None and job.mode == "live"  # only a live row waits (for its model, a limit, a retry)
+    return run_local(rows, runner.arun if live else runner.run, cfg.concurrency)

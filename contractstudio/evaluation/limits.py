@@ -127,19 +127,47 @@ class LimitedModel:
         return dict(self.inner.request_params())
 
     def complete(self, request: LLMRequest) -> LLMReply:
-        estimate = estimate_tokens(request)
-        wait = self.limits.reserve(estimate)
-        if wait > 0 and self.wait:
+        estimate, wait = self._book(request)
+        if wait:
             self.sleep(wait)
-            self.waited_s += wait
         try:
             reply: LLMReply = self.inner.complete(request)
         except TransportFault as fault:
-            if fault.kind == "rate_limit":
-                # the server's word holds every row back, but never longer than one transport wait (NaN: the default)
-                asked = fault.retry_after if fault.retry_after is not None and fault.retry_after >= 0 else DEFAULT_COOL_DOWN
-                self.limits.cool_down(min(asked, self.longest_cool_down))
+            self._refused(fault)
             raise
+        return self._settled(estimate, reply)
+
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
+        """`complete` on an event loop: the limiter's wait and the inner model's reply are awaited."""
+        from contractstudio.runtime.asking import pause
+
+        estimate, wait = self._book(request)
+        if wait:
+            await pause(self.sleep, wait)
+        asking = getattr(self.inner, "acomplete", None)
+        try:
+            reply: LLMReply = await asking(request) if asking is not None else self.inner.complete(request)
+        except TransportFault as fault:
+            self._refused(fault)
+            raise
+        return self._settled(estimate, reply)
+
+    def _book(self, request: LLMRequest) -> tuple[int, float]:
+        """(the request's estimated tokens, the seconds to wait before sending it: 0 under --no-wait)."""
+        estimate = estimate_tokens(request)
+        wait = self.limits.reserve(estimate)
+        if wait > 0 and self.wait:
+            self.waited_s += wait
+            return estimate, wait
+        return estimate, 0.0
+
+    def _refused(self, fault: TransportFault) -> None:
+        if fault.kind == "rate_limit":
+            # the server's word holds every row back, but never longer than one transport wait (NaN: the default)
+            asked = fault.retry_after if fault.retry_after is not None and fault.retry_after >= 0 else DEFAULT_COOL_DOWN
+            self.limits.cool_down(min(asked, self.longest_cool_down))
+
+    def _settled(self, estimate: int, reply: LLMReply) -> LLMReply:
         used = reply.prompt_tokens + reply.completion_tokens
         if used:
             self.limits.settle(used - estimate)

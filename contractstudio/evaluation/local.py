@@ -1,26 +1,53 @@
-"""The local engine (the default): rows run in a bounded pool of threads of this process; no Ray needed.
+"""The local engine (the default): rows run as tasks of one event loop in this process; no Ray needed.
 
 At most `concurrency` rows are in flight; the next row is read from the dataset
 only when one finishes, so a dataset of any size is never held in memory.
 Records come back in the order rows finish; `None` is yielded every `tick`
 seconds while nothing finishes, so the caller can redraw its progress.
+
+The loop runs in a thread of its own and only runs rows: the caller's thread
+reads and chooses the rows (a `--sample` reads the whole file first) and writes
+the records, so neither waits for the other. A live row awaits its model
+(`RowRunner.arun`: litellm.acompletion), so 32 calls in flight cost 32 tasks, not
+32 threads taking turns at the GIL. Rows that wait for nothing (scripted,
+replayed, a pipeline's simulation) run one after the other in the caller's thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import queue
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
 
+Record = dict[str, Any]
 
-def run_local(rows: Iterator[Row], run_row: Callable[[Row], dict[str, Any]], concurrency: int, *,
-              tick: float = 0.25) -> Iterator[dict[str, Any] | None]:
-    """Each row's record as it finishes (or None on a quiet tick)."""
-    finished: queue.Queue[Future[dict[str, Any]]] = queue.Queue()
-    pool = ThreadPoolExecutor(max_workers=max(concurrency, 1), thread_name_prefix="contractstudio-eval")
+
+def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: int, *,
+              tick: float = 0.25) -> Iterator[Record | None]:
+    """Each row's record as it finishes (or None on a quiet tick).
+
+    `run_row` a coroutine function: rows run as tasks of the loop. A plain function is for rows that wait for
+    nothing (scripted, replayed, a pipeline's simulation): they run one after the other in this thread, since
+    running them side by side would only add hand-overs between threads.
+    """
+    if not inspect.iscoroutinefunction(run_row):
+        for each in rows:
+            yield run_row(each)
+        return
+    finished: queue.SimpleQueue[Future[Record]] = queue.SimpleQueue()
+
+    async def one(row: Row) -> Record:
+        return await run_row(row)
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="contractstudio-eval-loop", daemon=True)
+    thread.start()
     in_flight = 0
     exhausted = False
     try:
@@ -30,7 +57,7 @@ def run_local(rows: Iterator[Row], run_row: Callable[[Row], dict[str, Any]], con
                 if row is None:
                     exhausted = True
                     break
-                pool.submit(run_row, row).add_done_callback(finished.put)
+                asyncio.run_coroutine_threadsafe(one(row), loop).add_done_callback(finished.put)
                 in_flight += 1
             if in_flight == 0:
                 return
@@ -42,4 +69,19 @@ def run_local(rows: Iterator[Row], run_row: Callable[[Row], dict[str, Any]], con
             in_flight -= 1
             yield future.result()
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        asyncio.run_coroutine_threadsafe(_wind_down(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+async def _wind_down() -> None:
+    """Cancel the rows still running (the caller stopped early), then close the loop's HTTP clients."""
+    current = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks() if task is not current]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    from contractstudio.runtime.wire import close_loop_clients
+
+    await close_loop_clients()

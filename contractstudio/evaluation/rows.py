@@ -105,18 +105,33 @@ class RowRunner:
             model = cached = CachedModel(model, self.store)
         return model, cached, limited
 
-    def run(self, row: Row) -> dict[str, Any]:
-        """Run one row to the end; its results record (never raises for a row's own failure)."""
+    def _session(self, row: Row) -> tuple[Any, Any, Any]:
+        """(the row's session, its cache layer or None, its limit layer or None)."""
         from contractstudio.runtime.session import Session
 
+        model, cached, limited = self._model(row)
+        options = CallOptions(wait=self.job.wait, transport=self.job.transport, sleep=self.sleep,
+                              structured_output=self.job.structured)
+        session = (Session(self.plan, row.value, model, options) if self.plan is not None
+                   else self.contract.session(row.value, model, options, fresh=True))
+        return session, cached, limited
+
+    def run(self, row: Row) -> dict[str, Any]:
+        """Run one row to the end; its results record (never raises for a row's own failure)."""
         started = time.perf_counter()
         try:
-            model, cached, limited = self._model(row)
-            options = CallOptions(wait=self.job.wait, transport=self.job.transport, sleep=self.sleep,
-                                  structured_output=self.job.structured)
-            session = (Session(self.plan, row.value, model, options) if self.plan is not None
-                       else self.contract.session(row.value, model, options, fresh=True))
+            session, cached, limited = self._session(row)
             result = session.run(raise_on_violation=False)
+        except Exception as err:  # noqa: BLE001 - a row that cannot run is recorded as failed, never lost
+            return error_record(self.job, row, f"{type(err).__name__}: {err}", time.perf_counter() - started)
+        return record(self.job, row, result, cached, limited)
+
+    async def arun(self, row: Row) -> dict[str, Any]:
+        """`run` on an event loop: the row's model calls and waits are awaited (the local engine runs rows so)."""
+        started = time.perf_counter()
+        try:
+            session, cached, limited = self._session(row)
+            result = await session.arun(raise_on_violation=False)
         except Exception as err:  # noqa: BLE001 - a row that cannot run is recorded as failed, never lost
             return error_record(self.job, row, f"{type(err).__name__}: {err}", time.perf_counter() - started)
         return record(self.job, row, result, cached, limited)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import time
+from collections.abc import Callable, Generator
 from typing import Any
 
 from contractstudio.runtime.call_state import CallState
@@ -22,11 +23,45 @@ from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.structured import Structure, fall_back, fallback_reason, structure_for, unsendable
 from contractstudio.runtime.trace import redact
 
-Events = Generator[Event, Any, Any]
+Events = Generator["Event | ModelCall | Pause", Any, Any]  # events for the caller; calls and waits for the driver
 
 # A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
 # reply of megabytes cut with a marker; `text_chars` keeps its real length.
 TRACE_TEXT_LIMIT = 200_000
+
+
+class ModelCall:
+    """What the engine asks its driver to do, not an event: get this request's reply from the model.
+
+    The driver sends the reply back into the engine, or throws what the model raised; the session does it with
+    `model.complete`, an async driver (eval's local engine) awaits `model.acomplete`. So the engine's code is the
+    same however the call is made, and a session never pauses at one (the caller only sees events).
+    """
+
+    __slots__ = ("model", "request")
+
+    def __init__(self, model: Any, request: LLMRequest) -> None:
+        self.model = model
+        self.request = request
+
+
+class Pause:
+    """What the engine asks its driver to do, not an event: wait `seconds` (a remedy's or a transport retry's wait)."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+
+async def pause(sleep: Callable[[float], None], seconds: float) -> None:
+    """Wait on an event loop: `asyncio.sleep`, unless `sleep` is not time.sleep (a test recording the waits)."""
+    if sleep is time.sleep:
+        import asyncio
+
+        await asyncio.sleep(seconds)
+    else:
+        sleep(seconds)
 
 
 def edited(sent: Any, key: str) -> Any:
@@ -81,7 +116,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             return reply
         started = st.clock()
         try:
-            reply = model.complete(LLMRequest(messages, params, purpose, attempt))
+            reply = yield ModelCall(model, LLMRequest(messages, params, purpose, attempt))
         except TransportFault as fault:
             why = None if st.structure_fell_back else fallback_reason(structure, status=fault.status, message=str(fault),
                                                                       refused=False)
@@ -104,7 +139,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             seconds = 0.0 if retry <= fault.at_once else st.options.transport.wait(retry, fault.retry_after)
             yield st.emit(RetryWait(stage=stage, kind="transport", retry=retry, seconds=seconds, waited=st.options.wait))
             if st.options.wait and seconds > 0:
-                st.options.sleep(seconds)
+                yield Pause(seconds)
                 st.llm["waited_s"] += seconds
             continue
         except ModelError as err:

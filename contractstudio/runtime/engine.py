@@ -9,12 +9,11 @@ simply drives a session to the end. All state lives in one `CallState` per call.
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
 
 from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
-from contractstudio.runtime.asking import ask, edited, kept_whole
+from contractstudio.runtime.asking import Events, Pause, ask, edited, kept_whole
 from contractstudio.runtime.call_state import CallState, remedy_wait
 from contractstudio.runtime.errors import InvalidInput, UntrustedHook
 from contractstudio.runtime.events import (
@@ -22,7 +21,6 @@ from contractstudio.runtime.events import (
     ActValue,
     CallResult,
     ConditionChecked,
-    Event,
     Forwarded,
     RemedyExhausted,
     ReplyParsed,
@@ -36,7 +34,6 @@ DEEP_INPUT = f"the value nests arrays/objects more than {MAX_JSON_DEPTH} levels 
 
 __all__ = ["STAGES", "run_call"]
 
-Events = Generator[Event, Any, Any]
 
 
 def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, Any]) -> Events:
@@ -71,7 +68,7 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
     seconds = remedy_wait(retry, attempt, u)
     yield st.emit(RetryWait(stage=stage, kind="remedy", attempt=attempt, seconds=seconds, waited=st.options.wait))
     if st.options.wait and seconds > 0:
-        st.options.sleep(seconds)
+        yield Pause(seconds)
         st.llm["waited_s"] += seconds
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -188,33 +187,12 @@ def _provider(litellm: Any, model: str, api_base: str | None) -> str | None:
         return None
 
 
-# OpenAI clients with a deadline transport, shared by the calls to one endpoint: building one costs about
-# 20 ms (an SSL context), more than many local models take to answer. Bounded; an evicted client is left
-# to the garbage collector, since a call in another thread may still be using it.
-_WIRES: dict[tuple[str | None, str, float], tuple[Any, Any]] = {}
-_WIRE_LIMIT = 16
-_WIRES_LOCK = threading.Lock()
+def _litellm_sender() -> Any:
+    """The async transport litellm itself sends with (aiohttp by default: about a third less CPU per call than
+    httpx's own), so a call through our deadline client costs what a bare `litellm.acompletion` does."""
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 
-
-def _wire(api_base: str | None, key: str, timeout_s: float) -> tuple[Any, Any]:
-    """The (openai client, DeadlineTransport) for an endpoint, key and timeout."""
-    found = _WIRES.get((api_base, key, timeout_s))
-    if found is None:
-        import openai
-
-        from contractstudio.runtime.wire import deadline_client
-
-        with _WIRES_LOCK:  # the studio calls from worker threads
-            found = _WIRES.get((api_base, key, timeout_s))
-            if found is None:
-                http, transport = deadline_client(timeout_s)
-                client = openai.OpenAI(api_key=key, base_url=api_base or None, max_retries=0, timeout=timeout_s,
-                                       http_client=http)
-                found = (client, transport)
-                if len(_WIRES) >= _WIRE_LIMIT:
-                    _WIRES.pop(next(iter(_WIRES)))
-                _WIRES[(api_base, key, timeout_s)] = found
-    return found
+    return AsyncHTTPHandler._create_async_transport()  # noqa: SLF001 - tests/test_private_internals.py says why
 
 
 @dataclass(slots=True)
@@ -258,7 +236,7 @@ class LiveModel:
             return {"api_key": "no-key"}  # OpenAI-compatible local servers need none, the client insists on one
         return {}
 
-    def _openai_wire(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
+    def _openai_wire(self, litellm: Any, kwargs: dict[str, Any], *, on_loop: bool = False) -> Any:
         """For an OpenAI-compatible server at `api_base`: our own client, whose transport bounds the whole reply in time.
 
         Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
@@ -269,8 +247,13 @@ class LiveModel:
             # without a key, litellm's own "missing credentials" error says it best; without an api_base,
             # litellm resolves the endpoint (OPENAI_API_BASE, litellm.api_base, ...) and keeps its own client
             return None
-        client, transport = _wire(self.api_base, key, self.timeout_s)
-        transport.forget()
+        from contractstudio.runtime.wire import client_for, loop_client_for
+
+        if on_loop:
+            client, transport = loop_client_for(self.api_base, key, self.timeout_s, _litellm_sender)
+        else:
+            client, transport = client_for(self.api_base, key, self.timeout_s)
+            transport.forget()
         kwargs["client"] = client
         return transport
 
@@ -298,8 +281,8 @@ class LiveModel:
             out["api_base"] = self.api_base
         return out
 
-    def complete(self, request: LLMRequest) -> LLMReply:
-        litellm = _litellm()
+    def _kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
+        """litellm's arguments for this request (the key included; never traced)."""
         kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
                                   "num_retries": 0, "max_retries": 0}
         _ask_structure(kwargs, request)
@@ -309,44 +292,68 @@ class LiveModel:
         problem = self.missing_key(litellm)
         if problem:
             raise ModelError(problem)
+        return kwargs
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        litellm = _litellm()
+        kwargs = self._kwargs(litellm, request)
         transport = self._openai_wire(litellm, kwargs)
         started = time.perf_counter()
         try:
             response = litellm.completion(**kwargs)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
-            fault = classify(err, litellm)
-            seen = transport.last if transport is not None else None
-            if fault.kind == "connection" and seen is not None and not seen.oversize:
-                fault.args = (redact(f"the server answered HTTP {seen.status} but the connection ended before the "
-                                     f"whole reply arrived ({seen.size:,} bytes read): {fault}"),)
-            elif fault.kind == "connection" and self.api_base and is_loopback(self.api_base) and _refused(err):
-                # this machine answered at once that no server listens there: retrying for 15 s will not start one
-                fault.args = (redact(f"nothing is listening at {self.api_base} (connection refused): start the server "
-                                     f"or check the port: {fault}"),)
-                fault.most_retries = REFUSED_RETRIES
-            elif fault.kind == "connection" and self.api_base:
-                fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
-            if fault.kind == "connection" and _caused_by(err, ConnectionResetError, _RESET_MARKERS):
-                fault.at_once = RESET_RETRIES_AT_ONCE
-            if seen is not None and seen.oversize:
-                from contractstudio.runtime import wire
+            raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
+        return self._reply(litellm, response, time.perf_counter() - started)
 
-                fault.args = (f"the server answered HTTP {seen.status} with a body larger than "
-                              f"{wire.MAX_BODY_BYTES:,} bytes, which is not a chat completion; it was not read further",)
-                fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
-            elif fault.kind == "timeout":
-                fault.status = None  # litellm says 408; no server sent it
-                if seen is None and transport is not None:
-                    fault.args = (redact(f"no answer from the server within {self.timeout_s:g} s ({fault})"),)
-                elif seen is not None:
-                    fault.args = (redact(f"the server answered HTTP {seen.status}, but the whole reply did not arrive within "
-                                         f"{self.timeout_s:g} s: it sent the body too slowly or stopped ({fault})"),)
-            elif seen is not None and seen.status < 400 and fault.kind in ("server", "request"):
-                # litellm says "500: Expecting value"; the server really answered 200 with something else
-                fault.args = (redact(f"the server answered {seen.describe()}, which is not a chat completion"),)
-                fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
-            raise fault from None
-        latency = time.perf_counter() - started
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
+        """`complete` on an event loop (litellm.acompletion): the same request, reply and faults."""
+        litellm = _litellm()
+        kwargs = self._kwargs(litellm, request)
+        transport = self._openai_wire(litellm, kwargs, on_loop=True)
+        answers = transport.watch() if transport is not None else []
+        started = time.perf_counter()
+        try:
+            response = await litellm.acompletion(**kwargs)
+        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
+            raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
+        return self._reply(litellm, response, time.perf_counter() - started)
+
+    def _fault(self, litellm: Any, err: Exception, own_wire: bool, seen: Any) -> TransportFault:
+        """What a failed request was, said as plainly as what the server really sent allows (`seen`: its last answer)."""
+        fault = classify(err, litellm)
+        if fault.kind == "connection" and seen is not None and not seen.oversize:
+            fault.args = (redact(f"the server answered HTTP {seen.status} but the connection ended before the "
+                                 f"whole reply arrived ({seen.size:,} bytes read): {fault}"),)
+        elif fault.kind == "connection" and self.api_base and is_loopback(self.api_base) and _refused(err):
+            # this machine answered at once that no server listens there: retrying for 15 s will not start one
+            fault.args = (redact(f"nothing is listening at {self.api_base} (connection refused): start the server "
+                                 f"or check the port: {fault}"),)
+            fault.most_retries = REFUSED_RETRIES
+        elif fault.kind == "connection" and self.api_base:
+            fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
+        if fault.kind == "connection" and _caused_by(err, ConnectionResetError, _RESET_MARKERS):
+            fault.at_once = RESET_RETRIES_AT_ONCE
+        if seen is not None and seen.oversize:
+            from contractstudio.runtime import wire
+
+            fault.args = (f"the server answered HTTP {seen.status} with a body larger than "
+                          f"{wire.MAX_BODY_BYTES:,} bytes, which is not a chat completion; it was not read further",)
+            fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
+        elif fault.kind == "timeout":
+            fault.status = None  # litellm says 408; no server sent it
+            if seen is None and own_wire:
+                fault.args = (redact(f"no answer from the server within {self.timeout_s:g} s ({fault})"),)
+            elif seen is not None:
+                fault.args = (redact(f"the server answered HTTP {seen.status}, but the whole reply did not arrive within "
+                                     f"{self.timeout_s:g} s: it sent the body too slowly or stopped ({fault})"),)
+        elif seen is not None and seen.status < 400 and fault.kind in ("server", "request"):
+            # litellm says "500: Expecting value"; the server really answered 200 with something else
+            fault.args = (redact(f"the server answered {seen.describe()}, which is not a chat completion"),)
+            fault.status, fault.kind, fault.retryable = seen.status, "bad_response", True
+        return fault
+
+    @staticmethod
+    def _reply(litellm: Any, response: Any, latency: float) -> LLMReply:
         try:
             text = response.choices[0].message.content or ""
         except (AttributeError, IndexError, TypeError):

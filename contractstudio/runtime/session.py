@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from contractstudio.expressions.sandbox import shared_expression_budget
+from contractstudio.runtime.asking import ModelCall, Pause, pause
 from contractstudio.runtime.call_state import CallOptions, CallState
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.engine import run_call
@@ -147,7 +148,7 @@ class Session:
         sent, self._send = self._send, None
         try:
             with shared_expression_budget(self.state.expressions):  # every evaluation of the call draws on it
-                event = self._events.send(sent) if self.last is not None else next(self._events)
+                event = self._next(sent if self.last is not None else None)
         except StopIteration:
             self.done = True
             self._held_since = None
@@ -190,9 +191,62 @@ class Session:
                 self.state.paused += self.options.clock() - self._held_since
                 self._held_since = None
             with shared_expression_budget(self.state.expressions):
-                for event in self._events:
-                    self.last = event
+                try:
+                    while True:
+                        self.last = self._next(None)
+                except StopIteration:
+                    pass
             self.done = True
+        return self._finish(raise_on_violation)
+
+    async def arun(self, raise_on_violation: bool = True) -> Result:
+        """`run` on an event loop: the model's replies and the waits are awaited, so one thread drives many calls.
+
+        The same engine as `run`, driven to the end: a model with `acomplete` is awaited, one without (scripted,
+        replayed) answers at once; waits are `asyncio.sleep` unless the options carry a sleep of their own (tests).
+        """
+        if self._held_since is not None:
+            self.state.paused += time.perf_counter() - self._held_since
+            self._held_since = None
+        events, sent, error = self._events, self._send, None
+        self._send = None
+        with shared_expression_budget(self.state.expressions):
+            try:
+                while True:
+                    item = events.throw(error) if error is not None else events.send(sent)
+                    sent = error = None
+                    if isinstance(item, ModelCall):
+                        asking = getattr(item.model, "acomplete", None)
+                        try:
+                            sent = await asking(item.request) if asking is not None else item.model.complete(item.request)
+                        except Exception as err:  # noqa: BLE001 - the engine's own handlers decide, as in `run`
+                            error = err
+                    elif isinstance(item, Pause):
+                        await pause(self.options.sleep, item.seconds)
+                    else:
+                        self.last = item
+            except StopIteration:
+                pass
+        self.done = True
+        return self._finish(raise_on_violation)
+
+    def _next(self, sent: Any) -> Event:
+        """The engine's next event, doing the calls and waits it asks for on the way (this thread waits for them)."""
+        item = self._events.send(sent)
+        while not isinstance(item, Event):
+            if isinstance(item, ModelCall):
+                try:
+                    reply = item.model.complete(item.request)
+                except Exception as err:  # noqa: BLE001 - thrown into the engine, whose handlers decide
+                    item = self._events.throw(err)
+                    continue
+                item = self._events.send(reply)
+            else:
+                self.options.sleep(item.seconds)
+                item = self._events.send(None)
+        return item
+
+    def _finish(self, raise_on_violation: bool) -> Result:
         result = self.result
         assert result is not None
         if result.violation is not None and raise_on_violation:
