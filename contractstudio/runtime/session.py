@@ -206,7 +206,7 @@ class Session:
         replayed) answers at once; waits are `asyncio.sleep` unless the options carry a sleep of their own (tests).
         """
         if self._held_since is not None:
-            self.state.paused += time.perf_counter() - self._held_since
+            self.state.paused += self.options.clock() - self._held_since
             self._held_since = None
         events, sent, error = self._events, self._send, None
         self._send = None
