@@ -19,10 +19,12 @@ from textual.app import App
 from textual.binding import Binding, BindingsMap
 from textual.dom import DOMNode
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from contractstudio.findings.diagnostics import Counts
+from contractstudio.safe_text import shown
 from contractstudio.studio.analyses import Analysis
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
 from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
@@ -112,6 +114,12 @@ class StudioApp(OrderedKeys, OpenFile):
         Binding("ctrl+t", "toggle_dark", "Light/dark", show=False, id="app.toggle_theme"),
     ]
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast of the studio (screens and widgets call the app's): redacted and escaped, never read as markup."""
+        # A file name, a server's message or an error text may hold terminal escapes, a key or markup: one path.
+        super().notify(shown(message), title=shown(title), severity=severity, timeout=timeout, markup=False)
+
     def binding_scopes(self) -> dict[str, list[Binding]]:
         """Every binding of the studio by where it is active (the palette's actions are read from them)."""
         return studio_scopes(self._bindings)
@@ -172,7 +180,7 @@ class StudioApp(OrderedKeys, OpenFile):
             self.set_keymap(self.keymap.keys)
         self.switch_mode("edit")
         for severity, note in self._startup_notes:
-            self.notify(note, severity=severity, timeout=8, markup=False)  # type: ignore[arg-type]  # file text is not markup
+            self.notify(note, severity=severity, timeout=8)  # type: ignore[arg-type]
         self.set_interval(DISK_POLL_S, self.check_disk)
         self.set_interval(WORKSPACE_POLL_S, self.rescan_workspace)  # files created meanwhile appear in the list
         self.set_timer(0.5, self.count_workspace)

@@ -40,3 +40,25 @@ def test_typed_input_is_checked_by_the_reader_that_reads_it() -> None:
     assert yaml_problem("a: 1\na: 2\n") == ("Not valid input: input:2:1: the input is refused: duplicate key 'a' "
                                             "(first defined at line 1). Fix it, or Escape to cancel.")
     assert yaml_problem("query: Why?\n") is None
+
+
+HOSTILE_NAME = "q\x1b]0;pwned\x07\x1b[2J[bold]sk-proj-abcdefghijklmnop0123456789.contract.yaml"
+
+
+async def test_a_notification_escapes_and_redacts_a_hostile_file_name(tmp_path: Path) -> None:
+    contract = Path(__file__).parent / "workspace" / "multidoc_qa.contract.yaml"
+    hostile = tmp_path / HOSTILE_NAME
+    hostile.write_text(contract.read_text(encoding="utf-8"), encoding="utf-8")
+    app = StudioApp([hostile], config=load_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+s")  # "Saved NAME": the name comes from the file system
+        await pilot.pause()
+        app.notify("the server said: key=sk-ant-abcdefghijklmnopqrstuvwx0123 \x1b[31m", title="\x1b]0;t\x07")
+        await pilot.pause()
+        toasts = [(str(n.title), str(n.message), n.markup) for n in app._notifications]
+    saved = next(message for _, message, _ in toasts if message.startswith("Saved "))
+    assert saved == "Saved q\\x1b]0;pwned\\x07\\x1b[2J[bold]***.contract.yaml"  # escaped, redacted, not markup
+    said = next(toast for toast in toasts if toast[1].startswith("the server said"))
+    assert "\x1b" not in said[0] + said[1] and "sk-ant-" not in said[1] and said[1].endswith("\\x1b[31m")
+    assert not any(markup for _, _, markup in toasts)  # a name's [bold] is shown as typed, never read as markup
