@@ -230,7 +230,8 @@ def workers_ratio(data: Path, url: str, concurrency: int, folder: Path, count: i
         ratios.append(one["wall"] / many["wall"])
         print(f"   round: one process {one['wall']:.2f} s, {count} workers {many['wall']:.2f} s: {ratios[-1]:.2f}x "
               f"(first row after {one['first_s']:.2f} s / {many['first_s']:.2f} s; steady {one['steady_rows_per_s']:.0f} / "
-              f"{many['steady_rows_per_s']:.0f} rows/s) ({load()})")
+              f"{many['steady_rows_per_s']:.0f} rows/s; CPU per row in this process {one['cpu'] / one['rows'] * 1e3:.2f} / "
+              f"{many['cpu'] / many['rows'] * 1e3:.2f} ms) ({load()})")
     return ratios
 
 
@@ -322,6 +323,8 @@ def ray_goal(data: Path, url: str, concurrency: int, folder: Path) -> bool:
 
     start_cluster(ray, None, {"num_cpus": 2})  # on loopback, as `eval --engine ray` starts one
     try:
+        # warm, as (1) is: the same job's actors stay up for the next run (ray_engine._actors)
+        run_eval(rows_file(folder, 64), url, concurrency, folder, engine="ray")
         local = run_eval(data, url, concurrency, folder)
         on_ray = run_eval(data, url, concurrency, folder, engine="ray")
     finally:

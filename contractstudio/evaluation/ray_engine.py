@@ -13,9 +13,11 @@ they finish; reading, resuming, writing and the summary stay in `evaluate.py`.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
 import os
+import pickle
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -121,26 +123,47 @@ def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str
             init: dict[str, Any] | None = None, cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
     """Each row's record as it finishes (None on a quiet tick), the rows running on Ray actors."""
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from contractstudio.evaluation.cache import default_cache_dir
 
     started = start_cluster(ray, address, dict(init or {}))
-    hub_actor: Any = ray.remote(Hub)  # actor classes; their .options is not in ray's stubs
-    worker_actor: Any = ray.remote(RowWorker)
     try:
         folder = (cache_dir or job.cache_dir or str(default_cache_dir())) if job.use_cache else None
-        here = ray.get_runtime_context().get_node_id()
-        hub = hub_actor.options(num_cpus=0, max_concurrency=max(4 * concurrency, 16),
-                                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(folder, job.rpm, job.tpm)
-        cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
-        count = max(min(cpus, concurrency), 1)
-        threads = math.ceil(concurrency / count)
-        workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub) for _ in range(count)]
-        yield from _drive(ray, rows, job, workers, concurrency)
+        yield from _drive(ray, rows, job, _actors(ray, job, concurrency, folder), concurrency)
     finally:
         if started:
+            _WARM.clear()
             ray.shutdown()
+
+
+# The actors of the last job this driver ran, kept while it stays connected to the cluster: the same job run
+# again (the studio's re-runs, a benchmark's rounds) starts on warm actors, with litellm and the contract loaded.
+_WARM: dict[str, list[Any]] = {}
+
+
+def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> list[Any]:
+    """The worker actors for this job (their hub behind them): the warm ones of the same job, else new ones.
+
+    New actors are created without waiting: rows are submitted at once and start as each actor is up."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    key = hashlib.sha256(pickle.dumps((ray.get_runtime_context().get_job_id(), job, folder, concurrency))).hexdigest()
+    if key in _WARM:
+        return _WARM[key]
+    for old in _WARM.pop(next(iter(_WARM), ""), []):
+        ray.kill(old)
+    hub_actor: Any = ray.remote(Hub)  # actor classes; their .options is not in ray's stubs
+    worker_actor: Any = ray.remote(RowWorker)
+    here = ray.get_runtime_context().get_node_id()
+    hub = hub_actor.options(num_cpus=0, max_concurrency=max(4 * concurrency, 16),
+                            scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(folder, job.rpm, job.tpm)
+    cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
+    count = max(min(cpus, concurrency), 1)
+    threads = math.ceil(concurrency / count)
+    workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub) for _ in range(count)]
+    _WARM.clear()
+    _WARM[key] = workers
+    return workers
 
 
 def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, workers: list[Any], concurrency: int) -> Iterator[dict[str, Any] | None]:
@@ -170,4 +193,5 @@ def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, workers: list[Any], conc
             try:
                 yield ray.get(ref)
             except ray.exceptions.RayError as err:  # a worker that died: the row is recorded as failed, never lost
+                _WARM.clear()  # and the next run starts new actors
                 yield error_record(job, row, f"Ray: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 0.0)
