@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -130,12 +131,32 @@ def commands_of(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return next((dict(a.choices) for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})  # noqa: SLF001 - argparse has no public list of subcommands
 
 
+# The documents a folder scan and the pre-commit hook pick (NAME.<kind>.yaml); no option of ours looks like one.
+_DOCUMENT_NAME = re.compile(r"\.(contract|agent|pipeline|tools)\.ya?ml$")
+
+
+def _files_named_like_options(argv: list[str]) -> list[str]:
+    """`check`'s arguments with an existing document file named like an option (`-h.contract.yaml`) moved after `--`.
+
+    pre-commit appends the staged files after the hook's args; a user's own args without the closing `--`
+    would otherwise let a staged `-h.contract.yaml` be read as `-h` (help, exit 0: the hook would pass)."""
+    if not argv or argv[0] != "check":
+        return argv
+    end = argv.index("--") if "--" in argv else len(argv)
+    moved = [a for a in argv[1:end] if a.startswith("-") and _DOCUMENT_NAME.search(a) and os.path.isfile(a)]
+    if not moved:
+        return argv
+    kept = [a for a in argv[:end] if a not in moved]
+    return [*kept, "--", *moved, *argv[end + 1:]]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval", "convert", "lsp"}
     if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
         args_list = ["studio", *args_list]
+    args_list = _files_named_like_options(args_list)
     parser = build_parser()
     args, unknown = parser.parse_known_args(args_list)
     if unknown:  # said with the usage of the command they were given to, not the top level's

@@ -79,3 +79,16 @@ def test_a_staged_file_whose_name_starts_with_a_dash_is_checked_not_read_as_an_o
     assert main(argv) == 1
     out = capsys.readouterr().out
     assert "-h.pipeline.yaml:8:11: error PIP102" in out and "usage:" not in out
+
+
+def test_a_users_args_without_the_closing_dashes_still_check_a_staged_file_named_like_an_option(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from contractstudio.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-h.pipeline.yaml").write_text(BROKEN, encoding="utf-8")
+    (tmp_path / "ok.pipeline.yaml").write_text(BROKEN.replace("persst", "persist"), encoding="utf-8")
+    # a user's `args: [--fail-level, warning]` (no `--`): pre-commit appends the staged files after them
+    assert main(["check", "--fail-level", "warning", "-h.pipeline.yaml", "ok.pipeline.yaml"]) == 1
+    out = capsys.readouterr().out
+    assert "-h.pipeline.yaml:8:11: error PIP102" in out and "usage:" not in out
