@@ -24,6 +24,8 @@ TEXTUAL_AND_OTHERS = [
     ("textual.document._syntax_aware_document", "SyntaxAwareDocument", "the highlight guard subclasses it",
      "studio/widgets/editor.py"),
     ("textual.document._wrapped_document", "WrappedDocument", "the row-count cache subclasses it", "studio/widgets/editor.py"),
+    ("textual.document._wrapped_document", "WrappedDocument._width",
+     "the row count is the line count when the editor does not wrap (0: no wrapping)", "studio/widgets/editor.py"),
     ("textual.document._wrapped_document", "WrappedDocument._offset_to_line_info",
      "finding markers map a screen row to its document line", "studio/widgets/editor.py"),
     ("textual.widgets._footer", "FooterKey", "the footer renders our key hints with Textual's own key widget",

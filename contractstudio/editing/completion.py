@@ -30,8 +30,8 @@ TYPE_FORMS = (("list[...]", "list["), ("dict[str, ...]", "dict[str, "), ("Litera
 _STATE_KEYS = ("requires_state", "ensures_state")
 
 
-def complete(report: FileReport | None, line: int, column: int, text: str | None = None) -> list[CompletionItem]:
-    """Completion items at a 1-based position of `text` (the live buffer; the report's text by default).
+def complete(report: FileReport | None, line: int, column: int, text: str | list[str] | None = None) -> list[CompletionItem]:
+    """Completion items at a 1-based position of `text` (the live buffer or its lines; the report's text by default).
 
     The report may be older than the text (the user is typing): it only supplies the
     facts (declared names, scopes); the place comes from the text itself.

@@ -71,11 +71,12 @@ class LiveDocument:
         """The analysis of the current text, or None while it is still to come."""
         return self.report if self.report is not None and self.analyzed_version == self.version else None
 
-    def facts_at(self, text: str, row: int) -> FileReport | None:
-        """Completion's facts for the `---` document holding 0-based `row` of `text` (else the newest analysis)."""
+    def facts_at(self, text: str | list[str], row: int) -> FileReport | None:
+        """Completion's facts for the `---` document holding 0-based `row` of `text` or its lines (else the newest analysis)."""
         from contractstudio.editing.cursor import document_index
 
-        return self.facts.get(document_index(text.split("\n"), row)) or self.report
+        lines = text.split("\n") if isinstance(text, str) else text
+        return self.facts.get(document_index(lines, row)) or self.report
 
     def wait(self, then: Callable[[FileReport], None]) -> bool:
         """Run `then` with the current text's analysis: now (True) or at `wake` once it is accepted (False).

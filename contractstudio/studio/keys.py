@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
+from typing import Any
 
 from textual import events
 from textual.app import App
@@ -24,6 +26,10 @@ from textual.message_pump import MessagePump
 
 # A node that never stops getting messages (an animation) must not hold the keys back for ever.
 MAX_WAITS_PER_KEY = 200
+# While an analysis runs in a worker thread, every step of a key (the input thread reading it, the screen's thread
+# applying it, the output thread writing it) waits for the interpreter lock; Python hands it over after 5 ms by
+# default. 0.5 ms keeps a key's few hand-overs within a frame (bench/bench_typing.py), for a little of the worker's speed.
+KEY_SWITCH_S = 0.0005
 
 
 class OrderedKeys(App[None]):
@@ -33,6 +39,15 @@ class OrderedKeys(App[None]):
     _key_pump: asyncio.Task[None] | None = None
     _released_key: events.Key | None = None
     _keys_idle: asyncio.Event | None = None  # set while no key is held or being handled
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Run in a terminal, with the screen's thread given the interpreter back quickly (see KEY_SWITCH_S)."""
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(KEY_SWITCH_S)
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            sys.setswitchinterval(interval)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and event is not self._released_key:
@@ -46,6 +61,10 @@ class OrderedKeys(App[None]):
         if event is self._released_key and not self._running:
             return  # released as the app shut down: its screens are gone
         await super().on_event(event)
+
+    def keys_waiting(self) -> bool:
+        """Whether keys are held that the app has not been given yet (work for the key before them may skip)."""
+        return self._held_keys is not None and not self._held_keys.empty()
 
     async def keys_handled(self) -> None:
         """Return when every key pressed so far has been handled (what a test waits for after pressing keys)."""

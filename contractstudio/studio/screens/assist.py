@@ -100,13 +100,19 @@ class EditingAssist:
             return
         if not (character.isalnum() or character == "_" or character in TRIGGERS) and not self.menu.display:
             return
-        self.action_complete(automatic=True)
+        # After the key is drawn, not before: completion reads the whole `---` document around the cursor. A newer
+        # key (typed or already waiting) supersedes it, so a burst of keys in a big file computes it once.
+        self.app.call_after_refresh(self._complete_typed, self.live.version)
+
+    def _complete_typed(self, version: int) -> None:
+        if version == self.live.version and not self.app.keys_waiting():
+            self.action_complete(automatic=True)
 
     def action_complete(self, automatic: bool = False) -> None:
         row, col = self.editor.cursor_location
-        text = self.editor.text
-        facts = self.live.facts_at(text, row)
-        items = editing.complete(facts, row + 1, col + 1, text)
+        lines = self.editor.document.lines  # the editor's own lines: the text is not joined and split again
+        facts = self.live.facts_at(lines, row)
+        items = editing.complete(facts, row + 1, col + 1, lines)
         if automatic:
             line = self.editor.document[row][:col]
             if not items or (line.endswith(" ") and not line.rstrip().endswith((":", "-", ","))):

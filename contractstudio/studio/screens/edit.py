@@ -55,6 +55,8 @@ class EditScreen(EditingAssist, StudioScreen):
         self.analysis: Analysis | None = None
         self._json_lines_kinds: dict[Path, str] = {}
         self._debounce: Timer | None = None
+        self._analyzing = False  # an analysis worker is running (one at a time: see start_analysis)
+        self._analyze_again = False  # asked for while one ran
         self._loading = False
         self._last_failure = ""
         self._status_line = ""
@@ -144,13 +146,24 @@ class EditScreen(EditingAssist, StudioScreen):
         self.typed(self.editor.take_typed())
 
     def start_analysis(self) -> None:
-        """Analyze the current text in a worker; a newer edit makes this result stale."""
+        """Analyze the current text in a worker; a newer edit makes this result stale.
+
+        One analysis at a time: a thread cannot be stopped, and two analyses of a big file side by side would
+        share the interpreter with each other and with the keys. A request while one runs is kept, and the text as
+        it is when that one ends is analyzed then (every edit in between is superseded).
+        """
         self._debounce = None
+        if self._analyzing:
+            self._analyze_again = True
+            return
+        self._analyzing, self._analyze_again = True, False
         buffer = self.studio.buffer
         path = buffer.path if buffer else None
         self.analyze(path, self.editor.text, self.live.version, buffer.unreadable if buffer else None)
 
-    @work(thread=True, exclusive=True, group="analysis", exit_on_error=False)
+    # Not exclusive: a cancelled thread runs on (see start_analysis). The description is fixed: Textual's default
+    # is the repr of every argument, the whole text on every analysis.
+    @work(thread=True, group="analysis", exit_on_error=False, description="analysis of the editor's text")
     def analyze(self, path: Path | None, text: str, generation: int, unreadable: Diagnostic | None) -> None:
         """The analyzer's findings for one version of the text, posted as AnalysisDone (the analyzer loads here)."""
         from contractstudio.analysis.check import FileReport
@@ -179,6 +192,10 @@ class EditScreen(EditingAssist, StudioScreen):
         self.live.wake()  # a quick fix, rename or definition asked for before it was current
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "analysis" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._analyzing = False
+            if self._analyze_again and self._debounce is None:  # else the pending debounce starts it
+                self.start_analysis()
         if event.state == WorkerState.ERROR and event.worker.group == "analysis":
             error = event.worker.error
             reason = f"{type(error).__name__}: {error}"
@@ -236,8 +253,12 @@ class EditScreen(EditingAssist, StudioScreen):
         buffer = self.studio.buffer
         if buffer is None or self.editor.disabled:
             return False
-        text = self.editor.text
         opened_from, opened_as = self._opened
+        # Lengths first: kept by the editor, so typing in a big file joins its text only when a length matches.
+        length = self.editor.text_length
+        if length != len(buffer.saved_text) and not (opened_from is buffer.saved_text and length == len(opened_as)):
+            return True
+        text = self.editor.text
         return text != buffer.saved_text and not (opened_from is buffer.saved_text and text == opened_as)
 
     def refresh_files(self) -> None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.document._document import Document, EditResult, Location
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
+from textual.geometry import Size
 from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection, TextAreaTheme
@@ -54,6 +56,64 @@ def block_indent(text: str) -> int:
     return widest
 
 
+class _KeptText(Document):
+    """A document that keeps what TextArea asks of the whole text between edits: the joined text, its length and the
+    widest line.
+
+    TextArea reads `text` for every line it draws (to decide on a placeholder) and measures every line after each
+    edit (`get_size`): both O(file) per keystroke, seconds per key in a 5 MB file (bench/bench_typing.py). Here the
+    text is joined at most once per edit, and an edit measures only the lines it replaced and wrote.
+    """
+
+    _joined: str | None = None
+    _length: int | None = None
+    _widest: tuple[int, int, int] | None = None  # (tab width, widest line's cells, how many lines are that wide)
+
+    @property
+    def text(self) -> str:
+        if self._joined is None:
+            self._joined = super().text
+        return self._joined
+
+    @property
+    def length(self) -> int:
+        """len(self.text), without joining the lines."""
+        if self._length is None:
+            self._length = sum(map(len, self.lines)) + len(self.newline) * (self.line_count - 1)
+        return self._length
+
+    def get_size(self, tab_width: int) -> Size:
+        if self._widest is None or self._widest[0] != tab_width:
+            widths = [cell_len(line.expandtabs(tab_width)) for line in self.lines]
+            widest = max(widths, default=0)
+            self._widest = (tab_width, widest, widths.count(widest))
+        return Size(self._widest[1], self.line_count)
+
+    def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
+        top, bottom = sorted((start, end))
+        if self._length is not None:
+            self._length += len(text) - len(self.get_text_range(top, bottom))
+        self._joined = None
+        widest = self._widest
+        if widest is not None:  # the widest lines the edit replaces no longer count
+            tab, cells, count = widest
+            count -= sum(1 for line in self.lines[top[0] : bottom[0] + 1] if cell_len(line.expandtabs(tab)) == cells)
+        result = super().replace_range(start, end, text)
+        if widest is not None:
+            written = [cell_len(line.expandtabs(tab)) for line in self.lines[top[0] : result.end_location[0] + 1]]
+            most = max(written)
+            if most > cells:
+                self._widest = (tab, most, written.count(most))
+            else:  # none as wide left: measure every line when next asked
+                count += written.count(cells)
+                self._widest = (tab, cells, count) if count > 0 else None
+        return result
+
+
+class _PlainDocument(_KeptText):
+    """The editor's document when the text is not highlighted."""
+
+
 class _GuardedSyntaxDocument(SyntaxAwareDocument):
     """A syntax-aware document that stops handing its text to tree-sitter once an edit indents past the limit."""
 
@@ -72,6 +132,10 @@ class _GuardedSyntaxDocument(SyntaxAwareDocument):
     def query_syntax_tree(self, query: Any, start_point: tuple[int, int] | None = None,
                           end_point: tuple[int, int] | None = None) -> dict[str, list[Any]]:
         return super().query_syntax_tree(query, start_point, end_point) if self.parsing else {}
+
+
+class _SyntaxDocument(_KeptText, _GuardedSyntaxDocument):
+    """The editor's highlighted document: guarded, and keeping its text and sizes between edits."""
 
 
 class _RowCountCache(WrappedDocument):
@@ -93,6 +157,8 @@ class _RowCountCache(WrappedDocument):
 
     @property
     def height(self) -> int:
+        if not self._width:  # not wrapped: a row per line
+            return self.document.line_count
         if self._rows is None:
             self._rows = super().height
         return self._rows
@@ -120,8 +186,8 @@ class YamlTextArea(TextArea):
         if language and block_indent(text) > MAX_HIGHLIGHT_INDENT:
             language = None  # plain text: the highlighter would crash on it (the analyzer reports YML006)
         super()._set_document(text, language)
-        if isinstance(self.document, SyntaxAwareDocument):
-            self.document.__class__ = _GuardedSyntaxDocument  # same data, edits checked before tree-sitter parses them
+        # Same data; edits checked before tree-sitter parses them; the text and sizes kept between edits.
+        self.document.__class__ = _SyntaxDocument if isinstance(self.document, SyntaxAwareDocument) else _PlainDocument
 
     @property
     def highlighting(self) -> bool:
@@ -147,6 +213,12 @@ class ContractEditor(YamlTextArea):
         self._window: tuple[int, int] | None = None
         self._typed: str | None = None
         self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
+
+    @property
+    def text_length(self) -> int:
+        """len(self.text), without joining the lines (what "modified" compares first)."""
+        document = self.document
+        return document.length if isinstance(document, _KeptText) else len(document.text)
 
     def take_typed(self) -> str | None:
         """The character before the cursor when keys were typed since the last call (None after a paste, a fix, undo)."""
@@ -250,7 +322,8 @@ class ContractEditor(YamlTextArea):
                     highlights[r0].append((c0, c1, name))
                     continue
                 highlights[r0].append((c0, None, name))
-                for row in range(r0 + 1, r1):
+                # Only the window's rows: a node can span the whole file (a block scalar, a document of a stream).
+                for row in range(max(r0 + 1, top), min(r1, bottom + 1)):
                     highlights[row].append((0, None, name))
                 highlights[r1].append((0, c1, name))
 

@@ -1,0 +1,318 @@
+"""Typing in a real terminal: how long each key takes to show, on a 5 MB contract and after a 2,000-line paste (issue 19.6).
+
+Each program runs in a tmux server of the bench's own (its own socket, no user config). The bench talks to that
+server through one control-mode client (no process per command): it sends one key, then reads the pane until the
+key's effect is on the screen, and records the time between. Keys are letters and Backspace typed at the end of one
+line, with pauses like a typist's (20-400 ms, seeded), so the studio's analyses start and run while keys arrive.
+
+Programs, interleaved round by round so that each sees the same machine load:
+  bare    a bare Textual app: one TextArea(language="yaml") with the same file (the floor a Textual editor has)
+  studio  the studio of this checkout
+  before  the studio of another checkout (--tree OLD_CHECKOUT), e.g. a worktree of the commit before a change
+
+Memory: the studio's peak RSS (VmHWM) at the end of a round, against `contractstudio check` reading the same file.
+
+Run: .venv/bin/python bench/bench_typing.py [--rounds 3] [--keys 120] [--tree OLD_CHECKOUT] [--size 80x24]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_bytecode import compile_package  # noqa: E402
+
+SAMPLE = ROOT / "samples" / "multidoc_qa.contract.yaml"
+BIG_BYTES = 5_000_000
+PASTE_LINES = 2000
+
+BARE = textwrap.dedent("""
+    import sys
+    from textual.app import App
+    from textual.widgets import TextArea
+    class Bare(App):
+        def compose(self):
+            yield TextArea(open(sys.argv[1]).read(), language="yaml", show_line_numbers=True, soft_wrap=False)
+    Bare().run()
+""")
+
+
+def big_contract() -> str:
+    """The issue's reporter's file: a bundled sample repeated (each copy its own `---` document and name) to 5 MB."""
+    sample = SAMPLE.read_text()
+    copies = []
+    size = 0
+    while size < BIG_BYTES:
+        copy = sample.replace("name: multidoc_qa\n", f"name: multidoc_qa_{len(copies)}\n")
+        copies.append(copy)
+        size += len(copy) + 4
+    return "---\n".join(copies)
+
+
+def pasted_lines() -> str:
+    """2,000 lines of the same sample (its types and conditions), as an author pastes them into a document."""
+    body = SAMPLE.read_text().split("\n")
+    types = body[body.index("types:") + 1 : body.index("input: MultiDocQAInput")]
+    out: list[str] = []
+    while len(out) < PASTE_LINES:
+        out += [line.replace("  Document:", f"  Document{len(out)}:") for line in types]
+    return "\n".join(out[:PASTE_LINES]) + "\n"
+
+
+class Control:
+    """One tmux control-mode client: commands without a process each, and their output."""
+
+    def __init__(self, socket: str, session: str) -> None:
+        self.process = subprocess.Popen(["tmux", "-L", socket, "-f", "/dev/null", "-C", "attach", "-t", session, "-f",
+                                         "ignore-size,no-output"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, bufsize=1)
+        self.session = session
+        self._write("display-message -p ready")
+        while self._reply() != ["ready"]:
+            pass  # the attach's own reply comes first: from now on each reply is its command's
+
+    def command(self, line: str) -> list[str]:
+        """Run one tmux command; its output lines."""
+        self._write(line)
+        return self._reply(line)
+
+    def _write(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def _reply(self, line: str = "") -> list[str]:
+        assert self.process.stdout is not None
+        out: list[str] = []
+        inside = False
+        for raw in self.process.stdout:
+            text = raw.rstrip("\n")
+            if text.startswith("%begin"):
+                inside, out = True, []
+            elif text.startswith(("%end", "%error")) and inside:
+                if text.startswith("%error"):
+                    raise RuntimeError(f"tmux: {line}: {out}")
+                return out
+            elif inside:
+                out.append(text)
+        raise RuntimeError("the tmux control client closed")
+
+    def screen(self) -> str:
+        return "\n".join(self.command(f"capture-pane -p -t {self.session}"))
+
+    def keys(self, *names: str) -> None:
+        """Send keys one per command, as a typist does (several escape sequences in one write can lose some)."""
+        for n, name in enumerate(names):
+            if n:
+                time.sleep(0.1)
+            self.command(f"send-keys -t {self.session} {shlex.quote(name)}")
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+class Terminal:
+    """A tmux server of the bench's own with one window of the given size."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.socket = f"cs-typing-{os.getpid()}"
+        self.tmux("new-session", "-d", "-s", "bench", "-x", str(width), "-y", str(height), "sleep 3600")
+        self.tmux("set-option", "-g", "window-size", "manual")
+        self.control = Control(self.socket, "bench")
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True,
+                              check=True).stdout
+
+    def start(self, argv: list[str], env: dict[str, str]) -> int:
+        """Start a program in the window (ending the one before); its process id."""
+        command = " ".join(shlex.quote(a) for a in argv)
+        pairs = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        self.tmux("respawn-pane", "-k", "-t", "bench", *pairs, "-c", tempfile.gettempdir(), command)
+        return int(self.tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
+
+    def wait_for(self, pattern: str, seconds: float = 300.0) -> str:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            screen = self.control.screen()
+            if re.search(pattern, screen):
+                return screen
+            time.sleep(0.05)
+        raise SystemExit(f"{pattern!r} never appeared:\n{self.control.screen()}")
+
+    def close(self) -> None:
+        self.control.close()
+        self.tmux("kill-server")
+
+
+def typist(seed: int, count: int) -> list[tuple[str, float]]:
+    """(key, pause before it): letters and now and then Backspace, bursts at key-repeat pace and pauses to think."""
+    rng = random.Random(seed)
+    keys: list[tuple[str, float]] = []
+    typed = 0
+    for _ in range(count):
+        key = "BSpace" if typed and rng.random() < 0.25 else rng.choice("abcdefghijklmnopqrstuvwxyz")
+        typed += -1 if key == "BSpace" else 1
+        keys.append((key, rng.choice([0.02, 0.04, 0.06, 0.08, 0.12, 0.2, 0.4])))
+    return keys
+
+
+def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]]) -> tuple[list[float], str]:
+    """Type the keys at the end of the line ending in `marker`; seconds from each key sent to its effect on screen."""
+    times: list[float] = []
+    typed = ""
+    for key, pause in keys:
+        time.sleep(pause)
+        typed = typed[:-1] if key == "BSpace" else typed + key
+        shown = re.compile(re.escape(marker) + re.escape(typed) + r"(?![a-z])")
+        sent = time.perf_counter()
+        terminal.control.keys(key)
+        while not shown.search(terminal.control.screen()):
+            if time.perf_counter() - sent > 60:
+                raise SystemExit(f"{typed!r} never showed:\n{terminal.control.screen()}")
+        times.append(time.perf_counter() - sent)
+    return times, typed
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def check_rss_mb(path: Path, env: dict[str, str]) -> float:
+    """Peak RSS of `contractstudio check` reading the file (a fresh process)."""
+    code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "contractstudio", "check", str(path)],
+                         capture_output=True, text=True, env={**os.environ, **env}, check=True)
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: list[tuple[str, float]],
+              trees: dict[str, Path | None], profile: Path | None = None) -> tuple[list[float], float]:
+    """One program, one case: the echo times and the program's peak RSS."""
+    env = {"XDG_CONFIG_HOME": tempfile.mkdtemp()}
+    if program == "bare":
+        argv = [sys.executable, "-c", BARE, str(path)]
+    else:
+        argv = [sys.executable, "-m", "contractstudio", "studio", str(path), str(path.parent)]
+        tree = trees[program]
+        if tree is not None:
+            env["PYTHONPATH"] = str(tree)
+    pid = terminal.start(argv, env)
+    started = time.perf_counter()
+    if program == "bare":
+        terminal.wait_for(r"name: multidoc_qa")
+    else:  # the first analysis drawn: typing from here on runs into the analyses each pause starts
+        terminal.wait_for(r"\d+ errors? ·")
+    loaded = time.perf_counter() - started
+    time.sleep(1.0)  # keys sent while a program sets up its terminal can be lost
+    c = terminal.control
+    if case == "big":  # the end of the first document's name
+        c.keys("Down", "Down", "Down", "Down", "End")
+        marker = "name: multidoc_qa_0"
+    else:  # the end of the file, then 2,000 lines pasted (bracketed, as a terminal pastes) and a line to type on
+        c.keys("C-End")
+        paste = Path(tempfile.mkdtemp()) / "paste"
+        paste.write_text(pasted_lines() + "# typed here ")
+        c.command(f"load-buffer -b paste {paste}")
+        c.command("paste-buffer -p -d -b paste -t bench")
+        marker = "# typed here "
+    terminal.wait_for(re.escape(marker.rstrip()))
+    time.sleep(0.3)
+    spy = None
+    if profile is not None:  # a sampling profile of the program while it is typed into (py-spy, if installed)
+        spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(pid), "-t", "-f", "raw",
+                                "-o", f"{profile}.{program}.{case}.txt"], stdout=subprocess.DEVNULL)
+    times, _ = echo_times(terminal, marker, keys)
+    if spy is not None:
+        spy.send_signal(2)
+        spy.wait()
+    rss = peak_rss_mb(pid)
+    print(f"    {program:6} {case:5} loaded in {loaded:5.1f} s; echo median {statistics.median(times) * 1000:6.1f} ms "
+          f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB", flush=True)
+    terminal.start(["sleep", "3600"], {})
+    return times, rss
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keys", type=int, default=120, help="keys typed per program and round")
+    parser.add_argument("--tree", type=Path, help="also run the studio of this checkout ('before')")
+    parser.add_argument("--size", default="120x40")
+    parser.add_argument("--profile", type=Path, help="py-spy profiles while typing, to PROFILE.*.txt (collapsed stacks)")
+    parser.add_argument("--cases", nargs="+", default=["big", "paste"], choices=["big", "paste"])
+    parser.add_argument("--programs", nargs="+", default=["studio"], choices=["bare", "studio"])
+    args = parser.parse_args()
+    compile_package()
+    trees: dict[str, Path | None] = {"studio": None}
+    programs = list(args.programs)
+    if args.tree is not None:
+        import compileall
+
+        trees["before"] = args.tree.resolve()
+        compileall.compile_dir(str(trees["before"] / "contractstudio"), quiet=1)
+        programs.append("before")
+    folder = Path(tempfile.mkdtemp())
+    files = {"big": folder / "big" / "big.contract.yaml", "paste": folder / "paste" / "multidoc_qa.contract.yaml"}
+    for case, path in files.items():
+        path.parent.mkdir()
+        path.write_text(big_contract() if case == "big" else SAMPLE.read_text())
+    big = files["big"].read_text()
+    width, height = (int(n) for n in args.size.split("x"))
+    print(f"load before: {os.getloadavg()[0]:.2f}; the 5 MB file: {len(big):,} bytes, {big.count(chr(10)) + 1:,} lines; "
+          f"terminal {width}x{height}", flush=True)
+    check = {program: check_rss_mb(files["big"], {"PYTHONPATH": str(trees[program])} if trees[program] else {})
+             for program in programs if program != "bare"}
+    results: dict[tuple[str, str], list[float]] = {}
+    rss: dict[tuple[str, str], list[float]] = {}
+    terminal = Terminal(width, height)
+    try:
+        for n in range(args.rounds):
+            print(f"  round {n + 1}", flush=True)
+            for case in args.cases:
+                keys = typist(1000 * n + len(case), args.keys)
+                for program in programs:
+                    times, peak = one_round(terminal, program, case, files[case], keys, trees, args.profile)
+                    results.setdefault((program, case), []).extend(times)
+                    rss.setdefault((program, case), []).append(peak)
+    finally:
+        terminal.close()
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    print(f"echo of each key in a real terminal (tmux {width}x{height}), {args.rounds} rounds x {args.keys} keys, "
+          f"typed with pauses of 20-400 ms")
+    for case in args.cases:
+        for program in programs:
+            times = results[(program, case)]
+            peak = max(rss[(program, case)])
+            line = (f"  {case:5} {program:6} median {statistics.median(times) * 1000:6.1f} ms  p99 {percentile(times, 99) * 1000:7.1f} ms"
+                    f"  max {max(times) * 1000:7.1f} ms  peak RSS {peak:6.0f} MB")
+            if program != "bare" and case == "big":
+                line += f" = {peak / check[program]:.2f}x check's {check[program]:.0f} MB"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Big files and long sessions (issue 19.6): typing never waits for analysis, completion or the whole text.
+
+No timing here (that is bench/bench_typing.py's): these hold the mechanisms. One analysis runs at a time and a newer
+text supersedes it; a keystroke reads the whole text at most once, however many lines are drawn; the editor's sizes
+kept between edits are those a fresh count gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from textual.document._document import Document
+
+from contractstudio.studio.widgets.editor import ContractEditor
+
+from .conftest import settle
+
+CONTRACT = "multidoc_qa.contract.yaml"
+
+
+async def test_keys_are_applied_while_an_analysis_runs_and_only_the_newest_text_is_analysed_after_it(make_app) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        started, release = threading.Event(), threading.Event()
+        analysed: list[str] = []
+        real = screen.live.analyze
+
+        def slow(text, context, name=None):
+            analysed.append(text)
+            started.set()
+            release.wait(10)  # a big file's analysis: still running while the author types on
+            return real(text, context, name)
+
+        screen.live.analyze = slow
+        screen.editor.move_cursor((1, 0))
+        await pilot.press("a")
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+        await pilot.press(*"bcd")
+        assert screen.editor.document[1].startswith("abcd")  # applied while the analysis of "a" runs
+        await pilot.pause(0.6)  # the debounce after "d" has run out meanwhile
+        assert len(analysed) == 1  # no second analysis beside the first: it would compete with the keys
+        release.set()
+        await settle(pilot)
+        assert len(analysed) == 2 and analysed[1].split("\n")[1].startswith("abcd")  # then the newest text, once
+        assert screen.live.current is not None
+        assert "checking" not in str(screen.query_one("#status").render())
+
+
+def counting_joins(monkeypatch) -> list[int]:
+    """How often the editor's document joins its lines into one text."""
+    joins = [0]
+    join = Document.text.fget
+
+    def text(self: Document) -> str:
+        joins[0] += 1
+        return join(self)  # type: ignore[misc]
+
+    monkeypatch.setattr(Document, "text", property(text))
+    return joins
+
+
+async def test_a_keystroke_in_a_big_file_reads_the_whole_text_at_most_once(make_app, workspace: Path, monkeypatch) -> None:
+    body = (workspace / CONTRACT).read_text()
+    big = workspace / "big.contract.yaml"
+    big.write_text("---\n".join(body.replace("name: multidoc_qa\n", f"name: qa_{n}\n") for n in range(40)))
+    app = make_app(big.name)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        joins = counting_joins(monkeypatch)
+        app.screen.editor.move_cursor((4, 20))
+        await pilot.press("x")
+        await pilot.pause()
+        assert app.screen.editor.document[4][20] == "x"
+        assert joins[0] <= 1  # not once per line drawn, nor again for completion, the status line or "modified"
+
+
+async def test_the_editor_s_kept_width_and_length_are_those_of_its_text_after_any_edit() -> None:
+    from textual.app import App
+
+    text = "a: 1\nthe widest line of all\nb: 2\n"
+
+    class Host(App[None]):
+        def compose(self):
+            yield ContractEditor(text)
+
+    async with Host().run_test(size=(80, 20)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+
+        edits = [((1, 22), (1, 22), "!"),  # the widest line grows
+                 ((1, 0), (1, 23), "x"),  # the widest line shrinks: the next widest is the width
+                 ((0, 4), (2, 0), ""),  # lines joined
+                 ((0, 0), (0, 0), "a much longer first line now\n\tand a tab\n")]
+        for start, end, new in edits:
+            editor.replace(new, start, end)
+            await pilot.pause()
+            assert editor.document.get_size(editor.indent_width).width == max(
+                len(line.expandtabs(editor.indent_width)) for line in editor.document.lines)
+            assert editor.document.get_size(editor.indent_width).height == editor.document.line_count
+            assert editor.text == "\n".join(editor.document.lines)
+            assert editor.text_length == len(editor.text)
