@@ -146,3 +146,18 @@ def test_eval_structured_off_and_auto_compare_requests_remedies_and_modes(capsys
     assert "structured_output" in out and "-> json_schema" in out  # the comparison names both modes
     assert main(["eval", str(QA), "--data", str(FREE), "--replay", str(free), "--structured", "auto"]) == 2
     assert "a replay asks in the modes its recording used" in capsys.readouterr().err
+
+
+def test_a_mapping_default_in_the_yaml_reaches_the_schema_without_a_python_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """`default: {}` (the sample's `aspects`) printed pydantic's 'Default value {} is not JSON serializable' with a
+    path into site-packages on every `run`, and the schema compiled for the provider lost the default."""
+    import warnings
+
+    sample = SAMPLES / "review_extraction.contract.yaml"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert main(["run", str(sample), "--scenario", "too-short-summary-is-remedied"]) == 0
+        schema = cs.load(sample).plan.output.json_schema()
+    assert [str(w.message) for w in seen] == []
+    assert "successful: 2 LLM call(s)" in capsys.readouterr().out
+    assert schema["properties"]["aspects"]["default"] == {}

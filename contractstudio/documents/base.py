@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, core_schema
 
 Path = tuple[Any, ...]
 
@@ -23,6 +23,11 @@ class SrcDict(dict):
     def __init__(self, *args: Any, src: Path = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.src = src
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+        """Pydantic writes it as the plain mapping it is (a `default: {}` in a type's JSON Schema, not a warning)."""
+        return core_schema.dict_schema()
 
 
 class Model(BaseModel):
