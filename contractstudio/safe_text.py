@@ -172,10 +172,10 @@ def redact_text(text: str) -> str:
     return clean
 
 
-# Short texts repeat (stage names, roles, model names, condition messages): each is redacted once per set of
+# Texts repeat (stage names, roles, model names, condition messages, the system prompt): each is redacted once per set of
 # keys in use (`_generation` counts them; an entry from before a key was registered is not used).
-_MEMO_CHARS = 80
-_MEMO_SIZE = 8192
+_MEMO_CHARS = 4096
+_MEMO_SIZE = 2048
 _memo: dict[str, tuple[int, str]] = {}
 
 
