@@ -245,3 +245,85 @@ def test_a_replay_sends_the_mode_and_schema_the_trace_recorded(openai_endpoint: 
     result = cs.load(changed).call(TICKET, ReplayModel(recorded.trace), options=OPTS)
     [divergence] = result.trace.of_type("replay_divergence")
     assert "the response_format changed" in divergence["message"] and "One short line." in divergence["message"]
+
+
+# vLLM and Ollama (guided decoding): what litellm's own routes for them send to a server on loopback.
+NOT_FOR_GUIDED = {"uniqueItems", "multipleOf", "format"}
+VLLM = "hosted_vllm/my-model"
+OLLAMA = "ollama_chat/llama3.1"
+
+
+def ollama_reply(content: str) -> Reply:
+    """An answer in the Ollama /api/chat shape (litellm's ollama_chat route reads `message`, not `choices`)."""
+    return Reply(body=json.dumps({"model": "llama3.1", "created_at": "2026-01-01T00:00:00Z", "done": True,
+                                  "message": {"role": "assistant", "content": content}, "done_reason": "stop",
+                                  "prompt_eval_count": 11, "eval_count": 7}).encode())
+
+
+def assert_guided(schema: dict[str, Any]) -> None:
+    """The guided profile's rules on the schema a vLLM or Ollama server received."""
+    properties = schema["properties"]
+    assert properties["priority"]["minimum"] == 1 and properties["priority"]["maximum"] == 5  # integer bounds: a grammar
+    assert properties["summary"]["maxLength"] == 40 and properties["code"]["pattern"] == "^[A-Z]{3}-[0-9]+$"
+    assert not keywords(properties["confidence"]) & {"minimum", "maximum"}  # bounds on a number: checked after the reply
+    assert not keywords(schema) & NOT_FOR_GUIDED and "additionalProperties" not in schema
+    assert "note" not in schema["required"]  # optional stays optional: nothing to map back
+
+
+def test_a_vllm_model_receives_a_non_strict_response_format_without_what_guided_decoding_cannot_do(
+        openai_server: OpenAIServer, tmp_path: Path) -> None:
+    result = call(openai_server, VLLM, GOOD, path=with_llm(tmp_path, "structured_output: json_schema"))
+    assert result.successful and result.output.note == "VIP"
+    [received] = openai_server.requests
+    assert received.path == "/v1/chat/completions" and received.body["model"] == "my-model"
+    sent = received.body["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is False
+    assert_guided(sent["json_schema"]["schema"])
+    assert result.trace.of_type("llm_request")[0]["params"]["response_format"] == sent  # the trace: exactly it
+    assert not {"tools", "tool_choice", "format", "guided_json"} & set(received.body)  # one way to ask, not two
+
+
+def test_a_vllm_model_litellm_has_no_capability_data_for_gets_the_prompt_alone_under_auto(
+        openai_server: OpenAIServer) -> None:
+    result = call(openai_server, VLLM, GOOD)
+    assert result.successful and "response_format" not in openai_server.requests[0].body
+
+
+def test_an_ollama_model_receives_the_schema_as_ollamas_format_without_what_guided_decoding_cannot_do(
+        openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(ollama_reply(NO_NOTE))
+    result = cs.load(with_llm(tmp_path, "structured_output: json_schema")).call(
+        TICKET, OLLAMA, api_base=openai_server.base_url.removesuffix("/v1"), options=OPTS)
+    [received] = openai_server.requests
+    assert received.path == "/api/chat" and received.body["model"] == "llama3.1"  # Ollama's own API, not /v1
+    assert "response_format" not in received.body and "tools" not in received.body  # litellm translated it
+    assert_guided(received.body["format"])
+    sent = result.trace.of_type("llm_request")[0]["params"]["response_format"]["json_schema"]["schema"]
+    assert received.body["format"] == sent  # what the engine compiled reached Ollama as it was
+    assert result.successful and result.output.area == "login" and result.output.note == ""
+
+
+def gemini_reply(content: str) -> Reply:
+    """An answer in the Gemini generateContent shape (litellm's gemini route reads `candidates`)."""
+    return Reply(body=json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": content}]},
+                                                  "finishReason": "STOP", "index": 0}],
+                                  "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 7,
+                                                    "totalTokenCount": 18}}).encode())
+
+
+def test_a_gemini_model_receives_its_schema_in_the_generation_config_as_the_engine_compiled_it(
+        openai_server: OpenAIServer) -> None:
+    openai_server.script(gemini_reply(NO_NOTE))
+    result = cs.load(TRIAGE).call(TICKET, "gemini/gemini-2.0-flash", api_base=openai_server.base_url.removesuffix("/v1"),
+                                  api_key="test-key-0000", options=OPTS)
+    [received] = openai_server.requests
+    assert received.path.split("?")[0] == "/models/gemini-2.0-flash:generateContent"  # Gemini's own API shape
+    config = received.body["generationConfig"]
+    assert config["response_mime_type"] == "application/json" and "response_format" not in received.body
+    sent = result.trace.of_type("llm_request")[0]["params"]["response_format"]["json_schema"]["schema"]
+    schema = config["response_json_schema"]
+    assert schema["properties"] == sent["properties"] and schema["required"] == sent["required"]
+    removed = {c.keyword for c in compile_schema(cs.load(TRIAGE).plan.output.json_schema(), "gemini/gemini-2.0-flash")
+               .enforced_by("after_reply")}
+    assert removed and not keywords(schema["properties"]) & removed  # what Gemini cannot enforce was not sent
+    assert result.successful and result.output.code == "LOG-12"
