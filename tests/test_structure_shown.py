@@ -91,3 +91,18 @@ def test_the_format_doc_states_the_provider_facts_the_code_uses() -> None:
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "format.md").read_text(encoding="utf-8")
     assert facts_table() in doc, "docs/format.md, 'Structured outputs': paste provider_profiles.facts_table()"
+
+
+def test_an_optional_field_is_shown_optional_not_required(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The sample's `aspects` has `default: {}`, yet hover and `schema --model` listed 'required' among its clauses
+    (checked after the reply under OpenAI's fallback, enforced by the decoder under Anthropic)."""
+    for model in (None, "anthropic/claude-haiku-4-5"):
+        shown = hover(check_file(SAMPLE, Context(model=model)), 32, 8)
+        assert shown is not None and "- checked after the reply: type object, the Literal values, optional" in shown.markdown
+    text = SAMPLE.read_text(encoding="utf-8").replace("dict[str, Literal['good', 'bad']]\", default: {}",
+                                                      "list[str]\", default: []")
+    listed = tmp_path / "listed_aspects.contract.yaml"
+    listed.write_text(text, encoding="utf-8")
+    assert main(["schema", "--model", "anthropic/claude-haiku-4-5", "--contract", str(listed)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Extraction.aspects"))
+    assert row.split() == ["Extraction.aspects", "type", "array,", "optional", "-", "-"]

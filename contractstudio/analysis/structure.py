@@ -144,6 +144,8 @@ def _name(c: Clause) -> str:
     word = _AUTHOR_WORDS.get(c.keyword, c.keyword)
     if c.keyword == "additionalProperties" and c.value is not False:
         word = "dict[str, ...]"
+    if c.keyword == "required" and c.value is False:  # an optional field: its clause is that it may be left out
+        return "optional"
     if c.keyword == "type" and isinstance(c.value, str):
         return f"type {c.value}"
     if c.keyword in ("type", "required", "enum", "const", "additionalProperties", "schema", "$ref") or c.value is None:

@@ -193,7 +193,8 @@ class _Compiler:
                                 "is sent as required and nullable, and a null reply is read as absent (its default)")
             else:
                 self.optional += 1
-                self.clause(child, "required", "decoder", "optional: the decoder may leave it out (its default applies)")
+                self.clause(child, "required", "decoder", "optional: the decoder may leave it out (its default applies)",
+                            False)
             out_props[name] = compiled
         out["type"] = "object"
         out["properties"] = out_props
