@@ -25,9 +25,15 @@ class Hub:
     """The run's one reply cache and one rate limiter."""
 
     def __init__(self, cache_dir: str | None, rpm: float | None, tpm: float | None) -> None:
+        self.cache: Any = None
+        self.renew(cache_dir, rpm, tpm)
+
+    def renew(self, cache_dir: str | None, rpm: float | None, tpm: float | None) -> None:
+        """Serve a new run: its cache folder and its limits (a warm Ray hub is kept for the next run of a job)."""
         from contractstudio.evaluation.cache import ReplyCache
         from contractstudio.evaluation.limits import RateLimiter
 
+        self.close()
         self.cache = ReplyCache(Path(cache_dir)) if cache_dir else None
         self.limiter = RateLimiter(rpm, tpm)
 
@@ -59,6 +65,7 @@ class Hub:
         """Close the cache file (the parent of the workers engine owns it)."""
         if self.cache is not None:
             self.cache.close()
+            self.cache = None
 
 
 class HubStore:

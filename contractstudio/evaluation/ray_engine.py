@@ -13,6 +13,7 @@ they finish; reading, resuming, writing and the summary stay in `evaluate.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import ipaddress
 import math
@@ -138,7 +139,7 @@ def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str
 
 # The actors of the last job this driver ran, kept while it stays connected to the cluster: the same job run
 # again (the studio's re-runs, a benchmark's rounds) starts on warm actors, with litellm and the contract loaded.
-_WARM: dict[str, list[Any]] = {}
+_WARM: dict[str, tuple[Any, list[Any]]] = {}
 
 
 def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> list[Any]:
@@ -147,22 +148,27 @@ def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> lis
     New actors are created without waiting: rows are submitted at once and start as each actor is up."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    key = hashlib.sha256(pickle.dumps((ray.get_runtime_context().get_job_id(), job, folder, concurrency))).hexdigest()
+    # the hub's cache folder and limits are each run's own; the rest of the job decides whether the actors fit
+    same = dataclasses.replace(job, cache_dir=None, rpm=None, tpm=None)
+    key = hashlib.sha256(pickle.dumps((ray.get_runtime_context().get_job_id(), same, bool(job.rpm or job.tpm),
+                                       concurrency))).hexdigest()
     if key in _WARM:
-        return _WARM[key]
-    for old in _WARM.pop(next(iter(_WARM), ""), []):
+        hub, workers = _WARM[key]
+        ray.get(hub.renew.remote(folder, job.rpm, job.tpm))  # before any row of this run asks it
+        return list(workers)
+    for old in _WARM.pop(next(iter(_WARM), ""), (None, []))[1]:
         ray.kill(old)
     hub_actor: Any = ray.remote(Hub)  # actor classes; their .options is not in ray's stubs
-    worker_actor: Any = ray.remote(RowWorker)
     here = ray.get_runtime_context().get_node_id()
     hub = hub_actor.options(num_cpus=0, max_concurrency=max(4 * concurrency, 16),
                             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(folder, job.rpm, job.tpm)
+    worker_actor: Any = ray.remote(RowWorker)
     cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
     count = max(min(cpus, concurrency), 1)
     threads = math.ceil(concurrency / count)
     workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub) for _ in range(count)]
     _WARM.clear()
-    _WARM[key] = workers
+    _WARM[key] = (hub, workers)
     return workers
 
 
