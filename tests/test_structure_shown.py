@@ -106,3 +106,13 @@ def test_an_optional_field_is_shown_optional_not_required(capsys: pytest.Capture
     assert main(["schema", "--model", "anthropic/claude-haiku-4-5", "--contract", str(listed)]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Extraction.aspects"))
     assert row.split() == ["Extraction.aspects", "type", "array,", "optional", "-", "-"]
+
+
+def test_a_key_given_as_the_model_is_never_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    """A key pasted into --model was printed whole by `schema --model` and `check -v --model` (escaped, not redacted)."""
+    key = "sk-proj-" + "Q7" * 20
+    assert main(["schema", "--model", key, "--contract", str(SAMPLE)]) == 0
+    assert main(["check", "-v", "--model", key, str(SAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "structured output with *** (none): off" in out and "contract 'review_extraction': structured output with ***" in out
+    assert "Q7Q7" not in out and "sk-proj" not in out

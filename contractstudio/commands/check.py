@@ -11,7 +11,7 @@ from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.findings.diagnostics import at_least
 from contractstudio.reports import diagnostics as report
-from contractstudio.safe_text import printable
+from contractstudio.safe_text import printable, shown
 from contractstudio.trust import Trust, hook_folder
 
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         print(report.text(diagnostics, texts, files, color, read_as))
         if getattr(args, "verbose", False):
             for line in structure_lines(reports):
-                print(printable(line))
+                print(shown(line))  # redacted too: a key pasted into --model is never printed
     elif args.format == "json":
         print(report.as_json(diagnostics, files, read_as))
     elif args.format == "jsonl":

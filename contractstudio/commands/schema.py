@@ -13,7 +13,7 @@ from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.structure import WORDS, OutputStructure, names
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
 from contractstudio.documents.json_schema import schema_json
-from contractstudio.safe_text import printable
+from contractstudio.safe_text import printable, shown
 from contractstudio.trust import hook_folder
 
 
@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"contractstudio schema: no contract output type to compile in {contract}"
                         + (f" ({problems})" if problems else "")), file=sys.stderr)
         return EXIT_PROBLEM
-    for line in clause_table(found[0]).splitlines():  # printable per line: it escapes line breaks
-        print(printable(line))
+    for line in clause_table(found[0]).splitlines():  # shown per line: redacted, and line breaks escaped
+        print(shown(line))
     return EXIT_OK
 
 
