@@ -27,7 +27,7 @@ from contractstudio.findings.diagnostics import Counts
 from contractstudio.safe_text import shown
 from contractstudio.studio.analyses import Analysis
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
-from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority
+from contractstudio.studio.keymap import CheckedKeymap, bindings_of, check_keymap, give_priority, normalize, terminal_sensitive
 from contractstudio.studio.keys import OrderedKeys
 from contractstudio.studio.open_file import OpenFile
 from contractstudio.studio.palette import StudioCommands, WorkspaceFiles
@@ -268,7 +268,8 @@ class StudioApp(OrderedKeys, OpenFile):
             if b.system or not b.description or not b.id:  # ours all have ids; the rest is the editor's own keys
                 continue
             where = "Everywhere" if active.node is self else mode
-            rows.append((where, self.get_key_display(b), b.description, b.id or ""))
+            touchy = any(terminal_sensitive(normalize(k)) for k in b.key.split(","))
+            rows.append((where, self.get_key_display(b) + (" ~" if touchy else ""), b.description, b.id or ""))
         rows.append(("Everywhere", "ctrl+p", "Command palette: every action", ""))
         if self.current_mode == "edit":
             rows += [(mode, "ctrl+z / ctrl+y", "Undo / redo", ""), (mode, "ctrl+x/c/v", "Cut / copy / paste", ""),

@@ -64,6 +64,40 @@ def _key_problem(key: str, scope: str) -> str | None:
     return None
 
 
+# What tmux's send-keys calls the named keys a terminal sends (F1-F12 only; ctrl and shift combine with these).
+_TMUX_NAMES = {"up": "Up", "down": "Down", "left": "Left", "right": "Right", "home": "Home", "end": "End",
+               "pageup": "PPage", "pagedown": "NPage", "insert": "IC", "delete": "DC", "backspace": "BSpace",
+               "tab": "Tab", "enter": "Enter", "escape": "Escape", "space": "Space",
+               **{f"f{i}": f"F{i}" for i in range(1, 13)}}
+# ctrl+ reaches a program only as a control code (letters, @ [ \\ ] ^ _) or on a named key; ctrl+. or ctrl+1 has none.
+_CTRL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz@[\\]^_")
+_CHARACTERS = {_character_to_key(c): c for c in map(chr, range(33, 127))}  # question_mark -> ?, plus -> +
+
+
+def tmux_name(key: str) -> str | None:
+    """How `tmux send-keys` names a Textual key (`ctrl+s` -> C-s), or None when no terminal can send it as such."""
+    *mods, base = key.split("+")
+    char = base if len(base) == 1 else _CHARACTERS.get(base)
+    if base == "shift" or not set(mods) <= {"ctrl", "alt", "shift"}:
+        return None
+    if "shift" in mods and base not in _TMUX_NAMES:
+        return None  # shift+letter is the capital letter: a terminal sends no shift of its own
+    if "ctrl" in mods and base not in _TMUX_NAMES and (char is None or char.lower() not in _CTRL_CHARACTERS):
+        return None
+    name = _TMUX_NAMES.get(base) or char
+    if name is None:
+        return None
+    if name == "Tab" and mods == ["shift"]:
+        return "BTab"
+    return "".join({"ctrl": "C-", "alt": "M-", "shift": "S-"}[m] for m in mods) + name
+
+
+def terminal_sensitive(key: str) -> bool:
+    """A key that reaches the app only from some terminals: Alt (sent as Meta), Shift+F-keys, Ctrl+Space (as Ctrl+@)."""
+    *mods, base = key.split("+")
+    return "alt" in mods or ("shift" in mods and base in _FUNCTION_KEYS) or key in ("ctrl+space", "ctrl+@", "ctrl+at")
+
+
 def _keys_of(value: Any) -> list[str] | None:
     if isinstance(value, str):
         return [k for k in (normalize(k) for k in value.split(",")) if k]

@@ -103,4 +103,4 @@ async def test_the_file_list_toggles_with_a_key_tmux_leaves_alone_and_f1_names_t
         await pilot.press("f1")
         await pilot.pause()
         help_text = str(app.screen.query_one("#help-text").render())
-        assert "Terminal-sensitive keys" in help_text and "Ctrl+@" in help_text and "F9" in help_text
+        assert "terminal-sensitive" in help_text and "Ctrl+@" in help_text and "F9" in help_text

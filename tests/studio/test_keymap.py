@@ -124,3 +124,31 @@ async def test_without_a_keymap_the_palette_shows_the_default_keys(make_app) -> 
         await settle(pilot)
         [line] = [ln for ln in await palette_help(app, pilot, "next finding") if ln.startswith("Next finding")]
         assert line.endswith("(F8)")
+
+
+async def test_every_action_of_every_screen_and_the_palette_has_a_key_tmux_can_send_and_f1_marks_the_touchy_ones(make_app) -> None:
+    """Issue 19.5: an action whose only key a terminal cannot send (Ctrl+.) cannot be used in tmux at all."""
+    from textual.command import CommandPalette
+
+    from contractstudio.studio.keymap import bindings_of, normalize, terminal_sensitive, tmux_name
+
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        scopes = dict(app.binding_scopes())
+        scopes["Command palette"] = bindings_of(CommandPalette._merged_bindings)  # its keys, as for a screen
+        assert len(scopes["Edit mode"]) > 10 and scopes["Command palette"]  # the enumeration sees the bindings
+        unsendable = [f"{scope}: {b.id or b.action} ({b.key})" for scope, bindings in scopes.items() for b in bindings
+                      if not any(tmux_name(normalize(k)) for k in b.key.split(","))]
+        assert unsendable == []
+        touchy = {normalize(k) for bindings in scopes.values() for b in bindings for k in b.key.split(",")
+                  if terminal_sensitive(normalize(k))}
+        assert {"alt+b", "shift+f8", normalize("ctrl+@")} <= touchy
+        await pilot.press("f1")
+        await pilot.pause()
+        help_text = str(app.screen.query_one("#help-text").render())
+        for line in help_text.splitlines():  # each row whose key is terminal-sensitive is marked as such
+            key = line.split()[0] if line.startswith("  ") and line.split() else ""
+            if key and terminal_sensitive(normalize(key.split(",")[0])):
+                assert "~" in line, line
+        assert "~ terminal-sensitive" in help_text
