@@ -134,8 +134,9 @@ def sent_messages() -> list[dict[str, str]]:
     return list(result.trace.of_type("llm_request")[0]["messages"])
 
 
-def bare_litellm(url: str, n: int, concurrency: int, messages: list[dict[str, str]]) -> float:
-    """Wall seconds of n `litellm.acompletion` calls at `concurrency` on one event loop (the floor of a litellm tool)."""
+def bare_litellm(url: str, n: int, concurrency: int, messages: list[dict[str, str]], cpu: list[float] | None = None) -> float:
+    """Wall seconds of n `litellm.acompletion` calls at `concurrency` on one event loop (the floor of a litellm tool);
+    the CPU seconds per call are appended to `cpu`."""
     import asyncio
 
     import litellm
@@ -152,7 +153,11 @@ def bare_litellm(url: str, n: int, concurrency: int, messages: list[dict[str, st
         await asyncio.gather(*(one() for _ in range(n)))
         return time.perf_counter() - started
 
-    return asyncio.run(main())
+    started = time.process_time()
+    wall = asyncio.run(main())
+    if cpu is not None:
+        cpu.append((time.process_time() - started) / n)
+    return wall
 
 
 def bare_httpx(url: str, n: int, concurrency: int, messages: list[dict[str, str]]) -> float:
@@ -290,9 +295,9 @@ def one_process_goals(args: argparse.Namespace, wanted: set[str], data: Path, ur
     if "live" in wanted:
         messages = sent_messages()
         bare_litellm(url, 64, args.concurrency, messages)  # warm: litellm's own client
-        ours, floor, http, cpu = [], [], [], []
+        ours, floor, http, cpu, floor_cpu = [], [], [], [], []
         for _ in range(args.rounds):  # interleaved, so the machine's load falls on each alike
-            floor.append(bare_litellm(url, args.rows, args.concurrency, messages))
+            floor.append(bare_litellm(url, args.rows, args.concurrency, messages, floor_cpu))
             local = run_eval(data, url, args.concurrency, folder)
             ours.append(local["wall"])
             cpu.append(local["cpu"] / local["rows"])
@@ -302,7 +307,8 @@ def one_process_goals(args: argparse.Namespace, wanted: set[str], data: Path, ur
         print(f"1. {args.rows} rows at {LATENCY * 1e3:.0f} ms, concurrency {args.concurrency}, one process: eval {spread(ours)}; "
               f"bare litellm.acompletion {spread(floor)}; ratio {spread(ratios, 'x')} (goal <= 1.15x; {load()})")
         print(f"   against the ideal {ideal:.2f} s: eval {spread(ours, 'x', 1 / ideal)}, litellm {spread(floor, 'x', 1 / ideal)}, "
-              f"bare httpx {spread(http, 'x', 1 / ideal)}; eval's CPU per row {spread(cpu, 'ms', 1e3)}")
+              f"bare httpx {spread(http, 'x', 1 / ideal)}; CPU per row: eval {spread(cpu, 'ms', 1e3)}, "
+              f"litellm {spread(floor_cpu, 'ms', 1e3)}")
     if "process" in wanted:
         inside, outside = [], []
         for _ in range(args.rounds):
