@@ -7,7 +7,7 @@ request on the socket (the job, two pipe ends, the parent's environment and
 folder). Before forking it builds the job's `RowRunner` (the local engine's
 per-row code: the contract checked, the live client made), so a worker starts
 with it; the worker's reply cache and rate limiter are the parent's hub. A
-worker runs the rows it is given on its own threads and sends back each record.
+worker runs the rows it is given as the local engine does (live rows as tasks of one event loop) and sends back each record.
 Its main thread only reads the parent's pipe: when that pipe ends (the parent
 finished, or was killed) the worker exits at once, so no worker outlives its
 run; this process exits when the parent's socket ends.
@@ -15,6 +15,8 @@ run; this process exits when the parent's socket ends.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import itertools
 import os
 import pickle
@@ -72,7 +74,7 @@ def build(job: Any) -> Any:
         return f"{type(err).__name__}: {err}"
 
 
-def serve(parent: _Parent, job: Any, runner: Any, threads: int) -> None:
+def serve(parent: _Parent, job: Any, runner: Any) -> None:
     """Run the job's rows until the parent's pipe ends."""
     from contractstudio.evaluation.hub import HubLimits, HubStore
 
@@ -83,16 +85,26 @@ def serve(parent: _Parent, job: Any, runner: Any, threads: int) -> None:
     runner.store = HubStore(parent.call, parent.tell) if live and job.use_cache else None
     runner.limits = limits = HubLimits(parent.call, parent.tell, limited=bool(job.rpm or job.tpm), same_machine=True) if live else None
     parent.send(("ready",))
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="contractstudio-eval")
+    # as the local engine runs them: a live row as a task of one event loop (RowRunner.arun), a row that
+    # waits for nothing one after the other (here in a thread of its own: this one reads the parent's pipe)
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="contractstudio-eval-loop", daemon=True).start()
+    inline = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contractstudio-eval")
 
-    def run(row_id: int, row: Any) -> None:
-        parent.send(("record", row_id, runner.run(row)))
+    def send_record(row_id: int, done: Future[Any]) -> None:
+        try:
+            parent.send(("record", row_id, done.result()))
+        except (OSError, ValueError):  # the parent is gone: this process ends when its pipe does
+            pass
 
     while True:
         message = parent.receive.recv()
         kind = message[0]
         if kind == "row":
-            pool.submit(run, message[1], message[2])
+            row_id, row = message[1], message[2]
+            done = (asyncio.run_coroutine_threadsafe(runner.arun(row), loop) if live
+                    else inline.submit(runner.run, row))
+            done.add_done_callback(functools.partial(send_record, row_id))
         elif kind == "answer":
             parent.waiting.pop(message[1]).set_result(message[2])
         elif kind == "pause" and limits is not None:
@@ -111,7 +123,7 @@ def main(argv: list[str]) -> None:
             message, fds, _, _ = socket.recv_fds(requests, 1 << 26, 2)
             if not message:
                 break  # the parent is gone
-            env, cwd, job, threads = pickle.loads(message)  # from the parent that started this process
+            env, cwd, job = pickle.loads(message)  # from the parent that started this process
             os.environ.clear()
             os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
             os.chdir(cwd)
@@ -121,7 +133,7 @@ def main(argv: list[str]) -> None:
                 requests.close()
                 parent = _Parent(Connection(fds[0], writable=False), Connection(fds[1], readable=False))
                 try:
-                    serve(parent, job, built[1], threads)
+                    serve(parent, job, built[1])
                 except (EOFError, OSError):
                     pass
                 finally:

@@ -1,8 +1,8 @@
 """`eval --workers N`: the local engine's rows spread over N worker processes of this machine (every core used).
 
-Each worker (`worker_process.py`, forked by one warm process per parent) builds one
-`RowRunner` from the job and runs rows on its own threads, exactly as the local
-engine does in one process. This parent is the hub, as the Ray engine's hub
+Each worker (`worker_process.py`, forked by one warm process per parent) has one
+`RowRunner` for the job and runs rows as the local engine does in one process
+(live rows as tasks of one event loop: `RowRunner.arun`). This parent is the hub, as the Ray engine's hub
 actor is: it holds the run's one reply cache and one rate limiter (`hub.py`)
 and answers the workers' calls to them; a 429's cool-down is announced to every
 worker at once. It keeps at most `concurrency` rows in flight, reads the next
@@ -23,7 +23,6 @@ worker to parent `("ready",)`, `("failed", message)`, `("record", id, record)`, 
 
 from __future__ import annotations
 
-import math
 import os
 import pickle
 import socket
@@ -91,9 +90,9 @@ class _WarmProcess:
         finally:
             theirs.close()
 
-    def fork(self, down_r: int, up_w: int, job: EvalJob, threads: int) -> None:
+    def fork(self, down_r: int, up_w: int, job: EvalJob) -> None:
         """A new worker of `job` on these pipe ends."""
-        message = pickle.dumps((dict(os.environ), os.getcwd(), job, threads))
+        message = pickle.dumps((dict(os.environ), os.getcwd(), job))
         socket.send_fds(self.sock, [message], [down_r, up_w])
 
 
@@ -110,7 +109,7 @@ def _warm_process(*, fresh: bool = False) -> _WarmProcess:
         return _WARM
 
 
-def _start(indexes: list[int], job: EvalJob, threads: int) -> list[_Worker]:
+def _start(indexes: list[int], job: EvalJob) -> list[_Worker]:
     """Worker processes, told their job at once: they get ready while the parent reads rows."""
     warm = _warm_process()
     workers = []
@@ -119,10 +118,10 @@ def _start(indexes: list[int], job: EvalJob, threads: int) -> list[_Worker]:
         up_r, up_w = os.pipe()  # worker -> parent
         try:
             try:
-                warm.fork(down_r, up_w, job, threads)
+                warm.fork(down_r, up_w, job)
             except OSError:  # it was killed since: start another
                 warm = _warm_process(fresh=True)
-                warm.fork(down_r, up_w, job, threads)
+                warm.fork(down_r, up_w, job)
         finally:
             os.close(down_r)
             os.close(up_w)
@@ -146,8 +145,7 @@ class _Pool:
         self.job = job
         self.hub = hub
         self.concurrency = concurrency
-        self.threads = max(math.ceil(concurrency / count), 1)
-        self.workers = _start(list(range(count)), job, self.threads)
+        self.workers = _start(list(range(count)), job)
         self.tries: dict[int, int] = {}  # row id -> times handed to a worker
         self.next_id = 0
 
@@ -210,7 +208,7 @@ class _Pool:
         if not dead.ready and not self.workers:
             raise RuntimeError("the eval worker processes could not start")
         if dead.ready or not self.workers:
-            self.workers.extend(_start([dead.index], self.job, self.threads))
+            self.workers.extend(_start([dead.index], self.job))
         for row_id, row in dead.running.items():
             if self.tries.get(row_id, 1) >= 2:
                 self.tries.pop(row_id, None)
