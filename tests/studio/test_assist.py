@@ -346,3 +346,24 @@ async def test_completion_opens_at_once_after_a_dot(make_app) -> None:
         await pilot.press(*"output.")  # typed as a user types it; no letter after the dot yet: the fields come at once
         menu = app.screen.menu
         assert menu.display and [i.label for i in menu.items][:3] == ["answer", "evidence", "coverage_score"]
+
+
+async def test_at_80x24_a_popup_opened_near_the_right_edge_or_the_bottom_is_shown_whole(make_app) -> None:
+    """Seen by hand under tmux at 80x24: completion at the end of a long condition drew the popup past the screen's edge."""
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        row = next(n for n, line in enumerate(editor.text.splitlines()) if "assert: output.answer" in line)
+        line = "  - assert: output.answer.strip() != '' and len(output.answer) < 4000 and output."
+        editor.replace(line[:-1], (row, 0), (row, len(editor.document[row])))
+        await settle(pilot)
+        editor.move_cursor((row, len(line) - 1), center=False)
+        editor.scroll_to(y=max(0, row - editor.size.height + 2), animate=False)  # the line at the bottom of the editor
+        await pilot.pause()
+        await pilot.press(".")
+        await pilot.pause()
+        menu = app.screen.menu
+        assert menu.display and menu.items
+        screen = app.screen.region
+        assert menu.region.right <= screen.right and menu.region.bottom <= screen.bottom, (menu.region, screen)

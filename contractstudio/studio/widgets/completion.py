@@ -38,9 +38,14 @@ class CompletionMenu(OptionList):
         for item in items:
             detail = f"  [dim]{item.detail}[/dim]" if item.detail else ""
             self.add_option(Option(f"{item.label}{detail}"))
-        self.styles.width = min(60, max(16, width))
-        self.styles.height = min(MAX_SHOWN, len(items)) + 2
-        self.styles.offset = (x, y)
+        width = min(60, max(16, width))
+        height = min(MAX_SHOWN, len(items)) + 2
+        self.styles.width, self.styles.height = width, height
+        # Whole on the screen: left of the cursor near the right edge, above its line near the bottom (80x24).
+        screen = self.screen.size
+        if y + height > screen.height:
+            y = max(0, y - 1 - height)
+        self.styles.offset = (max(0, min(x, screen.width - width)), y)
         self.highlighted = 0
         self.display = True
 
