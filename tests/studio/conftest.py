@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import shutil
 import threading
 from collections.abc import Callable
@@ -19,16 +17,6 @@ from contractstudio.studio.config import load_config
 
 HERE = Path(__file__).parent
 WORKSPACE = HERE / "workspace"
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run `async def` tests on a fresh event loop (no asyncio plugin is a dependency)."""
-    if not inspect.iscoroutinefunction(pyfuncitem.obj):
-        return None
-    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-    asyncio.run(pyfuncitem.obj(**args))
-    return True
 
 
 @pytest.fixture(autouse=True)
@@ -84,9 +72,11 @@ async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     for _ in range(40):  # at most ~4 s
         edit = next((s for s in pilot.app.screen_stack if hasattr(s, "live") and hasattr(s, "analysis")), None)
-        if edit is None:
-            for mode_screen in getattr(pilot.app, "_screen_stacks", {}).values():
-                edit = next((s for s in mode_screen if hasattr(s, "live") and hasattr(s, "analysis")), edit)
+        if edit is None and isinstance(pilot.app, StudioApp):
+            try:
+                edit = pilot.app.edit_screen  # in another mode (graph, debug, eval): the studio's own accessor
+            except LookupError:  # edit mode is not started
+                edit = None
         current = edit is None or getattr(pilot.app, "buffer", None) is None or (
             edit.live.current is not None and edit._debounce is None
         )
