@@ -116,3 +116,23 @@ def test_a_key_given_as_the_model_is_never_printed(capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert "structured output with *** (none): off" in out and "contract 'review_extraction': structured output with ***" in out
     assert "Q7Q7" not in out and "sk-proj" not in out
+
+
+@pytest.mark.parametrize(("model", "api_base"), [
+    ("openai/test-model", None),  # litellm has no data on it: JSON mode at most, no schema
+    ("openai/qwen2.5", "http://127.0.0.1:8000/v1"),  # a local server's own model: `auto` sends no schema
+    ("ollama_chat/llama3", None),
+])
+def test_no_clause_is_said_to_be_left_to_a_check_after_the_reply_when_no_schema_would_be_sent(
+        tmp_path: Path, model: str, api_base: str | None) -> None:
+    # A false finding, seen on the project's own test contracts: every field got a CON131 claiming the others
+    # were enforced by a decoder, for a model the runtime sends no schema to under `auto`.
+    text = AFTER.read_text().replace("model: openai/gpt-4o-mini", f"model: {model}"
+                                     + (f"\n  api_base: {api_base}" if api_base else ""))
+    assert f"model: {model}" in text
+    path = tmp_path / "m.contract.yaml"
+    path.write_text(text)
+    assert [d.code for d in check_file(path, Context()).diagnostics if d.code in ("CON131", "CON132")] == []
+    report = check_file(path, Context())
+    shown = hover(report, 14, 8)
+    assert shown is not None and "checked after the reply" in shown.markdown and "enforced by the decoder" not in shown.markdown

@@ -31,8 +31,11 @@ def _label(key: FieldKey) -> str:
 def checked_after_reply(doc: LoadedContract) -> Iterator[Diagnostic]:
     """An output field has a clause the model's decoder cannot enforce: it is checked after the reply (a remedy may be needed)."""
     found = doc.structure
-    if found is None or found.falls_back or found.compiled.mode == "off":
-        return  # nothing is sent: CON132 says why, or structured output is off
+    if found is None or found.falls_back or found.compiled.mode != "json_schema":
+        # No schema is sent (CON132 says why, or the model has JSON mode at most, or structured output is off):
+        # every clause is checked after the reply, as without structured outputs; hover says so, a finding per
+        # field would only repeat it.
+        return
     for key, clauses in found.by_field.items():
         if any(c.enforcement == "after_reply" for c in clauses):
             yield doc.diag("CON131", f"{_label(key)} with {found.model}: {describe(clauses)}", _where(doc, key), key=True,
