@@ -226,7 +226,7 @@ def load() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def workers_ratio(data: Path, url: str, concurrency: int, folder: Path, count: int, rounds: int = 2) -> list[float]:
+def workers_ratio(data: Path, url: str, concurrency: int, folder: Path, count: int, rounds: int = 3) -> list[float]:
     """One process's wall time over --workers COUNT's, per round, run one after the other in each round."""
     ratios = []
     for _ in range(rounds):
