@@ -5,6 +5,8 @@ server through one control-mode client (no process per command): it sends one ke
 key's effect is on the screen, and records the time between. Keys are letters and Backspace typed at the end of one
 line, with pauses like a typist's (20-400 ms, seeded), so the studio's analyses start and run while keys arrive.
 
+Cases: big (the 5 MB file), paste (the 147-line sample with 2,000 lines pasted), small (the sample as it is).
+
 Programs, interleaved round by round so that each sees the same machine load:
   bare    a bare Textual app: one TextArea(language="yaml") with the same file (the floor a Textual editor has)
   studio  the studio of this checkout
@@ -224,9 +226,9 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
     loaded = time.perf_counter() - started
     time.sleep(1.0)  # keys sent while a program sets up its terminal can be lost
     c = terminal.control
-    if case == "big":  # the end of the first document's name
+    if case in ("big", "small"):  # the end of the (first document's) name
         c.keys("Down", "Down", "Down", "Down", "End")
-        marker = "name: multidoc_qa_0"
+        marker = "name: multidoc_qa_0" if case == "big" else "name: multidoc_qa"
     else:  # the end of the file, then 2,000 lines pasted (bracketed, as a terminal pastes) and a line to type on
         c.keys("C-End")
         paste = Path(tempfile.mkdtemp()) / "paste"
@@ -263,7 +265,7 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, help="also run the studio of this checkout ('before')")
     parser.add_argument("--size", default="120x40")
     parser.add_argument("--profile", type=Path, help="py-spy profiles while typing, to PROFILE.*.txt (collapsed stacks)")
-    parser.add_argument("--cases", nargs="+", default=["big", "paste"], choices=["big", "paste"])
+    parser.add_argument("--cases", nargs="+", default=["big", "paste", "small"], choices=["big", "paste", "small"])
     parser.add_argument("--programs", nargs="+", default=["studio"], choices=["bare", "studio"])
     args = parser.parse_args()
     compile_package()
@@ -276,7 +278,8 @@ def main() -> None:
         compileall.compile_dir(str(trees["before"] / "contractstudio"), quiet=1)
         programs.append("before")
     folder = Path(tempfile.mkdtemp())
-    files = {"big": folder / "big" / "big.contract.yaml", "paste": folder / "paste" / "multidoc_qa.contract.yaml"}
+    files = {"big": folder / "big" / "big.contract.yaml", "paste": folder / "paste" / "multidoc_qa.contract.yaml",
+             "small": folder / "small" / "multidoc_qa.contract.yaml"}
     for case, path in files.items():
         path.parent.mkdir()
         path.write_text(big_contract() if case == "big" else SAMPLE.read_text())
