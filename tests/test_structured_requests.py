@@ -327,3 +327,15 @@ def test_a_gemini_model_receives_its_schema_in_the_generation_config_as_the_engi
                .enforced_by("after_reply")}
     assert removed and not keywords(schema["properties"]) & removed  # what Gemini cannot enforce was not sent
     assert result.successful and result.output.code == "LOG-12"
+
+
+def test_a_providers_error_text_never_carries_a_python_traceback(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    # litellm's ollama_chat route puts a whole Python traceback into its error when a reply has the wrong shape;
+    # the user saw it in the call's errors (and `run` printed it).
+    for _ in range(6):
+        openai_server.script(Reply(body=b'{"unexpected": "shape"}'))
+    result = cs.load(with_llm(tmp_path, "structured_output: json_schema")).call(
+        TICKET, OLLAMA, api_base=openai_server.base_url.removesuffix("/v1"), options=OPTS)
+    said = "\n".join(result.errors)
+    assert not result.successful and said
+    assert "Traceback" not in said and 'File "' not in said and "site-packages" not in said

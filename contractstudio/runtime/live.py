@@ -125,7 +125,9 @@ def classify(err: Exception, litellm: Any) -> TransportFault:
     status = getattr(err, "status_code", None)
     status = status if isinstance(status, int) else None
     name = type(err).__name__
-    text = str(err).strip() or name
+    # Some litellm routes (ollama_chat, for one) put a whole Python traceback of their own into the message:
+    # the user gets the error's words, never a stack of litellm's internals.
+    text = str(err).split("Traceback (most recent call last):", 1)[0].strip() or name
     table: list[tuple[str, str, bool]] = [
         ("AuthenticationError", "authentication", False),
         ("PermissionDeniedError", "authentication", False),
