@@ -150,6 +150,15 @@ def origin(url: str | None) -> tuple[str, str, int | None] | None:
     return parts.scheme.lower(), parts.hostname.rstrip(".").lower(), port or default
 
 
+def shown_origin(url: str) -> str:
+    """The server of a URL as a user writes it (`http://[fc00::1]:8000`: an IPv6 host in brackets, as URLs need)."""
+    where = origin(url)
+    if where is None:
+        return repr(url)
+    scheme, host, port = where
+    return f"{scheme}://" + (f"[{host}]" if ":" in host else host) + (f":{port}" if port not in (80, 443) else "")
+
+
 def user_config() -> UserConfig:
     """The user's own config.yaml, validated by its one model (the defaults when absent or bad: a bad config never crashes)."""
     from contractstudio.reading.user_config import CONFIG_FILE, load_user_config  # pydantic: only when asked
@@ -206,7 +215,6 @@ def untrusted_key_routes(model: str | None, api_base: str | None, api_key_env: s
             expected = f"the provider's usual variable is {' or '.join(usual)}" if usual else "no usual variable is known for this model"
             found.append(("api_key_env", f"reads the key from {api_key_env} ({expected})"))
     if api_base and not is_loopback(api_base) and not user_gave(api_base, given):
-        where = origin(api_base)
-        host = f"{where[0]}://{where[1]}" + (f":{where[2]}" if where and where[2] not in (80, 443) else "") if where else repr(api_base)
+        host = shown_origin(api_base)
         found.append(("api_base", f"sends its requests, and the key, to {host}, a server only the file names"))
     return found
