@@ -201,13 +201,35 @@ def spread(values: list[float], unit: str = "s", scale: float = 1.0) -> str:
 
 
 PEAK_RSS = """
-import resource, sys
+import os, sys, threading, time
+from pathlib import Path
 from contractstudio.cli import main
+
+worker_peak = [0]
+
+
+def watch_workers():
+    # the workers are forks of the warm process (not children of this one): their VmHWM, read while they run
+    me = os.getpid()
+    while True:
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != me:
+                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    grand = int((Path("/proc") / str(ppid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    if grand == me:
+                        hwm = next(l for l in (entry / "status").read_text().splitlines() if l.startswith("VmHWM:"))
+                        worker_peak[0] = max(worker_peak[0], int(hwm.split()[1]))
+            except (OSError, ValueError, StopIteration, IndexError):
+                continue
+        time.sleep(0.1)
+
+
+threading.Thread(target=watch_workers, daemon=True).start()
 code = main(sys.argv[1:])
 # VmHWM: the peak RSS of this program since its exec (ru_maxrss would include the forking parent's pages)
 peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-# the workers' peak: the one started here (the others are its forks, running the same code on as many rows)
-print(code, int(peak.split()[1]), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(code, int(peak.split()[1]), worker_peak[0])
 """
 
 
