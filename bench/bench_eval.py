@@ -351,8 +351,8 @@ def ray_goal(data: Path, url: str, concurrency: int, folder: Path) -> bool:
 
     start_cluster(ray, None, {"num_cpus": 2})  # on loopback, as `eval --engine ray` starts one
     try:
-        # warm, as (1) is: the same job's actors stay up for the next run (ray_engine._actors)
-        run_eval(rows_file(folder, 64), url, concurrency, folder, engine="ray")
+        # the first run starts the actors (cold); they stay up for the next run of the same job (ray_engine._actors)
+        cold = run_eval(data, url, concurrency, folder, engine="ray")
         local = run_eval(data, url, concurrency, folder)
         on_ray = run_eval(data, url, concurrency, folder, engine="ray")
     finally:
@@ -361,7 +361,8 @@ def ray_goal(data: Path, url: str, concurrency: int, folder: Path) -> bool:
     steady = on_ray["steady_rows_per_s"] / local["steady_rows_per_s"]
     print(f"4. Ray (local, 2 CPUs): {on_ray['wall']:.2f} s, {on_ray['rows_per_s']:.0f} rows/s end to end "
           f"({end_to_end:.2f}x local's {local['rows_per_s']:.0f}; goal >= 0.9x), {on_ray['steady_rows_per_s']:.0f} rows/s steady "
-          f"({steady:.2f}x local's {local['steady_rows_per_s']:.0f}) ({load()})")
+          f"({steady:.2f}x local's {local['steady_rows_per_s']:.0f}) ({load()}); the first run, starting the actors: "
+          f"{cold['wall']:.2f} s ({cold['rows_per_s'] / local['rows_per_s']:.2f}x)")
     return end_to_end >= 0.9
 
 
