@@ -98,16 +98,16 @@ def finished_run(capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str
 
 
 TAMPERED = {
-    "a 5,000-digit integer": ('"attempts": 0', '"attempts": ' + "9" * 5000, "a number is too long"),
-    "100,000-deep nesting": ('"output": {', '"output": ' + "[" * 100_000 + "]" * 100_000 + ', "x": {',
+    "a 5,000-digit integer": ('"attempts":0', '"attempts":' + "9" * 5000, "a number is too long"),
+    "100,000-deep nesting": ('"output":{', '"output":' + "[" * 100_000 + "]" * 100_000 + ', "x": {',
                              "it nests arrays/objects more than 200 levels deep"),
-    "Infinity": ('"cost_usd": 0.0', '"cost_usd": Infinity', "Infinity is not a JSON number"),
-    "attempts: 'abc'": ('"attempts": 0', '"attempts": "abc"', "attempts: Input should be a valid integer"),
-    "failures: 'string'": ('"failures": []', '"failures": "string"', "failures: Input should be a valid list"),
-    "tokens: 'many'": ('"tokens": {', '"tokens": "many", "x": {', "tokens: Input should be"),
-    "latency_s: [1]": ('"latency_s": ', '"latency_s": [1], "x": ', "latency_s: Input should be a valid number"),
-    "transport: [1]": ('"transport": []', '"transport": [1]', "transport.0: Input should be"),
-    "successful while it fell back": ('"outcome": "first_try"', '"outcome": "fallback"', "successful is true but the outcome is fallback"),
+    "Infinity": ('"cost_usd":0.0', '"cost_usd":Infinity', "Infinity is not a JSON number"),
+    "attempts: 'abc'": ('"attempts":0', '"attempts":"abc"', "attempts: Input should be a valid integer"),
+    "failures: 'string'": ('"failures":[]', '"failures":"string"', "failures: Input should be a valid list"),
+    "tokens: 'many'": ('"tokens":{', '"tokens":"many","x":{', "tokens: Input should be"),
+    "latency_s: [1]": ('"latency_s":', '"latency_s":[1],"x":', "latency_s: Input should be a valid number"),
+    "transport: [1]": ('"transport":[]', '"transport":[1]', "transport.0: Input should be"),
+    "successful while it fell back": ('"outcome":"first_try"', '"outcome":"fallback"', "successful is true but the outcome is fallback"),
 }
 
 

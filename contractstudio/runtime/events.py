@@ -52,7 +52,7 @@ class Event:
         """The event's data as a trace line holds it (a new mapping: changing it changes nothing)."""
         out: dict[str, Any] = {}
         omitted = self.OMITTED_WHEN_DEFAULT
-        for name, default in _layout(type(self)):
+        for name, default in event_layout(type(self)):
             value = getattr(self, name)
             if name in omitted and value == default:
                 continue
@@ -357,7 +357,8 @@ _ANNOTATIONS: dict[type, tuple[tuple[str, str], ...]] = {}
 _BASE = frozenset({"seq", "t", "stage", "extra"})  # every event has these; the rest is its data
 
 
-def _layout(cls: type) -> tuple[tuple[str, Any], ...]:
+def event_layout(cls: type) -> tuple[tuple[str, Any], ...]:
+    """(field, default) of an event class's data fields, in the order a trace line writes them."""
     found = _LAYOUTS.get(cls)
     if found is None:
         found = _LAYOUTS[cls] = tuple((f.name, f.default) for f in fields(cls) if f.name not in _BASE)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.reading.replies import strict_json
-from contractstudio.runtime.events import E, Event, StageStart
+from contractstudio.runtime.events import E, Event, StageStart, event_layout
 
 # Redaction lives in contractstudio.safe_text (shared with the analyzer's YML007); these names stay importable here.
 from contractstudio.safe_text import REDACTED, redact, redact_text, redacted_key, register_secret, register_secrets_in
@@ -125,7 +125,17 @@ _FIELD_NAMES = _field_names()  # the events' own keys: no redaction can change t
 def _event_dict(e: Event) -> dict[str, Any]:
     """One event as a trace line holds it: `redacted_json` of its data, skipping the events' own keys and plain values."""
     out: dict[str, Any] = {"seq": e.seq, "t": round(e.t, 6), "stage": e.stage, "type": e.type}
-    for k, v in e.data.items():
+    plan = _PLANS.get(type(e), _UNPLANNED)
+    if plan is _UNPLANNED:
+        plan = _plan(type(e))
+    if plan is None:  # a class with its own `data` (StageStart, a PlainEvent)
+        for k, v in e.data.items():
+            _put(out, k, v)
+        return out
+    for name, default, omitted in plan:  # the fields as `Event.data` lists them, without building that mapping first
+        v = getattr(e, name)
+        if omitted and v == default:
+            continue
         kind = type(v)
         if kind is str:
             v = redact_text(v)
@@ -133,12 +143,51 @@ def _event_dict(e: Event) -> dict[str, Any]:
             v = redacted_json(v)
         elif kind is int and v.bit_length() > _BIG_INT_BITS:
             v = jsonable(v)
-        if k not in _FIELD_NAMES:  # a key of a pipeline's or a newer version's event
-            key, named = redacted_key(k if type(k) is str else str(k))
-            out[key] = REDACTED if named and v not in (None, "") and not isinstance(v, (dict, list)) else v
-        else:
-            out[k] = v
+        out[name] = v
+    if e.extra:
+        for k, v in e.extra.items():
+            _put(out, k, v)
     return out
+
+
+def _put(out: dict[str, Any], k: Any, v: Any) -> None:
+    """One data item into a trace line, redacted (its key too, unless it is one of the events' own)."""
+    kind = type(v)
+    if kind is str:
+        v = redact_text(v)
+    elif v is not None and kind is not bool and kind is not int:
+        v = redacted_json(v)
+    elif kind is int and v.bit_length() > _BIG_INT_BITS:
+        v = jsonable(v)
+    if k not in _FIELD_NAMES:  # a key of a pipeline's or a newer version's event
+        key, named = redacted_key(k if type(k) is str else str(k))
+        out[key] = REDACTED if named and v not in (None, "") and not isinstance(v, (dict, list)) else v
+    else:
+        out[k] = v
+
+
+_UNPLANNED: Any = object()
+_PLANS: dict[type, tuple[tuple[str, Any, bool], ...] | None] = {}
+
+
+def _plan(cls: type[Event]) -> tuple[tuple[str, Any, bool], ...] | None:
+    """(field, default, omitted when default) of a class whose data is `Event.data`'s own walk of its fields; None for a
+    class with a `data` of its own. Only the events' own keys are planned (a field named like a credential is not)."""
+    plan: tuple[tuple[str, Any, bool], ...] | None = None
+    if cls.data is Event.data:
+        omitted = cls.OMITTED_WHEN_DEFAULT
+        plan = tuple((name, default, name in omitted) for name, default in event_layout(cls))
+        if any(name not in _FIELD_NAMES for name, _d, _o in plan):
+            plan = None
+    _PLANS[cls] = plan
+    return plan
+
+
+class TraceLines(list[dict[str, Any]]):
+    """A trace's events as `to_dicts` makes them: plain JSON (string keys, finite floats, no bytes or sets), so a
+    results line can hand them to a fast encoder without walking them again (evaluation/results.py)."""
+
+    __slots__ = ()
 
 
 # Line separators that JSON leaves raw but editors, `str.splitlines` and JavaScript break lines at.
@@ -183,7 +232,7 @@ class Trace:
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """Each event as one JSON-ready mapping, secrets redacted: a trace line's content."""
-        return [_event_dict(e) for e in self.events]
+        return TraceLines(_event_dict(e) for e in self.events)
 
     def to_jsonl(self) -> str:
         """The trace as JSON Lines, one event per line, secrets redacted."""
