@@ -1,5 +1,5 @@
 """`python -m contractstudio` is the same entry point as the `contractstudio` command."""
 
-from contractstudio.cli import main
+from contractstudio.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, exit_now
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 
@@ -150,8 +150,15 @@ def _files_named_like_options(argv: list[str]) -> list[str]:
     return [*kept, "--", *moved, *argv[end + 1:]]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+def entry() -> int:
+    """The `contractstudio` command as a process (`python -m contractstudio` too): `main`, then a quick exit where the
+    command allows it."""
+    return main(quick_exit=True)
+
+
+def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
+    """Run the command line; returns the exit code. With `quick_exit` (a process of its own, never a caller's), a
+    command whose module says `QUICK_EXIT = True` ends the process once it is done (`exits.exit_now`)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval", "convert", "lsp"}
     if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
@@ -169,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         module = importlib.import_module(f"contractstudio.commands.{args.command}")
-        return int(module.run(args) or 0)
+        code = int(module.run(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -179,6 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except Exception:  # noqa: BLE001 - the one place that turns a bug into exit 3
         return _internal_error()
+    if quick_exit and getattr(module, "QUICK_EXIT", False):
+        exit_now(code)
+    return code
 
 
 def _internal_error() -> int:
