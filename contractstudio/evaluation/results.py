@@ -8,16 +8,14 @@ last line; `open_for_resume` cuts that line off before appending.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic_core import to_json
-
 from contractstudio.evaluation.record_model import record_problem
 from contractstudio.reading.json_lines import lines_of
+from contractstudio.runtime.json_text import fast_text, plain_json
 from contractstudio.runtime.trace import TraceLines
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # a row's input (16 MB at most), output and embedded trace; a longer line is not ours
@@ -40,37 +38,14 @@ def line_of(record: dict[str, Any]) -> str:
 
 
 def _fast_text(record: dict[str, Any]) -> str | None:
-    """The record as JSON by pydantic_core's encoder (about 4x the stdlib's speed on a 5 KB line), or None when it holds
-    anything on which the two encoders differ (a key that is not a string, bytes, a set, a non-finite float, a lone
-    surrogate): those lines take `json.dumps`, so every line means what it meant. A trace made by `Trace.to_dicts` is
-    plain JSON by construction and is not walked again."""
+    """The record as JSON by pydantic_core's encoder, or None when it holds anything the stdlib would write with another
+    meaning (runtime/json_text.py): those lines take `json.dumps`. A trace made by `Trace.to_dicts` is plain JSON by
+    construction and is not walked again. (A float under 1e-4 may be written `0.00001` rather than `1e-05`: the same
+    number.)"""
     for key, value in record.items():
-        if not (type(key) is str and (type(value) is TraceLines or _plain(value, 0))):
+        if not (type(key) is str and (type(value) is TraceLines or plain_json(value, exact=False))):
             return None
-    try:
-        return to_json(record).decode("utf-8")
-    except (ValueError, UnicodeError):  # a lone surrogate: json.dumps writes it as before
-        return None
-
-
-_SCALARS = frozenset({str, int, bool, type(None)})
-
-
-def _plain(value: Any, depth: int) -> bool:
-    """Whether `value` is JSON both encoders write alike: str-keyed dicts, lists, strings, ints, bools, None, finite
-    floats; shallow (a deeper value takes the stdlib's path)."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return True
-    if kind is float:
-        return math.isfinite(value)
-    if depth > 32:
-        return False
-    if kind is dict:
-        return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
-    if kind is list:
-        return all(_plain(v, depth + 1) for v in value)
-    return False
+    return fast_text(record)
 
 
 def read_records(path: Path, kind: str | None = "contract") -> Iterator[dict[str, Any]]:

@@ -7,9 +7,9 @@ accumulate. Nothing carries over from one call to the next.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from contractstudio.runtime.json_text import dumps
 from contractstudio.safe_text import shorten
 
 # A rejected reply echoed back in a remedy keeps this many characters (about 8,000 tokens): enough for any
@@ -20,7 +20,7 @@ REPLY_RULE = "Reply with one JSON object that matches the schema, and nothing el
 
 
 def _json_block(value: Any) -> str:
-    return "```json\n" + json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n```"
+    return "```json\n" + dumps(value, indent=2) + "\n```"  # the stdlib's text, made faster (json_text.py)
 
 
 def system_message(prompt: str, schema_name: str, schema_text: str) -> dict[str, str]:
