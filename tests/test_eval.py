@@ -61,6 +61,19 @@ def test_the_sample_dataset_shows_remedies_and_fallbacks(capsys: pytest.CaptureF
     assert fell_back["output"]["answer"] == "I am not confident enough to answer precisely."
     assert [f["attempt"] for f in fell_back["failures"]] == [0, 1, 2, 3, 4, 5]
     assert fell_back["trace"][0]["type"] == "stage_start"  # the trace is embedded, ready to replay
+    if engine == "workers":  # each worker makes its rows' results lines: the same lines one process writes, timings aside
+        one = tmp_path / "one.jsonl"
+        assert run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--out", str(one))[0] == 0
+        assert sorted(map(_untimed, recs), key=str) == sorted(map(_untimed, records(one)), key=str)
+
+
+def _untimed(value: object) -> object:
+    """A record with its timings (which differ from run to run) left out; the order of its keys kept."""
+    if isinstance(value, dict):
+        return [(k, _untimed(v)) for k, v in value.items() if k not in ("t", "seconds", "latency_s", "duration_s")]
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
 
 
 def test_text_summary_and_plain_progress_lines(capsys: pytest.CaptureFixture[str]) -> None:

@@ -263,6 +263,28 @@ def test_the_limiter_is_shared_and_cools_down_after_a_429() -> None:
     assert slept == [5.0]  # another row, same limiter: it waits out the first row's Retry-After
 
 
+def test_a_cache_write_cut_off_by_kill_9_leaves_the_cache_whole(tmp_path: Path) -> None:
+    """What a worker killed mid-write leaves: the entries it committed, none of the transaction it was in, no lock held."""
+    from contractstudio.evaluation.cache import ReplyCache
+
+    entry = {"text": GOOD, "prompt_tokens": 11, "completion_tokens": 7, "cost_usd": 0.0, "model": MODEL}
+    pid = os.fork()
+    if pid == 0:  # a worker: one batch committed, the next one cut off by kill -9 before its commit
+        try:
+            cache = ReplyCache(tmp_path)
+            cache.put_many([("kept-1", entry), ("kept-2", entry)])
+            cache._db.execute("BEGIN IMMEDIATE")
+            cache._db.execute("INSERT INTO replies (key, entry, created) VALUES ('cut', '{\"text\": \"x\"}', 0)")
+            os.kill(os.getpid(), signal.SIGKILL)
+        finally:
+            os._exit(1)
+    assert os.waitpid(pid, 0)[1] == signal.SIGKILL
+    cache = ReplyCache(tmp_path)
+    assert cache.get("kept-1") == cache.get("kept-2") == entry and cache.get("cut") is None
+    cache.put_many([("after", entry)])  # the killed writer's lock went with it
+    assert cache.get("after") == entry and len(cache) == 3
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines(keepends=True) if path.exists() else []
 
@@ -352,6 +374,8 @@ def test_resume_refuses_results_of_another_contract_version(capsys: pytest.Captu
 
 
 def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Path, cache_dir: Path) -> None:
+    """...and its writes to the reply cache (a file every worker writes itself) leave the cache whole: a second run
+    of the same rows is answered from it alone."""
     from contractstudio.evaluation.evaluate import EvalConfig, evaluate
 
     queries = [f"ok-{i:02d}" for i in range(24)]
@@ -365,10 +389,14 @@ def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Pa
             os.kill(killed[0], signal.SIGKILL)
 
     with OpenAIServer(responder=lambda received: Reply(GOOD, delay=0.05)) as server:
-        outcome = evaluate(EvalConfig(target=QA, data=dataset(tmp_path / "rows.jsonl", queries), out=out_file, model=MODEL,
-                                      api_base=server.base_url, concurrency=4, workers=2, cache=False),
-                           on_progress=kill_a_worker)
-    assert killed
-    records = [json.loads(line) for line in _lines(out_file)]
-    assert sorted(r["id"] for r in records) == queries  # every row once: its rows in flight ran again on a fresh worker
-    assert all(r["successful"] for r in records) and outcome.summary["rows"] == 24
+        config = EvalConfig(target=QA, data=dataset(tmp_path / "rows.jsonl", queries), out=out_file, model=MODEL,
+                            api_base=server.base_url, concurrency=4, workers=2)
+        outcome = evaluate(config, on_progress=kill_a_worker)
+        assert killed
+        records = [json.loads(line) for line in _lines(out_file)]
+        assert sorted(r["id"] for r in records) == queries  # every row once: its rows in flight ran again on a fresh worker
+        assert all(r["successful"] for r in records) and outcome.summary["rows"] == 24
+
+        server.requests.clear()
+        again = evaluate(config).summary  # two workers again, reading the cache the first run's workers wrote
+    assert server.requests == [] and again["cache"] == {"hits": 24, "misses": 0} and again["successful"] == 24

@@ -90,6 +90,18 @@ class ReplyCache:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO replies (key, entry, created) VALUES (?, ?, ?)", (key, text, time.time()))
 
+    def put_many(self, entries: list[tuple[str, dict[str, Any]]]) -> None:
+        """Store several entries in one transaction (one write to the disk): all of them, or none if killed."""
+        rows = [(key, json.dumps(redact(entry), ensure_ascii=False), time.time()) for key, entry in entries]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO replies (key, entry, created) VALUES (?, ?, ?)", rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM replies").fetchone()[0])

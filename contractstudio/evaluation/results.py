@@ -26,6 +26,17 @@ class ResultsError(Exception):
     """A results file that cannot be used (for --resume or --baseline)."""
 
 
+class LinedRecord(dict[str, Any]):
+    """A record whose results line was made where its row ran (a worker process, by `line_of`): the writer writes
+    that line as it is; the dict is the record without its trace, for the tally, the progress and a baseline."""
+
+    __slots__ = ("line",)
+
+    def __init__(self, fields: dict[str, Any], line: str) -> None:
+        super().__init__(fields)
+        self.line = line
+
+
 def line_of(record: dict[str, Any]) -> str:
     """A record as one physical JSON line."""
     text = _fast_text(record)
@@ -141,7 +152,7 @@ class ResultsWriter:
     def write(self, record: dict[str, Any]) -> None:
         """Append one record; a full disk raises OSError naming the results file (the lines before it stay whole)."""
         try:
-            self._file.write(line_of(record))
+            self._file.write(record.line if isinstance(record, LinedRecord) else line_of(record))
             self._file.flush()
         except OSError as err:
             raise OSError(err.errno, err.strerror or str(err), str(self.path)) from None

@@ -4,9 +4,10 @@
 
 This process imports what a worker needs once, then forks a worker for each
 request on the socket (the job, two pipe ends, the parent's environment and
-folder). Before forking it builds the job's `RowRunner` (the local engine's
+folder, the run's reply-cache folder). Before forking it builds the job's `RowRunner` (the local engine's
 per-row code: the contract checked, the live client made), so a worker starts
-with it; the worker's reply cache and rate limiter are the parent's hub. A
+with it. A worker opens the run's reply cache itself (one SQLite file shared by
+the workers) and asks the parent's hub only for the rate limiter. A
 worker runs the rows it is given as the local engine does (live rows as tasks of one event loop) and sends back each record.
 Its main thread only reads the parent's pipe: when that pipe ends (the parent
 finished, or was killed) the worker exits at once, so no worker outlives its
@@ -26,6 +27,7 @@ import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 
@@ -55,6 +57,50 @@ class _Parent:
         self.send(("tell", method, args))
 
 
+class _Outbox:
+    """What a worker's rows send and store, from the event loop's thread: the reply-cache entries are written,
+    then the records sent, once per turn of the loop (one transaction for every entry that came in meanwhile).
+
+    A record goes out only after the entries of its row are committed, so a row in the results file has its
+    replies in the cache; a worker killed mid-write leaves that transaction undone (SQLite's journal), never a
+    damaged file. It is the rows' `store` too: lookups read the cache file directly (the file is shared by the
+    run's workers and safe across processes: WAL, a busy timeout). No thread of its own: handing each row over
+    to one cost more than the write.
+    """
+
+    def __init__(self, parent: _Parent, loop: asyncio.AbstractEventLoop, cache_dir: str | None) -> None:
+        from contractstudio.evaluation.cache import ReplyCache
+
+        self.parent = parent
+        self.loop = loop
+        self.cache = ReplyCache(Path(cache_dir)) if cache_dir else None
+        self.entries: list[tuple[str, dict[str, Any]]] = []
+        self.messages: list[Any] = []
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.cache.get(key) if self.cache is not None else None
+
+    def put(self, key: str, entry: dict[str, Any]) -> None:
+        self.entries.append((key, entry))
+
+    def send(self, message: Any) -> None:
+        """Send `message` after this turn of the loop, once the entries stored before it are written (loop thread only)."""
+        if not self.messages:
+            self.loop.call_soon(self._flush)
+        self.messages.append(message)
+
+    def _flush(self) -> None:
+        entries, self.entries = self.entries, []
+        messages, self.messages = self.messages, []
+        if entries and self.cache is not None:
+            self.cache.put_many(entries)
+        try:
+            for message in messages:
+                self.parent.send(message)
+        except (OSError, ValueError):  # the parent is gone: this process ends when its pipe does
+            pass
+
+
 def warm() -> None:
     """Import what every worker needs, once, before any worker is forked."""
     import contractstudio.analysis.check  # the contract is checked again in each worker
@@ -74,37 +120,46 @@ def build(job: Any) -> Any:
         return f"{type(err).__name__}: {err}"
 
 
-def serve(parent: _Parent, job: Any, runner: Any) -> None:
-    """Run the job's rows until the parent's pipe ends."""
-    from contractstudio.evaluation.hub import HubLimits, HubStore
+def serve(parent: _Parent, job: Any, runner: Any, cache_dir: str | None) -> None:
+    """Run the job's rows until the parent's pipe ends; `cache_dir` is the run's reply cache (None: no cache)."""
+    from contractstudio.evaluation.hub import HubLimits
+    from contractstudio.evaluation.results import line_of
 
     if isinstance(runner, str):
         parent.send(("failed", runner))
         return
     live = job.mode == "live"
-    runner.store = HubStore(parent.call, parent.tell) if live and job.use_cache else None
+    loop = asyncio.new_event_loop()
+    outbox = _Outbox(parent, loop, cache_dir if live and job.use_cache else None)
+    runner.store = outbox if outbox.cache is not None else None
     runner.limits = limits = HubLimits(parent.call, parent.tell, limited=bool(job.rpm or job.tpm), same_machine=True) if live else None
     parent.send(("ready",))
     # as the local engine runs them: a live row as a task of one event loop (RowRunner.arun), a row that
     # waits for nothing one after the other (here in a thread of its own: this one reads the parent's pipe)
-    loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, name="contractstudio-eval-loop", daemon=True).start()
     inline = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contractstudio-eval")
 
+    def finished(row_id: int, rec: dict[str, Any]) -> tuple[Any, ...]:
+        # the results line is made here, where the row ran (the parent writes it as it is); the parent gets the
+        # record without its trace, for its tally, its progress and a baseline
+        return ("record", row_id, line_of(rec), {k: v for k, v in rec.items() if k != "trace"})
+
+    async def run_live(row_id: int, row: Any) -> None:
+        outbox.send(finished(row_id, await runner.arun(row)))  # sent after this row's cache entries are written
+
     def send_record(row_id: int, done: Future[Any]) -> None:
         try:
-            parent.send(("record", row_id, done.result()))
+            parent.send(finished(row_id, done.result()))
         except (OSError, ValueError):  # the parent is gone: this process ends when its pipe does
             pass
 
     while True:
         message = parent.receive.recv()
         kind = message[0]
-        if kind == "row":
-            row_id, row = message[1], message[2]
-            done = (asyncio.run_coroutine_threadsafe(runner.arun(row), loop) if live
-                    else inline.submit(runner.run, row))
-            done.add_done_callback(functools.partial(send_record, row_id))
+        if kind == "row" and live:
+            asyncio.run_coroutine_threadsafe(run_live(message[1], message[2]), loop)
+        elif kind == "row":
+            inline.submit(runner.run, message[2]).add_done_callback(functools.partial(send_record, message[1]))
         elif kind == "answer":
             parent.waiting.pop(message[1]).set_result(message[2])
         elif kind == "pause" and limits is not None:
@@ -123,7 +178,7 @@ def main(argv: list[str]) -> None:
             message, fds, _, _ = socket.recv_fds(requests, 1 << 26, 2)
             if not message:
                 break  # the parent is gone
-            env, cwd, job = pickle.loads(message)  # from the parent that started this process
+            env, cwd, job, cache_dir = pickle.loads(message)  # from the parent that started this process
             os.environ.clear()
             os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
             os.chdir(cwd)
@@ -133,7 +188,7 @@ def main(argv: list[str]) -> None:
                 requests.close()
                 parent = _Parent(Connection(fds[0], writable=False), Connection(fds[1], readable=False))
                 try:
-                    serve(parent, job, built[1])
+                    serve(parent, job, built[1], cache_dir)
                 except (EOFError, OSError):
                     pass
                 finally:

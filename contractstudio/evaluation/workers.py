@@ -2,13 +2,15 @@
 
 Each worker (`worker_process.py`, forked by one warm process per parent) has one
 `RowRunner` for the job and runs rows as the local engine does in one process
-(live rows as tasks of one event loop: `RowRunner.arun`). This parent is the hub, as the Ray engine's hub
-actor is: it holds the run's one reply cache and one rate limiter (`hub.py`)
-and answers the workers' calls to them; a 429's cool-down is announced to every
-worker at once. It keeps at most `concurrency` rows in flight, reads the next
-row only when one finishes, and yields records as they come; writing the
-results file, resuming and the summary stay in `evaluate.py`, in this process,
-so a `kill -9` leaves the same file the local engine would.
+(live rows as tasks of one event loop: `RowRunner.arun`). The run's one reply
+cache is one SQLite file that every worker opens itself (safe across processes);
+this parent is the hub of the run's one rate limiter (`hub.py`), as the Ray
+engine's hub actor is, and answers the workers' calls to it; a 429's cool-down
+is announced to every worker at once. It keeps at most `concurrency` rows in
+flight, reads the next row only when one finishes, and yields records as they
+come, each with its results line made by the worker; writing the results file,
+resuming and the summary stay in `evaluate.py`, in this process, so a `kill -9`
+leaves the same file the local engine would.
 
 A worker killed while it runs rows loses nothing: its rows in flight were not
 written, so they run again on a fresh worker (once; a row whose second worker
@@ -17,7 +19,8 @@ workers' pipe, and each worker exits when it reads the end of it.
 
 Messages are pickled over a pair of pipes between two processes of ours:
 parent to worker `("row", id, row)`, `("answer", id, value)`, `("pause", seconds)`;
-worker to parent `("ready",)`, `("failed", message)`, `("record", id, record)`, `("call", id, method, args)`,
+worker to parent `("ready",)`, `("failed", message)`, `("record", id, results line, record without its trace)`,
+`("call", id, method, args)`,
 `("tell", method, args)`.
 """
 
@@ -37,11 +40,12 @@ from typing import Any
 
 from contractstudio.evaluation.dataset import Row
 from contractstudio.evaluation.hub import Hub
+from contractstudio.evaluation.results import LinedRecord
 from contractstudio.evaluation.rows import EvalJob, error_record
 
 TICK_S = 0.25
 LONG_RUN_ROWS = 1000  # a live run this long gets a worker per core by default: start-up (~1 s a worker) pays off
-HUB_METHODS = frozenset({"get", "put", "reserve", "reserve_at", "settle", "cool_down", "paused_for"})
+HUB_METHODS = frozenset({"reserve", "reserve_at", "settle", "cool_down", "paused_for"})  # the cache is the workers' own
 
 
 def machine_cores() -> int:
@@ -90,9 +94,9 @@ class _WarmProcess:
         finally:
             theirs.close()
 
-    def fork(self, down_r: int, up_w: int, job: EvalJob) -> None:
-        """A new worker of `job` on these pipe ends."""
-        message = pickle.dumps((dict(os.environ), os.getcwd(), job))
+    def fork(self, down_r: int, up_w: int, job: EvalJob, cache_dir: str | None) -> None:
+        """A new worker of `job` on these pipe ends, with the run's reply-cache folder (None: no cache)."""
+        message = pickle.dumps((dict(os.environ), os.getcwd(), job, cache_dir))
         socket.send_fds(self.sock, [message], [down_r, up_w])
 
 
@@ -109,7 +113,7 @@ def _warm_process(*, fresh: bool = False) -> _WarmProcess:
         return _WARM
 
 
-def _start(indexes: list[int], job: EvalJob) -> list[_Worker]:
+def _start(indexes: list[int], job: EvalJob, cache_dir: str | None) -> list[_Worker]:
     """Worker processes, told their job at once: they get ready while the parent reads rows."""
     warm = _warm_process()
     workers = []
@@ -118,10 +122,10 @@ def _start(indexes: list[int], job: EvalJob) -> list[_Worker]:
         up_r, up_w = os.pipe()  # worker -> parent
         try:
             try:
-                warm.fork(down_r, up_w, job)
+                warm.fork(down_r, up_w, job, cache_dir)
             except OSError:  # it was killed since: start another
                 warm = _warm_process(fresh=True)
-                warm.fork(down_r, up_w, job)
+                warm.fork(down_r, up_w, job, cache_dir)
         finally:
             os.close(down_r)
             os.close(up_w)
@@ -141,11 +145,12 @@ def _stop(worker: _Worker) -> None:
 class _Pool:
     """The workers, the hub, the rows in flight; `finished()` yields records as the workers send them."""
 
-    def __init__(self, job: EvalJob, hub: Hub | None, count: int, concurrency: int) -> None:
+    def __init__(self, job: EvalJob, hub: Hub | None, count: int, concurrency: int, cache_dir: str | None) -> None:
         self.job = job
         self.hub = hub
+        self.cache_dir = cache_dir
         self.concurrency = concurrency
-        self.workers = _start(list(range(count)), job)
+        self.workers = _start(list(range(count)), job, cache_dir)
         self.tries: dict[int, int] = {}  # row id -> times handed to a worker
         self.next_id = 0
 
@@ -208,7 +213,7 @@ class _Pool:
         if not dead.ready and not self.workers:
             raise RuntimeError("the eval worker processes could not start")
         if dead.ready or not self.workers:
-            self.workers.extend(_start([dead.index], self.job))
+            self.workers.extend(_start([dead.index], self.job, self.cache_dir))
         for row_id, row in dead.running.items():
             if self.tries.get(row_id, 1) >= 2:
                 self.tries.pop(row_id, None)
@@ -226,13 +231,15 @@ class _Pool:
 def run_workers(rows: Iterator[Row], job: EvalJob, concurrency: int, count: int, *,
                 cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
     """Each row's record as it finishes (None on a quiet tick), the rows running in `count` worker processes."""
-    from contractstudio.evaluation.cache import default_cache_dir
+    from contractstudio.evaluation.cache import ReplyCache, default_cache_dir
 
-    hub = None
+    hub = folder = None
     if job.mode == "live":
-        folder = (cache_dir or job.cache_dir or str(default_cache_dir())) if job.use_cache else None
-        hub = Hub(folder, job.rpm, job.tpm)
-    pool = _Pool(job, hub, count, concurrency)
+        if job.use_cache:
+            folder = str(Path(cache_dir or job.cache_dir or default_cache_dir()).resolve())
+            ReplyCache(Path(folder)).close()  # made here, once (private, WAL), before the workers open it side by side
+        hub = Hub(None, job.rpm, job.tpm)  # the limiter only: each worker reads and writes the cache file itself
+    pool = _Pool(job, hub, count, concurrency, folder)
     exhausted = False
     try:
         while True:
@@ -257,7 +264,7 @@ def run_workers(rows: Iterator[Row], job: EvalJob, concurrency: int, count: int,
                     row = worker.running.pop(message[1], None)
                     pool.tries.pop(message[1], None)
                     if row is not None:
-                        yield message[2]
+                        yield LinedRecord(message[3], message[2])
                 elif kind in ("call", "tell"):
                     pool.answer(worker, message)
                 elif kind == "ready":
