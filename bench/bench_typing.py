@@ -3,7 +3,9 @@
 Each program runs in a tmux server of the bench's own (its own socket, no user config). The bench talks to that
 server through one control-mode client (no process per command): it sends one key, then reads the pane until the
 key's effect is on the screen, and records the time between. Keys are letters and Backspace typed at the end of one
-line, with pauses like a typist's (20-400 ms, seeded), so the studio's analyses start and run while keys arrive.
+line, with pauses like a typist's (20-400 ms, seeded), so the studio's analyses start and run while keys arrive,
+and every 20 keys a pause until the findings of the text typed are shown (the studio's "findings after" time), so
+keys also arrive as a finished analysis is applied.
 
 Cases: big (the 5 MB file), paste (the 147-line sample with 2,000 lines pasted), small (the sample as it is).
 
@@ -161,24 +163,40 @@ class Terminal:
         self.tmux("kill-server")
 
 
+READ = -1.0  # a pause to read the findings: the next key comes once the analysis of what was typed is shown
+READ_EVERY = 20  # keys between two such pauses
+
+
 def typist(seed: int, count: int) -> list[tuple[str, float]]:
-    """(key, pause before it): letters and now and then Backspace, bursts at key-repeat pace and pauses to think."""
+    """(key, pause before it): letters and now and then Backspace, bursts at key-repeat pace, pauses to think, and
+    every READ_EVERY keys a pause until the findings are shown (keys then arrive as an analysis's result lands)."""
     rng = random.Random(seed)
     keys: list[tuple[str, float]] = []
     typed = 0
-    for _ in range(count):
+    for n in range(count):
         key = "BSpace" if typed and rng.random() < 0.25 else rng.choice("abcdefghijklmnopqrstuvwxyz")
         typed += -1 if key == "BSpace" else 1
-        keys.append((key, rng.choice([0.02, 0.04, 0.06, 0.08, 0.12, 0.2, 0.4])))
+        keys.append((key, READ if n and n % READ_EVERY == 0 else rng.choice([0.02, 0.04, 0.06, 0.08, 0.12, 0.2, 0.4])))
     return keys
 
 
-def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]]) -> tuple[list[float], str]:
-    """Type the keys at the end of the line ending in `marker`; seconds from each key sent to its effect on screen."""
+def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
+               findings: list[float] | None = None) -> tuple[list[float], str]:
+    """Type the keys at the end of the line ending in `marker`; seconds from each key sent to its effect on screen.
+
+    `findings` (the studio): at each READ pause, the seconds from the last key to the status line's findings.
+    """
     times: list[float] = []
     typed = ""
+    last = time.perf_counter()
     for key, pause in keys:
-        time.sleep(pause)
+        if pause == READ:
+            if findings is not None:  # the status line says "checking…" until the analysis of the text is shown
+                terminal.wait_for(r"\d+ errors? ·(?!.*checking)", 600)
+                findings.append(time.perf_counter() - last)
+            time.sleep(0.02)  # then the next key, as soon as the findings are read
+        else:
+            time.sleep(pause)
         typed = typed[:-1] if key == "BSpace" else typed + key
         shown = re.compile(re.escape(marker) + re.escape(typed) + r"(?![a-z])")
         sent = time.perf_counter()
@@ -186,7 +204,8 @@ def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]]) -
         while not shown.search(terminal.control.screen()):
             if time.perf_counter() - sent > 60:
                 raise SystemExit(f"{typed!r} never showed:\n{terminal.control.screen()}")
-        times.append(time.perf_counter() - sent)
+        last = time.perf_counter()
+        times.append(last - sent)
     return times, typed
 
 
@@ -207,8 +226,8 @@ def check_rss_mb(path: Path, env: dict[str, str]) -> float:
 
 
 def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: list[tuple[str, float]],
-              trees: dict[str, Path | None], profile: Path | None = None) -> tuple[list[float], float]:
-    """One program, one case: the echo times and the program's peak RSS."""
+              trees: dict[str, Path | None], profile: Path | None = None) -> tuple[list[float], float, list[float]]:
+    """One program, one case: the echo times, the program's peak RSS and how long findings took after a key."""
     env = {"XDG_CONFIG_HOME": tempfile.mkdtemp()}
     if program == "bare":
         argv = [sys.executable, "-c", BARE, str(path)]
@@ -242,15 +261,17 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
     if profile is not None:  # a sampling profile of the program while it is typed into (py-spy, if installed)
         spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(pid), "-t", "-f", "raw",
                                 "-o", f"{profile}.{program}.{case}.txt"], stdout=subprocess.DEVNULL)
-    times, _ = echo_times(terminal, marker, keys)
+    findings: list[float] | None = None if program == "bare" else []
+    times, _ = echo_times(terminal, marker, keys, findings)
     if spy is not None:
         spy.send_signal(2)
         spy.wait()
     rss = peak_rss_mb(pid)
     print(f"    {program:6} {case:5} loaded in {loaded:5.1f} s; echo median {statistics.median(times) * 1000:6.1f} ms "
-          f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB", flush=True)
+          f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB"
+          + (f"; findings after {statistics.median(findings):.2f} s median" if findings else ""), flush=True)
     terminal.start(["sleep", "3600"], {})
-    return times, rss
+    return times, rss, findings or []
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -291,6 +312,7 @@ def main() -> None:
              for program in programs if program != "bare"}
     results: dict[tuple[str, str], list[float]] = {}
     rss: dict[tuple[str, str], list[float]] = {}
+    shown: dict[tuple[str, str], list[float]] = {}  # seconds from a key to the findings of the text it made
     terminal = Terminal(width, height)
     try:
         for n in range(args.rounds):
@@ -298,14 +320,15 @@ def main() -> None:
             for case in args.cases:
                 keys = typist(1000 * n + len(case), args.keys)
                 for program in programs:
-                    times, peak = one_round(terminal, program, case, files[case], keys, trees, args.profile)
+                    times, peak, found = one_round(terminal, program, case, files[case], keys, trees, args.profile)
                     results.setdefault((program, case), []).extend(times)
+                    shown.setdefault((program, case), []).extend(found)
                     rss.setdefault((program, case), []).append(peak)
     finally:
         terminal.close()
     print(f"load after: {os.getloadavg()[0]:.2f}")
     print(f"echo of each key in a real terminal (tmux {width}x{height}), {args.rounds} rounds x {args.keys} keys, "
-          f"typed with pauses of 20-400 ms")
+          f"typed with pauses of 20-400 ms and, every {READ_EVERY} keys, until the findings are shown")
     for case in args.cases:
         for program in programs:
             times = results[(program, case)]
@@ -314,6 +337,9 @@ def main() -> None:
                     f"  max {max(times) * 1000:7.1f} ms  peak RSS {peak:6.0f} MB")
             if program != "bare" and case == "big":
                 line += f" = {peak / check[program]:.2f}x check's {check[program]:.0f} MB"
+            if shown.get((program, case)):
+                found = shown[(program, case)]
+                line += f"; findings {statistics.median(found):.2f} s median, {max(found):.2f} s max after the last key"
             print(line)
 
 

@@ -190,3 +190,55 @@ def test_the_expression_cache_is_bounded() -> None:
     for k in range(5):
         analyzer.check(text.replace("output.score >= 0.5", f"output.score >= 0.{k}"), "c.yaml")
     assert 0 < len(analyzer.expressions) <= 50
+
+
+# A file of many `---` documents (the samples of every kind, each named anew): an edit in one of them.
+KINDS = [ROOT / "samples" / n for n in ("multidoc_qa.contract.yaml", "rag_router.pipeline.yaml", "billing_support.agent.yaml",
+                                         "notes.tools.yaml", "review_extraction.contract.yaml")]
+
+
+def many_documents(copies: int) -> str:
+    parts = [p.read_text(encoding="utf-8").removeprefix("---\n") for p in KINDS]
+    return "---\n".join(re.sub(r"^name: (\S+)", rf"name: \g<1>_{n}", parts[n % len(parts)], count=1, flags=re.M)
+                        for n in range(copies))
+
+
+def test_typing_in_one_document_of_many_analyzes_that_document_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.analysis import check
+
+    text = many_documents(30)
+    analyzer = Analyzer()
+    analyzer.check(text, "many.yaml")
+    analyzed: list[int] = []
+    original = check.run_rules
+
+    def counting(item: Any) -> Any:
+        analyzed.append(item.doc.line)
+        return original(item)
+
+    monkeypatch.setattr(check, "run_rules", counting)
+    at = text.index("name: multidoc_qa_10") + len("name: multidoc_qa_10")
+    for typed in ("x", "xy", "x", ""):  # letters typed and erased at the end of the 11th document's name
+        version = text[:at] + typed + text[at:]
+        analyzed.clear()
+        report = analyzer.check(version, "many.yaml")
+        mine = list(analyzed)
+        fresh = check_text(version, "many.yaml")
+        row = version.count("\n", 0, at) + 1
+        assert mine == [max(d.doc.line for d in fresh.documents if d.doc.line <= row)]  # the edited document's
+        assert report.diagnostics == fresh.diagnostics
+        assert [(d.doc.line, d.doc.index, d.kind) for d in report.documents] == [(d.doc.line, d.doc.index, d.kind) for d in fresh.documents]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(edits=EDITS, copies=st.integers(2, 4))
+def test_random_edits_of_a_many_document_file_analyzed_per_document_give_a_fresh_analysis(edits: list[Any], copies: int) -> None:
+    text = many_documents(copies)
+    analyzer = Analyzer()
+    analyzer.check(text, "many.yaml")
+    for edit in edits:
+        text = edited(text, edit)
+        report, fresh = analyzer.check(text, "many.yaml"), check_text(text, "many.yaml")
+        assert report.diagnostics == fresh.diagnostics
+        assert [(d.doc.line, d.doc.index, d.kind, d.text) for d in report.documents] == \
+            [(d.doc.line, d.doc.index, d.kind, d.text) for d in fresh.documents]

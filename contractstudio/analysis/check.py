@@ -25,8 +25,9 @@ from contractstudio.reading.source import SourceDocument, SourceFile, paused_gc,
 from contractstudio.trust import hook_folder
 
 # decode, discover, kind_of_text and read_text live in reading/files.py (no models: the studio's first screen uses them)
-__all__ = ["IGNORE_FILE", "KNOWN_KINDS", "Context", "FileReport", "Loaded", "check_file", "check_paths", "check_text", "decode",
-           "discover", "findings_of", "is_python", "kind_of_text", "load", "read_any", "read_text", "run_rules", "survey"]
+__all__ = ["Context", "FileReport", "IGNORE_FILE", "KNOWN_KINDS", "Loaded", "analyze_document", "check_file", "check_paths",
+           "check_text", "decode", "discover", "file_findings", "findings_of", "is_python", "kind_of_text", "load", "read_any",
+           "read_text", "run_rules", "survey"]
 
 def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Context, regex: RegexBudget | None = None) -> Loaded:
     """The per-document object of a document's kind (its facts are computed on first use); `regex`: the file's budget."""
@@ -103,19 +104,33 @@ def _analyze(source: SourceFile, ctx: Context | None, expressions: ExpressionChe
     # expression the rules evaluate (scenario conditions) on one expression budget of the file.
     with shared_budget(budget), shared_expression_budget(ExpressionBudget(what="this file's analysis")):
         for doc in source.documents:
-            model, shape = validate(doc, source.path)
-            found.extend(shape)
-            item = load(source.path, source.text, doc, model, ctx, budget)
-            item.source = source  # positions of inherited parts map back to their base file (Loaded.place)
-            item.expression_cache = expressions
+            item, findings = analyze_document(source, doc, ctx, budget, expressions)
             loaded.append(item)
-            found.extend(run_rules(item))
+            found.extend(findings)
+    return FileReport(source.path, source.text, source, loaded, file_findings(found, source))
+
+
+def analyze_document(source: SourceFile, doc: SourceDocument, ctx: Context, regex: RegexBudget,
+                     expressions: ExpressionChecks | None) -> tuple[Loaded, list[Diagnostic]]:
+    """One document of a read file: its loaded object and its shape's and rules' findings (under the file's budgets,
+    which the caller holds)."""
+    model, shape = validate(doc, source.path)
+    found = list(shape)
+    item = load(source.path, source.text, doc, model, ctx, regex)
+    item.source = source  # positions of inherited parts map back to their base file (Loaded.place)
+    item.expression_cache = expressions
+    found.extend(run_rules(item))
+    return item, found
+
+
+def file_findings(found: list[Diagnostic], source: SourceFile) -> list[Diagnostic]:
+    """The findings of every document of a file as reported: moved back to the files read along, suppressed, sorted."""
     # A value whose tag was refused is null; its shape error would only repeat YML004.
     refused = {(d.line, d.column) for d in found if d.code == "YML004"}
     if refused:
         found = [d for d in found if not (d.code.startswith("SCH") and (d.line, d.column) in refused)]
     found = relocate(found, source)  # positions in files read along (bases) go back to those files
-    return FileReport(source.path, source.text, source, loaded, finalize(found, texts(source)))
+    return finalize(found, texts(source))
 
 
 def check_text(text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:

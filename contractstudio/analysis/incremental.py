@@ -22,6 +22,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contractstudio.analysis.by_document import DocumentsKept
 from contractstudio.analysis.check import Context, FileReport, analyze_source, is_python, read_any, read_file_source
 from contractstudio.reading.reread import reread
 from contractstudio.reading.source import SourceFile, paused_gc
@@ -107,18 +108,22 @@ class Analyzer:
 
     def __init__(self, max_expressions: int = MAX_EXPRESSIONS) -> None:
         self.expressions = ExpressionCache(max_expressions)
+        self.documents = DocumentsKept()  # a file of many `---` documents: each one's analysis (analysis/by_document.py)
         self._last: SourceFile | None = None  # the last text's reading, before dialect readers replaced any document
         self._lock = threading.Lock()  # a stale worker may still be running when the next edit's starts
 
     def check(self, text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
         """Analyze a new version of the file's text (the same arguments as `check_text`)."""
         with self._lock, paused_gc():
+            self.expressions.start()
+            if location is None and (kept := self.documents.check(text, path, ctx, self.expressions)) is not None:
+                self._last = None
+                return kept
             last = self._last
             reading = reread(last, text) if last is not None and last.path == path and not is_python(path) else None
             if reading is None:
                 reading = read_any(text, path)
             self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
-            self.expressions.start()
             source = read_file_source(reading, path, ctx, location)
             return analyze_source(source, ctx, expressions=self.expressions)
 
@@ -126,4 +131,5 @@ class Analyzer:
         """Drop what was kept (the file was closed, or replaced by another)."""
         with self._lock:
             self._last = None
+            self.documents.forget()
             self.expressions = ExpressionCache(self.expressions.max_entries)

@@ -11,8 +11,10 @@ are followed too.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from contractstudio.analysis.check import FileReport, Loaded
@@ -114,16 +116,34 @@ class Cursor:
 
 def document_index(lines: list[str], line_index: int) -> int:
     """The `---` document a 0-based line belongs to (a leading `---` opens the first one)."""
-    seps = 0
+    return bisect.bisect_right(_document_starts(lines, line_index + 1), line_index)
+
+
+def _document_starts(lines: list[str] | tuple[str, ...], end: int) -> list[int]:
+    """The 0-based rows (below `end`) of the `---` lines that start a new document: one after content only."""
+    starts: list[int] = []
     content = False
-    for i in range(min(line_index + 1, len(lines))):
+    for i in range(min(end, len(lines))):
         if _DOC_SEP.match(lines[i]):
             if content:
-                seps += 1
+                starts.append(i)
                 content = False
         elif not _blank(lines[i]):
             content = True
-    return seps
+    return starts
+
+
+@lru_cache(maxsize=4)
+def document_starts(text: str) -> tuple[int, ...]:
+    """`_document_starts` of a whole analyzed text, worked out once per text (in the analysis worker: see
+    editing/live.py): a report's document of a line is then a bisection, not a scan of the lines above it."""
+    lines = text.split("\n")
+    return tuple(_document_starts(lines, len(lines)))
+
+
+def report_document_index(report: FileReport, line_index: int) -> int:
+    """`document_index` of a 0-based line of the report's own text."""
+    return bisect.bisect_right(document_starts(report.text), line_index)
 
 
 def loaded_for(report: FileReport | None, doc_index: int) -> Loaded | None:
@@ -132,13 +152,12 @@ def loaded_for(report: FileReport | None, doc_index: int) -> Loaded | None:
         return None
     if len(report.documents) == 1 and doc_index == 0:
         return report.documents[0]
-    lines = report.text.split("\n")
-    return next((d for d in report.documents if document_index(lines, d.doc.line - 1) == doc_index), None)
+    return next((d for d in report.documents if report_document_index(report, d.doc.line - 1) == doc_index), None)
 
 
 def document_at(report: FileReport, line: int) -> Loaded | None:
     """The analyzed document that holds a 1-based line of the report's own text."""
-    return loaded_for(report, document_index(report.text.split("\n"), line - 1))
+    return loaded_for(report, report_document_index(report, line - 1))
 
 
 def _doc_start(lines: list[str], line_index: int) -> int:

@@ -58,12 +58,11 @@ class LiveDocument:
         if version != self.version:
             return False
         self.report, self.analyzed_version = report, version
-        from contractstudio.editing.cursor import document_index
+        from contractstudio.editing.cursor import report_document_index
 
-        lines = report.text.split("\n")
-        for loaded in report.documents:
+        for loaded in report.documents:  # the text's document starts were worked out in `analyze`
             if loaded.model is not None:
-                self.facts[document_index(lines, loaded.doc.line - 1)] = report
+                self.facts[report_document_index(report, loaded.doc.line - 1)] = report
         return True
 
     @property
@@ -108,4 +107,8 @@ class LiveDocument:
 
     def analyze(self, text: str, context: Context | None, name: str | None = None) -> FileReport:
         """The analysis of one version's text (call it in a worker, then `accept` it with that version)."""
-        return self.analyzer().check(text, name or self.path or "<text>", context)
+        from contractstudio.editing.cursor import document_starts
+
+        report = self.analyzer().check(text, name or self.path or "<text>", context)
+        document_starts(report.text)  # here, not in `accept` on the face's thread: a scan of the whole text
+        return report

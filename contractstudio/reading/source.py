@@ -70,15 +70,28 @@ def _read_source(text: str, path: str) -> SourceFile:
         # Recover the other documents of a multi-document file: one broken
         # document must not hide the diagnostics of the rest.
         diagnostics, docs = [], []
-        starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
-        offset = 0
-        for i, begin in enumerate(starts):
-            end = starts[i + 1] if i + 1 < len(starts) else len(text)
-            offset += text.count("\n", starts[i - 1] if i else 0, begin)  # from the previous start: linear in the file
-            docs.extend(Builder(path, diagnostics, offset).build(text[begin:end], len(docs)))
+        for offset, chunk in document_chunks(text):
+            docs.extend(Builder(path, diagnostics, offset).build(chunk, len(docs)))
     source.documents = docs
     source.diagnostics = diagnostics
     return source
+
+
+def document_chunks(text: str) -> list[tuple[int, str]]:
+    """The text cut before every `---` line: (0-based line of the chunk's start, chunk), in order.
+
+    A `---` at the start of a line always starts a document (inside a quoted or flow scalar it is a syntax error),
+    so each chunk read on its own at its line gives the documents the whole text gives there, unless the text has
+    a directive (`%YAML`), which applies across the cut.
+    """
+    starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
+    chunks: list[tuple[int, str]] = []
+    offset = 0
+    for i, begin in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        offset += text.count("\n", starts[i - 1] if i else 0, begin)  # from the previous start: linear in the file
+        chunks.append((offset, text[begin:end]))
+    return chunks
 
 
 def read_value(text: str, name: str = "<value>") -> Any:
