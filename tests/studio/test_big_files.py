@@ -102,3 +102,36 @@ async def test_the_editor_s_kept_width_and_length_are_those_of_its_text_after_an
             assert editor.document.get_size(editor.indent_width).height == editor.document.line_count
             assert editor.text == "\n".join(editor.document.lines)
             assert editor.text_length == len(editor.text)
+
+
+async def test_a_finished_analysis_is_shown_and_keys_go_on_without_reading_each_document_or_the_text_again(
+        make_app, workspace: Path, monkeypatch) -> None:
+    from contractstudio.analysis.loaded import Loaded
+
+    body = (workspace / CONTRACT).read_text()
+    big = workspace / "big.contract.yaml"
+    big.write_text("---\n".join(body.replace("name: multidoc_qa\n", f"name: qa_{n}\n") for n in range(40)))
+    app = make_app(big.name)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        joins = counting_joins(monkeypatch)
+        kinds = [0]
+        kind = Loaded.kind.fget
+
+        def counted_kind(self: Loaded) -> str | None:
+            kinds[0] += 1
+            return kind(self)  # type: ignore[misc]
+
+        monkeypatch.setattr(Loaded, "kind", property(counted_kind))
+        app.screen.editor.move_cursor((4, 20))
+        await pilot.press("x")
+        await settle(pilot)  # its analysis runs and is shown
+        assert app.screen.live.current is not None and "x" in app.screen.analysis.text.split("\n")[4]
+        assert joins[0] <= 1  # the text handed to the analysis: not again to ask whether the analysis is current
+        kinds[0] = 0
+        monkeypatch.setattr(app.screen, "start_analysis", lambda: None)  # the keys alone, with no analysis after them
+        await pilot.press("y", "Left", "Right")
+        await pilot.pause()
+        # The status line's kinds are the analysis's, worked out once, not each of the 40 documents' per key or move
+        # (completion reads the kind of the document it completes in).
+        assert kinds[0] <= 1

@@ -290,7 +290,7 @@ class EditingAssist:
     def show_detail(self) -> None:
         """The first line of the hover text (a finding's rule, a name's type) in the detail line."""
         detail = self.query_one("#detail", Static)
-        if self.analysis is None or self.analysis.text != self.editor.text:
+        if self.analysis is None or self.live.current is not self.analysis.report:  # by version: no text compared
             return
         row, col = self.editor.cursor_location
         h = editing.hover(self.analysis.report, row + 1, col + 1)

@@ -63,6 +63,7 @@ class EditScreen(EditingAssist, StudioScreen):
         self._detail_timer: Timer | None = None
         self._listed_dirty = False  # whether the file list shows the open file's `*`
         self._opened = ("", "")  # (the buffer's text, the editor's text) as the file was shown
+        self._analysed_as: tuple[str | None, Counts] = (None, Counts())  # the analysis's kinds and counts
         self.init_assist()
 
     def compose(self) -> ComposeResult:
@@ -124,6 +125,7 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.move_cursor((row, min(cursor[1], len(self.editor.document[row]))), center=True)
         self.live.load(text, str(buffer.path) if buffer is not None else "")  # no analysis or waiter of the previous text
         self.analysis = None
+        self._analysed_as = (None, Counts())
         self.back_stack = []
         self.menu.hide()
         self.editor.set_findings([])
@@ -184,6 +186,9 @@ class EditScreen(EditingAssist, StudioScreen):
         if not self.live.accept(analysis.generation, analysis.report):
             return  # the text changed since: a newer analysis is on its way
         self.analysis = analysis
+        # What the status line says of it, worked out once: the line is redrawn on every key and cursor move.
+        kinds = dict.fromkeys(d.kind for d in analysis.report.documents if d.kind)
+        self._analysed_as = (", ".join(kinds) or None, Counts.of(analysis.diagnostics))
         self.show_detail()
         self.editor.set_findings(analysis.diagnostics)
         self.findings.show(analysis.diagnostics)
@@ -214,12 +219,7 @@ class EditScreen(EditingAssist, StudioScreen):
             status.update(" No file open: choose one in the workspace list (Ctrl+O).")
             return
         name = self.studio.workspace.display(buffer.path)
-        kind = None
-        counts = Counts()
-        if self.analysis is not None:
-            kinds = [d.kind for d in self.analysis.report.documents if d.kind]
-            kind = ", ".join(dict.fromkeys(kinds)) or None
-            counts = Counts.of(self.analysis.diagnostics)
+        kind, counts = self._analysed_as
         if buffer.path.suffix == ".jsonl":  # read once per file: the status line is redrawn on every cursor move
             if buffer.path not in self._json_lines_kinds:
                 self._json_lines_kinds[buffer.path] = kind_of_path(buffer.path) or "trace"
