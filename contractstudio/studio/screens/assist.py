@@ -290,10 +290,11 @@ class EditingAssist:
     def show_detail(self) -> None:
         """The first line of the hover text (a finding's rule, a name's type) in the detail line."""
         detail = self.query_one("#detail", Static)
-        if self.analysis is None or self.live.current is not self.analysis.report:  # by version: no text compared
+        report = self.live.current  # the analysis of the text shown, by version: no text compared
+        if self.analysis is None or report is None or report is not self.analysis.report:
             return
         row, col = self.editor.cursor_location
-        h = editing.hover(self.analysis.report, row + 1, col + 1)
+        h = editing.hover(report, row + 1, col + 1)
         first = next((ln for ln in h.markdown.splitlines() if ln.strip() and not ln.startswith("```")), "") if h else ""
         plain = first.replace("[", "\\[")
         plain = re.sub(r"\*\*(.+?)\*\*", r"[b]\1[/b]", plain).replace("`", "")  # the hover's markdown, as Rich markup
