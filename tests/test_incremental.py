@@ -242,3 +242,12 @@ def test_random_edits_of_a_many_document_file_analyzed_per_document_give_a_fresh
         assert report.diagnostics == fresh.diagnostics
         assert [(d.doc.line, d.doc.index, d.kind, d.text) for d in report.documents] == \
             [(d.doc.line, d.doc.index, d.kind, d.text) for d in fresh.documents]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- # c", "--- x", "---x", "----", " ---", "---\r", "---\t", "", "a: 1", "- b"]), max_size=12))
+def test_the_document_markers_found_are_the_multi_line_regex_s(lines: list[str]) -> None:
+    from contractstudio.reading.source import _DOC_START, document_markers
+
+    text = "\n".join(lines)
+    assert document_markers(text) == [m.start() for m in _DOC_START.finditer(text)]

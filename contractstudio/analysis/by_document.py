@@ -19,7 +19,6 @@ A hook module changed on disk is seen by the documents analyzed again; reopening
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,9 +33,6 @@ from contractstudio.reading.source import SourceDocument, SourceFile, document_c
 
 if TYPE_CHECKING:
     from contractstudio.findings.diagnostics import Diagnostic
-
-_DIRECTIVE = re.compile(r"^%", re.M)
-
 
 @dataclass(slots=True)
 class Chunk:
@@ -97,7 +93,7 @@ class DocumentsKept:
 def _applies(text: str, path: str, ctx: Context) -> bool:
     """Whether the text is a YAML file whose chunks read and analyze on their own as in the whole text."""
     return (ctx.dialect in (None, NATIVE) and not check.is_python(path) and for_file(path) is None
-            and not text.startswith("\ufeff") and "\x00" not in text and _DIRECTIVE.search(text) is None)
+            and not text.startswith(("\ufeff", "%")) and "\x00" not in text and "\n%" not in text)  # no directive
 
 
 def _complete(parts: list[Chunk]) -> bool:

@@ -77,6 +77,18 @@ def _read_source(text: str, path: str) -> SourceFile:
     return source
 
 
+def document_markers(text: str) -> list[int]:
+    """The offsets of the lines that start with a `---` marker (then a blank or the line's end): `_DOC_START`'s
+    matches, found with `str.find` (a multi-line `^` makes the regex engine try every character of the text)."""
+    found = [0] if _DOC_START.match(text) else []
+    at = text.find("\n---")
+    while at >= 0:
+        if text[at + 4 : at + 5] in ("", " ", "\t", "\n"):
+            found.append(at + 1)
+        at = text.find("\n---", at + 4)
+    return found
+
+
 def document_chunks(text: str) -> list[tuple[int, str]]:
     """The text cut before every `---` line: (0-based line of the chunk's start, chunk), in order.
 
@@ -84,7 +96,7 @@ def document_chunks(text: str) -> list[tuple[int, str]]:
     so each chunk read on its own at its line gives the documents the whole text gives there, unless the text has
     a directive (`%YAML`), which applies across the cut.
     """
-    starts = [0] + [m.start() for m in _DOC_START.finditer(text) if m.start() > 0]
+    starts = [0] + [at for at in document_markers(text) if at > 0]
     chunks: list[tuple[int, str]] = []
     offset = 0
     for i, begin in enumerate(starts):

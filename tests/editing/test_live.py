@@ -3,6 +3,9 @@ parse per `---` document, an action waits for the current text's analysis (issue
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from contractstudio.analysis.check import FileReport
 from contractstudio.editing.live import LiveDocument
 
@@ -106,3 +109,15 @@ def test_accepting_an_analysis_of_many_documents_scans_no_line_on_the_face_s_thr
     assert scanned == []
     assert [doc.facts_at(text, 4 * n) is report for n in (0, 20, 39)] == [True, True, True]
     assert sorted(doc.facts) == list(range(40))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- # c", "--- x", "---x", "----", " ---", "---\r", "", " ", "\t", "# c", "  # c",
+                                 "a: 1", "\x0c", "\x85", "#", "- b"]), max_size=14))
+def test_the_document_starts_of_a_text_are_those_a_walk_over_its_lines_gives(lines: list[str]) -> None:
+    from contractstudio.editing import cursor
+
+    text = "\n".join(lines)
+    rows = text.split("\n")
+    assert [cursor.report_document_index(FileReport("t", text, None), r) for r in range(len(rows))] == \
+        [cursor.document_index(rows, r) for r in range(len(rows))]
