@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
@@ -161,14 +159,25 @@ class RegexBudget:
 _ACTIVE: ContextVar[RegexBudget | None] = ContextVar("contractstudio_regex_budget", default=None)
 
 
-@contextmanager
-def shared_budget(budget: RegexBudget) -> Iterator[RegexBudget]:
+def shared_budget(budget: RegexBudget) -> _SharedBudget:
     """Every type pattern checked inside (this thread or task) draws on this budget: one validation, one file's analysis."""
-    token = _ACTIVE.set(budget)
-    try:
-        yield budget
-    finally:
-        _ACTIVE.reset(token)
+    return _SharedBudget(budget)
+
+
+class _SharedBudget:
+    """`shared_budget`'s context: a class, not a generator, since every validation of a value enters one (issue 24)."""
+
+    __slots__ = ("budget", "token")
+
+    def __init__(self, budget: RegexBudget) -> None:
+        self.budget = budget
+
+    def __enter__(self) -> RegexBudget:
+        self.token = _ACTIVE.set(self.budget)
+        return self.budget
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE.reset(self.token)
 
 
 def active_budget(seconds: float) -> RegexBudget:

@@ -35,9 +35,14 @@ def _reject_constant(name: str) -> Any:
     raise _NotJSONNumber(name)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # made once: json.loads makes one per call with an option
+
+
 def _loads(text: str) -> Any:
     """Strict JSON: NaN and Infinity (which Python's reader accepts) are not JSON, and would make the trace invalid JSON."""
     try:
+        if type(text) is str and not text.startswith("\ufeff"):  # json.loads's own checks, which say a BOM is one
+            return _DECODER.decode(text)
         return json.loads(text, parse_constant=_reject_constant)
     except _NotJSONNumber as err:
         raise json.JSONDecodeError(f"{err} is not a JSON number (write a number, or null)", text, max(text.find(str(err)), 0)) from None
