@@ -101,6 +101,19 @@ def prepare_live_client() -> None:
     import openai.resources  # noqa: F401 - a second or more on a loaded machine
 
 
+def _build_reply_models(litellm: Any) -> None:
+    """Build the reply models of litellm and the OpenAI client now. pydantic leaves them unbuilt at import and the
+    first reply builds them, but so does every call of a first burst that comes before one finished: an eval's
+    first 32 calls in each fresh worker process built them 32 times over (about a second of CPU per worker)."""
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+
+    litellm.ModelResponse()  # its choices and message too
+    litellm.Usage()
+    for model in (ChatCompletionMessage, Choice, ChatCompletion):
+        model.model_rebuild()
+
+
 def live_client_ready() -> bool:
     """Whether litellm and the OpenAI client's resources are imported and set up (a live call starts without waiting)."""
     return _LOGS_FILTERED and "openai.resources" in sys.modules
@@ -229,6 +242,7 @@ class LiveModel:
 
         if self.api_base:
             self._openai_wire(litellm, self._key_kwargs())
+        _build_reply_models(litellm)
 
     def _key_kwargs(self) -> dict[str, Any]:
         """The key a request is sent with: the model's own, else (for a local server) a placeholder when none is set."""
