@@ -68,6 +68,8 @@ class RowRunner:
             job.contract_name = self.contract.name
         self.store = store
         self.limits = limits
+        # the same for every row of the job (a call never changes its options): made once, not per row
+        self.options = CallOptions(wait=job.wait, transport=job.transport, sleep=sleep, structured_output=job.structured)
         self.live: Any = None
         if job.mode == "live":
             self.live = self.contract.model_for(job.model, api_base=job.api_base)  # a missing model is said here
@@ -110,8 +112,7 @@ class RowRunner:
         from contractstudio.runtime.session import Session
 
         model, cached, limited = self._model(row)
-        options = CallOptions(wait=self.job.wait, transport=self.job.transport, sleep=self.sleep,
-                              structured_output=self.job.structured)
+        options = self.options
         session = (Session(self.plan, row.value, model, options) if self.plan is not None
                    else self.contract.session(row.value, model, options, fresh=True))
         return session, cached, limited
