@@ -139,6 +139,9 @@ def _event_dict(e: Event) -> dict[str, Any]:
         kind = type(v)
         if kind is str:
             v = redact_text(v)
+        elif kind is float:  # times and costs: most events have one
+            if not math.isfinite(v):
+                v = NON_FINITE[repr(v)]
         elif v is not None and kind is not bool and kind is not int:
             v = redacted_json(v)
         elif kind is int and v.bit_length() > _BIG_INT_BITS:
