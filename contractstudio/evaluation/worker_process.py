@@ -17,6 +17,7 @@ run; this process exits when the parent's socket ends.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import gc
 import itertools
@@ -172,7 +173,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then closes the pipes
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the forked workers are reaped as they exit
     requests = socket.socket(fileno=int(argv[0]))
-    built: tuple[Any, Any] | None = None  # (job, runner) of the last request
+    built: tuple[Any, Any] | None = None  # ((job, folder, environment), runner) of the last request
     try:
         warm()
         while True:
@@ -183,8 +184,11 @@ def main(argv: list[str]) -> None:
             os.environ.clear()
             os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
             os.chdir(cwd)
-            if built is None or built[0] != job:
-                built = (job, build(job))  # before the fork: imports, the checked contract, the live client
+            # the runner of the last run serves this one when only its cache folder or limits differ (the worker
+            # gets those apart) and the folder and environment (keys the client was made with) are the same
+            same = (dataclasses.replace(job, cache_dir=None, rpm=None, tpm=None), cwd, env)
+            if built is None or built[0] != same:
+                built = (same, build(job))  # before the fork: imports, the checked contract, the live client
             # what the worker inherits (litellm, the engine, the job's runner: some 300,000 objects) is never garbage:
             # frozen, a worker's collections skip it (a full one took 0.3 s each), nor copy its pages by touching them
             gc.freeze()
