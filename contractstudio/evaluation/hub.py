@@ -26,23 +26,35 @@ class Hub:
 
     def __init__(self, cache_dir: str | None, rpm: float | None, tpm: float | None) -> None:
         self.cache: Any = None
+        self._opening = threading.Lock()
         self.renew(cache_dir, rpm, tpm)
 
     def renew(self, cache_dir: str | None, rpm: float | None, tpm: float | None) -> None:
         """Serve a new run: its cache folder and its limits (a warm Ray hub is kept for the next run of a job)."""
-        from contractstudio.evaluation.cache import ReplyCache
         from contractstudio.evaluation.limits import RateLimiter
 
         self.close()
-        self.cache = ReplyCache(Path(cache_dir)) if cache_dir else None
+        # the file is opened when a worker first asks: while a Ray run's actors start, the driver's own rows use
+        # it alone (a hub that opened it then, and lost the CPU holding SQLite's lock, stalled them for seconds)
+        self.cache_dir = cache_dir
         self.limiter = RateLimiter(rpm, tpm)
 
+    def _store(self) -> Any:
+        with self._opening:
+            if self.cache is None and self.cache_dir:
+                from contractstudio.evaluation.cache import ReplyCache
+
+                self.cache = ReplyCache(Path(self.cache_dir))
+            return self.cache
+
     def get(self, key: str) -> dict[str, Any] | None:
-        return self.cache.get(key) if self.cache is not None else None
+        store = self._store()
+        return store.get(key) if store is not None else None
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
-        if self.cache is not None:
-            self.cache.put(key, entry)
+        store = self._store()
+        if store is not None:
+            store.put(key, entry)
 
     def reserve(self, tokens: int) -> float:
         return self.limiter.reserve(tokens)

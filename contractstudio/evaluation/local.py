@@ -19,7 +19,7 @@ import asyncio
 import inspect
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from typing import Any
 
@@ -45,9 +45,7 @@ def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: i
     async def one(row: Row) -> Record:
         return await run_row(row)
 
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="contractstudio-eval-loop", daemon=True)
-    thread.start()
+    loop = RowLoop()
     in_flight = 0
     exhausted = False
     try:
@@ -57,7 +55,7 @@ def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: i
                 if row is None:
                     exhausted = True
                     break
-                asyncio.run_coroutine_threadsafe(one(row), loop).add_done_callback(finished.put)
+                loop.submit(one(row)).add_done_callback(finished.put)
                 in_flight += 1
             if in_flight == 0:
                 return
@@ -69,10 +67,27 @@ def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: i
             in_flight -= 1
             yield future.result()
     finally:
-        asyncio.run_coroutine_threadsafe(_wind_down(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join()
         loop.close()
+
+
+class RowLoop:
+    """One event loop in a thread of its own, running rows as tasks (the local engine's, and a Ray driver's own rows)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="contractstudio-eval-loop", daemon=True)
+        self.thread.start()
+
+    def submit(self, work: Coroutine[Any, Any, Record]) -> Future[Record]:
+        """Run `work` as a task of the loop; its future completes in the loop's thread."""
+        return asyncio.run_coroutine_threadsafe(work, self.loop)
+
+    def close(self) -> None:
+        """Cancel the rows still running, close the loop's HTTP clients, stop the thread."""
+        asyncio.run_coroutine_threadsafe(_wind_down(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
 
 
 async def _wind_down() -> None:

@@ -9,6 +9,15 @@ driver's node, holds the reply cache (the driver's cache folder) and the rate
 limiter: one limiter for the whole cluster, not one per worker. The driver keeps
 at most `concurrency` rows in flight across the cluster and yields records as
 they finish; reading, resuming, writing and the summary stay in `evaluate.py`.
+
+New actors take seconds to start (each imports litellm: 10-20 s on a loaded
+machine). On a local cluster (this machine, this environment) the driver does not
+wait for them: while an actor is starting, the rows it would have taken run in
+the driver itself, as the local engine runs them (tasks of one event loop), with
+the hub's limiter and the same cache file, and each actor is handed rows as soon
+as it is up. Each row is sent to exactly one place. On a cluster joined with
+`--address` rows wait for the actors (the model may be reachable, and its keys
+set, on the cluster's nodes only).
 """
 
 from __future__ import annotations
@@ -19,8 +28,14 @@ import ipaddress
 import math
 import os
 import pickle
+import queue
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
@@ -51,15 +66,48 @@ def _hub_calls(hub: Any) -> tuple[Any, Any]:
     return call, tell
 
 
+def _driver_calls(hub: Any) -> tuple[Any, Any]:
+    """(call, tell) to the hub for the driver's own rows, which share its event loop: asking how long the run is
+    paused never waits (the latest answer is used and the next asked in the background), so no row stalls while
+    the hub actor itself is still starting."""
+    call, tell = _hub_calls(hub)
+    paused_until = [0.0]  # on this machine's monotonic clock
+    asking = threading.Lock()
+
+    def answered(done: Future[Any]) -> None:
+        try:
+            paused_until[0] = max(paused_until[0], time.monotonic() + float(done.result()))
+        except Exception:  # noqa: BLE001 - a hub lost to Ray: the rows' own calls to it report that
+            pass
+        asking.release()
+
+    def ask(method: str, *args: Any) -> Any:
+        if method != "paused_for":
+            return call(method, *args)
+        if asking.acquire(blocking=False):
+            hub.paused_for.remote().future().add_done_callback(answered)
+        return max(paused_until[0] - time.monotonic(), 0.0)
+
+    return ask, tell
+
+
+def hub_runner(job: EvalJob, call: Any, tell: Any, *, cache: Any = None) -> RowRunner:
+    """The job's `RowRunner` with the hub's limiter and cache (or `cache`, the same file opened here)."""
+    live = job.mode == "live"
+    store = (HubStore(call, tell) if cache is None else cache) if live and job.use_cache else None  # an empty cache is falsy
+    limits = HubLimits(call, tell, limited=bool(job.rpm or job.tpm)) if live else None
+    return RowRunner(job, store=store, limits=limits)
+
+
 class RowWorker:
     """Runs rows of one job on its own threads (a threaded actor)."""
 
     def __init__(self, job: EvalJob, hub: Any) -> None:
-        live = job.mode == "live"
-        call, tell = _hub_calls(hub)
-        store = HubStore(call, tell) if live and job.use_cache else None
-        limits = HubLimits(call, tell, limited=bool(job.rpm or job.tpm)) if live else None
-        self.runner = RowRunner(job, store=store, limits=limits)
+        self.runner = hub_runner(job, *_hub_calls(hub))
+
+    def ready(self) -> bool:
+        """Answered once the actor is built (litellm and the contract loaded): the driver then hands it rows."""
+        return True
 
     def run(self, row: Row) -> dict[str, Any]:
         return self.runner.run(row)
@@ -142,24 +190,41 @@ def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str
 _WARM: dict[str, tuple[Any, list[Any]]] = {}
 
 
-def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> list[Any]:
+@dataclass(slots=True)
+class Crew:
+    """A run's worker actors and their hub."""
+
+    hub: Any
+    workers: list[Any]
+    folder: str | None  # the reply cache's folder (on the driver's machine: the hub is pinned there)
+    # new actors on a local cluster: the driver runs rows while they start (warm ones are up; on a cluster joined
+    # with --address the model may be reachable, and its keys set, on the cluster's nodes only)
+    driver_runs_rows: bool = False
+
+
+def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> Crew:
     """The worker actors for this job (their hub behind them): the warm ones of the same job, else new ones.
 
-    New actors are created without waiting: rows are submitted at once and start as each actor is up."""
+    New actors are created without waiting for them to start (`_drive` runs rows in the driver meanwhile)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     # the hub's cache folder and limits are each run's own; the rest of the job decides whether the actors fit
     same = dataclasses.replace(job, cache_dir=None, rpm=None, tpm=None)
-    key = hashlib.sha256(pickle.dumps((ray.get_runtime_context().get_job_id(), same, bool(job.rpm or job.tpm),
+    context = ray.get_runtime_context()
+    here = context.get_node_id()  # in the key: a cluster started again (after ray.shutdown) reuses the job's id
+    key = hashlib.sha256(pickle.dumps((here, context.get_job_id(), same, bool(job.rpm or job.tpm),
                                        concurrency))).hexdigest()
     if key in _WARM:
         hub, workers = _WARM[key]
         ray.get(hub.renew.remote(folder, job.rpm, job.tpm))  # before any row of this run asks it
-        return list(workers)
-    for old in _WARM.pop(next(iter(_WARM), ""), (None, []))[1]:
-        ray.kill(old)
+        return Crew(hub, list(workers), folder)
+    for old_hub, old_workers in _WARM.values():
+        for actor in (old_hub, *old_workers):
+            try:
+                ray.kill(actor)
+            except ray.exceptions.RayError:
+                pass  # an actor of a cluster this driver has left: gone with it
     hub_actor: Any = ray.remote(Hub)  # actor classes; their .options is not in ray's stubs
-    here = ray.get_runtime_context().get_node_id()
     hub = hub_actor.options(num_cpus=0, max_concurrency=max(4 * concurrency, 16),
                             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(folder, job.rpm, job.tpm)
     worker_actor: Any = ray.remote(RowWorker)
@@ -169,35 +234,87 @@ def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> lis
     workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub) for _ in range(count)]
     _WARM.clear()
     _WARM[key] = (hub, workers)
-    return workers
+    local = ipaddress.ip_address(ray.util.get_node_ip_address()).is_loopback  # a cluster on loopback is this machine
+    return Crew(hub, workers, folder, driver_runs_rows=local)
 
 
-def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, workers: list[Any], concurrency: int) -> Iterator[dict[str, Any] | None]:
+def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, crew: Crew, concurrency: int) -> Iterator[dict[str, Any] | None]:
+    """Records as rows finish, at most `concurrency` in flight: on the actors that are up, in the driver meanwhile."""
+    from contractstudio.evaluation.cache import ReplyCache
+    from contractstudio.evaluation.local import RowLoop
+
+    # one queue for all that finishes: (actor, None, future) when an actor is up, (actor or None: the driver, row,
+    # future) when a row is done; the futures complete in Ray's or the driver's loop thread, this one takes them
+    finished: queue.SimpleQueue[tuple[int | None, Row | None, Future[Any]]] = queue.SimpleQueue()
+
+    def tell(index: int | None, row: Row | None, future: Future[Any]) -> None:
+        future.add_done_callback(lambda done: finished.put((index, row, done)))
+
+    workers = crew.workers
+    up = [not crew.driver_runs_rows] * len(workers)  # else rows wait at an actor that is starting
+    if crew.driver_runs_rows:
+        for number, worker in enumerate(workers):
+            tell(number, None, worker.ready.remote().future())
+    threads = math.ceil(concurrency / len(workers))
     load = [0] * len(workers)
-    pending: dict[Any, tuple[int, Row]] = {}
+    driver: tuple[RowRunner, RowLoop] | None = None
+    # the driver's rows read and write the hub's cache file themselves (SQLite is safe across processes): a
+    # round trip to the hub per request would stall its event loop, as the local engine's rows are never stalled
+    cache = ReplyCache(Path(crew.folder)) if crew.folder and job.mode == "live" and crew.driver_runs_rows else None
+    in_flight = 0
     exhausted = False
-    while True:
-        while not exhausted and len(pending) < concurrency:
-            row = next(rows, None)
-            if row is None:
-                exhausted = True
-                break
-            index = min(range(len(workers)), key=load.__getitem__)
-            load[index] += 1
-            pending[workers[index].run.remote(row)] = (index, row)
-        if not pending:
-            return
-        ready, _ = ray.wait(list(pending), num_returns=1, timeout=TICK_S)
-        if not ready:
-            yield None
-            continue
-        others = [r for r in pending if r not in ready]
-        more = ray.wait(others, num_returns=len(others), timeout=0)[0] if others else []
-        for ref in [*ready, *more]:
-            index, row = pending.pop(ref)
-            load[index] -= 1
+    try:
+        while True:
+            while not exhausted and in_flight < concurrency:
+                row = next(rows, None)
+                if row is None:
+                    exhausted = True
+                    break
+                index: int | None = _actor_for(load, up, threads)
+                if index is None:
+                    if driver is None:
+                        driver = (hub_runner(job, *_driver_calls(crew.hub), cache=cache), RowLoop())
+                    future: Future[Any] = driver[1].submit(_run_here(driver[0], row))
+                else:
+                    load[index] += 1
+                    future = workers[index].run.remote(row).future()
+                tell(index, row, future)
+                in_flight += 1
+            if in_flight == 0:
+                return
             try:
-                yield ray.get(ref)
+                index, row, done = finished.get(timeout=TICK_S)
+            except queue.Empty:
+                yield None
+                continue
+            if row is None and index is not None:  # an actor is up (or failed to start: its rows fail, as a lost actor's)
+                up[index] = True
+                continue
+            assert row is not None
+            in_flight -= 1
+            if index is not None:
+                load[index] -= 1
+            try:
+                yield done.result()
             except ray.exceptions.RayError as err:  # a worker that died: the row is recorded as failed, never lost
                 _WARM.clear()  # and the next run starts new actors
                 yield error_record(job, row, f"Ray: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 0.0)
+    finally:
+        if driver is not None:
+            driver[1].close()
+        if cache is not None:
+            cache.close()
+
+
+def _actor_for(load: list[int], up: list[bool], threads: int) -> int | None:
+    """The actor for the next row: the least busy one that is up; None (the driver runs it) while an actor is
+    still starting and those up have no free thread (a row queued on a busy actor would wait for it)."""
+    ready = [i for i, is_up in enumerate(up) if is_up]
+    if len(ready) < len(up):
+        ready = [i for i in ready if load[i] < threads]
+    return min(ready, key=load.__getitem__) if ready else None
+
+
+async def _run_here(runner: RowRunner, row: Row) -> dict[str, Any]:
+    """A row in the driver, as the local engine runs it: awaited when live, else at once."""
+    return await runner.arun(row) if runner.job.mode == "live" else runner.run(row)
