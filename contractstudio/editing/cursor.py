@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from contractstudio.analysis.check import FileReport, Loaded
+from contractstudio.editing.text import rows
 from contractstudio.findings.diagnostics import Span
 from contractstudio.reading.kinds import KIND_LINE
 from contractstudio.reading.source import document_markers
@@ -115,12 +117,12 @@ class Cursor:
     item_path: tuple[Any, ...] | None = None  # key role on a bare `- `: the path if the item is a scalar
 
 
-def document_index(lines: list[str], line_index: int) -> int:
+def document_index(lines: Sequence[str], line_index: int) -> int:
     """The `---` document a 0-based line belongs to (a leading `---` opens the first one)."""
     return bisect.bisect_right(_document_starts(lines, line_index + 1), line_index)
 
 
-def _document_starts(lines: list[str] | tuple[str, ...], end: int) -> list[int]:
+def _document_starts(lines: Sequence[str] | tuple[str, ...], end: int) -> list[int]:
     """The 0-based rows (below `end`) of the `---` lines that start a new document: one after content only."""
     starts: list[int] = []
     content = False
@@ -183,14 +185,14 @@ def document_at(report: FileReport, line: int) -> Loaded | None:
     return loaded_for(report, report_document_index(report, line - 1))
 
 
-def _doc_start(lines: list[str], line_index: int) -> int:
+def _doc_start(lines: Sequence[str], line_index: int) -> int:
     for i in range(line_index, -1, -1):
         if _DOC_SEP.match(lines[i]) and i != line_index:
             return i + 1
     return 0
 
 
-def _walk_up(lines: list[str], start: int, col: int, mode: str, top: int) -> tuple[list[Any], dict[str, str]]:
+def _walk_up(lines: Sequence[str], start: int, col: int, mode: str, top: int) -> tuple[list[Any], dict[str, str]]:
     """The path of the collection holding a key (mode 'map') or an item (mode 'seq') at `col`, above line `start`."""
     path: list[Any] = []
     siblings: dict[str, str] = {}
@@ -245,7 +247,7 @@ def _walk_up(lines: list[str], start: int, col: int, mode: str, top: int) -> tup
     return path, siblings
 
 
-def _siblings_below(lines: list[str], start: int, col: int, bottom: int) -> dict[str, str]:
+def _siblings_below(lines: Sequence[str], start: int, col: int, bottom: int) -> dict[str, str]:
     out: dict[str, str] = {}
     for j in range(start + 1, bottom):
         line = lines[j]
@@ -265,7 +267,7 @@ def _siblings_below(lines: list[str], start: int, col: int, bottom: int) -> dict
     return out
 
 
-def _block_scalar_owner(lines: list[str], li: int, col: int, top: int) -> tuple[int, Anchor] | None:
+def _block_scalar_owner(lines: Sequence[str], li: int, col: int, top: int) -> tuple[int, Anchor] | None:
     """The key line whose `|` / `>` block scalar contains line li (indented deeper than col), or None."""
     line = lines[li]
     inner = len(line) - len(line.lstrip(" ")) if line.strip() else col
@@ -283,9 +285,9 @@ def _block_scalar_owner(lines: list[str], li: int, col: int, top: int) -> tuple[
     return None
 
 
-def locate(text: str | list[str], line: int, column: int) -> Cursor | None:
+def locate(text: str | Sequence[str], line: int, column: int) -> Cursor | None:
     """The cursor context at a 1-based position of the live text or its lines (None past the end of the text)."""
-    lines = text.split("\n") if isinstance(text, str) else text  # an editor's lines: no 5 MB split per keystroke
+    lines = rows(text) if isinstance(text, str) else text  # an editor's lines: no 5 MB split per keystroke
     li = line - 1
     if not 0 <= li < len(lines):
         return None
@@ -304,7 +306,7 @@ def locate(text: str | list[str], line: int, column: int) -> Cursor | None:
     return cursor
 
 
-def _locate(lines: list[str], line: int, column: int) -> Cursor | None:
+def _locate(lines: Sequence[str], line: int, column: int) -> Cursor | None:
     li = line - 1
     raw = lines[li].rstrip("\r")
     col0 = min(max(column - 1, 0), len(raw))
@@ -354,7 +356,7 @@ def _locate(lines: list[str], line: int, column: int) -> Cursor | None:
                   value_span=vspan, quote=quote, siblings=siblings, needs_space=col0 > 0 and raw[col0 - 1] == ":")
 
 
-def _key_path(lines: list[str], li: int, key: Anchor, top: int) -> tuple[tuple[Any, ...], dict[str, str]]:
+def _key_path(lines: Sequence[str], li: int, key: Anchor, top: int) -> tuple[tuple[Any, ...], dict[str, str]]:
     """The path of the mapping that holds the key on line li."""
     before = [a for a in anchors(lines[li]) if a.col < key.col]
     if before and before[-1].kind == "dash":

@@ -24,6 +24,7 @@ from contractstudio.editing.cursor import document_at, locate
 from contractstudio.editing.expression_help import FUNCTION_DOCS
 from contractstudio.editing.items import Hover
 from contractstudio.editing.symbols import Occurrence, expression_pieces, occurrence_at, recorded
+from contractstudio.editing.text import rows
 from contractstudio.findings.diagnostics import RULES, Diagnostic, Span
 
 STEP_KEYS = {
@@ -215,7 +216,7 @@ def _key(loaded: Loaded, text: str, line: int, column: int) -> tuple[str, Span] 
     if cursor is None or cls is None:
         return None
     if cursor.role == "key":
-        name = text.split("\n")[line - 1][cursor.word_span.column - 1 : cursor.word_span.end_column - 1]
+        name = rows(text)[line - 1][cursor.word_span.column - 1 : cursor.word_span.end_column - 1]
         path, span = cursor.path + (name,), cursor.word_span
     else:
         path, span = cursor.path, cursor.value_span or cursor.word_span

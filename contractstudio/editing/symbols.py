@@ -22,6 +22,7 @@ from contractstudio.analysis.positions import value_span
 from contractstudio.documents.models import Contract
 from contractstudio.documents.type_syntax import ListOf, Ref, TypeExpr, Union, refs, without_none
 from contractstudio.documents.types import TypeSystem
+from contractstudio.editing.text import rows
 from contractstudio.expressions import TemplateField, template_fields
 from contractstudio.expressions.checker import Checker
 from contractstudio.expressions.syntax import ExprIssue, parse
@@ -253,8 +254,7 @@ def _escaped_offsets(node: ScalarNode, text: str) -> list[int] | None:
     """For a one-line double-quoted scalar: the raw column (after the quote) of each character of its value."""
     if node.line != node.end_line:
         return None
-    lines = text.split("\n")
-    raw = lines[node.line - 1][node.column : node.end_column - 2]
+    raw = rows(text)[node.line - 1][node.column : node.end_column - 2]
     offsets: list[int] = []
     i = 0
     while i < len(raw):

@@ -66,3 +66,36 @@ def test_hover_on_a_condition_s_remedy_key_says_it_ends_the_call() -> None:
     text = CONTRACT + "    remedy: false\n"
     h = hover(check_text(text), *position(text, "remedy: false", 2))
     assert h is not None and h.markdown.startswith("**remedy**: `bool`") and "ends at once" in h.markdown
+
+
+class _CountedSplits(str):
+    """A text that counts how often it is split into lines."""
+
+    splits = 0
+
+    def split(self, *args, **kwargs):  # type: ignore[override]
+        type(self).splits += 1
+        return super().split(*args, **kwargs)
+
+    def splitlines(self, *args, **kwargs):  # type: ignore[override]
+        type(self).splits += 1
+        return super().splitlines(*args, **kwargs)
+
+
+def test_hover_in_a_file_of_many_documents_splits_its_text_into_lines_at_most_once() -> None:
+    # The studio hovers at the cursor after each move: splitting a 5 MB text per quoted name or key was seconds.
+    from pathlib import Path
+
+    sample = (Path(__file__).resolve().parents[2] / "samples" / "multidoc_qa.contract.yaml").read_text()
+    text = _CountedSplits("---\n".join(sample.replace("name: multidoc_qa\n", f"name: qa_{n}\n") for n in range(6)))
+    report = check_text(str(text), "many.contract.yaml")
+    report.text = text  # the same text, counting (the YAML reader takes a plain str only)
+    for loaded in report.documents:
+        loaded.text = text
+    rows = [n for n, line in enumerate(text.splitlines(), 1) if '"' in line or "answer" in line]
+    _CountedSplits.splits = 0
+    for row in rows:
+        line = text.splitlines()[row - 1]
+        for column in range(1, len(line) + 1, 3):
+            hover(report, row, column)
+    assert _CountedSplits.splits <= len(rows) + 2  # the test's own, and once for all hovers in each way of cutting lines

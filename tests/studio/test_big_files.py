@@ -135,3 +135,44 @@ async def test_a_finished_analysis_is_shown_and_keys_go_on_without_reading_each_
         # The status line's kinds are the analysis's, worked out once, not each of the 40 documents' per key or move
         # (completion reads the kind of the document it completes in).
         assert kinds[0] <= 1
+
+
+async def test_a_resize_that_changes_only_the_editor_s_height_does_not_wrap_its_lines_again(make_app, workspace: Path,
+                                                                                             monkeypatch) -> None:
+    # The detail line under the editor comes and goes with the cursor: each time the editor's height changed and
+    # Textual wrapped every line of the file again (3 s on the screen's thread for a 5 MB file).
+    from textual.document._wrapped_document import WrappedDocument
+
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        wraps = [0]
+        wrap = WrappedDocument.wrap
+
+        def counted(self, *args, **kwargs):
+            wraps[0] += 1
+            return wrap(self, *args, **kwargs)
+
+        monkeypatch.setattr(WrappedDocument, "wrap", counted)
+        editor = app.screen.editor
+        height = editor.size.height
+        await pilot.resize_terminal(120, 30)
+        await pilot.pause()
+        assert editor.size.height < height  # the editor did get shorter
+        editor.insert("x")  # and its lines still follow edits
+        await pilot.pause()
+        assert wraps[0] == 0 and editor.wrapped_document.height == editor.document.line_count
+
+
+async def test_lines_added_where_the_line_numbers_widen_are_wrapped_and_drawn(make_app, workspace: Path) -> None:
+    # An edit that widens the gutter (999 -> 1,000 lines) wraps every line again instead of the edited range alone.
+    (workspace / "long.tools.yaml").write_text("kind: tools\nname: t\ntools: []\n" + "# note\n" * 994)  # 998 lines
+    app = make_app("long.tools.yaml")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        editor = app.screen.editor
+        editor.move_cursor((997, 0))
+        await pilot.press("enter", "enter", "x", "up", "y")
+        await pilot.pause()
+        assert editor.document.line_count == 1000 and editor.document[999] == "x" and editor.document[998] == "y"
+        assert len(editor.wrapped_document._line_index_to_offsets) == 1000  # the wrap is of the text as it is now

@@ -89,7 +89,10 @@ class _KeptText(Document):
             self._widest = (tab_width, widest, widths.count(widest))
         return Size(self._widest[1], self.line_count)
 
+    revision = 0  # edits so far: what a wrap of the lines was made for (`_RowCountCache`)
+
     def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
+        self.revision += 1
         top, bottom = sorted((start, end))
         if self._length is not None:
             self._length += len(text) - len(self.get_text_range(top, bottom))
@@ -146,14 +149,28 @@ class _RowCountCache(WrappedDocument):
     """
 
     _rows: int | None = None
+    _wrapped_as: tuple[int, int, int] | None = None  # (width, tab width, the document's revision) of the wrap
 
-    def wrap(self, *args, **kwargs):
+    def wrap(self, width: int, tab_width: int | None = None) -> None:
+        # TextArea wraps every line again on any resize: the same width and tab width of the same revision of the
+        # text need none (a 5 MB file's rewrap took 3 s whenever the detail line under the editor came or went).
+        revision = self._revision()
+        if revision is not None and (width, tab_width or self._tab_width, revision) == self._wrapped_as:
+            return
         self._rows = None
-        return super().wrap(*args, **kwargs)
+        super().wrap(width, tab_width)
+        self._wrapped_as = None if revision is None else (width, self._tab_width, revision)
 
     def wrap_range(self, *args, **kwargs):
         self._rows = None
-        return super().wrap_range(*args, **kwargs)
+        result = super().wrap_range(*args, **kwargs)
+        revision = self._revision()
+        if self._wrapped_as is not None and revision is not None:  # the wrap follows the edit: of this revision now
+            self._wrapped_as = (self._wrapped_as[0], self._wrapped_as[1], revision)
+        return result
+
+    def _revision(self) -> int | None:
+        return getattr(self.document, "revision", None)  # None: a document that does not count its edits
 
     @property
     def height(self) -> int:
