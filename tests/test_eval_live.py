@@ -235,6 +235,29 @@ def test_rpm_keeps_under_a_server_limit_that_would_trip(capsys: pytest.CaptureFi
     assert limited["rate_limit_wait_s"] > 0
 
 
+def test_workers_make_no_more_calls_at_once_than_concurrency(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                            cache_dir: Path) -> None:
+    """--concurrency bounds the calls the server has at once across the workers (each holds rows ahead, to wait there)."""
+    at_once = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def counting(received: Received) -> str:
+        with lock:
+            at_once["now"] += 1
+            at_once["most"] = max(at_once["most"], at_once["now"])
+        time.sleep(0.05)
+        with lock:
+            at_once["now"] -= 1
+        return GOOD
+
+    data = dataset(tmp_path / "rows.jsonl", [f"ok-{i}" for i in range(16)])
+    with OpenAIServer(responder=counting) as server:
+        code, out, _ = run(capsys, "eval", str(QA), "--data", str(data), *live(server), "--json", "--concurrency", "4",
+                           "--no-cache", *ENGINES["workers"])
+    assert code == 0 and json.loads(out)["summary"]["successful"] == 16
+    assert 1 <= at_once["most"] <= 4
+
+
 def test_the_limiter_is_shared_and_cools_down_after_a_429() -> None:
     from contractstudio.evaluation.limits import LimitedModel, RateLimiter
     from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault

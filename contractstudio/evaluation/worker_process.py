@@ -25,6 +25,7 @@ import os
 import pickle
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -95,7 +96,10 @@ class _Outbox:
         entries, self.entries = self.entries, []
         messages, self.messages = self.messages, []
         if entries and self.cache is not None:
-            self.cache.put_many(entries)
+            try:
+                self.cache.put_many(entries)
+            except (sqlite3.Error, OSError):  # a full disk, a cache locked past its timeout: the rows go on uncached
+                pass
         try:
             for message in messages:
                 self.parent.send(message)
@@ -122,8 +126,9 @@ def build(job: Any) -> Any:
         return f"{type(err).__name__}: {err}"
 
 
-def serve(parent: _Parent, job: Any, runner: Any, cache_dir: str | None) -> None:
-    """Run the job's rows until the parent's pipe ends; `cache_dir` is the run's reply cache (None: no cache)."""
+def serve(parent: _Parent, job: Any, runner: Any, cache_dir: str | None, share: int) -> None:
+    """Run the job's rows until the parent's pipe ends, at most `share` at once (the parent hands a few more, to
+    wait here); `cache_dir` is the run's reply cache (None: no cache)."""
     from contractstudio.evaluation.hub import HubLimits
     from contractstudio.evaluation.results import line_of
 
@@ -146,8 +151,12 @@ def serve(parent: _Parent, job: Any, runner: Any, cache_dir: str | None) -> None
         # record without its trace, for its tally, its progress and a baseline
         return ("record", row_id, line_of(rec), {k: v for k, v in rec.items() if k != "trace"})
 
+    slots = asyncio.Semaphore(share)
+
     async def run_live(row_id: int, row: Any) -> None:
-        outbox.send(finished(row_id, await runner.arun(row)))  # sent after this row's cache entries are written
+        async with slots:
+            rec = await runner.arun(row)
+        outbox.send(finished(row_id, rec))  # sent after this row's cache entries are written
 
     def send_record(row_id: int, done: Future[Any]) -> None:
         try:
@@ -180,7 +189,7 @@ def main(argv: list[str]) -> None:
             message, fds, _, _ = socket.recv_fds(requests, 1 << 26, 2)
             if not message:
                 break  # the parent is gone
-            env, cwd, job, cache_dir = pickle.loads(message)  # from the parent that started this process
+            env, cwd, job, cache_dir, share = pickle.loads(message)  # from the parent that started this process
             os.environ.clear()
             os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
             os.chdir(cwd)
@@ -196,7 +205,7 @@ def main(argv: list[str]) -> None:
                 requests.close()
                 parent = _Parent(Connection(fds[0], writable=False), Connection(fds[1], readable=False))
                 try:
-                    serve(parent, job, built[1], cache_dir)
+                    serve(parent, job, built[1], cache_dir, share)
                 except (EOFError, OSError):
                     pass
                 finally:

@@ -6,9 +6,11 @@ Each worker (`worker_process.py`, forked by one warm process per parent) has one
 cache is one SQLite file that every worker opens itself (safe across processes);
 this parent is the hub of the run's one rate limiter (`hub.py`), as the Ray
 engine's hub actor is, and answers the workers' calls to it; a 429's cool-down
-is announced to every worker at once. It keeps at most `concurrency` rows in
-flight, reads the next row only when one finishes, and yields records as they
-come, each with its results line made by the worker; writing the results file,
+is announced to every worker at once. Each worker runs at most its share of
+`concurrency` rows at once and holds AHEAD more, so it has its next row when one
+finishes, without waiting for this process to be scheduled (the cores are busy
+with the workers); this process reads the next row only when one finishes, and
+yields records as they come, each with its results line made by the worker; writing the results file,
 resuming and the summary stay in `evaluate.py`, in this process, so a `kill -9`
 leaves the same file the local engine would.
 
@@ -45,6 +47,7 @@ from contractstudio.evaluation.rows import EvalJob, error_record
 
 TICK_S = 0.25
 LONG_RUN_ROWS = 1000  # a live run this long gets a worker per core by default: start-up (~1 s a worker) pays off
+AHEAD = 2  # rows a worker holds beyond its share: one finishing need not wait for this process to be scheduled
 HUB_METHODS = frozenset({"reserve", "reserve_at", "settle", "cool_down", "paused_for"})  # the cache is the workers' own
 
 
@@ -94,9 +97,10 @@ class _WarmProcess:
         finally:
             theirs.close()
 
-    def fork(self, down_r: int, up_w: int, job: EvalJob, cache_dir: str | None) -> None:
-        """A new worker of `job` on these pipe ends, with the run's reply-cache folder (None: no cache)."""
-        message = pickle.dumps((dict(os.environ), os.getcwd(), job, cache_dir))
+    def fork(self, down_r: int, up_w: int, job: EvalJob, cache_dir: str | None, share: int) -> None:
+        """A new worker of `job` on these pipe ends, with the run's reply-cache folder (None: no cache) and how many
+        of its rows may run at once (its share of --concurrency)."""
+        message = pickle.dumps((dict(os.environ), os.getcwd(), job, cache_dir, share))
         socket.send_fds(self.sock, [message], [down_r, up_w])
 
 
@@ -113,7 +117,7 @@ def _warm_process(*, fresh: bool = False) -> _WarmProcess:
         return _WARM
 
 
-def _start(indexes: list[int], job: EvalJob, cache_dir: str | None) -> list[_Worker]:
+def _start(indexes: list[int], job: EvalJob, cache_dir: str | None, shares: list[int]) -> list[_Worker]:
     """Worker processes, told their job at once: they get ready while the parent reads rows."""
     warm = _warm_process()
     workers = []
@@ -122,10 +126,10 @@ def _start(indexes: list[int], job: EvalJob, cache_dir: str | None) -> list[_Wor
         up_r, up_w = os.pipe()  # worker -> parent
         try:
             try:
-                warm.fork(down_r, up_w, job, cache_dir)
+                warm.fork(down_r, up_w, job, cache_dir, shares[index])
             except OSError:  # it was killed since: start another
                 warm = _warm_process(fresh=True)
-                warm.fork(down_r, up_w, job, cache_dir)
+                warm.fork(down_r, up_w, job, cache_dir, shares[index])
         finally:
             os.close(down_r)
             os.close(up_w)
@@ -150,7 +154,8 @@ class _Pool:
         self.hub = hub
         self.cache_dir = cache_dir
         self.concurrency = concurrency
-        self.workers = _start(list(range(count)), job, cache_dir)
+        self.shares = [concurrency // count + (index < concurrency % count) for index in range(count)]
+        self.workers = _start(list(range(count)), job, cache_dir, self.shares)
         self.tries: dict[int, int] = {}  # row id -> times handed to a worker
         self.next_id = 0
 
@@ -162,7 +167,7 @@ class _Pool:
         """Give a row to the least busy worker."""
         if row_id is None:
             row_id, self.next_id = self.next_id, self.next_id + 1
-        worker = min(self.workers, key=lambda w: len(w.running))
+        worker = min(self.workers, key=lambda w: len(w.running) - self.shares[w.index])
         worker.running[row_id] = row
         self.tries[row_id] = tries + 1
         try:
@@ -213,7 +218,7 @@ class _Pool:
         if not dead.ready and not self.workers:
             raise RuntimeError("the eval worker processes could not start")
         if dead.ready or not self.workers:
-            self.workers.extend(_start([dead.index], self.job, self.cache_dir))
+            self.workers.extend(_start([dead.index], self.job, self.cache_dir, self.shares))
         for row_id, row in dead.running.items():
             if self.tries.get(row_id, 1) >= 2:
                 self.tries.pop(row_id, None)
@@ -243,7 +248,7 @@ def run_workers(rows: Iterator[Row], job: EvalJob, concurrency: int, count: int,
     exhausted = False
     try:
         while True:
-            while not exhausted and pool.in_flight < concurrency:
+            while not exhausted and pool.in_flight < concurrency + AHEAD * count:
                 row = next(rows, None)
                 if row is None:
                     exhausted = True
