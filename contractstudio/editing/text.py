@@ -21,7 +21,7 @@ def offset(text: str, line: int, column: int) -> int:
     return min(pos + column - 1, end)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)  # the shown analysis's text and the next: a 5 MB text's rows are ~10 MB
 def rows(text: str) -> tuple[str, ...]:
     """The text's lines, cut at "\n" only (the editor's rows), once per text: hover, the detail line and symbols ask
     per position, and a 5 MB text split per ask was seconds on the studio's thread."""
