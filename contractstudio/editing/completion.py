@@ -37,7 +37,7 @@ def complete(report: FileReport | None, line: int, column: int, text: str | list
     facts (declared names, scopes); the place comes from the text itself.
     """
     live = text if text is not None else report.text if report is not None else ""
-    cursor = locate(live, line, column)
+    cursor = locate(live, line, column, report)
     if cursor is None:
         return []
     loaded = loaded_for(report, cursor.doc_index)

@@ -117,8 +117,17 @@ class Cursor:
     item_path: tuple[Any, ...] | None = None  # key role on a bare `- `: the path if the item is a scalar
 
 
-def document_index(lines: Sequence[str], line_index: int) -> int:
-    """The `---` document a 0-based line belongs to (a leading `---` opens the first one)."""
+def document_index(lines: Sequence[str], line_index: int, known: FileReport | None = None) -> int:
+    """The `---` document a 0-based line belongs to (a leading `---` opens the first one).
+
+    `known`: an analysis of an earlier version of the text. Where the lines above the line's own document are the
+    same in both (compared in C), the documents above are counted from it (a bisection); else they are walked.
+    """
+    if known is not None and line_index < len(lines) and not _DOC_SEP.match(lines[line_index]):
+        top = _doc_start(lines, line_index)
+        earlier = rows(known.text)
+        if top <= len(earlier) and tuple(lines[:top]) == earlier[:top]:
+            return report_document_index(known, top - 1) if top else 0
     return bisect.bisect_right(_document_starts(lines, line_index + 1), line_index)
 
 
@@ -285,13 +294,14 @@ def _block_scalar_owner(lines: Sequence[str], li: int, col: int, top: int) -> tu
     return None
 
 
-def locate(text: str | Sequence[str], line: int, column: int) -> Cursor | None:
-    """The cursor context at a 1-based position of the live text or its lines (None past the end of the text)."""
+def locate(text: str | Sequence[str], line: int, column: int, known: FileReport | None = None) -> Cursor | None:
+    """The cursor context at a 1-based position of the live text or its lines (None past the end of the text);
+    `known`: an earlier analysis of the text to count the `---` documents above from (`document_index`)."""
     lines = rows(text) if isinstance(text, str) else text  # an editor's lines: no 5 MB split per keystroke
     li = line - 1
     if not 0 <= li < len(lines):
         return None
-    cursor = _locate(lines, line, column)
+    cursor = _locate(lines, line, column, known)
     if cursor is not None:
         raw = lines[li].rstrip("\r")
         cursor.rest = raw[cursor.word_span.end_column - 1 :]
@@ -306,7 +316,7 @@ def locate(text: str | Sequence[str], line: int, column: int) -> Cursor | None:
     return cursor
 
 
-def _locate(lines: Sequence[str], line: int, column: int) -> Cursor | None:
+def _locate(lines: Sequence[str], line: int, column: int, known: FileReport | None) -> Cursor | None:
     li = line - 1
     raw = lines[li].rstrip("\r")
     col0 = min(max(column - 1, 0), len(raw))
@@ -315,7 +325,7 @@ def _locate(lines: Sequence[str], line: int, column: int) -> Cursor | None:
     after = WORD_AFTER.match(raw[col0:]).group(0)  # type: ignore[union-attr]
     word_span = Span(line, col0 - len(word) + 1, line, col0 + len(after) + 1)
     top = _doc_start(lines, li)
-    doc = document_index(lines, li)
+    doc = document_index(lines, li, known)
     bottom = next((j for j in range(li + 1, len(lines)) if _DOC_SEP.match(lines[j])), len(lines))
 
     owner = _block_scalar_owner(lines, li, col0, top)

@@ -75,7 +75,7 @@ class LiveDocument:
         from contractstudio.editing.cursor import document_index
 
         lines = text.split("\n") if isinstance(text, str) else text
-        return self.facts.get(document_index(lines, row)) or self.report
+        return self.facts.get(document_index(lines, row, self.report)) or self.report
 
     def wait(self, then: Callable[[FileReport], None]) -> bool:
         """Run `then` with the current text's analysis: now (True) or at `wake` once it is accepted (False).

@@ -121,3 +121,36 @@ def test_the_document_starts_of_a_text_are_those_a_walk_over_its_lines_gives(lin
     rows = text.split("\n")
     assert [cursor.report_document_index(FileReport("t", text, None), r) for r in range(len(rows))] == \
         [cursor.document_index(rows, r) for r in range(len(rows))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- # c", "---x", "", " ", "# c", "a: 1", "- b"]), min_size=1, max_size=14),
+       st.lists(st.sampled_from(["---", "", "# c", "a: 2"]), max_size=4), st.floats(0, 1))
+def test_a_line_s_document_counted_from_an_earlier_analysis_is_the_one_a_walk_gives(before: list[str], typed: list[str],
+                                                                                      where: float) -> None:
+    # Completion asks per key which `---` document the cursor is in; the lines above it are counted from the last
+    # analysis where they are unchanged, and walked where they are not.
+    from contractstudio.editing import cursor
+
+    at = int(where * len(before))
+    lines = before[:at] + typed + before[at:]
+    known = FileReport("t", "\n".join(before), None)
+    assert [cursor.document_index(lines, r, known) for r in range(len(lines))] == \
+        [cursor.document_index(lines, r) for r in range(len(lines))]
+
+
+def test_completion_in_a_big_file_counts_the_documents_above_from_the_last_analysis(monkeypatch) -> None:
+    from contractstudio.editing import complete, cursor
+
+    text = "---\n".join(f"kind: tools\nname: t{n}\ntools:\n  - name: x{n}\n    description: d\n" for n in range(300))
+    doc = LiveDocument("t.tools.yaml")
+    assert doc.accept(doc.edit(text), analyzed(doc, text))
+    lines = text.split("\n")
+    row = len(lines) - 4
+    lines[row] = "  - name: x299y"  # typed since the analysis, in the last document
+    walked: list[str] = []
+    blank = cursor._blank
+    monkeypatch.setattr(cursor, "_blank", lambda line: walked.append(line) or blank(line))
+    facts = doc.facts_at(lines, row)
+    complete(facts, row + 1, 16, lines)
+    assert facts is doc.report and len(walked) < 50  # not the 1,500 lines above the cursor's document, twice
