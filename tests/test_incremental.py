@@ -251,3 +251,24 @@ def test_the_document_markers_found_are_the_multi_line_regex_s(lines: list[str])
 
     text = "\n".join(lines)
     assert document_markers(text) == [m.start() for m in _DOC_START.finditer(text)]
+
+
+def test_closing_the_file_stops_its_running_analysis_at_the_next_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.analysis import check
+    from contractstudio.analysis.incremental import AnalysisStopped
+
+    analyzer = Analyzer()
+    analyzed: list[int] = []
+    original = check.analyze_document
+
+    def closing(source: Any, doc: Any, *args: Any) -> Any:
+        analyzed.append(doc.line)
+        analyzer.close()  # the studio quits while the first document is analyzed
+        return original(source, doc, *args)
+
+    monkeypatch.setattr(check, "analyze_document", closing)
+    with pytest.raises(AnalysisStopped):
+        analyzer.check(many_documents(20), "many.yaml")
+    assert len(analyzed) == 1
+    with pytest.raises(AnalysisStopped):  # and none starts after
+        analyzer.check(many_documents(2), "many.yaml")

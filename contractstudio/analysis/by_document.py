@@ -19,6 +19,7 @@ A hook module changed on disk is seen by the documents analyzed again; reopening
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,10 @@ from contractstudio.reading.source import SourceDocument, SourceFile, document_c
 
 if TYPE_CHECKING:
     from contractstudio.findings.diagnostics import Diagnostic
+
+class AnalysisStopped(Exception):
+    """An analysis given up between two documents: nobody waits for it any more (the file or the studio closed)."""
+
 
 @dataclass(slots=True)
 class Chunk:
@@ -55,8 +60,12 @@ class DocumentsKept:
     def forget(self) -> None:
         self._key, self._chunks = None, {}
 
-    def check(self, text: str, path: str, ctx: Context | None, expressions: ExpressionChecks | None) -> check.FileReport | None:
-        """The analysis of `text`, analyzing only chunks not seen in the last one; None where the whole text must be."""
+    def check(self, text: str, path: str, ctx: Context | None, expressions: ExpressionChecks | None,
+              stopped: Callable[[], bool] = lambda: False) -> check.FileReport | None:
+        """The analysis of `text`, analyzing only chunks not seen in the last one; None where the whole text must be.
+
+        `stopped` is asked before each chunk: once it says so, AnalysisStopped is raised (the file was closed).
+        """
         ctx = ctx or Context()
         chunks = document_chunks(text) if _applies(text, path, ctx) else []
         if len(chunks) < 2:
@@ -69,6 +78,8 @@ class DocumentsKept:
         seen: dict[tuple[str, int, int], Chunk] = {}
         with shared_budget(regex), shared_expression_budget(spend):
             for line, piece in chunks:
+                if stopped():
+                    raise AnalysisStopped(path)
                 key = (piece, line, len(source.documents))
                 chunk = self._chunks.get(key)
                 if chunk is None:

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contractstudio.analysis.by_document import DocumentsKept
+from contractstudio.analysis.by_document import AnalysisStopped, DocumentsKept
 from contractstudio.analysis.check import Context, FileReport, analyze_source, is_python, read_any, read_file_source
 from contractstudio.reading.reread import reread
 from contractstudio.reading.source import SourceFile, paused_gc
@@ -111,12 +111,16 @@ class Analyzer:
         self.documents = DocumentsKept()  # a file of many `---` documents: each one's analysis (analysis/by_document.py)
         self._last: SourceFile | None = None  # the last text's reading, before dialect readers replaced any document
         self._lock = threading.Lock()  # a stale worker may still be running when the next edit's starts
+        self._closed = threading.Event()  # set from another thread: a running analysis stops at its next document
 
     def check(self, text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
         """Analyze a new version of the file's text (the same arguments as `check_text`)."""
         with self._lock, paused_gc():
             self.expressions.start()
-            if location is None and (kept := self.documents.check(text, path, ctx, self.expressions)) is not None:
+            if self._closed.is_set():
+                raise AnalysisStopped(path)
+            kept = self.documents.check(text, path, ctx, self.expressions, self._closed.is_set) if location is None else None
+            if kept is not None:
                 self._last = None
                 return kept
             last = self._last
@@ -126,6 +130,11 @@ class Analyzer:
             self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
             source = read_file_source(reading, path, ctx, location)
             return analyze_source(source, ctx, expressions=self.expressions)
+
+    def close(self) -> None:
+        """Nobody will ask for this file's analyses again: one running now stops at its next `---` document (raising
+        AnalysisStopped) instead of holding up the studio's exit for seconds on a big file."""
+        self._closed.set()
 
     def forget(self) -> None:
         """Drop what was kept (the file was closed, or replaced by another)."""

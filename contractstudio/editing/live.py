@@ -40,6 +40,7 @@ class LiveDocument:
     def load(self, text: str, path: str | None = None) -> int:
         """A text from disk (another file, a reload): no analysis, fact or waiter of the previous text counts."""
         if path is not None and path != self.path:
+            self.close()  # an analysis of the previous file still running is for nobody: it stops
             self.path, self._analyzer = path, None  # one analyzer per file
         self.text = text
         self.version += 1  # never reused: a late analysis of the previous file is stale too
@@ -95,6 +96,12 @@ class LiveDocument:
         if report is not None and waiting is not None:
             self._waiting = None
             waiting(report)
+
+    def close(self) -> None:
+        """The face is done with this file: an analysis running now stops at its next `---` document."""
+        with self._analyzer_made:
+            if self._analyzer is not None:
+                self._analyzer.close()
 
     def analyzer(self) -> Analyzer:
         """This file's Analyzer (made on first use, in a worker): each analysis reuses what an edit cannot have changed."""

@@ -11,6 +11,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
 from textual.document._document import Document
 
 from contractstudio.studio.widgets.editor import ContractEditor
@@ -176,3 +177,14 @@ async def test_lines_added_where_the_line_numbers_widen_are_wrapped_and_drawn(ma
         await pilot.pause()
         assert editor.document.line_count == 1000 and editor.document[999] == "x" and editor.document[998] == "y"
         assert len(editor.wrapped_document._line_index_to_offsets) == 1000  # the wrap is of the text as it is now
+
+
+async def test_quitting_stops_the_analysis_of_the_open_file(make_app) -> None:
+    from contractstudio.analysis.incremental import AnalysisStopped
+
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        live = app.screen.live
+    with pytest.raises(AnalysisStopped):  # a big file's analysis running at exit would stop at its next document
+        live.analyzer().check("kind: tools\nname: a\ntools: []\n---\nkind: tools\nname: b\ntools: []\n", "t.tools.yaml")

@@ -99,6 +99,9 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.disabled = True
             self.update_status()
 
+    def on_unmount(self) -> None:
+        self.live.close()  # quitting never waits for a big file's analysis: it stops at its next document
+
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")
 
@@ -177,7 +180,13 @@ class EditScreen(EditingAssist, StudioScreen):
         elif path is not None and path.suffix == ".jsonl":  # traces, datasets, results: not YAML documents
             done = Analysis(path, text, FileReport(name, text, None, [], []), generation)
         else:
-            done = Analysis(path, text, self.live.analyze(text, self.studio.context_for(path), name), generation)
+            from contractstudio.analysis.incremental import AnalysisStopped
+
+            try:
+                report = self.live.analyze(text, self.studio.context_for(path), name)
+            except AnalysisStopped:
+                return  # the file or the studio was closed meanwhile: nobody waits for it
+            done = Analysis(path, text, report, generation)
         self.post_message(AnalysisDone(done))
 
     @on(AnalysisDone)
