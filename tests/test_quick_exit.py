@@ -42,6 +42,9 @@ def test_a_thread_still_running_keeps_the_interpreters_own_exit(monkeypatch: pyt
     monkeypatch.setattr("atexit._run_exitfuncs", lambda: None)
     stop = threading.Event()
     busy = threading.Thread(target=stop.wait, daemon=False)
+    # The threads alive are this test's alone (a suite's earlier tests may leave pool threads behind).
+    alive = [threading.main_thread(), busy]
+    monkeypatch.setattr(threading, "enumerate", lambda: list(alive))
     busy.start()
     try:
         exits.exit_now(1)
@@ -49,5 +52,6 @@ def test_a_thread_still_running_keeps_the_interpreters_own_exit(monkeypatch: pyt
     finally:
         stop.set()
         busy.join()
+    alive.remove(busy)
     exits.exit_now(1)
     assert ended == [1]
