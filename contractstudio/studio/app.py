@@ -218,6 +218,8 @@ class StudioApp(OrderedKeys, OpenFile):
         for f in list(self.workspace.files):
             if f.kind not in KNOWN_KINDS:  # traces, datasets and results are JSON Lines, not documents to analyze
                 continue
+            if self.buffer is not None and f.path == self.buffer.path:
+                continue  # its live analysis counts it (and a big file analyzed again here competed with the keys)
             report = check_file(f.path, self.context_for(f.path))
             c = Counts.of(report.diagnostics)
             counts[f.path] = (c.error, c.warning)

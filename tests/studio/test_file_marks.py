@@ -40,3 +40,23 @@ async def test_a_dataset_opened_in_the_editor_is_not_analyzed_as_yaml(make_app, 
         status = str(app.edit_screen.query_one("#status").render())
         assert "dataset (JSON Lines)" in status and "0 errors" in status
         assert app.counts.get(workspace / "qa.rows.jsonl", (0, 0)) == (0, 0)
+
+
+async def test_the_workspace_count_leaves_the_open_file_to_its_live_analysis(make_app, workspace: Path, monkeypatch) -> None:
+    # The open file's marks come from its live analysis: counting it again from disk in the background analyzed a
+    # 5 MB file whole (seconds of the interpreter) while its author typed, and its result was thrown away.
+    from contractstudio.analysis import check
+
+    (workspace / "broken.contract.yaml").write_text("kind: contract\nname: b\ninput: Missing\n")
+    counted: list[str] = []
+    real = check.check_file
+    monkeypatch.setattr(check, "check_file", lambda path, *a, **k: counted.append(Path(path).name) or real(path, *a, **k))
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for _ in range(40):
+            await app.workers.wait_for_complete()
+            if workspace / "broken.contract.yaml" in app.counts:
+                break
+            await pilot.pause(0.1)
+        assert "broken.contract.yaml" in counted and "multidoc_qa.contract.yaml" not in counted
