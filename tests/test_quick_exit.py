@@ -55,3 +55,17 @@ def test_a_thread_still_running_keeps_the_interpreters_own_exit(monkeypatch: pyt
     alive.remove(busy)
     exits.exit_now(1)
     assert ended == [1]
+
+
+def test_the_studio_ends_without_the_interpreters_teardown_once_its_app_has_returned(monkeypatch: pytest.MonkeyPatch,
+                                                                                     tmp_path: Path) -> None:
+    # A 5 MB file's analysis is a heap of ~700 MB: after Ctrl+Q the terminal was back but the process took 3-5 s
+    # more to free it, object by object.
+    from contractstudio import cli
+    from contractstudio.studio.app import StudioApp
+
+    ended: list[int] = []
+    monkeypatch.setattr(StudioApp, "run", lambda self, *a, **k: None)  # the app ran and returned (the terminal restored)
+    monkeypatch.setattr(cli, "exit_now", ended.append)
+    assert cli.main(["studio", str(tmp_path)], quick_exit=True) == 0
+    assert ended == [0]
