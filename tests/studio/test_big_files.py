@@ -64,11 +64,16 @@ def counting_joins(monkeypatch) -> list[int]:
     return joins
 
 
-async def test_a_keystroke_in_a_big_file_reads_the_whole_text_at_most_once(make_app, workspace: Path, monkeypatch) -> None:
+def forty_documents(workspace: Path) -> str:
+    """A contract file of 40 `---` documents (the sample, each named anew) in the workspace; its name."""
     body = (workspace / CONTRACT).read_text()
     big = workspace / "big.contract.yaml"
     big.write_text("---\n".join(body.replace("name: multidoc_qa\n", f"name: qa_{n}\n") for n in range(40)))
-    app = make_app(big.name)
+    return big.name
+
+
+async def test_a_keystroke_in_a_big_file_reads_the_whole_text_at_most_once(make_app, workspace: Path, monkeypatch) -> None:
+    app = make_app(forty_documents(workspace))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         joins = counting_joins(monkeypatch)
@@ -109,10 +114,7 @@ async def test_a_finished_analysis_is_shown_and_keys_go_on_without_reading_each_
         make_app, workspace: Path, monkeypatch) -> None:
     from contractstudio.analysis.loaded import Loaded
 
-    body = (workspace / CONTRACT).read_text()
-    big = workspace / "big.contract.yaml"
-    big.write_text("---\n".join(body.replace("name: multidoc_qa\n", f"name: qa_{n}\n") for n in range(40)))
-    app = make_app(big.name)
+    app = make_app(forty_documents(workspace))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         joins = counting_joins(monkeypatch)
