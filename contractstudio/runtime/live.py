@@ -219,6 +219,7 @@ class LiveModel:
     api_key: str | None = field(default=None, repr=False)
     timeout_s: float = 30.0
     params: dict[str, Any] = field(default_factory=dict)
+    _ready: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # the engine's settings win: a parameter may not change the timeout, the retries, the endpoint or the key
@@ -236,13 +237,18 @@ class LiveModel:
     def prepare(self) -> None:
         """Import litellm now, so its one-time import is not timed as the model's latency; and build the client
         of an OpenAI-compatible server, so a fresh process's first request is not sent late (an eval worker's
-        first requests would then reach the server together, however far apart --rpm booked them)."""
+        first requests would then reach the server together, however far apart --rpm booked them).
+
+        Once per model: every session prepares its model, and an eval's thousands of sessions share one."""
+        if self._ready:
+            return
         litellm = _litellm()
         import openai.resources  # noqa: F401 - the OpenAI client imports these on its first call: a second or more
 
         if self.api_base:
             self._openai_wire(litellm, self._key_kwargs())
         _build_reply_models(litellm)
+        self._ready = True
 
     def _key_kwargs(self) -> dict[str, Any]:
         """The key a request is sent with: the model's own, else (for a local server) a placeholder when none is set."""
