@@ -10,8 +10,10 @@ counting happen here, once, whatever the engine.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -252,21 +254,22 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     interrupted = False
     started = time.perf_counter()
     try:
-        for rec in _engine(cfg, kind, job, runner, rows(), workers):
-            if rec is None:
+        with _kept_out_of_collections():
+            for rec in _engine(cfg, kind, job, runner, rows(), workers):
+                if rec is None:
+                    if on_progress is not None:
+                        on_progress("tick", None, progress)
+                    continue
+                if writer is not None:
+                    writer.write(rec)
+                tally.add(rec)
+                if comparison is not None:
+                    comparison.see(rec)
+                progress.done += 1
+                progress.successful += bool(rec.get("successful"))
+                progress.cost += float(rec.get("cost_usd") or 0.0) - float((rec.get("cache") or {}).get("saved_usd") or 0.0)
                 if on_progress is not None:
-                    on_progress("tick", None, progress)
-                continue
-            if writer is not None:
-                writer.write(rec)
-            tally.add(rec)
-            if comparison is not None:
-                comparison.see(rec)
-            progress.done += 1
-            progress.successful += bool(rec.get("successful"))
-            progress.cost += float(rec.get("cost_usd") or 0.0) - float((rec.get("cache") or {}).get("saved_usd") or 0.0)
-            if on_progress is not None:
-                on_progress("record", rec, progress)
+                    on_progress("record", rec, progress)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -278,6 +281,21 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
     report = comparison.report(summary) if comparison is not None else None
     return EvalOutcome(kind, summary, report, bad, cfg.out, interrupted)
+
+
+@contextmanager
+def _kept_out_of_collections() -> Iterator[None]:
+    """Everything made before the run (the imports, the contract, litellm's client: some 300,000
+    objects, none of them garbage) left out of the collector's passes while it runs, and given back after it.
+    A row makes enough objects for a collection every few rows; a full one went through them all each time."""
+    if gc.get_freeze_count():  # the caller froze its own: theirs to give back
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:
