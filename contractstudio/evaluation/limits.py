@@ -59,6 +59,11 @@ class RateLimiter:
         self.waited_s = 0.0
         self.cool_downs = 0
 
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether a request's tokens matter here (--tpm)."""
+        return self.tpm is not None
+
     def reserve(self, tokens: int = 0) -> float:
         """Book a request of about `tokens` tokens; the seconds to wait before sending it."""
         with self._lock:
@@ -108,6 +113,8 @@ class LimitedModel:
     def __init__(self, inner: Any, limits: Limits, sleep: Callable[[float], None] = time.sleep, *, wait: bool = True,
                  longest_cool_down: float = MAX_COOL_DOWN) -> None:
         self.inner = inner
+        # a limiter with no --tpm: a request's tokens are neither estimated nor settled (a hub's always are)
+        self.counts_tokens = getattr(limits, "counts_tokens", True)
         self.limits = limits
         self.sleep = sleep
         self.wait = wait  # False (--no-wait): the limiter still books and counts, nothing is slept
@@ -154,7 +161,7 @@ class LimitedModel:
 
     def _book(self, request: LLMRequest) -> tuple[int, float]:
         """(the request's estimated tokens, the seconds to wait before sending it: 0 under --no-wait)."""
-        estimate = estimate_tokens(request)
+        estimate = estimate_tokens(request) if self.counts_tokens else 0
         wait = self.limits.reserve(estimate)
         if wait > 0 and self.wait:
             self.waited_s += wait
@@ -169,6 +176,6 @@ class LimitedModel:
 
     def _settled(self, estimate: int, reply: LLMReply) -> LLMReply:
         used = reply.prompt_tokens + reply.completion_tokens
-        if used:
+        if used and self.counts_tokens:
             self.limits.settle(used - estimate)
         return reply
