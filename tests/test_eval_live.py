@@ -3,6 +3,7 @@ the reply cache, rate limits and 429s with Retry-After, and resume after `kill -
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openai_server import OpenAIServer, Received, Reply
@@ -423,3 +425,29 @@ def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Pa
         server.requests.clear()
         again = evaluate(config).summary  # two workers again, reading the cache the first run's workers wrote
     assert server.requests == [] and again["cache"] == {"hits": 24, "misses": 0} and again["successful"] == 24
+
+
+def test_ctrl_c_mid_run_keeps_the_finished_rows_and_resume_finishes_the_rest(tmp_path: Path, cache_dir: Path) -> None:
+    # Ctrl+C lands wherever the main thread is: in the rows' event loop, or writing a record
+    import _thread
+
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    queries = [f"ok-{i}" for i in range(40)]
+    data = dataset(tmp_path / "rows.jsonl", queries)
+    out = tmp_path / "r.jsonl"
+    with OpenAIServer([Reply(GOOD, delay=0.05)] * 200) as server:
+        def interrupt(kind: str, record: object, progress: Any) -> None:
+            if kind == "record" and progress.done == 6:
+                threading.Timer(0.03, _thread.interrupt_main).start()  # lands while the loop runs the other rows
+
+        cfg = EvalConfig(target=QA, data=data, out=out, model=MODEL, api_base=server.base_url, concurrency=4, workers=1)
+        first = evaluate(cfg, on_progress=interrupt)
+        assert first.interrupted
+        kept = [json.loads(line)["key"] for line in out.read_text().splitlines()]
+        assert 6 <= len(kept) < 40 and len(set(kept)) == len(kept) == first.summary["rows"]
+        assert not [t for t in threading.enumerate() if t.name.startswith("contractstudio-eval")]
+        second = evaluate(dataclasses.replace(cfg, resume=True))
+    assert not second.interrupted and second.summary["rows"] == 40
+    keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
+    assert sorted(keys) == sorted(set(keys)) and len(keys) == 40

@@ -5,12 +5,15 @@ only when one finishes, so a dataset of any size is never held in memory.
 Records come back in the order rows finish; `None` is yielded every `tick`
 seconds while nothing finishes, so the caller can redraw its progress.
 
-The loop runs in a thread of its own and only runs rows: the caller's thread
-reads and chooses the rows (a `--sample` reads the whole file first) and writes
-the records, so neither waits for the other. A live row awaits its model
-(`RowRunner.arun`: litellm.acompletion), so 32 calls in flight cost 32 tasks, not
-32 threads taking turns at the GIL. Rows that wait for nothing (scripted,
-replayed, a pipeline's simulation) run one after the other in the caller's thread.
+A live row awaits its model (`RowRunner.arun`: litellm.acompletion), so 32 calls
+in flight cost 32 tasks, not 32 threads taking turns at the GIL. The loop runs in
+the caller's thread while the caller waits for the next record (`HereLoop`): no
+record crosses between threads, and a loop in a thread of its own cost each row
+two hand-overs of the GIL, about a tenth of the engine's own CPU. Replies that
+arrive while the caller writes a record wait in their sockets for the next turn.
+A caller whose thread already runs a loop (a notebook) gets a loop in a thread
+of its own (`RowLoop`). Rows that wait for nothing (scripted, replayed, a
+pipeline's simulation) run one after the other, without a loop.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import asyncio
 import inspect
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from typing import Any
@@ -26,6 +30,7 @@ from typing import Any
 from contractstudio.evaluation.dataset import Row
 
 Record = dict[str, Any]
+Done = asyncio.Task[Record] | Future[Record]
 
 
 def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: int, *,
@@ -33,19 +38,14 @@ def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: i
     """Each row's record as it finishes (or None on a quiet tick).
 
     `run_row` a coroutine function: rows run as tasks of the loop. A plain function is for rows that wait for
-    nothing (scripted, replayed, a pipeline's simulation): they run one after the other in this thread, since
-    running them side by side would only add hand-overs between threads.
+    nothing (scripted, replayed, a pipeline's simulation): they run one after the other, since running them
+    side by side would only add hand-overs.
     """
     if not inspect.iscoroutinefunction(run_row):
         for each in rows:
             yield run_row(each)
         return
-    finished: queue.SimpleQueue[Future[Record]] = queue.SimpleQueue()
-
-    async def one(row: Row) -> Record:
-        return await run_row(row)
-
-    loop = RowLoop()
+    loop: HereLoop | RowLoop = RowLoop() if _loop_running_here() else HereLoop()
     in_flight = 0
     exhausted = False
     try:
@@ -55,32 +55,89 @@ def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: i
                 if row is None:
                     exhausted = True
                     break
-                loop.submit(one(row)).add_done_callback(finished.put)
+                loop.start(run_row(row))
                 in_flight += 1
             if in_flight == 0:
                 return
-            try:
-                future = finished.get(timeout=tick)
-            except queue.Empty:
+            done = loop.next_done(tick)
+            if done is None:
                 yield None
                 continue
             in_flight -= 1
-            yield future.result()
+            yield done.result()
     finally:
         loop.close()
 
 
+def _loop_running_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class HereLoop:
+    """An event loop run in the caller's thread, while it waits for a row to finish."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.finished: deque[asyncio.Task[Record]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def start(self, work: Coroutine[Any, Any, Record]) -> None:
+        self.loop.create_task(work).add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[Record]) -> None:
+        self.finished.append(task)
+        _settle(self._waiter)
+
+    def next_done(self, tick: float) -> Done | None:
+        """A row that has ended, running the loop until one has (None after `tick` seconds of none)."""
+        if not self.finished:
+            self._waiter = waiter = self.loop.create_future()
+            timer = self.loop.call_later(tick, _settle, waiter)
+            try:
+                self.loop.run_until_complete(waiter)
+            finally:
+                timer.cancel()
+                self._waiter = None
+        return self.finished.popleft() if self.finished else None
+
+    def close(self) -> None:
+        """Cancel the rows still running (the caller stopped early), close the loop's HTTP clients and the loop."""
+        self.loop.run_until_complete(_wind_down())
+        self.loop.close()
+
+
+def _settle(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
 class RowLoop:
-    """One event loop in a thread of its own, running rows as tasks (the local engine's, and a Ray driver's own rows)."""
+    """One event loop in a thread of its own, running rows as tasks (a Ray driver's own rows; `run_local` where
+    the caller's thread runs a loop already)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="contractstudio-eval-loop", daemon=True)
         self.thread.start()
+        self.finished: queue.SimpleQueue[Future[Record]] = queue.SimpleQueue()
 
     def submit(self, work: Coroutine[Any, Any, Record]) -> Future[Record]:
         """Run `work` as a task of the loop; its future completes in the loop's thread."""
         return asyncio.run_coroutine_threadsafe(work, self.loop)
+
+    def start(self, work: Coroutine[Any, Any, Record]) -> None:
+        self.submit(work).add_done_callback(self.finished.put)
+
+    def next_done(self, tick: float) -> Done | None:
+        """A row that has ended, waiting for one at most `tick` seconds."""
+        try:
+            return self.finished.get(timeout=tick)
+        except queue.Empty:
+            return None
 
     def close(self) -> None:
         """Cancel the rows still running, close the loop's HTTP clients, stop the thread."""
