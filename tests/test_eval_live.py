@@ -451,3 +451,18 @@ def test_ctrl_c_mid_run_keeps_the_finished_rows_and_resume_finishes_the_rest(tmp
     assert not second.interrupted and second.summary["rows"] == 40
     keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
     assert sorted(keys) == sorted(set(keys)) and len(keys) == 40
+
+
+def test_a_live_run_started_from_a_running_event_loop_runs_its_rows(tmp_path: Path, cache_dir: Path) -> None:
+    # a notebook's cell runs inside an event loop: the rows' loop cannot run in that thread, so it gets its own
+    import asyncio
+
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    data = dataset(tmp_path / "rows.jsonl", [f"ok-{i}" for i in range(5)])
+    with OpenAIServer([GOOD] * 10) as server:
+        async def cell() -> Any:
+            return evaluate(EvalConfig(target=QA, data=data, model=MODEL, api_base=server.base_url, workers=1))
+
+        outcome = asyncio.run(cell())
+    assert (outcome.summary["rows"], outcome.summary["successful"]) == (5, 5)
