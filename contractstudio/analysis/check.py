@@ -16,12 +16,13 @@ from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic, finalize, make
+from contractstudio.reading.collector import paused_gc
 from contractstudio.reading.dialect_registry import for_file
 from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
 from contractstudio.reading.kinds import KNOWN_KINDS
-from contractstudio.reading.source import SourceDocument, SourceFile, paused_gc, read_source
+from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 from contractstudio.trust import hook_folder
 
 # decode, discover, kind_of_text and read_text live in reading/files.py (no models: the studio's first screen uses them)

@@ -11,8 +11,10 @@ def run(args: argparse.Namespace) -> int:
 
     if (refused := files_refused(args.paths, folders=True)) is not None:  # the rule of every command's file arguments
         return refused
+    from contractstudio.reading.collector import keep_readings
     from contractstudio.studio.app import StudioApp  # textual is imported only for this command
 
+    keep_readings()  # what analyses build stays out of the collector's passes; the studio sweeps when the keys are quiet
     StudioApp(list(args.paths), trusted=bool(args.trust), dialect=getattr(args, "dialect", None)).run()
     return 0
 

@@ -8,16 +8,14 @@ of `reading/nodes.py`. Scalars are resolved with the YAML 1.2 core schema, so
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
 from contractstudio.findings.diagnostics import Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
 from contractstudio.reading.builder import MAX_ALIAS_EXPANSION, MAX_DEPTH, Builder, resolve_plain  # noqa: F401
+from contractstudio.reading.collector import paused_gc
 from contractstudio.reading.nodes import (  # noqa: F401  (re-exported: the public node API)
     MapNode,
     Node,
@@ -31,21 +29,6 @@ from contractstudio.reading.nodes import (  # noqa: F401  (re-exported: the publ
 )
 
 _DOC_START = re.compile(r"^---(?:[ \t]|$)", re.M)
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic GC paused for a block, then resumed as it was (nests)."""
-    # Reading and analysis build ~10^5 small objects with no cycles: CPython's full
-    # collections would only rescan them over and over (a third of the time on big
-    # files, and superlinear in the file's size), so both pause it while they run.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def read_source(text: str, path: str = "<text>") -> SourceFile:

@@ -10,6 +10,7 @@ the debugger does not pay that import.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from contractstudio.findings.diagnostics import Counts
@@ -45,6 +47,13 @@ if TYPE_CHECKING:
 DEFAULT_DARK, DEFAULT_LIGHT = "contractstudio-dark", "contractstudio-light"
 DISK_POLL_S = 2.0
 WORKSPACE_POLL_S = 5.0  # a walk of the workspace folders for new files: cheap, but not every disk poll
+# The model client (litellm) loads in the background once the keys have been quiet this long: its import is seconds
+# of the interpreter, which every key typed meanwhile would share.
+CLIENT_AFTER_QUIET_S = 2.0
+# What analyses build is frozen out of the collector's passes (reading/collector.py); once the keys have been quiet
+# this long and this many objects were frozen since, the whole heap is collected once (a closed screen's cycles).
+SWEEP_QUIET_S = 5.0
+SWEEP_AFTER_OBJECTS = 50_000
 
 
 def _graph_screen() -> Screen[None]:
@@ -141,6 +150,9 @@ class StudioApp(OrderedKeys, OpenFile):
         self._startup_notes: list[tuple[str, str]] = list(("warning", p) for p in self.config.problems)
         self._disk_warned = False
         self._client_asked = False  # the background import of litellm was started
+        self._client_timer: Timer | None = None  # it waits for the keys to be quiet
+        self._client_waits_from: float | None = None
+        self._frozen_after_sweep = 0
         themes, problems = load_themes([bundled_themes_folder(), self.config.themes_folder])
         for theme in themes:
             self.register_theme(theme)
@@ -183,9 +195,10 @@ class StudioApp(OrderedKeys, OpenFile):
             self.notify(note, severity=severity, timeout=8)  # type: ignore[arg-type]
         self.set_interval(DISK_POLL_S, self.check_disk)
         self.set_interval(WORKSPACE_POLL_S, self.rescan_workspace)  # files created meanwhile appear in the list
+        self.set_interval(1.0, self._sweep_when_quiet)
         self.set_timer(0.5, self.count_workspace)
         if self.buffer is None:  # no first analysis to wait for: the client loads after the first screen
-            self.call_after_refresh(self.load_model_client)
+            self.call_after_refresh(self._load_client_when_quiet)
 
     def context_for(self, path: Path | None) -> Context:
         """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
@@ -291,7 +304,7 @@ class StudioApp(OrderedKeys, OpenFile):
     def analysis_finished(self, analysis: Analysis) -> None:
         """Called by edit mode with each fresh analysis; other modes read `self.analysis`."""
         self.analysis = analysis
-        self.load_model_client()  # after the first screen and its first analysis, so neither waits for it
+        self._load_client_when_quiet()  # after the first screen and its first analysis, so neither waits for it
         if analysis.path is not None:
             c = Counts.of(analysis.diagnostics)
             if self.counts.get(analysis.path) != (c.error, c.warning):
@@ -305,6 +318,35 @@ class StudioApp(OrderedKeys, OpenFile):
         from contractstudio.runtime.call_state import CallOptions  # the runtime loads when the debugger starts a call
 
         return CallOptions(wait=False)
+
+    def _sweep_when_quiet(self) -> None:
+        """Collect the whole heap once the keys have been quiet a while, if enough was frozen since the last time."""
+        from contractstudio.reading import collector
+
+        if (collector.frozen() - self._frozen_after_sweep < SWEEP_AFTER_OBJECTS
+                or time.monotonic() - self.last_key_at < SWEEP_QUIET_S):
+            return
+        took = collector.sweep()
+        self._frozen_after_sweep = collector.frozen()
+        self.log.debug(f"heap swept in {took:.2f} s")
+
+    def _load_client_when_quiet(self) -> None:
+        """Load the model client once no key has come for CLIENT_AFTER_QUIET_S: its import shares the interpreter with
+        the keys for seconds, so it waits for the author to stop typing (the debugger asks for it at once)."""
+        if self._client_asked or self._client_timer is not None:
+            return
+        if self._client_waits_from is None:
+            self._client_waits_from = time.monotonic()  # the first analysis: the author may start typing now
+        quiet = time.monotonic() - max(self.last_key_at, self._client_waits_from)
+        if quiet >= CLIENT_AFTER_QUIET_S:
+            self.load_model_client()
+            return
+
+        def again() -> None:
+            self._client_timer = None
+            self._load_client_when_quiet()
+
+        self._client_timer = self.set_timer(CLIENT_AFTER_QUIET_S - quiet, again)
 
     def load_model_client(self) -> None:
         """Import the live model's client (litellm) in the background, once: the first live call never waits for it."""

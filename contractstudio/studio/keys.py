@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import time
 from typing import Any
 
 from textual import events
@@ -38,6 +39,7 @@ class OrderedKeys(App[None]):
     _held_keys: asyncio.Queue[events.Key] | None = None
     _key_pump: asyncio.Task[None] | None = None
     _released_key: events.Key | None = None
+    last_key_at = 0.0  # time.monotonic() of the last key from the terminal (0: none yet)
     _keys_idle: asyncio.Event | None = None  # set while no key is held or being handled
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -51,6 +53,7 @@ class OrderedKeys(App[None]):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and event is not self._released_key:
+            self.last_key_at = time.monotonic()
             if self._held_keys is None:
                 self._held_keys = asyncio.Queue()
                 self._keys_idle = asyncio.Event()

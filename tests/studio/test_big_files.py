@@ -190,3 +190,70 @@ async def test_quitting_stops_the_analysis_of_the_open_file(make_app) -> None:
         live = app.screen.live
     with pytest.raises(AnalysisStopped):  # a big file's analysis running at exit would stop at its next document
         live.analyzer().check("kind: tools\nname: a\ntools: []\n---\nkind: tools\nname: b\ntools: []\n", "t.tools.yaml")
+
+
+async def test_the_model_clients_import_waits_until_the_keys_are_quiet(make_app, monkeypatch) -> None:
+    # litellm's import is seconds of the interpreter: begun in the background after the first analysis, it shared
+    # the interpreter with every key typed during it (on the 5 MB file the first keys after opening it echoed in
+    # 130 ms instead of 70)
+    from contractstudio.studio import app as app_module
+
+    app = make_app(CONTRACT)
+    started: list[float] = []
+    monkeypatch.setattr(app_module.StudioApp, "import_model_client", lambda self: started.append(1))
+    monkeypatch.setattr(app_module, "CLIENT_AFTER_QUIET_S", 1.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.editor.move_cursor((1, 0))
+        for _ in range(8):  # a key every 0.3 s for 2.4 s: never a second without one
+            await pilot.press("a")
+            await pilot.pause(0.3)
+        assert started == []
+        await pilot.pause(1.6)  # a second and more without a key
+        assert started == [1]
+        await pilot.press("b")
+        await settle(pilot)
+        await pilot.pause(1.2)
+        assert started == [1]  # once
+
+
+async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_are_swept_when_the_keys_are_quiet(
+        make_app, monkeypatch) -> None:
+    # a paused collector left every object allocated meanwhile young: the next allocation, often a key's, collected
+    # them all (0.4-0.8 s on the 5 MB file); frozen instead, nothing collects a cycle that becomes garbage later
+    import gc
+    import weakref
+
+    from contractstudio.reading import collector
+    from contractstudio.studio import app as app_module
+
+    monkeypatch.setattr(collector, "_keep", True)  # as `contractstudio studio` runs
+    monkeypatch.setattr(app_module, "SWEEP_QUIET_S", 1.0)
+    monkeypatch.setattr(app_module, "SWEEP_AFTER_OBJECTS", 1)
+
+    class Node:
+        pass
+
+    app = make_app(CONTRACT)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            assert collector.frozen() > 10_000  # the analysis's objects, out of the collector's passes
+            cycle = Node()
+            cycle.me = cycle
+            gone = weakref.ref(cycle)
+            app.screen.editor.move_cursor((1, 0))
+            await pilot.press("a")
+            await settle(pilot)  # an analysis freezes the heap, the cycle with it
+            del cycle
+            gc.collect()
+            assert gone() is not None  # frozen: no collection frees it
+            for _ in range(4):  # keys keep coming: no sweep
+                await pilot.press("b")
+                await pilot.pause(0.4)
+            assert gone() is not None
+            await pilot.pause(2.5)  # quiet: swept
+            assert gone() is None
+            assert collector.frozen() > 10_000  # and frozen again
+    finally:
+        gc.unfreeze()

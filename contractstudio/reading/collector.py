@@ -1,0 +1,57 @@
+"""The cyclic garbage collector around readings and analyses: paused while they run, and, in a long-lived process
+that asks for it (the studio), what they built kept out of its passes afterwards.
+
+Reading and analysis build ~10^5 small objects with no cycles per megabyte. CPython's collector would rescan them
+over and over while they are built (a third of the time on big files, superlinear in the size), so `paused_gc`
+pauses it. But the pause is process-wide: everything allocated meanwhile, in every thread, is young when it
+ends, and the next allocation anywhere (often a key's, on the screen's thread) collected it all at once, and again
+as it aged: 0.4 to 0.8 s each on a 5 MB contract (bench/bench_typing.py). With `keep_readings()`, the end of a
+pause freezes the heap instead (`gc.freeze`): the collector's passes skip it, and objects freed by reference
+count are still freed. What the freeze cannot free is a cycle that becomes garbage after it (a closed screen's
+widgets): `sweep()` gives the frozen heap back, collects it once, and freezes it again; the studio sweeps when
+its keys have been quiet a while.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_keep = False  # keep_readings(): freeze the heap at the end of a pause
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic GC paused for a block, then resumed as it was (nests); under keep_readings() the heap is frozen first."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            if _keep:
+                gc.freeze()
+            gc.enable()
+
+
+def keep_readings() -> None:
+    """From now on, what a reading or an analysis built stays out of the collector's passes (call `sweep` now and then)."""
+    global _keep
+    _keep = True
+
+
+def frozen() -> int:
+    """How many objects the collector's passes skip."""
+    return gc.get_freeze_count()
+
+
+def sweep() -> float:
+    """Collect the whole heap once (the frozen part too) and freeze what is left; the seconds it took."""
+    started = time.perf_counter()
+    gc.unfreeze()
+    gc.collect()
+    if _keep:
+        gc.freeze()
+    return time.perf_counter() - started
