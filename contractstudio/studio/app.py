@@ -51,9 +51,9 @@ WORKSPACE_POLL_S = 5.0  # a walk of the workspace folders for new files: cheap, 
 # of the interpreter, which every key typed meanwhile would share.
 CLIENT_AFTER_QUIET_S = 2.0
 # What analyses build is frozen out of the collector's passes (reading/collector.py); once the keys have been quiet
-# this long and this many objects were frozen since, the whole heap is collected once (a closed screen's cycles).
+# this long and the heap was frozen this often since, the whole heap is collected once (a closed screen's cycles).
 SWEEP_QUIET_S = 5.0
-SWEEP_AFTER_OBJECTS = 50_000
+SWEEP_AFTER_FREEZES = 10
 
 
 def _graph_screen() -> Screen[None]:
@@ -152,7 +152,7 @@ class StudioApp(OrderedKeys, OpenFile):
         self._client_asked = False  # the background import of litellm was started
         self._client_timer: Timer | None = None  # it waits for the keys to be quiet
         self._client_waits_from: float | None = None
-        self._frozen_after_sweep = 0
+        self._freezes_after_sweep = 0
         themes, problems = load_themes([bundled_themes_folder(), self.config.themes_folder])
         for theme in themes:
             self.register_theme(theme)
@@ -323,11 +323,11 @@ class StudioApp(OrderedKeys, OpenFile):
         """Collect the whole heap once the keys have been quiet a while, if enough was frozen since the last time."""
         from contractstudio.reading import collector
 
-        if (collector.frozen() - self._frozen_after_sweep < SWEEP_AFTER_OBJECTS
+        if (collector.freezes - self._freezes_after_sweep < SWEEP_AFTER_FREEZES
                 or time.monotonic() - self.last_key_at < SWEEP_QUIET_S):
             return
         took = collector.sweep()
-        self._frozen_after_sweep = collector.frozen()
+        self._freezes_after_sweep = collector.freezes
         self.log.debug(f"heap swept in {took:.2f} s")
 
     def _load_client_when_quiet(self) -> None:

@@ -229,7 +229,7 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
 
     monkeypatch.setattr(collector, "_keep", True)  # as `contractstudio studio` runs
     monkeypatch.setattr(app_module, "SWEEP_QUIET_S", 1.0)
-    monkeypatch.setattr(app_module, "SWEEP_AFTER_OBJECTS", 1)
+    monkeypatch.setattr(app_module, "SWEEP_AFTER_FREEZES", 1)
 
     class Node:
         pass
@@ -256,4 +256,26 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
             assert gone() is None
             assert collector.frozen() > 10_000  # and frozen again
     finally:
+        gc.unfreeze()
+
+
+async def test_the_sweeps_check_does_not_walk_the_frozen_heap(make_app, monkeypatch) -> None:
+    # gc.get_freeze_count() walks every frozen object: once a second on the 5 MB file's 10^6 objects it was 5-10 ms of
+    # the screen's thread each time (found by bench/bench_typing.py --profile)
+    import gc
+
+    from contractstudio.reading import collector
+
+    walks: list[int] = []
+    real = gc.get_freeze_count
+    monkeypatch.setattr(collector, "_keep", True)
+    monkeypatch.setattr(collector.gc, "get_freeze_count", lambda: walks.append(1) or real())
+    app = make_app(CONTRACT)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.pause(2.5)
+            assert walks == []
+    finally:
+        monkeypatch.undo()
         gc.unfreeze()
