@@ -116,9 +116,11 @@ class LiveDocument:
         """The analysis of one version's text (call it in a worker, then `accept` it with that version)."""
         from contractstudio.editing.cursor import document_starts
         from contractstudio.editing.text import rows
+        from contractstudio.reading.source import text_lines
 
         report = self.analyzer().check(text, name or self.path or "<text>", context)
         # Here, not on the face's thread when it accepts the analysis or hovers in it: each is a pass over the text.
         document_starts(report.text)
         rows(report.text)
+        text_lines(report.text)  # YAML's lines, for a position's text (hover)
         return report

@@ -154,3 +154,24 @@ def test_completion_in_a_big_file_counts_the_documents_above_from_the_last_analy
     facts = doc.facts_at(lines, row)
     complete(facts, row + 1, 16, lines)
     assert facts is doc.report and len(walked) < 50  # not the 1,500 lines above the cursor's document, twice
+
+
+def test_a_hover_after_an_analysis_cuts_no_line_of_the_text_on_the_face_s_thread() -> None:
+    # positions in the text (a quoted name's span) cut it into lines once per text: 16 ms for 5 MB, which the
+    # studio's first hover after each analysis paid on its screen's thread (bench/bench_typing.py --profile)
+    from pathlib import Path
+
+    from contractstudio.editing.hover import hover
+    from contractstudio.reading.source import text_lines
+
+    sample = (Path(__file__).resolve().parents[2] / "samples" / "multidoc_qa.contract.yaml").read_text()
+    text = "---\n".join(sample.replace("name: multidoc_qa\n", f"name: qa_{n}\n") for n in range(3))
+    doc = LiveDocument("many.contract.yaml")
+    version = doc.edit(text)
+    report = analyzed(doc, text)
+    assert doc.accept(version, report)
+    cut = text_lines.cache_info().misses
+    row = next(n for n, line in enumerate(text.split("\n"), 1) if "coverage_score" in line and '"' in line)
+    for column in range(1, 40, 3):
+        hover(report, row, column)
+    assert text_lines.cache_info().misses == cut
