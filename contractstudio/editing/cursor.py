@@ -186,7 +186,8 @@ def loaded_for(report: FileReport | None, doc_index: int) -> Loaded | None:
         return None
     if len(report.documents) == 1 and doc_index == 0:
         return report.documents[0]
-    return next((d for d in report.documents if report_document_index(report, d.doc.line - 1) == doc_index), None)
+    starts = document_starts(report.text)  # once, not per document (see LiveDocument.accept)
+    return next((d for d in report.documents if bisect.bisect_right(starts, d.doc.line - 1) == doc_index), None)
 
 
 def document_at(report: FileReport, line: int) -> Loaded | None:

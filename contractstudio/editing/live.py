@@ -59,11 +59,16 @@ class LiveDocument:
         if version != self.version:
             return False
         self.report, self.analyzed_version = report, version
-        from contractstudio.editing.cursor import report_document_index
+        from bisect import bisect_right
 
-        for loaded in report.documents:  # the text's document starts were worked out in `analyze`
+        from contractstudio.editing.cursor import document_starts
+
+        # worked out in `analyze`, and looked up once: a text equal to an earlier one (x, then Backspace) is
+        # compared whole with it on each lookup
+        starts = document_starts(report.text)
+        for loaded in report.documents:
             if loaded.model is not None:
-                self.facts[report_document_index(report, loaded.doc.line - 1)] = report
+                self.facts[bisect_right(starts, loaded.doc.line - 1)] = report
         return True
 
     @property
