@@ -22,6 +22,11 @@ if TYPE_CHECKING:  # the analyzer loads with the first analysis (in a face's wor
 DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enough to feel live
 
 
+# An edit's analysis collects the symbols of the documents it analyzed again, when they are this few (a paste
+# across many documents leaves them to the first hover).
+_SYMBOLS_AHEAD = 3
+
+
 class LiveDocument:
     """A text being edited: versions, the newest analysis of the current version, facts per `---` document, waiters."""
 
@@ -123,9 +128,16 @@ class LiveDocument:
         from contractstudio.editing.text import rows
         from contractstudio.reading.source import text_lines
 
+        kept = {id(d) for d in self.report.documents} if self.report is not None else set()
         report = self.analyzer().check(text, name or self.path or "<text>", context)
         # Here, not on the face's thread when it accepts the analysis or hovers in it: each is a pass over the text.
         document_starts(report.text)
         rows(report.text)
         text_lines(report.text)  # YAML's lines, for a position's text (hover)
+        again = [d for d in report.documents if id(d) not in kept]
+        if kept and len(again) <= _SYMBOLS_AHEAD:  # the document(s) an edit analyzed again: the cursor is in one
+            from contractstudio.editing.symbols import occurrences
+
+            for loaded in again:
+                occurrences(loaded)
         return report
