@@ -201,19 +201,19 @@ async def test_the_model_clients_import_waits_until_the_keys_are_quiet(make_app,
     app = make_app(CONTRACT)
     started: list[float] = []
     monkeypatch.setattr(app_module.StudioApp, "import_model_client", lambda self: started.append(1))
-    monkeypatch.setattr(app_module, "CLIENT_AFTER_QUIET_S", 1.0)
+    monkeypatch.setattr(app_module, "CLIENT_AFTER_QUIET_S", 3.0)  # far above a key's time, even on a loaded machine
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.screen.editor.move_cursor((1, 0))
-        for _ in range(8):  # a key every 0.3 s for 2.4 s: never a second without one
+        for _ in range(12):  # a key every 0.3 s for 3.6 s: never 3 s without one
             await pilot.press("a")
             await pilot.pause(0.3)
         assert started == []
-        await pilot.pause(1.6)  # a second and more without a key
+        await pilot.pause(3.8)  # 3 s and more without a key
         assert started == [1]
         await pilot.press("b")
         await settle(pilot)
-        await pilot.pause(1.2)
+        await pilot.pause(3.2)
         assert started == [1]  # once
 
 
@@ -228,7 +228,7 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
     from contractstudio.studio import app as app_module
 
     monkeypatch.setattr(collector, "_keep", True)  # as `contractstudio studio` runs
-    monkeypatch.setattr(app_module, "SWEEP_QUIET_S", 1.0)
+    monkeypatch.setattr(app_module, "SWEEP_QUIET_S", 2.5)  # far above a key's time, even on a loaded machine
     monkeypatch.setattr(app_module, "SWEEP_AFTER_FREEZES", 1)
 
     class Node:
@@ -248,11 +248,11 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
             del cycle
             gc.collect()
             assert gone() is not None  # frozen: no collection frees it
-            for _ in range(4):  # keys keep coming: no sweep
+            for _ in range(8):  # keys keep coming: no sweep
                 await pilot.press("b")
                 await pilot.pause(0.4)
             assert gone() is not None
-            await pilot.pause(2.5)  # quiet: swept
+            await pilot.pause(4.0)  # quiet: swept
             assert gone() is None
             assert collector.frozen() > 10_000  # and frozen again
     finally:
