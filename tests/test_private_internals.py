@@ -72,7 +72,7 @@ def _litellm_source(relative: str) -> str:
 
 def test_litellm_still_looks_up_its_success_logging_executor_on_utils() -> None:
     source = _litellm_source("utils.py")
-    reason = ("runtime/live.py replaces litellm.utils.executor so that success logging is not scheduled when nothing "
+    reason = ("runtime/success_logging.py replaces litellm.utils.executor so that success logging is not scheduled when nothing "
               "listens; litellm must still bind `executor` in litellm.utils and look it up there on each call")
     assert "import executor" in source or "\nexecutor" in source, reason
     assert 'getattr(sys.modules[__name__], "executor")' in source, reason
@@ -87,7 +87,7 @@ def test_litellm_still_makes_its_async_transport_with_a_static_method() -> None:
 
 def test_litellm_still_keeps_async_success_callbacks_and_hidden_params() -> None:
     assert "\n_async_success_callback" in _litellm_source("__init__.py"), (
-        "runtime/live.py reads litellm._async_success_callback to know whether success logging is listened to")
+        "runtime/success_logging.py reads litellm._async_success_callback to know whether success logging is listened to")
     assert "_hidden_params: dict" in _litellm_source("types/utils.py"), (
         "runtime/live.py reads a reply's _hidden_params['response_cost'] (litellm's own price of the call)")
 

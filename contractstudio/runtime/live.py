@@ -19,6 +19,7 @@ from typing import Any
 from contractstudio.documents.models import LLMSettings
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
+from contractstudio.runtime.success_logging import quiet_success_logging
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
 from contractstudio.trust import is_loopback, untrusted_key_routes
 
@@ -37,7 +38,7 @@ def _litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.num_retries = 0
-        _quiet_success_logging(litellm)
+        quiet_success_logging(litellm)
         filter_logs()  # after the import, so every logger litellm and the OpenAI client made is there
         _LOGS_FILTERED = True
     import litellm
@@ -46,41 +47,6 @@ def _litellm() -> Any:
 
 
 _LOGS_FILTERED = False
-
-
-class _SuccessLoggingWhenListened:
-    """litellm's executor for its success logging, which it hands every completed call; run only when someone listens.
-
-    Without a callback (none is set by default, and contractstudio sets none), litellm's `success_handler` still
-    builds a standard logging payload and computes the cost a second time, on a background thread that competes
-    for the GIL with the caller: about a tenth of a live call's CPU, and what slowed the engine's own work right
-    after each reply. Callbacks set at any time (litellm.success_callback, litellm.callbacks, a budget) are seen
-    at the next call; everything else submitted here passes through unchanged.
-    """
-
-    def __init__(self, executor: Any, litellm: Any) -> None:
-        self.executor = executor
-        self.litellm = litellm
-
-    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        handler = args[0] if args else None
-        if getattr(handler, "__name__", "") == "success_handler" and not self.listened():
-            return None  # litellm never reads the future of its success logging
-        return self.executor.submit(fn, *args, **kwargs)
-
-    def listened(self) -> bool:
-        lit = self.litellm
-        return bool(lit.success_callback or lit._async_success_callback or lit.callbacks or lit.max_budget)  # noqa: SLF001
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.executor, name)
-
-
-def _quiet_success_logging(litellm: Any) -> None:
-    utils: Any = getattr(litellm, "utils", None)
-    executor = getattr(utils, "executor", None)  # where litellm's completion wrapper looks it up on every call
-    if executor is not None and not isinstance(executor, _SuccessLoggingWhenListened):
-        utils.executor = _SuccessLoggingWhenListened(executor, litellm)
 
 
 def _cost(litellm: Any, response: Any) -> float:
