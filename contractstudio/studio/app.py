@@ -10,7 +10,6 @@ the debugger does not pay that import.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -355,13 +354,9 @@ class StudioApp(OrderedKeys, OpenFile):
             self._client_asked = True
             self.import_model_client()
 
+    @work(thread=True, exclusive=True, group="model-client", exit_on_error=False)
     def import_model_client(self) -> None:
-        """litellm's import and set-up (seconds of CPU), off the UI thread, in a daemon thread of its own: it starts
-        when the keys are quiet, so the author may quit during it, and the event loop's end waits for the threads of
-        its executor (a Textual worker's), but not for this one."""
-        threading.Thread(target=self._import_model_client, name="contractstudio-model-client", daemon=True).start()
-
-    def _import_model_client(self) -> None:
+        """litellm's import and set-up (seconds of CPU), off the UI thread."""
         from contractstudio.studio import calls
 
         try:

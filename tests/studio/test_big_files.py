@@ -279,30 +279,3 @@ async def test_the_sweeps_check_does_not_walk_the_frozen_heap(make_app, monkeypa
     finally:
         monkeypatch.undo()
         gc.unfreeze()
-
-
-def test_quitting_while_the_model_client_is_imported_does_not_wait_for_the_import(make_app, monkeypatch) -> None:
-    # the import starts when the keys are quiet, so an author may quit during it: the studio's event loop ended only
-    # once its executor's threads had, 4 s after Ctrl+Q on the sample (by hand under tmux)
-    import time
-
-    from contractstudio.studio import calls
-
-    importing = threading.Event()
-
-    def slow_import() -> None:
-        importing.set()
-        time.sleep(8)  # litellm's import on a loaded machine
-
-    monkeypatch.setattr(calls, "load_client", slow_import)
-    app = make_app(CONTRACT)
-
-    async def session() -> None:
-        async with app.run_test(size=(80, 24)) as pilot:
-            await settle(pilot)
-            app.load_model_client()
-            await asyncio.get_running_loop().run_in_executor(None, importing.wait, 10)
-
-    started = time.monotonic()
-    asyncio.run(session())  # as `App.run` ends: the loop's executor is shut down, waiting for its threads
-    assert time.monotonic() - started < 7
