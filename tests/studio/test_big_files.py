@@ -196,24 +196,29 @@ async def test_the_model_clients_import_waits_until_the_keys_are_quiet(make_app,
     # litellm's import is seconds of the interpreter: begun in the background after the first analysis, it shared
     # the interpreter with every key typed during it (on the 5 MB file the first keys after opening it echoed in
     # 130 ms instead of 70)
+    import time
+
     from contractstudio.studio import app as app_module
 
     app = make_app(CONTRACT)
     started: list[float] = []
     monkeypatch.setattr(app_module.StudioApp, "import_model_client", lambda self: started.append(1))
-    monkeypatch.setattr(app_module, "CLIENT_AFTER_QUIET_S", 3.0)  # far above a key's time, even on a loaded machine
+    monkeypatch.setattr(app_module, "CLIENT_AFTER_QUIET_S", 1.5)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.screen.editor.move_cursor((1, 0))
-        for _ in range(12):  # a key every 0.3 s for 3.6 s: never 3 s without one
-            await pilot.press("a")
-            await pilot.pause(0.3)
+        before = app.last_key_at
+        await pilot.press("a")
+        assert app.last_key_at > before  # a key from the terminal is when the quiet starts again
+        for _ in range(8):  # keys keep coming (as a typist's, every 0.25 s): never 1.5 s without one
+            app.last_key_at = time.monotonic()
+            await pilot.pause(0.25)
         assert started == []
-        await pilot.pause(3.8)  # 3 s and more without a key
+        await pilot.pause(2.2)  # 1.5 s and more without a key
         assert started == [1]
         await pilot.press("b")
         await settle(pilot)
-        await pilot.pause(3.2)
+        await pilot.pause(1.7)
         assert started == [1]  # once
 
 
@@ -222,13 +227,14 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
     # a paused collector left every object allocated meanwhile young: the next allocation, often a key's, collected
     # them all (0.4-0.8 s on the 5 MB file); frozen instead, nothing collects a cycle that becomes garbage later
     import gc
+    import time
     import weakref
 
     from contractstudio.reading import collector
     from contractstudio.studio import app as app_module
 
     monkeypatch.setattr(collector, "_keep", True)  # as `contractstudio studio` runs
-    monkeypatch.setattr(app_module, "SWEEP_QUIET_S", 2.5)  # far above a key's time, even on a loaded machine
+    monkeypatch.setattr(app_module, "SWEEP_QUIET_S", 1.5)
     monkeypatch.setattr(app_module, "SWEEP_AFTER_FREEZES", 1)
 
     class Node:
@@ -248,11 +254,11 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
             del cycle
             gc.collect()
             assert gone() is not None  # frozen: no collection frees it
-            for _ in range(8):  # keys keep coming: no sweep
-                await pilot.press("b")
-                await pilot.pause(0.4)
+            for _ in range(8):  # keys keep coming (as a typist's, every 0.25 s): no sweep
+                app.last_key_at = time.monotonic()
+                await pilot.pause(0.25)
             assert gone() is not None
-            await pilot.pause(4.0)  # quiet: swept
+            await pilot.pause(2.8)  # quiet: swept
             assert gone() is None
             assert collector.frozen() > 10_000  # and frozen again
     finally:
@@ -274,7 +280,7 @@ async def test_the_sweeps_check_does_not_walk_the_frozen_heap(make_app, monkeypa
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
-            await pilot.pause(2.5)
+            await pilot.pause(1.6)  # the check runs each second
             assert walks == []
     finally:
         monkeypatch.undo()
