@@ -94,15 +94,20 @@ def test_one_analyzer_per_file() -> None:
     assert doc.analyzer() is not first
 
 
+def forty_tool_documents() -> tuple[LiveDocument, int, FileReport, str]:
+    """A live document of 40 `---` documents, edited once and analyzed (not yet accepted): (doc, version, report, text)."""
+    text = "---\n".join(f"kind: tools\nname: t{n}\ntools: []\n" for n in range(40))
+    doc = LiveDocument("t.tools.yaml")
+    version = doc.edit(text)
+    return doc, version, analyzed(doc, text), text
+
+
 def test_accepting_an_analysis_of_many_documents_scans_no_line_on_the_face_s_thread(monkeypatch) -> None:
     # The studio accepts on its screen's thread: a 5 MB file of 655 documents took 22 s there, scanning the text
     # once per document. What each document's index is, is worked out with the analysis (in its worker).
     from contractstudio.editing import cursor
 
-    text = "---\n".join(f"kind: tools\nname: t{n}\ntools: []\n" for n in range(40))
-    doc = LiveDocument("t.tools.yaml")
-    version = doc.edit(text)
-    report = analyzed(doc, text)
+    doc, version, report, text = forty_tool_documents()
     scanned: list[str] = []
     monkeypatch.setattr(cursor, "_blank", lambda line: scanned.append(line) or not line.strip())
     assert doc.accept(version, report)
@@ -182,10 +187,7 @@ def test_accepting_an_analysis_looks_up_its_document_starts_once(monkeypatch) ->
     # the whole text with the earlier one's; 655 documents of a 5 MB file made that 100-150 ms on the screen's thread
     from contractstudio.editing import cursor
 
-    text = "---\n".join(f"kind: tools\nname: t{n}\ntools: []\n" for n in range(40))
-    doc = LiveDocument("t.tools.yaml")
-    version = doc.edit(text)
-    report = analyzed(doc, text)
+    doc, version, report, _text = forty_tool_documents()
     looked: list[str] = []
     real = cursor.document_starts
     monkeypatch.setattr(cursor, "document_starts", lambda t: looked.append(t) or real(t))
