@@ -31,6 +31,10 @@ MAX_WAITS_PER_KEY = 200
 # applying it, the output thread writing it) waits for the interpreter lock; Python hands it over after 5 ms by
 # default. 0.5 ms keeps a key's few hand-overs within a frame (bench/bench_typing.py), for a little of the worker's speed.
 KEY_SWITCH_S = 0.0005
+# How often a wait looks whether its node closed, and how long a node may hold one key's messages before it is
+# taken to be stuck (a key's handling on a loaded machine takes seconds at worst, never this long).
+CLOSING_CHECK_S = 0.1
+STUCK_NODE_S = 30.0
 
 
 class OrderedKeys(App[None]):
@@ -103,10 +107,23 @@ class OrderedKeys(App[None]):
 
 
 async def _after_waiting(node: MessagePump) -> bool:
-    """Return once the node has handled the messages it has now (and the one it is handling); False if it could not."""
+    """Return once the node has handled the messages it has now (and the one it is handling); False if it could not.
+
+    There is no deadline but a stuck node's: on a loaded machine a key's handling can take seconds, and giving the
+    next key out before it ends sends that key where the first one left focus (a closing dialog's field).
+    """
     done = asyncio.Event()
     if not node.call_later(done.set):
         return False  # closing: what it holds will never be handled
-    with contextlib.suppress(TimeoutError):  # a node closing meanwhile never runs the callback
-        await asyncio.wait_for(done.wait(), timeout=1.0)
-    return done.is_set()
+    stuck_at = time.monotonic() + STUCK_NODE_S
+    while not done.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), timeout=CLOSING_CHECK_S)
+        if done.is_set():
+            break
+        if not node.is_running:
+            return False  # its task ended (cancelled, or closed at once) before it reached the callback
+        if time.monotonic() > stuck_at:
+            node.log.error(f"ordered keys: {node!r} handled nothing in {STUCK_NODE_S:.0f} s; the keys go on")
+            return False
+    return True

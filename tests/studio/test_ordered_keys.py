@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 
 from textual import events
 from textual.command import CommandInput
+from textual.widgets import Input
+
+from contractstudio.studio.widgets.completion import Ask
 
 from .conftest import settle
 
@@ -126,3 +130,27 @@ async def test_the_keys_after_the_go_to_line_dialog_go_to_the_editor(make_app, w
         text = await saved(pilot, path, old)
         assert app.focused is app.screen.editor
     assert text.split("\n")[4:6] == [lines[4] + "X", "  Y"]
+
+
+async def test_a_key_that_takes_seconds_to_handle_still_holds_the_next_key_back(
+    make_app, workspace: Path, monkeypatch
+) -> None:
+    # On a loaded machine (other processes, a collection of a big heap) a key's handling can take longer than any
+    # fixed wait: Enter, slowed here to 1.5 s as the dialog takes its answer, must be handled before End is given out.
+    submitted = Ask.on_input_submitted
+
+    async def slow_submitted(self: Ask, event: Input.Submitted) -> None:
+        await asyncio.sleep(1.5)
+        submitted(self, event)
+
+    monkeypatch.setattr(Ask, "on_input_submitted", slow_submitted)
+    path = workspace / "multidoc_qa.contract.yaml"
+    old = path.read_text(encoding="utf-8")
+    lines = old.split("\n")
+    app = make_app(path.name)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for key in ["ctrl+l", "5", "enter", "end", "X", "ctrl+s"]:
+            app.post_message(key_event(key))
+        text = await saved(pilot, path, old)
+    assert text.split("\n")[4] == lines[4] + "X"
