@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 
 from contractstudio.editing.items import TextEdit
+from contractstudio.reading.source import text_rows
 
 
 def offset(text: str, line: int, column: int) -> int:
@@ -21,11 +21,9 @@ def offset(text: str, line: int, column: int) -> int:
     return min(pos + column - 1, end)
 
 
-@lru_cache(maxsize=2)  # the shown analysis's text and the next: a 5 MB text's rows are ~10 MB
-def rows(text: str) -> tuple[str, ...]:
-    """The text's lines, cut at "\n" only (the editor's rows), once per text: hover, the detail line and symbols ask
-    per position, and a 5 MB text split per ask was seconds on the studio's thread."""
-    return tuple(text.split("\n"))
+# The text's lines, cut at "\n" only (the editor's rows), once per text: hover, the detail line and symbols ask per
+# position, and a 5 MB text split per ask was seconds on the studio's thread. Shared with `text_lines` (reading/source.py).
+rows = text_rows
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:

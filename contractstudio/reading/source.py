@@ -132,10 +132,37 @@ def inner_span(node: Node, start: int, end: int, source_text: str | None = None)
     return Span(node.line, col + start, node.line, col + max(end, start + 1))
 
 
+# Where `str.splitlines` breaks a line besides "\n" (and "\r\n"): a text with none of them has the same lines cut at "\n".
+_OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+# A long text is split a piece at a time: one split of 5 MB holds the interpreter for 15-20 ms, and the studio's
+# screen, whose keys wait for it, splits in an analysis worker (editing/live.py). A piece takes about half a millisecond.
+_PIECE = 1 << 18
+
+
+@lru_cache(maxsize=2)  # the shown analysis's text and the next: a 5 MB text's rows are ~10 MB
+def text_rows(text: str) -> tuple[str, ...]:
+    """The text's lines cut at "\n" only (an editor's rows), once per text."""
+    if len(text) <= _PIECE:
+        return tuple(text.split("\n"))
+    found: list[str] = []
+    start = 0
+    while True:
+        cut = text.find("\n", start + _PIECE)
+        if cut < 0:
+            found += text[start:].split("\n")
+            return tuple(found)
+        found += text[start:cut].split("\n")
+        start = cut + 1
+
+
 @lru_cache(maxsize=4)
 def text_lines(text: str) -> tuple[str, ...]:
-    """`text.splitlines()`, split once per text: positions are asked for per finding, and a file may hold thousands."""
-    return tuple(text.splitlines())
+    """`text.splitlines()`, split once per text: positions are asked for per finding, and a file may hold thousands.
+    A text whose only line breaks are "\n" (nearly all) shares its rows' split."""
+    if any(b in text for b in _OTHER_BREAKS):
+        return tuple(text.splitlines())
+    rows = text_rows(text)
+    return rows[:-1] if rows[-1] == "" else rows  # splitlines has no empty line after a final "\n"
 
 
 def source_text_slice(text: str | None, node: Node) -> str:

@@ -213,3 +213,24 @@ def test_the_symbols_of_a_document_an_edit_analyzed_again_are_collected_with_its
     again = [d for d in report.documents if named(d) == "qa_2x"]
     assert again and "editing.occurrences" in again[0].memo
     assert not any("editing.occurrences" in d.memo for d in report.documents if named(d) != "qa_2x")  # kept, not hovered
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "bc", "\n", "\r\n", "\r", "\u2028", "x y", "\x85", "\n\n", "\x0c"]), max_size=25),
+       st.sampled_from([1, 2, 3, 7, 1 << 18]))
+def test_a_text_s_rows_and_lines_are_split_and_splitlines_whatever_the_piece_split_at_a_time(parts: list[str], piece: int) -> None:
+    # A long text is split a piece at a time (a key never waits for one 5 MB split), and a text whose only breaks
+    # are "\n" takes its lines from its rows: both must cut exactly where split("\n") and splitlines() do.
+    from contractstudio.reading import source
+
+    text, whole = "".join(parts), source._PIECE
+    source.text_rows.cache_clear()
+    source.text_lines.cache_clear()
+    source._PIECE = piece
+    try:
+        assert source.text_rows(text) == tuple(text.split("\n"))
+        assert source.text_lines(text) == tuple(text.splitlines())
+    finally:
+        source._PIECE = whole
+        source.text_rows.cache_clear()
+        source.text_lines.cache_clear()
