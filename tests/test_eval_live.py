@@ -466,3 +466,40 @@ def test_a_live_run_started_from_a_running_event_loop_runs_its_rows(tmp_path: Pa
 
         outcome = asyncio.run(cell())
     assert (outcome.summary["rows"], outcome.summary["successful"]) == (5, 5)
+
+
+def test_each_row_s_replies_are_in_the_cache_when_its_record_is_written(tmp_path: Path, cache_dir: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # The replies are written to the cache together, not one transaction a row, but never after the record of the
+    # row that got them: a record in the results file (a kill -9 after it) has its replies in the cache.
+    from contractstudio.evaluation.cache import ReplyCache
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    data = dataset(tmp_path / "rows.jsonl", [f"ok-{n}" for n in range(24)])
+    cached_when_written: list[int] = []
+
+    def progress(kind: str, payload: object, _p: object) -> None:
+        if kind == "record":
+            reader = ReplyCache(cache_dir)  # another connection: what a process started after a kill -9 reads
+            cached_when_written.append(len(reader))
+            reader.close()
+
+    with OpenAIServer(responder=by_query) as server:
+        cfg = EvalConfig(target=QA, data=data, out=tmp_path / "out.jsonl", concurrency=8, model=MODEL,
+                         api_base=server.base_url, wait=False, workers=1)
+        assert evaluate(cfg, on_progress=progress).summary["successful"] == 24
+    assert all(cached >= written for written, cached in enumerate(cached_when_written, 1)), cached_when_written
+
+
+def test_a_reply_not_yet_written_to_the_cache_answers_the_same_request_and_is_kept_as_the_file_keeps_it(tmp_path: Path) -> None:
+    from contractstudio.evaluation.cache import PendingReplies, ReplyCache
+
+    pending = PendingReplies(ReplyCache(tmp_path))
+    pending.put("k", {"text": f"the key is {KEY}", "prompt_tokens": 3, "completion_tokens": 2, "cost_usd": 0.5, "model": MODEL})
+    assert len(ReplyCache(tmp_path)) == 0  # not written yet
+    assert pending.get("k") == {"text": "the key is ***", "prompt_tokens": 3, "completion_tokens": 2,
+                                "cost_usd": 0.5, "model": MODEL}
+    pending.commit()
+    assert ReplyCache(tmp_path).get("k") == pending.get("k")
+    pending.close()

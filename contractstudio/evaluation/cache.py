@@ -90,9 +90,10 @@ class ReplyCache:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO replies (key, entry, created) VALUES (?, ?, ?)", (key, text, time.time()))
 
-    def put_many(self, entries: list[tuple[str, dict[str, Any]]]) -> None:
+    def put_many(self, entries: list[tuple[str, dict[str, Any]]], *, redacted: bool = False) -> None:
         """Store several entries in one transaction (one write to the disk): all of them, or none if killed."""
-        rows = [(key, json.dumps(redact(entry), ensure_ascii=False), time.time()) for key, entry in entries]
+        rows = [(key, json.dumps(entry if redacted else redact(entry), ensure_ascii=False), time.time())
+                for key, entry in entries]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -109,6 +110,44 @@ class ReplyCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class PendingReplies:
+    """A reply cache whose new entries are written together, in one transaction, when the run commits them: before
+    it writes the records of the rows that made them (evaluate.py), so a row in the results file has its replies in
+    the cache, as with workers (worker_process.py). One transaction per row was most of the cache's cost of a row.
+    Safe for the loop's thread (gets, puts) and the writer's (commit) being two."""
+
+    def __init__(self, cache: ReplyCache) -> None:
+        self.cache = cache
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            entry = self._pending.get(key)
+        return entry if entry is not None else self.cache.get(key)
+
+    def put(self, key: str, entry: dict[str, Any]) -> None:
+        entry = redact(entry)  # as the file keeps it: a later row that asks the same gets what a re-run would
+        with self._lock:
+            self._pending[key] = entry
+
+    def commit(self) -> None:
+        """Write the entries stored since the last commit; a full disk or a cache locked past its timeout loses them
+        (the rows go on, uncached), as a worker's do."""
+        with self._lock:
+            if not self._pending:
+                return
+            entries, self._pending = list(self._pending.items()), {}
+        try:
+            self.cache.put_many(entries, redacted=True)
+        except (sqlite3.Error, OSError):
+            pass
+
+    def close(self) -> None:
+        self.commit()
+        self.cache.close()
 
 
 class CachedModel:

@@ -206,10 +206,10 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
 
             workers = choose_workers(cfg.workers, mode=job.mode, planned=planned, concurrency=cfg.concurrency)
         if job.mode == "live" and cfg.engine == "local" and workers == 1:  # workers: the parent's hub has them
-            from contractstudio.evaluation.cache import ReplyCache, default_cache_dir
+            from contractstudio.evaluation.cache import PendingReplies, ReplyCache, default_cache_dir
             from contractstudio.evaluation.limits import RateLimiter
 
-            store = ReplyCache(cfg.cache_dir or default_cache_dir()) if job.use_cache else None
+            store = PendingReplies(ReplyCache(cfg.cache_dir or default_cache_dir())) if job.use_cache else None
             limits = RateLimiter(cfg.rpm, cfg.tpm)
         runner = RowRunner(job, store=store, limits=limits, sleep=sleep, runs_rows=cfg.engine == "local" and workers == 1)
         tally = Tally()
@@ -253,6 +253,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
             comparison.see(old)
     interrupted = False
     started = time.perf_counter()
+    commit = getattr(getattr(runner, "store", None), "commit", None)  # the replies of the rows done so far, first
     try:
         with _kept_out_of_collections():
             for rec in _engine(cfg, kind, job, runner, rows(), workers):
@@ -260,6 +261,8 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                     if on_progress is not None:
                         on_progress("tick", None, progress)
                     continue
+                if commit is not None:
+                    commit()
                 if writer is not None:
                     writer.write(rec)
                 tally.add(rec)
