@@ -12,6 +12,7 @@
    any litellm-based tool), interleaved over --rounds. Goal <= 1.15x. Also shown: a bare httpx client (what the
    server allows) and the ideal ROWS x 50 ms / concurrency.
 2. `contractstudio eval` (--workers 1) as a process against the same run in process, interleaved. Goal <= 1.1x.
+   Beside it, a fresh process that only imports litellm: the part of the gap any litellm-based tool has.
 3. Peak RSS of `contractstudio eval --scripted --out` (a fresh process each) at
    1,000 and 20,000 rows. Goal: 20,000 <= 1.2x 1,000.
 4. Ray: the same run as (1) with --engine ray on a local 2-CPU cluster (started
@@ -196,6 +197,13 @@ def eval_process(data: Path, url: str, concurrency: int, folder: Path) -> float:
     return time.perf_counter() - started
 
 
+def litellm_import() -> float:
+    """Wall seconds of a fresh process that only imports litellm (its offline price map, as eval sets it)."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import litellm"], cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
 def spread(values: list[float], unit: str = "s", scale: float = 1.0) -> str:
     """min / median / max of a few measurements."""
     v = sorted(x * scale for x in values)
@@ -334,14 +342,18 @@ def one_process_goals(args: argparse.Namespace, wanted: set[str], data: Path, ur
               f"bare httpx {spread(http, 'x', 1 / ideal)}; CPU per row: eval {spread(cpu, 'ms', 1e3)}, "
               f"litellm {spread(floor_cpu, 'ms', 1e3)}")
     if "process" in wanted:
-        inside, outside = [], []
+        inside, outside, imports = [], [], []
         for _ in range(args.rounds):
             inside.append(run_eval(data, url, args.concurrency, folder)["wall"])
             outside.append(eval_process(data, url, args.concurrency, folder))
+            imports.append(litellm_import())
         ratios = [o / i for o, i in zip(outside, inside, strict=True)]
+        floors = [(i + m) / i for i, m in zip(inside, imports, strict=True)]
         ok &= sorted(ratios)[len(ratios) // 2] <= 1.1
         print(f"2. `contractstudio eval` as a process {spread(outside)}; in process {spread(inside)}; "
               f"ratio {spread(ratios, 'x')} (goal <= 1.1x; {load()})")
+        print(f"   a bare `python -c 'import litellm'` {spread(imports)}: what any litellm tool's process adds; the run in "
+              f"process plus that import alone is {spread(floors, 'x')} the run in process")
     return ok
 
 
