@@ -95,3 +95,39 @@ def test_a_live_model_that_runs_many_calls_sets_itself_up_once(server: OpenAISer
     results = [Session(contract.plan, INPUT, model, CallOptions(wait=False)).run() for _ in range(3)]
     assert [r.successful for r in results] == [True] * 3
     assert len(built) == 1
+
+
+def acall(server: OpenAIServer) -> Any:
+    """One call on an event loop, as eval makes it (litellm.acompletion)."""
+    import asyncio
+
+    from contractstudio.runtime.asking import LLMRequest
+    from contractstudio.runtime.live import LiveModel
+
+    model = LiveModel("openai/test-model", api_base=server.base_url, api_key=KEY)
+    model.prepare()
+    return asyncio.run(model.acomplete(LLMRequest([{"role": "user", "content": "hello"}], model.request_params())))
+
+
+def test_without_a_callback_litellm_does_not_queue_async_success_logging(server: OpenAIServer,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # litellm queues an async success handler after each awaited call, to build a logging payload nobody reads
+    # when no callback is set (a few percent of eval's CPU a row), and drops it unawaited when the loop ends
+    # ("coroutine 'Logging.async_success_handler' was never awaited", printed by eval).
+    acall(server)  # litellm imported and set up
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    queued: list[str] = []
+
+    def recorded(coroutine: Any) -> None:
+        queued.append(coroutine.__qualname__)
+        coroutine.close()
+
+    monkeypatch.setattr(GLOBAL_LOGGING_WORKER, "enqueue", recorded)
+    assert acall(server).text == GOOD
+    assert "Logging.async_success_handler" not in queued
+    import litellm
+
+    monkeypatch.setattr(litellm, "_async_success_callback", [lambda *a: None])  # someone listens: queued again
+    assert acall(server).text == GOOD
+    assert "Logging.async_success_handler" in queued

@@ -78,6 +78,14 @@ def test_litellm_still_looks_up_its_success_logging_executor_on_utils() -> None:
     assert 'getattr(sys.modules[__name__], "executor")' in source, reason
 
 
+def test_litellm_still_queues_async_success_logging_on_its_global_logging_worker() -> None:
+    reason = ("runtime/success_logging.py wraps GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue to drop the "
+              "Logging.async_success_handler coroutines litellm queues after each awaited call when nothing listens")
+    assert "GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue(\n            async_coroutine=logging_obj.async_success_handler(" in (
+        _litellm_source("utils.py")), reason
+    assert "\n    async def async_success_handler(" in _litellm_source("litellm_core_utils/litellm_logging.py"), reason
+
+
 def test_litellm_still_makes_its_async_transport_with_a_static_method() -> None:
     source = _litellm_source("llms/custom_httpx/http_handler.py")
     assert "@staticmethod\n    def _create_async_transport(" in source, (

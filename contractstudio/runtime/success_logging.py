@@ -1,10 +1,14 @@
 """litellm's success logging, run only when someone listens (a callback, a budget): `quiet_success_logging`.
 
+Both halves: the synchronous handler litellm hands its thread pool after every call, and the asynchronous one it
+queues on its logging worker after every awaited call (eval's).
+
 Apart from runtime/live.py, which imports litellm and calls this once it is set up.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -29,11 +33,33 @@ class _SuccessLoggingWhenListened:
         return self.executor.submit(fn, *args, **kwargs)
 
     def listened(self) -> bool:
-        lit = self.litellm
-        return bool(lit.success_callback or lit._async_success_callback or lit.callbacks or lit.max_budget)  # noqa: SLF001
+        return _listened(self.litellm)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.executor, name)
+
+
+def _listened(lit: Any) -> bool:
+    """Whether anything reads litellm's success logging: a callback, a budget, or its payload printed (an env var)."""
+    return bool(lit.success_callback or lit._async_success_callback or lit.callbacks or lit.max_budget  # noqa: SLF001
+                or os.environ.get("LITELLM_PRINT_STANDARD_LOGGING_PAYLOAD"))
+
+
+class _AsyncSuccessLoggingWhenListened:
+    """litellm's logging worker's `ensure_initialized_and_enqueue`, which gets an `async_success_handler` coroutine
+    after every awaited call: with nobody listening, it only builds a logging payload (a few percent of a live eval
+    row's CPU, two tasks of the loop), and a run's last ones were dropped unawaited when its loop ended ("coroutine
+    'Logging.async_success_handler' was never awaited"). Closed unstarted here instead; anything else passes on."""
+
+    def __init__(self, enqueue: Any, litellm: Any) -> None:
+        self.enqueue = enqueue
+        self.litellm = litellm
+
+    def __call__(self, async_coroutine: Any) -> None:
+        if getattr(async_coroutine, "__qualname__", "") == "Logging.async_success_handler" and not _listened(self.litellm):
+            async_coroutine.close()
+            return
+        self.enqueue(async_coroutine)
 
 
 def quiet_success_logging(litellm: Any) -> None:
@@ -42,3 +68,10 @@ def quiet_success_logging(litellm: Any) -> None:
     executor = getattr(utils, "executor", None)  # where litellm's completion wrapper looks it up on every call
     if executor is not None and not isinstance(executor, _SuccessLoggingWhenListened):
         utils.executor = _SuccessLoggingWhenListened(executor, litellm)
+    try:
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
+    except ImportError:  # a litellm without its logging worker queues nothing to skip
+        return
+    enqueue = getattr(worker, "ensure_initialized_and_enqueue", None)
+    if enqueue is not None and not isinstance(enqueue, _AsyncSuccessLoggingWhenListened):
+        worker.ensure_initialized_and_enqueue = _AsyncSuccessLoggingWhenListened(enqueue, litellm)
