@@ -285,3 +285,69 @@ async def test_the_sweeps_check_does_not_walk_the_frozen_heap(make_app, monkeypa
     finally:
         monkeypatch.undo()
         gc.unfreeze()
+
+
+def _big_yaml(documents: int = 12) -> str:
+    """A text past the editor's windowed highlighting (LARGE_FILE_LINES), quotes and block scalars included."""
+    doc = ('kind: contract\nname: c{n}\nprompt: |\n  Answer "{n}" from the text.\n  Be brief.\npost:\n'
+           "  - check: output.score >= 0.5  # a floor\n    message: 'too low'\n")
+    return "---\n".join(doc.format(n=n) for n in range(documents)) + "\n" * 400
+
+
+async def test_the_drawn_lines_of_a_big_file_are_what_a_fresh_draw_gives_after_any_edit() -> None:
+    from textual.app import App
+
+    class Host(App[None]):
+        def compose(self):
+            yield ContractEditor(_big_yaml())
+
+    async with Host().run_test(size=(90, 30)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+        assert editor.is_large
+        edits = [((3, 10), (3, 10), "x"),  # a letter in a block scalar
+                 ((1, 7), (1, 7), '"'),  # a quote that changes the highlighting of what follows it
+                 ((1, 7), (1, 8), ""),  # and its removal
+                 ((6, 0), (6, 0), "  - check: true\n"),  # a line added: every row below moves
+                 ((6, 0), (7, 0), ""),  # and removed
+                 ((2, 0), (4, 11), "prompt: plain text"),  # lines joined
+                 ((20, 0), (20, 4), "KIND"),  # a row off the edited one, the line count unchanged
+                 (None, None, "#\n" * 500)]  # lines added at the end, past 999: the gutter widens on every row shown
+        for start, end, new in edits:
+            if start is None:
+                start = end = (editor.document.line_count - 1, 0)
+            editor.replace(new, start, end)
+            await pilot.pause()
+            drawn = [editor.render_line(y).text for y in range(editor.size.height)]
+            editor._line_cache.clear()
+            fresh = [editor.render_line(y).text for y in range(editor.size.height)]
+            assert drawn == fresh, (start, end, new)
+            styles = [list(editor.render_line(y)) for y in range(editor.size.height)]
+            editor._build_highlight_map()  # as after the next edit: what changed nothing is kept, and is right
+            assert [list(editor.render_line(y)) for y in range(editor.size.height)] == styles
+
+
+async def test_a_letter_typed_in_a_big_file_draws_its_own_row_again_not_the_screen(monkeypatch) -> None:
+    # TextArea keys a drawn line by its row, so it forgot every line after each edit: each key in a 5 MB file drew
+    # the whole screen again, the largest part of its echo (bench/bench_typing.py --profile).
+    from textual.app import App
+
+    class Host(App[None]):
+        def compose(self):
+            yield ContractEditor(_big_yaml())
+
+    async with Host().run_test(size=(90, 30)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+        editor.move_cursor((1, 8))
+        await pilot.pause()
+        drawn: list[int] = []
+        draw = ContractEditor._render_line
+
+        def counted(self: ContractEditor, y: int):
+            drawn.append(y)
+            return draw(self, y)
+
+        monkeypatch.setattr(ContractEditor, "_render_line", counted)
+        await pilot.press("z")
+        await pilot.pause()
+        assert editor.document[1] == "name: c0z"
+        assert set(drawn) == {1}  # the row typed in (also the cursor's)

@@ -3,6 +3,7 @@ no highlighting for text nested deeper than tree-sitter survives."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -212,8 +213,18 @@ class YamlTextArea(TextArea):
         return isinstance(self.document, _GuardedSyntaxDocument) and self.document.parsing
 
 
+def _outer_first(span: tuple[int, int | None, str]) -> tuple[int, float]:
+    """A highlight span's place in its row: by start, the longer (an enclosing node) first; equal spans keep theirs."""
+    start, end, _name = span
+    return start, -(end if end is not None else math.inf)
+
+
 class ContractEditor(YamlTextArea):
     """TextArea.code_editor for YAML, marking lines that have findings."""
+
+    # What the window's rows looked like at the last highlighting of a big file: (line count, row -> (text, highlights)).
+    # A class default: TextArea builds its highlights while it is made, before __init__ below sets anything.
+    _drawn: tuple[int, dict[int, tuple[str, tuple[Any, ...]]]] | None = None
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
         super().__init__(
@@ -322,10 +333,9 @@ class ContractEditor(YamlTextArea):
 
     def _build_highlight_map(self) -> None:
         if not self.is_large or not self._highlight_query:
-            self._window = None
+            self._window = self._drawn = None
             super()._build_highlight_map()
             return
-        self._line_cache.clear()
         highlights = self._highlights
         highlights.clear()
         top = max(0, int(self.scroll_offset.y) - _WINDOW_MARGIN)
@@ -343,6 +353,30 @@ class ContractEditor(YamlTextArea):
                 for row in range(max(r0 + 1, top), min(r1, bottom + 1)):
                     highlights[row].append((0, None, name))
                 highlights[r1].append((0, c1, name))
+        for spans in highlights.values():
+            # The query's nodes come in an order that an edit elsewhere can change; a row's spans are drawn in
+            # order (a later one over an earlier one), so they are put in one: outer before inner, as in the text.
+            spans.sort(key=_outer_first)
+        self._forget_changed_rows(top, min(bottom, self.document.line_count - 1))
+
+    def _forget_changed_rows(self, top: int, bottom: int) -> None:
+        """Drop the drawn lines of the window's rows whose text or highlights changed, not every line.
+
+        TextArea keys a drawn line by its row, not by its text, so it forgets every line after each edit: a key typed
+        into a 5 MB file drew the whole screen again (the largest part of its echo). Here a row is drawn again when
+        its text or its highlights differ from the last build's; when rows moved (a line added or removed) all are.
+        """
+        document, lines = self.document, self.document.line_count
+        drawn = {row: (document[row], tuple(self._highlights.get(row, ()))) for row in range(top, bottom + 1)}
+        before, self._drawn = self._drawn, (lines, drawn)
+        if before is None or before[0] != lines:
+            self._line_cache.clear()
+            return
+        changed = {row for row, look in drawn.items() if before[1].get(row) != look}
+        if changed:
+            cache = self._line_cache
+            for key in [k for k in cache.keys() if k[2] in changed]:  # the key's third part is the row (no soft wrap)
+                cache.discard(key)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
