@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contractstudio.cli import main
 from contractstudio.lsp.analyses import ours
@@ -70,3 +72,42 @@ def test_the_kinds_and_dialects_are_named_once() -> None:
     assert cli.DIALECTS is dialect_registry.CHOICES  # the registry's names, read when --dialect is given
     assert check.KNOWN_KINDS is kinds.KNOWN_KINDS
     assert dialect_registry.names() == (kinds.NATIVE, dialects.localai_rag.NAME, dialects.agentanvil.NAME)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["kind: contract", "kind: 'agent'", 'kind:\t"tools"', "kind:", " kind: pipeline", "kind: x1",
+                                 "kinds: no", "# kind: no", "name: n", "", "\r", "kind: Pipeline_2"]), max_size=12))
+def test_the_top_level_kinds_are_every_line_that_starts_with_kind(lines: list[str]) -> None:
+    import re
+
+    from contractstudio.reading.kinds import top_kinds
+
+    text = "\n".join(lines)
+    assert top_kinds(text) == re.findall(r"^kind:[ \t]*['\"]?([A-Za-z_]+)", text, re.M)
+
+
+def test_the_kinds_of_a_big_text_are_found_without_a_regex_pass_over_every_line(monkeypatch) -> None:
+    # The studio's workspace poll asks every 5 s whether each YAML file is ours: a multi-line regex over a 5 MB file
+    # held the interpreter for 30-50 ms each time, and a key typed then waited for it.
+    from contractstudio.reading import kinds
+
+    class Counting:
+        def __init__(self, pattern) -> None:
+            self.pattern, self.scanned = pattern, 0
+
+        def match(self, text, pos=0):
+            return self.pattern.match(text, pos)
+
+        def findall(self, text, *args):
+            self.scanned += len(text)
+            return self.pattern.findall(text, *args)
+
+        def search(self, text, *args):
+            self.scanned += len(text)
+            return self.pattern.search(text, *args)
+
+    counting = Counting(kinds.KIND_LINE)
+    monkeypatch.setattr(kinds, "KIND_LINE", counting)
+    text = ("kind: contract\nname: n\n" + "prompt: a line of text\n" * 20_000) * 3
+    assert kinds.top_kinds(text) == ["contract"] * 3
+    assert counting.scanned == 0

@@ -15,8 +15,19 @@ KIND_LINE = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.M)  # a top-level `
 
 
 def top_kinds(text: str) -> list[str]:
-    """Every top-level `kind:` value of a YAML text, in order, without parsing it."""
-    return KIND_LINE.findall(text)
+    """Every top-level `kind:` value of a YAML text, in order, without parsing it.
+
+    `str.find` finds the lines that start with `kind:`, and the pattern is tried there only: its multi-line `^` made
+    the regex engine try every character (30-50 ms on a 5 MB file, which the studio's workspace poll read every 5 s).
+    """
+    found: list[str] = []
+    at = 0 if text.startswith("kind:") else text.find("\nkind:") + 1 or -1
+    while at >= 0:
+        m = KIND_LINE.match(text, at)  # `at` starts a line, where the pattern's `^` holds
+        if m:
+            found.append(m.group(1))
+        at = text.find("\nkind:", at) + 1 or -1
+    return found
 
 
 __all__ = ["KIND_LINE", "KNOWN_KINDS", "NATIVE", "top_kinds"]
