@@ -138,15 +138,16 @@ def sent_messages() -> list[dict[str, str]]:
     return list(result.trace.of_type("llm_request")[0]["messages"])
 
 
-BARE_LITELLM = """
-import asyncio, json, sys, time
-import litellm
-url, n, concurrency, messages = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+async def litellm_calls(url: str, count: int, concurrency: int, messages: list[dict[str, str]]) -> float:
+    """Wall seconds of `count` `litellm.acompletion` calls at `concurrency` on the running loop (the floor of a
+    litellm-based tool)."""
+    import asyncio
 
-async def calls(count):
+    import litellm
+
     gate = asyncio.Semaphore(concurrency)
 
-    async def one():
+    async def one() -> None:
         async with gate:
             await litellm.acompletion(model="openai/test-model", api_base=url, api_key="no-key", messages=messages,
                                       max_retries=0, num_retries=0, timeout=30)
@@ -155,14 +156,20 @@ async def calls(count):
     await asyncio.gather(*(one() for _ in range(count)))
     return time.perf_counter() - started
 
+
+BARE_LITELLM = """
+import asyncio, json, sys, time
+sys.path.insert(0, sys.argv[5])
+from bench_eval import litellm_calls
+url, n, concurrency, messages = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+
 async def main():
-    await calls(64)  # warm: litellm's own client
+    await litellm_calls(url, 64, concurrency, messages)  # warm: litellm's own client
     cpu = time.process_time()
-    wall = await calls(n)
+    wall = await litellm_calls(url, n, concurrency, messages)
     return wall, (time.process_time() - cpu) / n
 
-wall, cpu = asyncio.run(main())
-print(json.dumps([wall, cpu]))
+print(json.dumps(asyncio.run(main())))
 """
 
 
@@ -170,8 +177,8 @@ def bare_litellm(url: str, n: int, concurrency: int, messages: list[dict[str, st
     """Wall seconds of n `litellm.acompletion` calls at `concurrency` on one event loop (the floor of a litellm tool),
     in a fresh process: litellm as its users get it, not set up by this process's evals (contractstudio turns its
     success logging off when nothing listens); the CPU seconds per call are appended to `cpu`."""
-    done = subprocess.run([sys.executable, "-c", BARE_LITELLM, url, str(n), str(concurrency), json.dumps(messages)],
-                          capture_output=True, text=True, check=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", BARE_LITELLM, url, str(n), str(concurrency), json.dumps(messages),
+                           str(Path(__file__).resolve().parent)], capture_output=True, text=True, check=True, cwd=ROOT)
     wall, per_call = json.loads(done.stdout.strip().splitlines()[-1])
     if cpu is not None:
         cpu.append(per_call)
@@ -184,22 +191,8 @@ def litellm_as_set_up(url: str, n: int, concurrency: int, messages: list[dict[st
     logging off when nothing listens): what is left of the gap when litellm is configured alike."""
     import asyncio
 
-    import litellm
-
-    async def main() -> float:
-        gate = asyncio.Semaphore(concurrency)
-
-        async def one() -> None:
-            async with gate:
-                await litellm.acompletion(model="openai/test-model", api_base=url, api_key="no-key", messages=messages,
-                                          max_retries=0, num_retries=0, timeout=30)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(one() for _ in range(n)))
-        return time.perf_counter() - started
-
     started = time.process_time()
-    wall = asyncio.run(main())
+    wall = asyncio.run(litellm_calls(url, n, concurrency, messages))
     if cpu is not None:
         cpu.append((time.process_time() - started) / n)
     return wall
