@@ -74,4 +74,4 @@ def quiet_success_logging(litellm: Any) -> None:
         return
     enqueue = getattr(worker, "ensure_initialized_and_enqueue", None)
     if enqueue is not None and not isinstance(enqueue, _AsyncSuccessLoggingWhenListened):
-        worker.ensure_initialized_and_enqueue = _AsyncSuccessLoggingWhenListened(enqueue, litellm)
+        worker.ensure_initialized_and_enqueue = _AsyncSuccessLoggingWhenListened(enqueue, litellm)  # type: ignore[method-assign]
