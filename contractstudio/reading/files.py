@@ -19,7 +19,7 @@ from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.data_files import decode
 from contractstudio.reading.dialect_registry import YAML_ENDINGS, file_endings, for_file, foreign, sniff_kind
 from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings
-from contractstudio.reading.kinds import KIND_LINE, KNOWN_KINDS, NATIVE, top_kinds
+from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, first_kind, top_kinds
 from contractstudio.storage.paths import base_problem, project_of
 
 IGNORE_FILE = ".contractstudioignore"
@@ -29,8 +29,7 @@ _CONTENT = re.compile(r"^[ \t]*[^\s#]", re.M)
 
 def kind_of_text(text: str) -> str | None:
     """The first top-level `kind:` of a YAML text (or the kind another format reads as), without parsing it."""
-    m = KIND_LINE.search(text)
-    return m.group(1) if m else sniff_kind(text)
+    return first_kind(text) or sniff_kind(text)
 
 
 @dataclass(frozen=True, slots=True)

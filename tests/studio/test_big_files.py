@@ -377,3 +377,30 @@ async def test_an_analysis_s_kinds_and_counts_are_worked_out_in_its_worker_not_w
         on_screen = read_on.count(threading.main_thread().name)
         assert len(read_on) >= 40 and on_screen <= 2  # the document the key was typed in (its completion), not each
         assert "contract" in str(app.screen.query_one("#status").render())
+
+
+async def test_the_status_line_reads_the_kind_of_a_file_its_analysis_names_none_once_not_per_key(
+        make_app, workspace: Path, monkeypatch) -> None:
+    # A file whose documents name no kind: the status line falls back to the saved text's kind, and it is redrawn on
+    # every key and move; reading the whole saved text each time is a pass over a big file per key.
+    from contractstudio.studio.screens import edit
+
+    (workspace / "notes.yaml").write_text("a: 1\n" * 50)
+    read: list[int] = []
+    kind_of_text = edit.kind_of_text
+
+    def counted(text: str) -> str | None:
+        read.append(len(text))
+        return kind_of_text(text)
+
+    monkeypatch.setattr(edit, "kind_of_text", counted)
+    app = make_app("notes.yaml")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        read.clear()
+        app.screen.editor.move_cursor((3, 4))
+        await pilot.press("x", "y", "left", "z")
+        await pilot.pause()
+        assert app.screen.editor.document[3] == "a: 1xzy"
+        assert "unknown kind" in str(app.screen.query_one("#status").render())
+        assert len(read) <= 1

@@ -117,19 +117,25 @@ async def test_the_palette_field_gets_fast_keys_in_order(make_app) -> None:
         assert field.value == "Them"
 
 
-async def test_the_keys_after_the_go_to_line_dialog_go_to_the_editor(make_app, workspace: Path) -> None:
+async def typed_after_go_to_line(make_app, workspace: Path, keys: list[str]) -> tuple[list[str], list[str]]:
+    """The sample's lines before and after `keys`, all posted at once (as a terminal delivers them) and ending in
+    Ctrl+S; the editor must have the focus at the end."""
     path = workspace / "multidoc_qa.contract.yaml"
     old = path.read_text(encoding="utf-8")
-    lines = old.split("\n")
     app = make_app(path.name)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        # All typed before the dialog is even drawn: End must reach the editor, not the closing dialog's field.
-        for key in ["ctrl+l", "5", "enter", "end", "X", "enter", "Y", "ctrl+s"]:
+        for key in keys:
             app.post_message(key_event(key))
         text = await saved(pilot, path, old)
         assert app.focused is app.screen.editor
-    assert text.split("\n")[4:6] == [lines[4] + "X", "  Y"]
+    return old.split("\n"), text.split("\n")
+
+
+async def test_the_keys_after_the_go_to_line_dialog_go_to_the_editor(make_app, workspace: Path) -> None:
+    # All typed before the dialog is even drawn: End must reach the editor, not the closing dialog's field.
+    lines, now = await typed_after_go_to_line(make_app, workspace, ["ctrl+l", "5", "enter", "end", "X", "enter", "Y", "ctrl+s"])
+    assert now[4:6] == [lines[4] + "X", "  Y"]
 
 
 async def test_a_key_that_takes_seconds_to_handle_still_holds_the_next_key_back(
@@ -144,13 +150,5 @@ async def test_a_key_that_takes_seconds_to_handle_still_holds_the_next_key_back(
         submitted(self, event)
 
     monkeypatch.setattr(Ask, "on_input_submitted", slow_submitted)
-    path = workspace / "multidoc_qa.contract.yaml"
-    old = path.read_text(encoding="utf-8")
-    lines = old.split("\n")
-    app = make_app(path.name)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        for key in ["ctrl+l", "5", "enter", "end", "X", "ctrl+s"]:
-            app.post_message(key_event(key))
-        text = await saved(pilot, path, old)
-    assert text.split("\n")[4] == lines[4] + "X"
+    lines, now = await typed_after_go_to_line(make_app, workspace, ["ctrl+l", "5", "enter", "end", "X", "ctrl+s"])
+    assert now[4] == lines[4] + "X"

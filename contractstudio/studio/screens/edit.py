@@ -54,6 +54,7 @@ class EditScreen(EditingAssist, StudioScreen):
         self.live = LiveDocument()
         self.analysis: Analysis | None = None
         self._json_lines_kinds: dict[Path, str] = {}
+        self._saved_kind: tuple[str, str | None] = ("", None)  # (saved text, its kind): read once per saved text
         self._debounce: Timer | None = None
         self._analyzing = False  # an analysis worker is running (one at a time: see start_analysis)
         self._analyze_again = False  # asked for while one ran
@@ -232,7 +233,11 @@ class EditScreen(EditingAssist, StudioScreen):
             if buffer.path not in self._json_lines_kinds:
                 self._json_lines_kinds[buffer.path] = kind_of_path(buffer.path) or "trace"
             kind = f"{self._json_lines_kinds[buffer.path]} (JSON Lines)"
-        kind = kind or kind_of_text(buffer.saved_text) or "unknown kind"
+        if not kind:  # not analyzed yet, or a format whose documents name no kind: the saved text's, read once
+            if self._saved_kind[0] is not buffer.saved_text:
+                self._saved_kind = (buffer.saved_text, kind_of_text(buffer.saved_text))
+            kind = self._saved_kind[1]
+        kind = kind or "unknown kind"
         modified = self.is_dirty()
         if modified != self._listed_dirty:
             self.refresh_files()  # the file list's `*` follows every edit (typing, a rename, a quick fix) and a save
