@@ -30,6 +30,7 @@ from contractstudio.expressions.sandbox import ExpressionBudget, shared_expressi
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.dialect_registry import for_file
 from contractstudio.reading.dialects import NATIVE
+from contractstudio.reading.give_way import give_way
 from contractstudio.reading.source import SourceDocument, SourceFile, document_chunks
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ class DocumentsKept:
               stopped: Callable[[], bool] = lambda: False) -> check.FileReport | None:
         """The analysis of `text`, analyzing only chunks not seen in the last one; None where the whole text must be.
 
-        `stopped` is asked before each chunk: once it says so, AnalysisStopped is raised (the file was closed).
+        `stopped` is asked before each chunk: once it says so, AnalysisStopped is raised (the file was closed, or a
+        newer text will be analyzed: this one's result would be dropped).
         """
         ctx = ctx or Context()
         chunks = document_chunks(text) if _applies(text, path, ctx) else []
@@ -78,7 +80,9 @@ class DocumentsKept:
         seen: dict[tuple[str, int, int], Chunk] = {}
         with shared_budget(regex), shared_expression_budget(spend):
             for line, piece in chunks:
+                give_way()  # in the studio's worker: a key typed meanwhile is handled first (reading/give_way.py)
                 if stopped():
+                    self._chunks.update(seen)  # what it finished, for the next analysis: a newer text has most of it
                     raise AnalysisStopped(path)
                 key = (piece, line, len(source.documents))
                 chunk = self._chunks.get(key)

@@ -21,6 +21,7 @@ from contractstudio.reading.dialect_registry import for_file
 from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
+from contractstudio.reading.give_way import give_way
 from contractstudio.reading.kinds import KNOWN_KINDS
 from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 from contractstudio.trust import hook_folder
@@ -105,6 +106,7 @@ def _analyze(source: SourceFile, ctx: Context | None, expressions: ExpressionChe
     # expression the rules evaluate (scenario conditions) on one expression budget of the file.
     with shared_budget(budget), shared_expression_budget(ExpressionBudget(what="this file's analysis")):
         for doc in source.documents:
+            give_way()  # in the studio's worker: a key typed meanwhile is handled first (reading/give_way.py)
             item, findings = analyze_document(source, doc, ctx, budget, expressions)
             loaded.append(item)
             found.extend(findings)

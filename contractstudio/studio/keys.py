@@ -11,6 +11,9 @@ after a dialog closes: they go to the dialog's field, which is gone once the dis
 So the studio holds every key from the terminal in its own queue and releases it only when the app is quiet:
 no node of the app has a message waiting (the key's own bubbling, the Submitted of a dialog's field, the
 dismissal and its callback). Each wait is a callback queued behind the waiting messages of a busy node.
+
+While a key is held or handled, and until the screen is drawn after it, background work (an analysis, the model
+client's import) waits at its next checkpoint (reading/give_way.py): the keys never share the interpreter with it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 from textual import events
 from textual.app import App
 from textual.message_pump import MessagePump
+
+from contractstudio.reading import give_way
 
 # A node that never stops getting messages (an animation) must not hold the keys back for ever.
 MAX_WAITS_PER_KEY = 200
@@ -45,6 +50,7 @@ class OrderedKeys(App[None]):
     _released_key: events.Key | None = None
     last_key_at = 0.0  # time.monotonic() of the last key from the terminal (0: none yet)
     _keys_idle: asyncio.Event | None = None  # set while no key is held or being handled
+    _imports_give_way: contextlib.ExitStack | None = None
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """Run in a terminal, with the screen's thread given the interpreter back quickly (see KEY_SWITCH_S)."""
@@ -58,7 +64,10 @@ class OrderedKeys(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and event is not self._released_key:
             self.last_key_at = time.monotonic()
+            give_way.keys_arrived()  # background work waits at its next checkpoint until the key is drawn
             if self._held_keys is None:
+                self._imports_give_way = contextlib.ExitStack()
+                self._imports_give_way.enter_context(give_way.imports_give_way())
                 self._held_keys = asyncio.Queue()
                 self._keys_idle = asyncio.Event()
                 self._key_pump = asyncio.create_task(self._release_keys(self._held_keys, self._keys_idle), name="ordered keys")
@@ -84,6 +93,7 @@ class OrderedKeys(App[None]):
         while True:
             if held.empty():
                 idle.set()
+                self.call_after_refresh(self._keys_drawn)
             key = await held.get()
             self._released_key = key
             self.post_message(key)
@@ -100,9 +110,16 @@ class OrderedKeys(App[None]):
             if busy is None or not await _after_waiting(busy):
                 return
 
+    def _keys_drawn(self) -> None:
+        """The screen is drawn after the last key: background work goes on, unless another key came meanwhile."""
+        if self._keys_idle is not None and self._keys_idle.is_set():
+            give_way.keys_done()
+
     async def _shutdown(self) -> None:
         if self._key_pump is not None:
             self._key_pump.cancel()
+        if self._imports_give_way is not None:
+            self._imports_give_way.close()  # and the way is open: no worker waits for keys that will never come
         await super()._shutdown()
 
 

@@ -8,6 +8,7 @@ kept between edits are those a fresh count gives.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from pathlib import Path
 
@@ -30,11 +31,11 @@ async def test_keys_are_applied_while_an_analysis_runs_and_only_the_newest_text_
         analysed: list[str] = []
         real = screen.live.analyze
 
-        def slow(text, context, name=None):
+        def slow(text, context, name=None, version=None):
             analysed.append(text)
             started.set()
             release.wait(10)  # a big file's analysis: still running while the author types on
-            return real(text, context, name)
+            return real(text, context, name, version)
 
         screen.live.analyze = slow
         screen.editor.move_cursor((1, 0))
@@ -404,3 +405,49 @@ async def test_the_status_line_reads_the_kind_of_a_file_its_analysis_names_none_
         assert app.screen.editor.document[3] == "a: 1xzy"
         assert "unknown kind" in str(app.screen.query_one("#status").render())
         assert len(read) <= 1
+
+
+async def test_background_work_waits_while_a_key_is_handled_and_goes_on_once_it_is_drawn(make_app, monkeypatch) -> None:
+    """The studio tells reading/give_way.py when a key comes and when it is drawn (tests/test_give_way.py holds the
+    waiting itself): an analysis or import in a worker then runs between keys, not beside them."""
+    from contractstudio.reading import give_way
+
+    seen: list[bool] = []
+    on_key = ContractEditor._on_key
+
+    async def recording(self: ContractEditor, event) -> None:
+        seen.append(give_way.way_open())
+        await on_key(self, event)
+
+    monkeypatch.setattr(ContractEditor, "_on_key", recording)
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert give_way.way_open()
+        await pilot.press("x", "y")
+        await app.keys_handled()
+        await settle(pilot)
+        assert seen == [False, False]  # each key was handled with the way closed to background work
+        assert give_way.way_open()  # and opened again once they were drawn
+        assert any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)  # a worker's imports give way too
+    assert give_way.way_open() and not any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)
+
+
+async def test_the_edit_screen_s_analysis_stops_once_a_newer_text_comes(make_app) -> None:
+    """It gives the live document the version it analyzes (tests/editing/test_live.py holds the stopping): a big
+    file's stale analysis stops at its next document, so the current text's findings do not wait for it."""
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        given: list[tuple[int | None, int]] = []
+        real = screen.live.analyze
+
+        def recording(text, context, name=None, version=None):
+            given.append((version, screen.live.version))
+            return real(text, context, name, version)
+
+        screen.live.analyze = recording
+        await pilot.press("x")
+        await settle(pilot)
+        assert given and all(version == current for version, current in given)

@@ -1,0 +1,102 @@
+"""Background work gives way to the keys (reading/give_way.py): while a key is handled, a worker thread's long
+passes (reading, analysis, a big text's lines and documents) and imports wait at their next step, and go on once
+the key is drawn. The studio's wiring is in tests/studio/test_big_files.py."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from contractstudio.reading import give_way
+
+SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "multidoc_qa.contract.yaml"
+
+
+@pytest.fixture(autouse=True)
+def way_open_after() -> Iterator[None]:
+    yield
+    give_way.keys_done()
+
+
+def in_background(work: Callable[[], object]) -> threading.Thread:
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    return thread
+
+
+def waits_for_the_key(work: Callable[[], object]) -> None:
+    """`work`, run in a background thread while a key is handled, is not done until the key is."""
+    give_way.keys_arrived()
+    thread = in_background(work)
+    thread.join(0.15)
+    assert thread.is_alive(), "the work went on while the key was handled"
+    give_way.keys_done()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def many_documents(count: int) -> str:
+    sample = SAMPLE.read_text(encoding="utf-8")
+    return "---\n".join(sample.replace("name: multidoc_qa\n", f"name: multidoc_qa_{n}\n") for n in range(count))
+
+
+def test_a_background_checkpoint_waits_while_a_key_is_handled_and_goes_on_once_it_is_drawn() -> None:
+    waits_for_the_key(give_way.give_way)
+
+
+def test_the_thread_that_handles_keys_never_waits_for_itself() -> None:
+    give_way.keys_arrived()
+    started = time.perf_counter()
+    give_way.give_way()
+    assert time.perf_counter() - started < 0.05
+
+
+def test_with_no_key_being_handled_nothing_waits() -> None:
+    thread = in_background(give_way.give_way)
+    thread.join(1)
+    assert not thread.is_alive()
+
+
+def test_a_wait_ends_after_its_cap_even_if_the_keys_never_say_they_are_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(give_way, "MAX_WAIT_S", 0.05)
+    give_way.keys_arrived()
+    thread = in_background(give_way.give_way)
+    thread.join(2)
+    assert not thread.is_alive()
+
+
+def test_a_module_a_background_thread_imports_while_a_key_is_handled_waits_for_it(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "imported_in_the_background.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with give_way.imports_give_way():
+        waits_for_the_key(lambda: __import__("imported_in_the_background"))
+    assert sys.modules["imported_in_the_background"].VALUE == 1
+    assert not any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)  # gone once the studio is
+
+
+def test_a_big_texts_rows_and_documents_are_worked_out_between_keys() -> None:
+    from contractstudio.editing.cursor import document_starts
+    from contractstudio.reading.source import document_markers, text_rows
+
+    text = many_documents(60) * 4  # past one piece of text_rows
+    waits_for_the_key(lambda: text_rows(text))
+    waits_for_the_key(lambda: document_markers(text))
+    waits_for_the_key(lambda: document_starts(text + "\n"))
+
+
+def test_a_file_of_many_documents_is_read_and_analyzed_between_keys() -> None:
+    from contractstudio.analysis.check import check_text
+    from contractstudio.analysis.incremental import Analyzer
+
+    text = many_documents(8)
+    waits_for_the_key(lambda: check_text(text, "many.contract.yaml"))  # the first analysis: every document
+    analyzer = Analyzer()
+    analyzer.check(text, "many.contract.yaml")
+    edited = text.replace("name: multidoc_qa_3\n", "name: multidoc_qa_3x\n")
+    waits_for_the_key(lambda: analyzer.check(edited, "many.contract.yaml"))  # an edit: its document, then the rest kept
