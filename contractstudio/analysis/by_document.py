@@ -65,8 +65,7 @@ class DocumentsKept:
               stopped: Callable[[], bool] = lambda: False) -> check.FileReport | None:
         """The analysis of `text`, analyzing only chunks not seen in the last one; None where the whole text must be.
 
-        `stopped` is asked before each chunk: once it says so, AnalysisStopped is raised (the file was closed, or a
-        newer text will be analyzed: this one's result would be dropped).
+        `stopped` is asked before each chunk: once it says so, AnalysisStopped is raised (the file was closed).
         """
         ctx = ctx or Context()
         chunks = document_chunks(text) if _applies(text, path, ctx) else []
@@ -82,7 +81,6 @@ class DocumentsKept:
             for line, piece in chunks:
                 give_way()  # in the studio's worker: a key typed meanwhile is handled first (reading/give_way.py)
                 if stopped():
-                    self._chunks.update(seen)  # what it finished, for the next analysis: a newer text has most of it
                     raise AnalysisStopped(path)
                 key = (piece, line, len(source.documents))
                 chunk = self._chunks.get(key)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,20 +114,13 @@ class Analyzer:
         self._lock = threading.Lock()  # a stale worker may still be running when the next edit's starts
         self._closed = threading.Event()  # set from another thread: a running analysis stops at its next document
 
-    def check(self, text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None,
-              superseded: Callable[[], bool] | None = None) -> FileReport:
-        """Analyze a new version of the file's text (the same arguments as `check_text`).
-
-        `superseded` says whether a newer text came meanwhile: a file of many documents then stops at its next one
-        (AnalysisStopped), as when it is closed.
-        """
-        closed = self._closed.is_set
-        stopped = closed if superseded is None else (lambda: closed() or superseded())
+    def check(self, text: str, path: str = "<text>", ctx: Context | None = None, location: Path | None = None) -> FileReport:
+        """Analyze a new version of the file's text (the same arguments as `check_text`)."""
         with self._lock, paused_gc():
             self.expressions.start()
             if self._closed.is_set():
                 raise AnalysisStopped(path)
-            kept = self.documents.check(text, path, ctx, self.expressions, stopped) if location is None else None
+            kept = self.documents.check(text, path, ctx, self.expressions, self._closed.is_set) if location is None else None
             if kept is not None:
                 self._last = None
                 return kept

@@ -122,19 +122,14 @@ class LiveDocument:
                 self._analyzer = Analyzer()
             return self._analyzer
 
-    def analyze(self, text: str, context: Context | None, name: str | None = None, version: int | None = None) -> FileReport:
-        """The analysis of one version's text (call it in a worker, then `accept` it with that version).
-
-        Given its `version`, an analysis of a file of many documents stops at its next one once a newer version comes
-        (AnalysisStopped): its result would be dropped, and the current text's analysis waits for it.
-        """
+    def analyze(self, text: str, context: Context | None, name: str | None = None) -> FileReport:
+        """The analysis of one version's text (call it in a worker, then `accept` it with that version)."""
         from contractstudio.editing.cursor import document_starts
         from contractstudio.editing.text import rows
         from contractstudio.reading.source import text_lines
 
         kept = {id(d) for d in self.report.documents} if self.report is not None else set()
-        superseded = None if version is None else (lambda: self.version != version)
-        report = self.analyzer().check(text, name or self.path or "<text>", context, superseded=superseded)
+        report = self.analyzer().check(text, name or self.path or "<text>", context)
         # Here, not on the face's thread when it accepts the analysis or hovers in it: each is a pass over the text.
         document_starts(report.text)
         rows(report.text)

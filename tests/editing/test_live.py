@@ -234,34 +234,3 @@ def test_a_text_s_rows_and_lines_are_split_and_splitlines_whatever_the_piece_spl
         source._PIECE = whole
         source.text_rows.cache_clear()
         source.text_lines.cache_clear()
-
-
-def test_an_analysis_given_its_version_stops_at_its_next_document_once_a_newer_version_comes(monkeypatch) -> None:
-    """Its result would be dropped anyway: the rest of its documents are work the current text's analysis waits for."""
-    import pytest
-
-    from contractstudio.analysis import check
-    from contractstudio.analysis.incremental import AnalysisStopped
-
-    doc = LiveDocument("t.tools.yaml")
-    many = "---\n".join(f"kind: tools\nname: t{n}\ntools: []\n" for n in range(20))
-    analyzed: list[int] = []
-    typing = [True]
-    original = check.analyze_document
-
-    def typed_meanwhile(source, loaded, *args):
-        analyzed.append(loaded.line)
-        if typing[0]:
-            doc.edit()  # the author types while the first document is analyzed
-            typing[0] = False
-        return original(source, loaded, *args)
-
-    monkeypatch.setattr(check, "analyze_document", typed_meanwhile)
-    version = doc.edit()
-    with pytest.raises(AnalysisStopped):
-        doc.analyze(many, None, "t.tools.yaml", version)
-    assert len(analyzed) == 1
-    analyzed.clear()
-    report = doc.analyze(many, None, "t.tools.yaml", doc.version)  # the current version's runs to its end
-    assert doc.accept(doc.version, report) and len(report.documents) == 20
-    assert len(analyzed) == 19  # what the stopped analysis finished is kept: its first document is not analyzed again

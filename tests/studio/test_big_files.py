@@ -31,11 +31,11 @@ async def test_keys_are_applied_while_an_analysis_runs_and_only_the_newest_text_
         analysed: list[str] = []
         real = screen.live.analyze
 
-        def slow(text, context, name=None, version=None):
+        def slow(text, context, name=None):
             analysed.append(text)
             started.set()
             release.wait(10)  # a big file's analysis: still running while the author types on
-            return real(text, context, name, version)
+            return real(text, context, name)
 
         screen.live.analyze = slow
         screen.editor.move_cursor((1, 0))
@@ -432,22 +432,3 @@ async def test_background_work_waits_while_a_key_is_handled_and_goes_on_once_it_
         assert any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)  # a worker's imports give way too
     assert give_way.way_open() and not any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)
 
-
-async def test_the_edit_screen_s_analysis_stops_once_a_newer_text_comes(make_app) -> None:
-    """It gives the live document the version it analyzes (tests/editing/test_live.py holds the stopping): a big
-    file's stale analysis stops at its next document, so the current text's findings do not wait for it."""
-    app = make_app(CONTRACT)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        given: list[tuple[int | None, int]] = []
-        real = screen.live.analyze
-
-        def recording(text, context, name=None, version=None):
-            given.append((version, screen.live.version))
-            return real(text, context, name, version)
-
-        screen.live.analyze = recording
-        await pilot.press("x")
-        await settle(pilot)
-        assert given and all(version == current for version, current in given)

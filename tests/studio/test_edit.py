@@ -276,11 +276,11 @@ async def test_a_slow_analysis_of_an_older_text_never_replaces_the_newest_findin
         started, release = threading.Event(), threading.Event()
         real = screen.live.analyze
 
-        def slow_for_the_broken_text(text, context, name=None, version=None):
+        def slow_for_the_broken_text(text, context, name=None):
             if "oops: [" in text:
                 started.set()
                 release.wait(10)  # still running when the author fixed the text
-            return real(text, context, name, version)
+            return real(text, context, name)
 
         screen.live.analyze = slow_for_the_broken_text
         drawn: list[list[str]] = []

@@ -184,9 +184,9 @@ class EditScreen(EditingAssist, StudioScreen):
             from contractstudio.analysis.incremental import AnalysisStopped
 
             try:
-                report = self.live.analyze(text, self.studio.context_for(path), name, generation)
+                report = self.live.analyze(text, self.studio.context_for(path), name)
             except AnalysisStopped:
-                return  # the file or the studio was closed, or a newer text came: nobody waits for this one
+                return  # the file or the studio was closed meanwhile: nobody waits for it
             done = Analysis(path, text, report, generation, status_of(report))
         self.post_message(AnalysisDone(done))
 
