@@ -100,3 +100,10 @@ def test_a_file_of_many_documents_is_read_and_analyzed_between_keys() -> None:
     analyzer.check(text, "many.contract.yaml")
     edited = text.replace("name: multidoc_qa_3\n", "name: multidoc_qa_3x\n")
     waits_for_the_key(lambda: analyzer.check(edited, "many.contract.yaml"))  # an edit: its document, then the rest kept
+
+
+def test_one_document_s_rules_give_way_between_them() -> None:
+    from contractstudio.analysis.check import check_text, run_rules
+
+    [loaded] = check_text(SAMPLE.read_text(encoding="utf-8"), "one.contract.yaml").documents
+    waits_for_the_key(lambda: run_rules(loaded))

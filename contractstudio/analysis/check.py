@@ -59,6 +59,7 @@ def run_rules(item: Loaded) -> list[Diagnostic]:
         passes.append(constraint_findings)
     passes += [entry.run for entry in rules_for(kind)]
     for run in passes:
+        give_way()  # a document's rules take milliseconds: a key typed meanwhile waits for one rule at most
         try:
             found.extend(run(item))
         except RecursionError:
@@ -119,6 +120,7 @@ def analyze_document(source: SourceFile, doc: SourceDocument, ctx: Context, rege
     which the caller holds)."""
     model, shape = validate(doc, source.path)
     found = list(shape)
+    give_way()
     item = load(source.path, source.text, doc, model, ctx, regex)
     item.source = source  # positions of inherited parts map back to their base file (Loaded.place)
     item.expression_cache = expressions
