@@ -107,3 +107,24 @@ def test_one_document_s_rules_give_way_between_them() -> None:
 
     [loaded] = check_text(SAMPLE.read_text(encoding="utf-8"), "one.contract.yaml").documents
     waits_for_the_key(lambda: run_rules(loaded))
+
+
+def test_an_import_that_waits_for_a_key_never_holds_up_an_import_on_the_keys_thread(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import system asks each finder under its one global lock: a wait there would hold every other thread's
+    first import of a module (the screen's, while it handles the key) until the wait ends."""
+    monkeypatch.setattr(give_way, "MAX_WAIT_S", 5.0)
+    for name in ("imported_by_a_worker", "imported_by_the_screen"):
+        (tmp_path / f"{name}.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with give_way.imports_give_way():
+        give_way.keys_arrived()
+        worker = in_background(lambda: __import__("imported_by_a_worker"))
+        worker.join(0.15)
+        assert worker.is_alive()  # waiting for the key
+        started = time.perf_counter()
+        __import__("imported_by_the_screen")  # the screen imports while it handles the key
+        assert time.perf_counter() - started < 1.0
+        give_way.keys_done()
+        worker.join(5)
+        assert not worker.is_alive()

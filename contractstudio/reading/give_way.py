@@ -14,6 +14,7 @@ the way is never closed, and `give_way()` costs one flag test.
 
 from __future__ import annotations
 
+import _imp
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -58,7 +59,20 @@ class _ImportsGiveWay(MetaPathFinder):
     """First on sys.meta_path: each import asks here first, gives way, and is then found as ever (by the others)."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
-        give_way()
+        if _open.is_set() or threading.get_ident() == _keys_thread:
+            return None
+        # The import system asks each finder holding its one global lock: waiting with it held would stop the
+        # screen's own first import of any module (while it handles the key) until the wait ends. So the lock is
+        # let go for the wait and taken back before the import goes on (tests/test_give_way.py).
+        try:
+            _imp.release_lock()
+        except RuntimeError:  # not held here (an import system that asks finders without it): nothing to let go
+            give_way()
+            return None
+        try:
+            give_way()
+        finally:
+            _imp.acquire_lock()
         return None
 
 
