@@ -17,6 +17,8 @@ Programs, interleaved round by round so that each sees the same machine load:
 Memory: the studio's peak RSS (VmHWM) at the end of a round, against `contractstudio check` reading the same file.
 
 Run: .venv/bin/python bench/bench_typing.py [--rounds 3] [--keys 120] [--tree OLD_CHECKOUT] [--size 80x24]
+--sample DIR runs each studio under bench/key_sampler.py and prints what its slowest keys waited for (the sampler
+takes some of the interpreter itself: its echo times are not the figures).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import os
 import random
 import re
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -37,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bytecode import compile_package  # noqa: E402
+from key_sampler import report  # noqa: E402
 
 SAMPLE = ROOT / "samples" / "multidoc_qa.contract.yaml"
 BIG_BYTES = 5_000_000
@@ -181,7 +185,7 @@ def typist(seed: int, count: int) -> list[tuple[str, float]]:
 
 
 def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
-               findings: list[float] | None = None) -> tuple[list[float], str]:
+               findings: list[float] | None = None, marks: list[tuple[float, float, str]] | None = None) -> tuple[list[float], str]:
     """Type the keys at the end of the line ending in `marker`; seconds from each key sent to its effect on screen.
 
     `findings` (the studio): at each READ pause, the seconds from the last key to the status line's findings.
@@ -206,6 +210,8 @@ def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
                 raise SystemExit(f"{typed!r} never showed:\n{terminal.control.screen()}")
         last = time.perf_counter()
         times.append(last - sent)
+        if marks is not None:
+            marks.append((sent, last, key))
     return times, typed
 
 
@@ -226,13 +232,18 @@ def check_rss_mb(path: Path, env: dict[str, str]) -> float:
 
 
 def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: list[tuple[str, float]],
-              trees: dict[str, Path | None], profile: Path | None = None) -> tuple[list[float], float, list[float]]:
+              trees: dict[str, Path | None], profile: Path | None = None,
+              sample: Path | None = None) -> tuple[list[float], float, list[float]]:
     """One program, one case: the echo times, the program's peak RSS and how long findings took after a key."""
     env = {"XDG_CONFIG_HOME": tempfile.mkdtemp()}
+    sampled: Path | None = None
     if program == "bare":
         argv = [sys.executable, "-c", BARE, str(path)]
     else:
         argv = [sys.executable, "-m", "contractstudio", "studio", str(path), str(path.parent)]
+        if sample is not None:
+            sampled = sample / f"{program}.{case}.{time.time():.0f}.pickle"
+            argv[1:3] = [str(Path(__file__).resolve().parent / "key_sampler.py"), str(sampled)]
         tree = trees[program]
         if tree is not None:
             env["PYTHONPATH"] = str(tree)
@@ -263,11 +274,20 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
         spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(pid), "-t", "-f", "raw",
                                 "-o", f"{profile}.{program}.{case}.txt"], stdout=subprocess.DEVNULL)
     findings: list[float] | None = None if program == "bare" else []
-    times, _ = echo_times(terminal, marker, keys, findings)
+    marks: list[tuple[float, float, str]] = []
+    times, _ = echo_times(terminal, marker, keys, findings, marks)
     if spy is not None:
         spy.send_signal(2)
         spy.wait()
     rss = peak_rss_mb(pid)
+    if sampled is not None:
+        os.kill(pid, signal.SIGUSR1)  # the sampler writes what it saw
+        deadline = time.monotonic() + 30
+        while not sampled.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # written whole
+        print(f"    {program} {case}: what the slowest keys waited for ({sampled})")
+        report(sampled, marks)
     print(f"    {program:6} {case:5} loaded in {loaded:5.1f} s; echo median {statistics.median(times) * 1000:6.1f} ms "
           f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB"
           + (f"; findings after {statistics.median(findings):.2f} s median" if findings else ""), flush=True)
@@ -287,6 +307,7 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, help="also run the studio of this checkout ('before')")
     parser.add_argument("--size", default="120x40")
     parser.add_argument("--profile", type=Path, help="py-spy profiles while typing, to PROFILE.*.txt (collapsed stacks)")
+    parser.add_argument("--sample", type=Path, help="run each studio under bench/key_sampler.py, its samples in this folder")
     parser.add_argument("--cases", nargs="+", default=["big", "paste", "small"], choices=["big", "paste", "small"])
     parser.add_argument("--programs", nargs="+", default=["studio"], choices=["bare", "studio"])
     args = parser.parse_args()
@@ -321,7 +342,7 @@ def main() -> None:
             for case in args.cases:
                 keys = typist(1000 * n + len(case), args.keys)
                 for program in programs:
-                    times, peak, found = one_round(terminal, program, case, files[case], keys, trees, args.profile)
+                    times, peak, found = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample)
                     results.setdefault((program, case), []).extend(times)
                     shown.setdefault((program, case), []).extend(found)
                     rss.setdefault((program, case), []).append(peak)
