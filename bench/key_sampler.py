@@ -24,7 +24,8 @@ from typing import Any
 
 INTERVAL_S = 0.001
 DEPTH = 40
-IDLE = ("select", "poll", "wait", "read", "sleep", "get", "_wait_for_tstate_lock", "readinto", "recv_into", "epoll")
+IDLE = ("select", "poll", "wait", "read", "sleep", "get", "_wait_for_tstate_lock", "readinto", "recv_into", "epoll",
+        "_worker")  # a frame at the top of a stack that waits in C: a pool thread waiting for work, a read
 SKIPPED = ("events.py", "base_events.py", "threading.py", "selectors.py", "runners.py")  # the event loop's own frames
 
 
