@@ -3,7 +3,7 @@ checkpoint waits until it is.
 
 A Python thread holds the interpreter until it blocks or its time slice ends, so a worker that analyzes a big file
 (or imports the model client) takes about half of every key's time from the screen's thread: in a 5 MB contract
-that was most of the keys slower than one frame (bench/bench_typing.py). A shorter time slice (studio/keys.py)
+that was behind the slowest keys (bench/bench_typing.py --sample). A shorter time slice (studio/keys.py)
 only shortens each hand-over. So the face says when a key arrives (`keys_arrived`, on the thread that handles
 keys) and when it has been handled and drawn (`keys_done`); long passes call `give_way()` between their steps
 (each document of a file, each piece of a text) and, with `imports_give_way`, each module import does too.
