@@ -49,9 +49,14 @@ def way_open() -> bool:
     return _open.is_set()
 
 
+def _waits() -> bool:
+    """Whether a checkpoint here waits: a key is being handled, on another thread than this one."""
+    return not _open.is_set() and threading.get_ident() != _keys_thread
+
+
 def give_way() -> None:
     """A checkpoint of background work: while a key is handled, wait until it is drawn (at most MAX_WAIT_S)."""
-    if not _open.is_set() and threading.get_ident() != _keys_thread:
+    if _waits():
         _open.wait(MAX_WAIT_S)
 
 
@@ -59,7 +64,7 @@ class _ImportsGiveWay(MetaPathFinder):
     """First on sys.meta_path: each import asks here first, gives way, and is then found as ever (by the others)."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
-        if _open.is_set() or threading.get_ident() == _keys_thread:
+        if not _waits():
             return None
         # The import system asks each finder holding its one global lock: waiting with it held would stop the
         # screen's own first import of any module (while it handles the key) until the wait ends. So the lock is

@@ -14,7 +14,7 @@ from textual.worker import Worker, WorkerState
 
 from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
 from contractstudio.findings.diagnostics import Counts, Diagnostic
-from contractstudio.studio.analyses import Analysis, AnalysisDone, status_of
+from contractstudio.studio.analyses import Analysis, AnalysisDone
 from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
 from contractstudio.studio.screens.base import StudioScreen
@@ -187,7 +187,7 @@ class EditScreen(EditingAssist, StudioScreen):
                 report = self.live.analyze(text, self.studio.context_for(path), name)
             except AnalysisStopped:
                 return  # the file or the studio was closed meanwhile: nobody waits for it
-            done = Analysis(path, text, report, generation, status_of(report))
+            done = Analysis(path, text, report, generation)
         self.post_message(AnalysisDone(done))
 
     @on(AnalysisDone)
@@ -197,7 +197,7 @@ class EditScreen(EditingAssist, StudioScreen):
             return  # the text changed since: a newer analysis is on its way
         self.analysis = analysis
         # What the status line says of it, worked out once (in the worker): the line is redrawn on every key and move.
-        self._analysed_as = analysis.status or status_of(analysis.report)
+        self._analysed_as = analysis.status
         self.show_detail()
         self.editor.set_findings(analysis.diagnostics)
         self.findings.show(analysis.diagnostics)
