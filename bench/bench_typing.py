@@ -242,6 +242,7 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
     else:
         argv = [sys.executable, "-m", "contractstudio", "studio", str(path), str(path.parent)]
         if sample is not None:
+            sample.mkdir(parents=True, exist_ok=True)
             sampled = sample / f"{program}.{case}.{time.time():.0f}.pickle"
             argv[1:3] = [str(Path(__file__).resolve().parent / "key_sampler.py"), str(sampled)]
         tree = trees[program]
