@@ -327,33 +327,6 @@ async def test_the_drawn_lines_of_a_big_file_are_what_a_fresh_draw_gives_after_a
             assert [list(editor.render_line(y)) for y in range(editor.size.height)] == styles
 
 
-async def test_a_letter_typed_in_a_big_file_draws_its_own_row_again_not_the_screen(monkeypatch) -> None:
-    # TextArea keys a drawn line by its row, so it forgot every line after each edit: each key in a 5 MB file drew
-    # the whole screen again, the largest part of its echo (bench/bench_typing.py --profile).
-    from textual.app import App
-
-    class Host(App[None]):
-        def compose(self):
-            yield ContractEditor(_big_yaml())
-
-    async with Host().run_test(size=(90, 30)) as pilot:
-        editor = pilot.app.query_one(ContractEditor)
-        editor.move_cursor((1, 8))
-        await pilot.pause()
-        drawn: list[int] = []
-        draw = ContractEditor._render_line
-
-        def counted(self: ContractEditor, y: int):
-            drawn.append(y)
-            return draw(self, y)
-
-        monkeypatch.setattr(ContractEditor, "_render_line", counted)
-        await pilot.press("z")
-        await pilot.pause()
-        assert editor.document[1] == "name: c0z"
-        assert set(drawn) == {1}  # the row typed in (also the cursor's)
-
-
 async def test_an_analysis_s_kinds_and_counts_are_worked_out_in_its_worker_not_where_it_is_shown(
         make_app, workspace: Path, monkeypatch) -> None:
     # Reading the kind of each of a 5 MB file's 655 documents took 6 ms of the screen's thread per result shown,

@@ -15,6 +15,7 @@ from textual.document._document import Document, EditResult, Location
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
 from textual.geometry import Size
+from textual.reactive import Reactive, reactive
 from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection, TextAreaTheme
@@ -222,9 +223,15 @@ def _outer_first(span: tuple[int, int | None, str]) -> tuple[int, float]:
 class ContractEditor(YamlTextArea):
     """TextArea.code_editor for YAML, marking lines that have findings."""
 
-    # What the window's rows looked like at the last highlighting of a big file: (line count, row -> (text, highlights)).
+    # What the window's rows looked like at the last highlighting: (line count, row -> (text, highlights)).
     # A class default: TextArea builds its highlights while it is made, before __init__ below sets anything.
     _drawn: tuple[int, dict[int, tuple[str, tuple[Any, ...]]]] | None = None
+
+    # TextArea repaints its whole widget whenever the selection is set, which every key does: every row on screen went
+    # through Textual's styles cache again. Here a new selection repaints the rows it left and the rows it reached
+    # (`_watch_selection`), and an edit the rows it changed (`_forget_changed_rows`). The editor never wraps, so a
+    # document row is a row of the widget's virtual height.
+    selection: Reactive[Selection] = reactive(Selection(), init=False, always_update=True, repaint=False)
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
         super().__init__(
@@ -241,6 +248,15 @@ class ContractEditor(YamlTextArea):
         self._window: tuple[int, int] | None = None
         self._typed: str | None = None
         self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
+
+    def _watch_selection(self, previous_selection: Selection, selection: Selection) -> None:
+        bracket = self._matching_bracket_location
+        super()._watch_selection(previous_selection, selection)
+        last = self.document.line_count - 1
+        rows = [min(row, last) for row, _ in (*previous_selection, *selection)]
+        self.refresh_lines(min(rows), max(rows) - min(rows) + 1)  # the rows selected, and the cursor's (its number too)
+        for marked in {bracket, self._matching_bracket_location} - {None}:
+            self.refresh_lines(marked[0])  # type: ignore[index]
 
     @property
     def text_length(self) -> int:
@@ -309,6 +325,28 @@ class ContractEditor(YamlTextArea):
         color = {"error": theme.error, "warning": theme.warning}.get(severity) or theme.primary
         return Style(color=color, bold=True)
 
+    def render_line(self, y: int) -> Strip:
+        """TextArea's line cache, without its placeholder check when there is no placeholder to draw.
+
+        TextArea.render_line first asks `not self.text and self.placeholder`: the whole text joined for the first row
+        drawn after every edit, 4 ms of the screen's thread per key in a 5 MB file. The rest is TextArea's own cache
+        of drawn rows, keyed as it keys it (tests/studio/test_drawn_rows.py compares the two row by row).
+        """
+        if self.placeholder:
+            return super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        selection = self.selection
+        _, cursor_y = self._cursor_offset
+        key = (self.size, scroll_x, row,
+               selection if selection.contains_line(row) or self.soft_wrap else selection.end[0] == row,
+               selection.end if self._cursor_visible and self.cursor_blink and row == cursor_y else None,
+               self.theme, self._matching_bracket_location, self.match_cursor_bracket, self.soft_wrap,
+               self.show_line_numbers, self.read_only, self.show_cursor, self.suggestion)
+        if (line := self._line_cache.get(key)) is None:
+            line = self._line_cache[key] = self._render_line(y)
+        return line
+
     def _render_line(self, y: int) -> Strip:
         strip = super()._render_line(y)
         if not self.markers or not self.show_line_numbers:
@@ -333,13 +371,15 @@ class ContractEditor(YamlTextArea):
 
     def _build_highlight_map(self) -> None:
         if not self.is_large or not self._highlight_query:
-            self._window = self._drawn = None
+            self._window = None
             super()._build_highlight_map()
+            for spans in self._highlights.values():
+                spans.sort(key=_outer_first)  # one order, as below: an unchanged row is then seen to be unchanged
+            self._forget_changed_rows(*self._window_rows())
             return
         highlights = self._highlights
         highlights.clear()
-        top = max(0, int(self.scroll_offset.y) - _WINDOW_MARGIN)
-        bottom = int(self.scroll_offset.y) + max(self.size.height, 50) + _WINDOW_MARGIN
+        top, bottom = self._window_rows()
         self._window = (top, bottom)
         captures = self.document.query_syntax_tree(self._highlight_query, (top, 0), (bottom, 0))
         for name, nodes in captures.items():
@@ -357,26 +397,37 @@ class ContractEditor(YamlTextArea):
             # The query's nodes come in an order that an edit elsewhere can change; a row's spans are drawn in
             # order (a later one over an earlier one), so they are put in one: outer before inner, as in the text.
             spans.sort(key=_outer_first)
-        self._forget_changed_rows(top, min(bottom, self.document.line_count - 1))
+        self._forget_changed_rows(top, bottom)
+
+    def _window_rows(self) -> tuple[int, int]:
+        """The rows around the viewport that are highlighted (a big file) and compared after an edit (every file).
+
+        At least 50 rows high: the first build comes before the editor has a size."""
+        top = max(0, int(self.scroll_offset.y) - _WINDOW_MARGIN)
+        return top, int(self.scroll_offset.y) + max(self.size.height, 50) + _WINDOW_MARGIN
 
     def _forget_changed_rows(self, top: int, bottom: int) -> None:
-        """Drop the drawn lines of the window's rows whose text or highlights changed, not every line.
+        """Draw again the window's rows whose text or highlights changed, not every row.
 
         TextArea keys a drawn line by its row, not by its text, so it forgets every line after each edit: a key typed
         into a 5 MB file drew the whole screen again (the largest part of its echo). Here a row is drawn again when
         its text or its highlights differ from the last build's; when rows moved (a line added or removed) all are.
         """
         document, lines = self.document, self.document.line_count
-        drawn = {row: (document[row], tuple(self._highlights.get(row, ()))) for row in range(top, bottom + 1)}
+        rows = range(top, min(bottom, lines - 1) + 1)
+        drawn = {row: (document[row], tuple(self._highlights.get(row, ()))) for row in rows}
         before, self._drawn = self._drawn, (lines, drawn)
         if before is None or before[0] != lines:
             self._line_cache.clear()
+            self.refresh()
             return
         changed = {row for row, look in drawn.items() if before[1].get(row) != look}
         if changed:
             cache = self._line_cache
             for key in [k for k in cache.keys() if k[2] in changed]:  # the key's third part is the row (no soft wrap)
                 cache.discard(key)
+            for row in changed:
+                self.refresh_lines(row)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)

@@ -1,0 +1,111 @@
+"""What one key draws again: the rows it changed, never the screen (issue 19.6's echo).
+
+TextArea repaints its whole widget whenever the selection is set, which every key does, so every visible row went
+through Textual's styles cache again; and its placeholder check joined the whole text for the first row drawn.
+
+No timing here (bench/bench_typing.py measures the echo): these hold what is drawn, and that it is right.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App
+from textual.geometry import Region
+from textual.widgets import TextArea
+
+from contractstudio.studio.widgets.editor import ContractEditor
+
+from .test_big_files import _big_yaml, counting_joins
+
+SMALL = ("kind: contract\nname: c0\nprompt: |\n  Answer [0] from the text.\npost:\n  - check: len(output.a) >= 1\n"
+         "tags: [one,\n  two]\n")
+TEXTS = {"small": SMALL, "big": SMALL + "---\n" + _big_yaml()}
+
+
+class Host(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self):
+        yield ContractEditor(self.text)
+
+
+def shown(editor: ContractEditor) -> list[list[object]]:
+    """The editor's rows as the screen has them: through Textual's styles cache (what is not marked dirty is kept)."""
+    return [list(strip) for strip in editor.render_lines(Region(0, 0, *editor.size))]
+
+
+def fresh(editor: ContractEditor) -> list[list[object]]:
+    """The editor's rows drawn from nothing."""
+    editor._styles_cache.clear()
+    editor._line_cache.clear()
+    return shown(editor)
+
+
+@pytest.mark.parametrize("size", TEXTS)
+async def test_every_row_on_screen_after_an_edit_or_a_move_is_what_a_fresh_draw_gives(size: str) -> None:
+    async with Host(TEXTS[size]).run_test(size=(90, 30)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+        editor.focus()
+        steps = [
+            lambda: editor.move_cursor((1, 3)),  # the cursor's row and line number move
+            lambda: editor.replace("x", (1, 8), (1, 8)),  # a letter
+            lambda: editor.replace('"', (1, 7), (1, 7)),  # a quote: the highlighting after it changes
+            lambda: editor.replace("", (1, 7), (1, 8)),  # and its removal
+            lambda: editor.move_cursor((3, 9)),  # onto a bracket: its match is marked
+            lambda: editor.move_cursor((3, 12)),  # off it
+            lambda: editor.move_cursor((6, 6)),  # onto a bracket whose match is on the next row
+            lambda: editor.move_cursor((5, 2)),  # off it, to a row between neither
+            lambda: editor.select_line(4),  # a selection
+            lambda: editor.move_cursor((5, 20), select=True),  # grown over another row
+            lambda: editor.move_cursor((0, 0)),  # and cleared
+            lambda: editor.replace("  - check: true\n", (5, 0), (5, 0)),  # a line added: every row below moves
+            lambda: editor.replace("", (5, 0), (6, 0)),  # and removed
+            lambda: editor.replace("prompt: plain", (2, 0), (3, 26)),  # lines joined
+            lambda: editor.set_findings([]),
+        ]
+        for n, step in enumerate(steps):
+            step()
+            await pilot.pause()
+            assert shown(editor) == fresh(editor), f"step {n}"
+            # The editor keys its drawn rows as TextArea does (its render_line skips only the placeholder's check):
+            # TextArea's own lookup finds every row the editor drew, and draws none again.
+            ours = [editor.render_line(y) for y in range(editor.size.height)]
+            cached = len(editor._line_cache)
+            assert [TextArea.render_line(editor, y) for y in range(editor.size.height)] == ours
+            assert len(editor._line_cache) == cached, f"step {n}"
+
+
+@pytest.mark.parametrize("size", TEXTS)
+async def test_a_letter_typed_draws_its_own_row_again_and_no_other(size: str, monkeypatch) -> None:
+    async with Host(TEXTS[size]).run_test(size=(90, 30)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+        editor.focus()
+        editor.move_cursor((1, 8))
+        await pilot.pause()
+        drawn: list[int] = []
+        draw = ContractEditor.render_line
+
+        def counted(self: ContractEditor, y: int):
+            drawn.append(y)
+            return draw(self, y)
+
+        monkeypatch.setattr(ContractEditor, "render_line", counted)
+        await pilot.press("z")
+        await pilot.pause()
+        assert editor.document[1] == "name: c0z"
+        assert set(drawn) == {1}  # the row typed in, which is also the cursor's
+
+
+async def test_a_key_typed_into_a_big_file_is_drawn_without_joining_its_text(monkeypatch) -> None:
+    async with Host(_big_yaml(200)).run_test(size=(90, 30)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+        editor.focus()
+        editor.move_cursor((1, 8))
+        await pilot.pause()
+        joins = counting_joins(monkeypatch)
+        await pilot.press("z")
+        await pilot.pause()
+        assert editor.document[1] == "name: c0z"
+        assert joins[0] == 0  # TextArea's placeholder check asked for the whole text to see whether it was empty
