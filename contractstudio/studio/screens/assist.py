@@ -298,7 +298,7 @@ class EditingAssist:
         first = next((ln for ln in h.markdown.splitlines() if ln.strip() and not ln.startswith("```")), "") if h else ""
         plain = first.replace("[", "\\[")
         plain = re.sub(r"\*\*(.+?)\*\*", r"[b]\1[/b]", plain).replace("`", "")  # the hover's markdown, as Rich markup
-        detail.update(plain)
+        detail.update(plain, layout=False)  # one row high whatever it says: only its showing or not changes the layout
         detail.display = bool(first)  # no empty row when there is nothing to say
 
     # New file, $EDITOR ---------------------------------------------------------------------
