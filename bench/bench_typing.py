@@ -19,6 +19,8 @@ Memory: the studio's peak RSS (VmHWM) at the end of a round, against `contractst
 Run: .venv/bin/python bench/bench_typing.py [--rounds 3] [--keys 120] [--tree OLD_CHECKOUT] [--size 80x24]
 --sample DIR runs each studio under bench/key_sampler.py and prints what its slowest keys waited for (the sampler
 takes some of the interpreter itself: its echo times are not the figures).
+--trace DIR runs each studio under bench/key_trace.py (timestamps only, almost free) and prints where the keys' time
+went: to the app, to the key's frame, the edit's and the frames' wall and CPU time, and whether an analysis ran.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import key_sampler  # noqa: E402
+import key_trace  # noqa: E402
 from bench_bytecode import compile_package  # noqa: E402
-from key_sampler import report  # noqa: E402
 
 SAMPLE = ROOT / "samples" / "multidoc_qa.contract.yaml"
 BIG_BYTES = 5_000_000
@@ -233,7 +236,7 @@ def check_rss_mb(path: Path, env: dict[str, str]) -> float:
 
 def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: list[tuple[str, float]],
               trees: dict[str, Path | None], profile: Path | None = None,
-              sample: Path | None = None) -> tuple[list[float], float, list[float]]:
+              sample: Path | None = None, trace: Path | None = None) -> tuple[list[float], float, list[float]]:
     """One program, one case: the echo times, the program's peak RSS and how long findings took after a key."""
     env = {"XDG_CONFIG_HOME": tempfile.mkdtemp()}
     sampled: Path | None = None
@@ -241,10 +244,12 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
         argv = [sys.executable, "-c", BARE, str(path)]
     else:
         argv = [sys.executable, "-m", "contractstudio", "studio", str(path), str(path.parent)]
-        if sample is not None:
-            sample.mkdir(parents=True, exist_ok=True)
-            sampled = sample / f"{program}.{case}.{time.time():.0f}.pickle"
-            argv[1:3] = [str(Path(__file__).resolve().parent / "key_sampler.py"), str(sampled)]
+        watcher = key_sampler if sample is not None else key_trace if trace is not None else None
+        folder = sample or trace
+        if watcher is not None and folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            sampled = folder / f"{program}.{case}.{time.time():.0f}.pickle"
+            argv[1:3] = [str(Path(str(watcher.__file__)).resolve()), str(sampled)]
         tree = trees[program]
         if tree is not None:
             env["PYTHONPATH"] = str(tree)
@@ -287,8 +292,12 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
         while not sampled.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(1.0)  # written whole
-        print(f"    {program} {case}: what the slowest keys waited for ({sampled})")
-        report(sampled, marks)
+        if sample is not None:
+            print(f"    {program} {case}: what the slowest keys waited for ({sampled})")
+            key_sampler.report(sampled, marks)
+        else:
+            print(f"    {program} {case}: where the keys' time went ({sampled})")
+            key_trace.report(sampled, marks)
     print(f"    {program:6} {case:5} loaded in {loaded:5.1f} s; echo median {statistics.median(times) * 1000:6.1f} ms "
           f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB"
           + (f"; findings after {statistics.median(findings):.2f} s median" if findings else ""), flush=True)
@@ -309,6 +318,7 @@ def main() -> None:
     parser.add_argument("--size", default="120x40")
     parser.add_argument("--profile", type=Path, help="py-spy profiles while typing, to PROFILE.*.txt (collapsed stacks)")
     parser.add_argument("--sample", type=Path, help="run each studio under bench/key_sampler.py, its samples in this folder")
+    parser.add_argument("--trace", type=Path, help="run each studio under bench/key_trace.py, its traces in this folder")
     parser.add_argument("--cases", nargs="+", default=["big", "paste", "small"], choices=["big", "paste", "small"])
     parser.add_argument("--programs", nargs="+", default=["studio"], choices=["bare", "studio"])
     args = parser.parse_args()
@@ -343,7 +353,8 @@ def main() -> None:
             for case in args.cases:
                 keys = typist(1000 * n + len(case), args.keys)
                 for program in programs:
-                    times, peak, found = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample)
+                    times, peak, found = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample,
+                                                         args.trace)
                     results.setdefault((program, case), []).extend(times)
                     shown.setdefault((program, case), []).extend(found)
                     rss.setdefault((program, case), []).append(peak)

@@ -1,0 +1,118 @@
+"""Where each key's time goes, from timestamps alone: the studio run with a trace, for bench_typing.py --trace.
+
+As a program (`python bench/key_trace.py OUT studio ARGS...`), it runs the studio and records, at almost no cost
+(no sampler thread taking the interpreter):
+  - the time each key reached the app (Textual's driver thread, as it parses the terminal's input);
+  - the time each frame was handed to the output thread;
+  - the wall and CPU time of each edit of the editor, each screen update (Textual's compositor drawing a frame) and
+    each analysis (its worker).
+SIGUSR1 writes them to OUT (a pickle). Times are time.perf_counter(), the system's monotonic clock on Linux, which
+the bench's own clock shares: a key's send and echo times pick out its arrival, its edit and its frame.
+
+`report(OUT, keys)` prints, over the keys, how long each step took (median, p90, max), and the slowest keys' steps.
+A frame's CPU time well under its wall time means the screen's thread waited: for the interpreter (a worker held it)
+or for a core (the bench and tmux took them).
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+import signal
+import statistics
+import sys
+import time
+from bisect import bisect_left, bisect_right
+from pathlib import Path
+from typing import Any
+
+
+def _run(out: Path, argv: list[str]) -> None:
+    from textual import events
+    from textual.drivers import _writer_thread
+    from textual.drivers.linux_driver import LinuxDriver
+    from textual.screen import Screen
+
+    arrived: list[float] = []
+    frames: list[float] = []
+    spans: list[tuple[str, float, float, float]] = []  # (what, start, end, CPU seconds of its thread)
+
+    def noting_keys(process: Any) -> Any:
+        def noted(self: LinuxDriver, message: Any) -> None:
+            if isinstance(message, events.Key):
+                arrived.append(time.perf_counter())
+            process(self, message)
+        return noted
+
+    def noting_frames(write: Any) -> Any:
+        def noted(self: Any, text: str) -> None:
+            frames.append(time.perf_counter())
+            write(self, text)
+        return noted
+
+    def timed(what: str, function: Any) -> Any:
+        @functools.wraps(function)
+        def timing(*args: Any, **kwargs: Any) -> Any:
+            start, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spans.append((what, start, time.perf_counter(), time.thread_time() - cpu))
+        return timing
+
+    LinuxDriver.process_message = noting_keys(LinuxDriver.process_message)  # type: ignore[method-assign]
+    _writer_thread.WriterThread.write = noting_frames(_writer_thread.WriterThread.write)  # type: ignore[method-assign]
+    # a frame: the screen update timer's tick (Textual has no public hook around drawing a frame)
+    Screen._on_timer_update = timed("frame", Screen._on_timer_update)  # type: ignore[method-assign]  # noqa: SLF001
+    from contractstudio.editing.live import LiveDocument
+    from contractstudio.studio.widgets.editor import ContractEditor
+
+    ContractEditor.edit = timed("edit", ContractEditor.edit)  # type: ignore[method-assign]
+    LiveDocument.analyze = timed("analysis", LiveDocument.analyze)  # type: ignore[method-assign]
+
+    def write(*_: object) -> None:
+        with open(out, "wb") as f:
+            pickle.dump({"arrived": arrived, "frames": frames, "spans": spans}, f)
+
+    signal.signal(signal.SIGUSR1, write)
+    sys.argv = ["contractstudio", *argv]
+    from contractstudio.cli import entry
+
+    sys.exit(entry())
+
+
+def _steps(data: dict[str, Any], sent: float, shown: float) -> dict[str, float]:
+    """One key's steps in ms: to the app, to its frame handed out, to the screen; its edit and frames (wall, CPU)."""
+    arrived, frames = data["arrived"], data["frames"]
+    at = arrived[min(bisect_left(arrived, sent), len(arrived) - 1)]
+    last_frame = frames[max(bisect_right(frames, shown) - 1, 0)]
+    steps = {"to the app": at - sent, "to its frame": last_frame - at, "frame to screen": shown - last_frame}
+    for what in ("edit", "frame"):
+        mine = [(end - start, cpu) for name, start, end, cpu in data["spans"] if name == what and at <= start and end <= shown]
+        steps[f"{what}s wall"] = sum(wall for wall, _ in mine)
+        steps[f"{what}s CPU"] = sum(cpu for _, cpu in mine)
+    steps["analysis running"] = float(any(name == "analysis" and start < shown and end > sent
+                                          for name, start, end, _ in data["spans"]))
+    return {name: value * 1000 if name != "analysis running" else value for name, value in steps.items()}
+
+
+def report(out: Path, keys: list[tuple[float, float, str]], slowest: int = 5) -> None:
+    """Print the steps of the keys (sent, shown, key): median, p90 and max of each, then the slowest keys'."""
+    data = pickle.loads(out.read_bytes())
+    rows = [(shown - sent, key, _steps(data, sent, shown)) for sent, shown, key in keys]
+    names = list(rows[0][2]) if rows else []
+    for name in names:
+        values = sorted(steps[name] for _, _, steps in rows)
+        if name == "analysis running":
+            print(f"      keys typed while an analysis ran: {sum(values):.0f} of {len(values)}")
+            continue
+        print(f"      {name:16} median {statistics.median(values):6.1f} ms  p90 {values[int(0.9 * (len(values) - 1))]:6.1f}"
+              f"  max {values[-1]:6.1f}")
+    for total, key, steps in sorted(rows, key=lambda row: row[0], reverse=True)[:slowest]:
+        parts = ", ".join(f"{name} {value:.1f}" for name, value in steps.items() if name != "analysis running")
+        print(f"      key {key!r} {total * 1000:.0f} ms: {parts}"
+              + (" (an analysis ran)" if steps["analysis running"] else ""))
+
+
+if __name__ == "__main__":
+    _run(Path(sys.argv[1]), sys.argv[2:])
