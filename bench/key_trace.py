@@ -65,10 +65,29 @@ def _run(out: Path, argv: list[str]) -> None:
     # a frame: the screen update timer's tick (Textual has no public hook around drawing a frame)
     Screen._on_timer_update = timed("frame", Screen._on_timer_update)  # type: ignore[method-assign]  # noqa: SLF001
     from contractstudio.editing.live import LiveDocument
+    from contractstudio.studio import calls
     from contractstudio.studio.widgets.editor import ContractEditor
 
     ContractEditor.edit = timed("edit", ContractEditor.edit)  # type: ignore[method-assign]
     LiveDocument.analyze = timed("analysis", LiveDocument.analyze)  # type: ignore[method-assign]
+    calls.load_client = timed("model client import", calls.load_client)  # type: ignore[method-assign]
+
+    import gc
+    import threading
+
+    collecting: dict[int, tuple[float, float]] = {}
+
+    def note_collection(phase: str, info: dict[str, int]) -> None:
+        """A garbage collection: a span of the thread that ran it (any allocation can start one)."""
+        me = threading.get_ident()
+        if phase == "start":
+            collecting[me] = (time.perf_counter(), time.thread_time())
+        elif me in collecting:
+            start, cpu = collecting.pop(me)
+            on = "screen" if threading.current_thread() is threading.main_thread() else "worker"
+            spans.append((f"collection {info['generation']} ({on})", start, time.perf_counter(), time.thread_time() - cpu))
+
+    gc.callbacks.append(note_collection)
 
     def write(*_: object) -> None:
         with open(out, "wb") as f:
@@ -87,13 +106,17 @@ def _steps(data: dict[str, Any], sent: float, shown: float) -> dict[str, float]:
     at = arrived[min(bisect_left(arrived, sent), len(arrived) - 1)]
     last_frame = frames[max(bisect_right(frames, shown) - 1, 0)]
     steps = {"to the app": at - sent, "to its frame": last_frame - at, "frame to screen": shown - last_frame}
+    collected = [(name, end - start) for name, start, end, _ in data["spans"]
+                 if name.startswith("collection") and start < shown and end > at]
+    steps["collections"] = sum(wall for _, wall in collected)
     for what in ("edit", "frame"):
         mine = [(end - start, cpu) for name, start, end, cpu in data["spans"] if name == what and at <= start and end <= shown]
         steps[f"{what}s wall"] = sum(wall for wall, _ in mine)
         steps[f"{what}s CPU"] = sum(cpu for _, cpu in mine)
-    steps["analysis running"] = float(any(name == "analysis" and start < shown and end > sent
-                                          for name, start, end, _ in data["spans"]))
-    return {name: value * 1000 if name != "analysis running" else value for name, value in steps.items()}
+    for what in ("analysis", "model client import"):
+        steps[f"{what} running"] = float(any(name == what and start < shown and end > sent
+                                             for name, start, end, _ in data["spans"]))
+    return {name: value if name.endswith("running") else value * 1000 for name, value in steps.items()}
 
 
 def report(out: Path, keys: list[tuple[float, float, str]], slowest: int = 5) -> None:
@@ -103,15 +126,15 @@ def report(out: Path, keys: list[tuple[float, float, str]], slowest: int = 5) ->
     names = list(rows[0][2]) if rows else []
     for name in names:
         values = sorted(steps[name] for _, _, steps in rows)
-        if name == "analysis running":
-            print(f"      keys typed while an analysis ran: {sum(values):.0f} of {len(values)}")
+        if name.endswith("running"):
+            print(f"      keys typed while the {name.removesuffix(' running')} ran: {sum(values):.0f} of {len(values)}")
             continue
         print(f"      {name:16} median {statistics.median(values):6.1f} ms  p90 {values[int(0.9 * (len(values) - 1))]:6.1f}"
               f"  max {values[-1]:6.1f}")
     for total, key, steps in sorted(rows, key=lambda row: row[0], reverse=True)[:slowest]:
-        parts = ", ".join(f"{name} {value:.1f}" for name, value in steps.items() if name != "analysis running")
-        print(f"      key {key!r} {total * 1000:.0f} ms: {parts}"
-              + (" (an analysis ran)" if steps["analysis running"] else ""))
+        parts = ", ".join(f"{name} {value:.1f}" for name, value in steps.items() if not name.endswith("running"))
+        running = [name.removesuffix(" running") for name, value in steps.items() if name.endswith("running") and value]
+        print(f"      key {key!r} {total * 1000:.0f} ms: {parts}" + (f" (ran meanwhile: {', '.join(running)})" if running else ""))
 
 
 if __name__ == "__main__":

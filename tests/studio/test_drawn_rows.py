@@ -64,6 +64,10 @@ async def test_every_row_on_screen_after_an_edit_or_a_move_is_what_a_fresh_draw_
             lambda: editor.replace("", (5, 0), (6, 0)),  # and removed
             lambda: editor.replace("prompt: plain", (2, 0), (3, 26)),  # lines joined
             lambda: editor.set_findings([]),
+            lambda: editor.scroll_to(y=120, animate=False),  # past the big file's highlighted window
+            lambda: editor.move_cursor((editor.document.line_count // 2, 0)),  # and further, by the cursor
+            lambda: editor.replace('"', editor.cursor_location, editor.cursor_location),  # an edit there
+            lambda: editor.scroll_to(y=0, animate=False),  # back at the top
         ]
         for n, step in enumerate(steps):
             step()
