@@ -145,3 +145,16 @@ async def test_the_detail_line_shows_what_is_under_the_cursor_without_laying_out
         await pilot.pause()
         assert str(detail.render()) not in ("", first)
         assert layouts == []
+
+
+async def test_a_big_file_scrolled_before_any_edit_is_highlighted_where_it_is_shown() -> None:
+    # The editor forgot the highlighted window its first build made (its __init__ ran after TextArea's, which builds),
+    # so scrolling a big file before typing in it showed plain text past the first screenful.
+    async with Host(TEXTS["big"] * 4).run_test(size=(90, 30)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+        assert editor.is_large
+        editor.scroll_to(y=600, animate=False, immediate=True)
+        await pilot.pause()
+        shown_rows = range(600, 600 + editor.size.height)
+        assert any(editor._highlights.get(row) for row in shown_rows)
+        assert shown(editor) == fresh(editor)

@@ -27,7 +27,7 @@ from contractstudio.reading.builder import MAX_DEPTH
 # TextArea re-queries the whole tree on every edit, which grows with the file (see bench/bench_studio.py).
 LARGE_FILE_LINES = 400
 # Rows highlighted beyond the viewport on each side: every key queries and compares the whole window (150 rows a
-# side took 6.4 ms a key in the 5 MB file, 20 take 3.7 ms); a scroll past it builds the window again (2 ms).
+# side took 6.4 ms a key in the 5 MB file, 20 take 3.7 ms); a scroll past it builds the window again (3 ms).
 _WINDOW_MARGIN = 20
 MARKER_GLYPHS = {"error": "●", "warning": "▲", "info": "•"}
 
@@ -225,9 +225,11 @@ def _outer_first(span: tuple[int, int | None, str]) -> tuple[int, float]:
 class ContractEditor(YamlTextArea):
     """TextArea.code_editor for YAML, marking lines that have findings."""
 
-    # What the window's rows looked like at the last highlighting: (line count, row -> (text, highlights)).
-    # A class default: TextArea builds its highlights while it is made, before __init__ below sets anything.
+    # What the window's rows looked like at the last highlighting: (line count, row -> (text, highlights)); and the
+    # rows a big file's last highlighting covered (None: the whole text). Class defaults: TextArea builds its
+    # highlights while it is made, before __init__ below sets anything (an attribute set there forgot that build).
     _drawn: tuple[int, dict[int, tuple[str, tuple[Any, ...]]]] | None = None
+    _window: tuple[int, int] | None = None
 
     # TextArea repaints its whole widget whenever the selection is set, which every key does: every row on screen went
     # through Textual's styles cache again. Here a new selection repaints the rows it left and the rows it reached
@@ -247,7 +249,6 @@ class ContractEditor(YamlTextArea):
         )
         self.indent_width = 2
         self.markers: dict[int, str] = {}  # 0-based line -> worst severity
-        self._window: tuple[int, int] | None = None
         self._typed: str | None = None
         self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
 
