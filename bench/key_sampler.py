@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,21 +39,40 @@ def _stack(frame: Any, depth: int = DEPTH) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _run(out: Path, argv: list[str]) -> None:
+def noting_keys() -> list[float]:
+    """The time each key reaches the app, as Textual's driver thread parses the terminal's input (a list it fills)."""
     from textual import events
     from textual.drivers.linux_driver import LinuxDriver
 
     arrived: list[float] = []
-    samples: collections.deque[tuple[float, tuple[str, ...], list[tuple[str, ...]]]] = collections.deque(maxlen=600_000)
-    screen = threading.main_thread().ident
     process_message = LinuxDriver.process_message
 
-    def noting_keys(self: LinuxDriver, message: Any) -> None:
+    def noted(self: LinuxDriver, message: Any) -> None:
         if isinstance(message, events.Key):
             arrived.append(time.perf_counter())
         process_message(self, message)
 
-    LinuxDriver.process_message = noting_keys  # type: ignore[method-assign]
+    LinuxDriver.process_message = noted  # type: ignore[method-assign]
+    return arrived
+
+
+def run_studio(out: Path, argv: list[str], recorded: Callable[[], dict[str, Any]]) -> None:
+    """Run the studio with `argv`; on SIGUSR1, write what `recorded()` gives to OUT (a pickle)."""
+    def write(*_: object) -> None:
+        with open(out, "wb") as f:
+            pickle.dump(recorded(), f)
+
+    signal.signal(signal.SIGUSR1, write)
+    sys.argv = ["contractstudio", *argv]
+    from contractstudio.cli import entry
+
+    sys.exit(entry())
+
+
+def _run(out: Path, argv: list[str]) -> None:
+    arrived = noting_keys()
+    samples: collections.deque[tuple[float, tuple[str, ...], list[tuple[str, ...]]]] = collections.deque(maxlen=600_000)
+    screen = threading.main_thread().ident
 
     def sample() -> None:
         me = threading.get_ident()
@@ -63,16 +83,8 @@ def _run(out: Path, argv: list[str]) -> None:
             others = [_stack(f, 4) for ident, f in frames.items() if ident not in (screen, me)]
             samples.append((time.perf_counter(), _stack(main) if main is not None else (), others))
 
-    def write(*_: object) -> None:
-        with open(out, "wb") as f:
-            pickle.dump({"arrived": arrived, "samples": list(samples)}, f)
-
-    signal.signal(signal.SIGUSR1, write)
     threading.Thread(target=sample, daemon=True, name="key sampler").start()
-    sys.argv = ["contractstudio", *argv]
-    from contractstudio.cli import entry
-
-    sys.exit(entry())
+    run_studio(out, argv, lambda: {"arrived": arrived, "samples": list(samples)})
 
 
 def report(out: Path, keys: list[tuple[float, float, str]], slowest: int = 5) -> None:

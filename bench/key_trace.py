@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import pickle
-import signal
 import statistics
 import sys
 import time
@@ -26,23 +25,16 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Any
 
+from key_sampler import noting_keys, run_studio
+
 
 def _run(out: Path, argv: list[str]) -> None:
-    from textual import events
     from textual.drivers import _writer_thread
-    from textual.drivers.linux_driver import LinuxDriver
     from textual.screen import Screen
 
-    arrived: list[float] = []
+    arrived = noting_keys()
     frames: list[float] = []
     spans: list[tuple[str, float, float, float]] = []  # (what, start, end, CPU seconds of its thread)
-
-    def noting_keys(process: Any) -> Any:
-        def noted(self: LinuxDriver, message: Any) -> None:
-            if isinstance(message, events.Key):
-                arrived.append(time.perf_counter())
-            process(self, message)
-        return noted
 
     def noting_frames(write: Any) -> Any:
         def noted(self: Any, text: str) -> None:
@@ -60,7 +52,6 @@ def _run(out: Path, argv: list[str]) -> None:
                 spans.append((what, start, time.perf_counter(), time.thread_time() - cpu))
         return timing
 
-    LinuxDriver.process_message = noting_keys(LinuxDriver.process_message)  # type: ignore[method-assign]
     _writer_thread.WriterThread.write = noting_frames(_writer_thread.WriterThread.write)  # type: ignore[method-assign]
     # a frame: the screen update timer's tick (Textual has no public hook around drawing a frame)
     Screen._on_timer_update = timed("frame", Screen._on_timer_update)  # type: ignore[method-assign]  # noqa: SLF001
@@ -89,15 +80,7 @@ def _run(out: Path, argv: list[str]) -> None:
 
     gc.callbacks.append(note_collection)
 
-    def write(*_: object) -> None:
-        with open(out, "wb") as f:
-            pickle.dump({"arrived": arrived, "frames": frames, "spans": spans}, f)
-
-    signal.signal(signal.SIGUSR1, write)
-    sys.argv = ["contractstudio", *argv]
-    from contractstudio.cli import entry
-
-    sys.exit(entry())
+    run_studio(out, argv, lambda: {"arrived": arrived, "frames": frames, "spans": spans})
 
 
 def _steps(data: dict[str, Any], sent: float, shown: float) -> dict[str, float]:
