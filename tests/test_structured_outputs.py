@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from contractstudio.documents.models import TypeDecl
-from contractstudio.documents.structured_outputs import CompiledSchema, compile_schema, map_back, profile_for
+from contractstudio.documents.structured_outputs import (
+    CompiledSchema,
+    compile_schema,
+    map_back,
+    path_parts,
+    profile_for,
+)
 from contractstudio.documents.types import TypeSystem
 
 
@@ -352,3 +358,30 @@ def test_the_schema_sent_plus_the_after_reply_checks_accept_exactly_what_the_con
         except ValidationError:
             by_contract = False
         assert by_provider == by_contract, (model, json.dumps(compiled.schema), reply)
+
+
+# ----------------------------------------------------------------- a field named like the wildcard (issue 32, finding 9)
+
+
+STARRED = {"A": {"extra": "forbid", "fields": {"*": {"type": "str", "default": "d"}, "x/y": {"type": "int | None"}}}}
+
+
+def test_a_field_named_star_does_not_drop_the_null_of_another_field_when_a_strict_reply_is_mapped_back() -> None:
+    c = _compiled(STARRED, "A", "openai/gpt-4o-mini")
+    value = _types(STARRED).model("A").model_validate(map_back({"*": None, "x/y": None}, c))
+    assert value.model_dump(by_alias=True) == {"*": "d", "x/y": None}
+
+
+def test_a_field_named_star_does_not_hide_an_extra_key_from_extra_forbid() -> None:
+    c = _compiled(STARRED, "A", "openai/gpt-4o-mini")
+    with pytest.raises(ValidationError, match="zzz"):
+        _types(STARRED).model("A").model_validate(map_back({"*": "v", "x/y": 1, "zzz": None}, c))
+
+
+def test_no_field_name_spells_the_wildcard_in_a_clause_path() -> None:
+    decls = {"A": {"fields": {"*": {"type": "str"}, "items": {"type": "list[str]"}}}}
+    c = _compiled(decls, "A", "openai/gpt-4o-mini")
+    paths = {x.path for x in c.clauses}
+    assert "/items/*" in paths  # the wildcard: any item
+    assert "/*" not in paths  # the field named '*' is spelt another way
+    assert path_parts("/items/*") == ["items", None] and path_parts(next(p for p in paths if p.startswith("/~"))) == ["*"]

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
 from contractstudio.documents.provider_profiles import profile_for
-from contractstudio.documents.structured_outputs import Clause, CompiledSchema, compile_schema
+from contractstudio.documents.structured_outputs import Clause, CompiledSchema, compile_schema, path_parts
 from contractstudio.documents.type_syntax import DictOf, ListOf, Ref, TypeExpr, TypeSyntaxError, Union, parse_type
 from contractstudio.documents.types import TypeSystem
 
@@ -88,7 +88,7 @@ def output_structure(types: TypeSystem, output: str, model: str | None, requeste
         return None
     by_field: dict[FieldKey, list[Clause]] = {}
     for clause in compiled.clauses:
-        key = field_of(types, root, [p.replace("~1", "/").replace("~0", "~") for p in clause.path.split("/")[1:]])
+        key = field_of(types, root, path_parts(clause.path))
         found = by_field.setdefault(key, [])
         if not any((c.keyword, c.enforcement) == (clause.keyword, clause.enforcement) for c in found):
             found.append(clause)  # a type used at two paths states its clauses once
@@ -99,8 +99,8 @@ def _options(t: TypeExpr) -> Iterable[TypeExpr]:
     return t.options if isinstance(t, Union) else (t,)
 
 
-def field_of(types: TypeSystem, t: TypeExpr, parts: list[str]) -> FieldKey:
-    """The declared field a schema path ends at ("*": an item of a list or a value of a dict)."""
+def field_of(types: TypeSystem, t: TypeExpr, parts: list[str | None]) -> FieldKey:
+    """The declared field a schema path ends at (None: an item of a list or a value of a dict)."""
     owner: FieldKey = (None, None)
     current: TypeExpr | None = t
     for part in parts:
@@ -108,10 +108,10 @@ def field_of(types: TypeSystem, t: TypeExpr, parts: list[str]) -> FieldKey:
             return owner
         nxt: TypeExpr | None = None
         for option in _options(current):
-            if part == "*" and isinstance(option, (ListOf, DictOf)):
+            if part is None and isinstance(option, (ListOf, DictOf)):
                 nxt = option.item if isinstance(option, ListOf) else option.value
                 break
-            if isinstance(option, Ref) and part in (types.fields(option) or {}):
+            if isinstance(option, Ref) and part is not None and part in (types.fields(option) or {}):
                 owner, nxt = (option.name, part), types.field_type(option, part)
                 break
         current = nxt

@@ -16,8 +16,8 @@ from typing import Any, Literal
 from contractstudio.documents.constraints import needs_backtracking
 from contractstudio.documents.provider_profiles import ProviderProfile, profile_for
 
-__all__ = ["Clause", "CompiledSchema", "Enforcement", "Mode", "ProviderProfile", "Requested", "compile_schema",
-           "map_back", "profile_for"]
+__all__ = ["WILDCARD", "Clause", "CompiledSchema", "Enforcement", "Mode", "ProviderProfile", "Requested",
+           "compile_schema", "map_back", "path_parts", "profile_for"]
 
 Enforcement = Literal["decoder", "after_reply", "not_representable"]
 Mode = Literal["json_schema", "json_object", "off"]
@@ -35,7 +35,8 @@ _STRUCTURE = ("type", "properties", "required", "additionalProperties", "items",
 class Clause:
     """One constraint of the output type and who enforces it for the chosen provider and mode."""
 
-    path: str  # JSON-pointer-like field path: "" (the whole reply), "/answer", "/items/*/score" (* = any item or key)
+    path: str  # JSON-pointer-like field path: "" (the whole reply), "/answer", "/items/*/score" (* = any item or key;
+    # a field's name is escaped so that no name spells it: `*` is `~2`, `/` is `~1`, `~` is `~0`; path_parts reads one)
     keyword: str  # the JSON Schema keyword ("minLength", "type", "required", ...) or "schema" for the whole
     enforcement: Enforcement
     reason: str  # plain words for the author, e.g. "Anthropic structured outputs do not support numerical constraints"
@@ -63,8 +64,20 @@ class CompiledSchema:
         return tuple(c for c in self.clauses if c.enforcement == enforcement)
 
 
+# A path's step for any item of a list or any value of a dict. A field's own name never spells it: `_escape` writes
+# a `*` in a name as `~2` (after `~` as `~0` and `/` as `~1`, as JSON Pointer does), so a field named `*` is `/~2`
+# and the wildcard `/*` stays a step no field can take (issue 32: a field named `*` was taken for the wildcard).
+WILDCARD = "*"
+
+
 def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
+    return name.replace("~", "~0").replace("/", "~1").replace("*", "~2")
+
+
+def path_parts(path: str) -> list[str | None]:
+    """A clause path's steps: each field's own name (a field may be named `*`), None for the wildcard."""
+    return [None if p == WILDCARD else p.replace("~1", "/").replace("~2", "*").replace("~0", "~")
+            for p in path.split("/")[1:]]
 
 
 def _anchored(pattern: str) -> bool:
@@ -128,7 +141,7 @@ class _Compiler:
             self._object(node, out, path, depth + 1, stack)
         if kind == "array" or "items" in node:
             if "items" in node:
-                out["items"] = self.walk(node["items"], path + "/*", depth, stack)
+                out["items"] = self.walk(node["items"], f"{path}/{WILDCARD}", depth, stack)
         for key, value in node.items():
             if key in _STRUCTURE or key in _KEPT_ANNOTATIONS or key in _DROPPED_ANNOTATIONS:
                 continue
@@ -208,7 +221,8 @@ class _Compiler:
                 self.unsendable(path, "additionalProperties", f"{self._who()} needs named properties: an object with "
                                 "any keys (dict[str, T]) cannot be sent", extra)
             else:
-                out["additionalProperties"] = self.walk(extra, path + "/*", depth, stack) if extra is not True else True
+                out["additionalProperties"] = (self.walk(extra, f"{path}/{WILDCARD}", depth, stack)
+                                               if extra is not True else True)
         elif extra is False:
             why = p.removes("additionalProperties")
             if why:
@@ -376,13 +390,13 @@ def _drop_nulls(value: Any, here: str, nullable: set[str], prefixes: set[str], a
     if here not in prefixes:
         return value
     if isinstance(value, list):
-        return [_drop_nulls(v, here + "/*", nullable, prefixes, again) for v in value]
+        return [_drop_nulls(v, f"{here}/{WILDCARD}", nullable, prefixes, again) for v in value]
     if not isinstance(value, dict):
         return value
     out = {}
     for key, item in value.items():
         named = f"{here}/{_escape(key)}"
-        child = named if named in prefixes or named in again else f"{here}/*"
+        child = named if named in prefixes or named in again else f"{here}/{WILDCARD}"
         if item is None and child in nullable:
             continue
         out[key] = _drop_nulls(item, child, nullable, prefixes, again)
