@@ -28,7 +28,7 @@ from contractstudio.documents.constraints import (
 from contractstudio.documents.models import FieldSpec
 from contractstudio.documents.patterns import pattern_problem
 from contractstudio.documents.type_syntax import Prim, TypeExpr, TypeSyntaxError, parse_type, refs, without_none
-from contractstudio.documents.types import TypeBuildError, TypeSystem
+from contractstudio.documents.types import MAX_TYPE_NESTING, TypeBuildError, TypeSystem
 from contractstudio.findings.diagnostics import Diagnostic, declare, make
 
 declare("SCH105", "constraint-not-applicable", "error",
@@ -49,7 +49,8 @@ def constraint_findings(doc: Loaded) -> Iterator[Diagnostic]:
     for fs in doc.field_sets:
         # Whether a set of fields has findings depends on the declarations it reaches alone: one found clean
         # stays clean while those stay the same (each edit of a big contract changes one type at most).
-        key = fs.types.reach_key([fs.type_name])
+        # (A type nested past the bound is not keyed: its key would walk every type it reaches, for each type.)
+        key = fs.types.reach_key([fs.type_name]) if fs.types.nesting(fs.type_name) <= MAX_TYPE_NESTING else None
         if key is not None and key in _CLEAN:
             continue
         found = list(declared_fields(doc, fs.types, fs.type_name, fs.fields_path, fs.what))
@@ -95,6 +96,12 @@ def buildable(loaded: Loaded, types: TypeSystem, type_name: str, fields_path: tu
         if err.type_name != type_name:
             return  # a type it uses is at fault, and reported where that type is declared
         where = fields_path + (err.field,) if err.field else fields_path[:-1]
+        if err.nesting is not None:  # a resource limit: said once, at the outermost type that nests too deep
+            if any(types.nesting(user) > err.nesting for user in types.users(type_name)):
+                return  # a deeper type uses it: reported there (the deepest of a group always is)
+            yield loaded.diag("YML006", str(err), where, key=True,
+                              hint="flatten the type: a list of named objects, or fewer levels of types in types")
+            return
         yield loaded.diag("SCH107", str(err), where, key=True,
                           hint="change the field's type or constraints; a type that cannot be built cannot be enforced")
 

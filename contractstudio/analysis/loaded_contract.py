@@ -89,6 +89,18 @@ class LoadedContract(Loaded):
         return output_structure(self.types, self.contract.output, model, getattr(llm, "structured_output", "auto"),
                                 llm.api_base)
 
+    def no_structure(self) -> str:
+        """Why `structure` is None, in words (`check --verbose`): no model named, or an output type with no schema."""
+        llm = self.contract.llm
+        model = self.ctx.model or llm.model
+        if not model:
+            return "no model named (llm.model or --model): prompt only"
+        requested = getattr(llm, "structured_output", "auto")
+        if requested not in ("auto", "json_schema", "json_object", "off"):
+            return f"llm.structured_output {requested!r} is not a mode (its finding says why): prompt only"
+        return (f"the output type '{self.contract.output}' cannot be built (its finding says why): no structured output "
+                f"with {model}")
+
     @cached_property
     def input_scope(self) -> Scope:
         """What pre conditions, act.assign and fallback values see: `input`."""

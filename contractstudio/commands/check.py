@@ -22,7 +22,7 @@ def structure_lines(reports: list[FileReport]) -> list[str]:
         for doc in r.documents:
             if isinstance(doc, LoadedContract):
                 found = doc.structure
-                what = found.summary() if found is not None else "no model named (llm.model or --model): prompt only"
+                what = found.summary() if found is not None else doc.no_structure()
                 out.append(f"{r.path}: contract '{doc.contract.name}': {what}")
     return out
 

@@ -32,16 +32,27 @@ from contractstudio.documents.type_syntax import (
     refs,
 )
 
+# Levels a declared type may nest: itself, and each declared type, list and dict on its deepest path (a union is no
+# level; a type that contains itself counts once more, as the $ref its schema has there). pydantic writes a JSON
+# Schema with about 22 frames of recursion per declared type and ran out at 44 declared types (issue 32: T0 -> ... ->
+# T59 passed check, then every call crashed); at this bound a schema is written with half the recursion limit spent
+# (tests/test_type_nesting.py). OpenAI's strict mode takes 10 levels; no real output type comes near 20.
+MAX_TYPE_NESTING = 20
+
 
 class TypeBuildError(ValueError):
-    """A declared type pydantic cannot turn into a validator; `field` names the field at fault when known."""
+    """A declared type pydantic cannot turn into a validator; `field` names the field at fault when known.
 
-    def __init__(self, type_name: str, reason: str, field: str | None = None) -> None:
+    `nesting` is set when the type nests past MAX_TYPE_NESTING (a resource limit, YML006, rather than pydantic's refusal).
+    """
+
+    def __init__(self, type_name: str, reason: str, field: str | None = None, nesting: int | None = None) -> None:
         where = f" (field '{field}')" if field else ""
         super().__init__(f"type '{type_name}' cannot be built{where}: {reason}")
         self.type_name = type_name
         self.reason = reason
         self.field = field
+        self.nesting = nesting
 
 
 # ----------------------------------------------------------------- the type system
@@ -75,6 +86,8 @@ class TypeSystem:
         self._broken: dict[str, TypeBuildError] = {}
         self._defaults: dict[tuple[str, str], str | None] = {}  # analysis asks on every edit: answer once
         self._parts: dict[str, tuple[Any, ...]] | None = None  # each declaration as a key (models shared between systems)
+        self._nesting: dict[str, tuple[int, str | None, str | None, tuple[str, ...]]] | None = None  # _nesting's answer
+        self._users: dict[str, list[str]] | None = None
 
     @classmethod
     def from_decls(cls, decls: dict[str, TypeDecl] | None) -> TypeSystem:
@@ -122,6 +135,54 @@ class TypeSystem:
         types = self.field_types(t)
         return types.get(field) if types is not None else None
 
+    # -- nesting
+
+    def nesting(self, name: str) -> int:
+        """How many levels a declared type nests (MAX_TYPE_NESTING says what counts); 0 for a name not declared."""
+        return self._nesting_of().get(name, (0, None, None, ()))[0]
+
+    def deepest_path(self, name: str, steps: int = 6) -> tuple[str, ...]:
+        """The deepest path of a declared type as `Type.field` steps, ending at the last declared type reached (the
+        type met again, for a recursion); longer than `steps`, its first three steps, "...", and its last two."""
+        found = self._nesting_of()
+        path: list[str] = []
+        seen: set[str] = set()
+        here = name
+        while here in found and len(path) <= steps:
+            seen.add(here)
+            _, field, nxt, _ = found[here]
+            if field is None or nxt is None:  # its own fields are its deepest: the path ends here
+                return (*path, here)
+            path.append(f"{here}.{field}")
+            if nxt in seen:
+                return (*path, nxt)  # a recursion: the type it reaches again
+            here = nxt
+        return (*path[:3], "...", *found[name][3])
+
+    def users(self, name: str) -> list[str]:
+        """The declared types with a field whose type names `name`."""
+        if self._users is None:
+            users: dict[str, list[str]] = {}
+            for n, fields in self._types.items():
+                for r in dict.fromkeys(r for t in fields.values() for r in refs(t)):
+                    users.setdefault(r, []).append(n)
+            self._users = users
+        return self._users.get(name, [])
+
+    def _nesting_of(self) -> dict[str, tuple[int, str | None, str | None, tuple[str, ...]]]:
+        if self._nesting is None:
+            self._nesting = _nesting(self.decls, self._types)
+        return self._nesting
+
+    def _too_deep(self, name: str) -> TypeBuildError | None:
+        levels = self.nesting(name)
+        if levels <= MAX_TYPE_NESTING:
+            return None
+        path = self.deepest_path(name)
+        first = path[0].split(".", 1)[1] if "." in path[0] else None
+        return TypeBuildError(name, f"it nests {levels} levels deep ({' -> '.join(path)}), more than the "
+                              f"{MAX_TYPE_NESTING} levels a type may nest", first, nesting=levels)
+
     # -- pydantic models
 
     def model(self, name: str) -> type[BaseModel]:
@@ -130,6 +191,10 @@ class TypeSystem:
             raise KeyError(f"type '{name}' is not declared")
         if name in self._models or name in self._broken:
             return self._build(name, set())
+        too_deep = self._too_deep(name)
+        if too_deep is not None:  # refused before anything is built or keyed (a key walks every type it reaches)
+            self._broken[name] = too_deep
+            raise too_deep
         # A model is a function of the declarations it reaches alone: another system (the previous analysis
         # of a file being edited) that declared them the same way has built it already.
         key = self.reach_key([name])
@@ -204,6 +269,10 @@ class TypeSystem:
             return self._models[name]
         if name in self._broken:
             raise self._broken[name]
+        too_deep = self._too_deep(name)
+        if too_deep is not None:  # pydantic would run out of recursion writing its JSON Schema: refused, never a crash
+            self._broken[name] = too_deep
+            raise too_deep
         building = building | {name}
         decl = self.decls[name]
         for fname in decl.fields:
@@ -315,6 +384,79 @@ class TypeSystem:
                 line += f": {spec.description}"
             lines.append(line)
         return "\n".join(lines)
+
+
+def _levels(t: TypeExpr) -> tuple[int, list[tuple[str, int]]]:
+    """A field type's own levels (lists and dicts, no declared type) and each declared type it names with the levels
+    above it. A type expression nests at most MAX_TYPE_DEPTH deep (its parser says so): recursion is safe here."""
+    if isinstance(t, Ref):
+        return 0, [(t.name, 0)]
+    if isinstance(t, (ListOf, DictOf)):
+        own, named = _levels(t.item if isinstance(t, ListOf) else t.value)
+        return own + 1, [(n, k + 1) for n, k in named]
+    if isinstance(t, Union):
+        found = [_levels(o) for o in t.options]
+        return max(f[0] for f in found), [x for f in found for x in f[1]]
+    return 0, []
+
+
+def _nesting(decls: dict[str, TypeDecl], types: dict[str, dict[str, TypeExpr]]
+             ) -> dict[str, tuple[int, str | None, str | None, tuple[str, ...]]]:
+    """Each declared type's levels, the first step of its deepest path and that path's last two steps:
+    (levels, field, next declared type or None, tail).
+
+    One depth-first walk with an explicit stack (a hostile file may chain thousands of types); a type met again while
+    it is being walked is a recursion: one level (the $ref its schema has there), not walked again."""
+    edges: dict[str, list[tuple[str, str | None, int]]] = {}  # name -> (field, declared type or None, levels above)
+    for name in decls:
+        out: list[tuple[str, str | None, int]] = []
+        for fname, t in types.get(name, {}).items():
+            own, named = _levels(t)
+            out.append((fname, None, own))
+            out.extend((fname, n, k) for n, k in named if n in decls)
+        edges[name] = out
+    Found = tuple[int, str | None, str | None, tuple[str, ...]]
+    done: dict[str, Found] = {}
+
+    def via(name: str, fname: str, target: str, levels: int) -> tuple[int, str | None, str | None, tuple[str, ...]]:
+        tail = done[target][3] if target in done else (target,)
+        return levels, fname, target, tail if len(tail) >= 2 else (f"{name}.{fname}", *tail)
+
+    for root in decls:
+        if root in done:
+            continue
+        best: dict[str, tuple[int, str | None, str | None, tuple[str, ...]]] = {root: (1, None, None, (root,))}
+        walking = {root}
+        stack: list[tuple[str, int]] = [(root, 0)]
+        while stack:
+            name, i = stack[-1]
+            if i < len(edges[name]):
+                stack[-1] = (name, i + 1)
+                fname, target, above = edges[name][i]
+                found: Found
+                if target is None:
+                    found = (1 + above, fname, None, (name,))
+                elif target in walking:
+                    found = via(name, fname, target, 2 + above)  # a recursion: its $ref
+                elif target in done:
+                    found = via(name, fname, target, 1 + above + done[target][0])
+                else:
+                    best[target] = (1, None, None, (target,))
+                    walking.add(target)
+                    stack.append((target, 0))
+                    continue
+                if found[0] > best[name][0]:
+                    best[name] = found
+                continue
+            stack.pop()
+            walking.discard(name)
+            done[name] = best[name]
+            if stack:
+                parent, j = stack[-1]
+                fname, _, above = edges[parent][j - 1]
+                if 1 + above + done[name][0] > best[parent][0]:
+                    best[parent] = via(parent, fname, name, 1 + above + done[name][0])
+    return done
 
 
 _SHARED: dict[tuple[Any, ...], TypeSystem] = {}

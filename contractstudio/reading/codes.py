@@ -14,7 +14,7 @@ declare("YML004", "unsafe-tag", "error",
 declare("YML005", "yaml11-boolean", "warning", "A plain yes/no/on/off that YAML 1.1 tools read as a boolean; quote it or write true/false.")
 declare("YML006", "resource-limit", "error",
         "A document too deep, whose aliases expand too far (in nodes or characters), "
-        "or whose regular expressions run too long, to analyze safely.")
+        "or whose regular expressions run too long, to analyze safely; a declared type that nests too deep to run.")
 declare("YML008", "reads-differently", "error",
         "A value other YAML tools (ruamel.yaml, for one) read differently or cannot read; export refuses it: "
         "a value that does not fit its tag, an integer of more than 4,300 digits, a tab outside quotes, "

@@ -7,7 +7,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from contractstudio.runtime.call_state import CallState
-from contractstudio.runtime.errors import ModelError
+from contractstudio.runtime.errors import ModelError, SchemaUnwritable
 from contractstudio.runtime.events import (
     Event,
     ModelFailure,
@@ -92,7 +92,12 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
     own_params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
     told = None if errors is None else list(errors)
     retry = 0
-    structure = structure_for(st, purpose)
+    try:
+        structure = structure_for(st, purpose)
+    except SchemaUnwritable as err:  # the output type's schema cannot be written here: the call fails, saying why
+        yield st.emit(ModelFailure(stage=stage, message=str(err)))
+        st.fail([f"structured output: {err}"])
+        return None
     if purpose == "generate" and attempt == 0 and (why := unsendable(structure)):  # said once, at the call's first request
         yield st.emit(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
     while True:

@@ -41,6 +41,13 @@ class UntrustedKeyRoute(Untrusted):
     """A key sent where only the file says: an `api_base` away from loopback, or a variable not the provider's usual one."""
 
 
+class SchemaUnwritable(ContractError):
+    """A type whose JSON Schema pydantic could not write: it nests too deep for the recursion left (issue 32).
+
+    A declared type is bounded at check time (documents/types.py: MAX_TYPE_NESTING); a Python contract's own models
+    are not, so a call made deep in a program can meet this: the call fails with it, never a RecursionError."""
+
+
 class ContractViolation(Exception):
     """A contract with `on_failure: raise` that failed: every error and the whole trace go with it."""
 

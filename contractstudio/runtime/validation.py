@@ -14,7 +14,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from contractstudio.documents import patterns
 from contractstudio.documents.constraints import TYPE_PATTERN_S
 from contractstudio.documents.type_syntax import parse_type
-from contractstudio.documents.types import TypeSystem
+from contractstudio.documents.types import MAX_TYPE_NESTING, TypeSystem
+from contractstudio.runtime.errors import SchemaUnwritable
 from contractstudio.safe_text import shorten
 
 MAX_ERRORS = 20  # error lines per validation: a reply with thousands of bad items must not flood the remedy
@@ -123,16 +124,28 @@ class Shape:
         return value
 
     def json_schema(self) -> dict[str, Any]:
-        """The type's JSON Schema as pydantic writes it (what the structured-output compiler starts from)."""
-        if self.model is not None:
-            return self.model.model_json_schema(by_alias=True)
-        assert self.adapter is not None
-        return self.adapter.json_schema(by_alias=True)
+        """The type's JSON Schema as pydantic writes it (what the structured-output compiler starts from).
+
+        Raises SchemaUnwritable when pydantic runs out of recursion writing it."""
+        try:
+            if self.model is not None:
+                return self.model.model_json_schema(by_alias=True)
+            assert self.adapter is not None
+            return self.adapter.json_schema(by_alias=True)
+        except RecursionError:
+            raise self._unwritable() from None
+
+    def _unwritable(self) -> SchemaUnwritable:
+        return SchemaUnwritable(f"the JSON Schema of {self.type_name} could not be written (it nests too deep: pydantic "
+                                f"ran out of recursion); declared types may nest at most {MAX_TYPE_NESTING} levels")
 
     def schema_text(self) -> str:
         """The type described for a prompt: fields, types, descriptions and constraints."""
         if self.model is not None and self.types is None:  # a Python contract's model: its JSON Schema
-            return json.dumps(self.model.model_json_schema(), ensure_ascii=False, indent=1)
+            try:
+                return json.dumps(self.model.model_json_schema(), ensure_ascii=False, indent=1)
+            except RecursionError:
+                raise self._unwritable() from None
         if self.model is not None and self.types is not None:
             return self.types.schema_text(self.type_name)
         return f"a JSON value of type {self.type_name}"
