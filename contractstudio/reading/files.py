@@ -17,7 +17,14 @@ from typing import Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.data_files import decode
-from contractstudio.reading.dialect_registry import YAML_ENDINGS, file_endings, for_file, foreign, sniff_kind
+from contractstudio.reading.dialect_registry import (
+    MAX_FILE_BYTES,
+    YAML_ENDINGS,
+    file_endings,
+    for_file,
+    foreign,
+    sniff_kind,
+)
 from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, first_kind, top_kinds
 from contractstudio.storage.paths import base_problem, project_of
@@ -101,8 +108,12 @@ def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
 
 
 def _head(f: Path) -> str | None:
+    """The text to tell the file's kind by: a file dialect's file (a .py file) only up to its size bound, which is all
+    its dialect ever searches (a bigger one is refused by its reader, saying so)."""
+    limit = MAX_FILE_BYTES + 1 if for_file(f) is not None else -1
     try:
-        return f.read_text(encoding="utf-8", errors="replace")
+        with f.open(encoding="utf-8", errors="replace") as text:
+            return text.read(limit)
     except OSError:
         return None
 
