@@ -385,3 +385,57 @@ def test_no_field_name_spells_the_wildcard_in_a_clause_path() -> None:
     assert "/items/*" in paths  # the wildcard: any item
     assert "/*" not in paths  # the field named '*' is spelt another way
     assert path_parts("/items/*") == ["items", None] and path_parts(next(p for p in paths if p.startswith("/~"))) == ["*"]
+
+
+# ----------------------------------------------------------------- OpenAI strict mode's enum and character bounds
+
+
+def _values(count: int, total: int, prefix: str = "v") -> list[str]:
+    """`count` distinct strings of `total` characters together."""
+    base = total // count
+    out = [f"{prefix}{i}".ljust(base, "x") for i in range(count)]
+    out[-1] += "y" * (total - sum(map(len, out)))
+    return out
+
+
+def _literal_type(values: list[str]) -> str:
+    return "Literal[" + ", ".join(repr(v) for v in values) + "]"
+
+
+def _openai(fields: dict[str, list[str]]) -> CompiledSchema:
+    decls = {"A": {"fields": {name: {"type": _literal_type(values)} for name, values in fields.items()}}}
+    return _compiled(decls, "A", "openai/gpt-4o-mini")
+
+
+def test_openai_strict_takes_500_enum_values_across_the_schema_and_not_501() -> None:
+    under = _openai({"a": _values(250, 1000, "a"), "b": _values(250, 1000, "b")})
+    assert under.mode == "json_schema"
+    over = _openai({"a": _values(250, 1000, "a"), "b": _values(251, 1004, "b")})
+    assert over.mode == "json_object" and over.schema is None
+    assert over.fallback_reason == "the type has 501 enum values; OpenAI strict mode allows at most 500"
+
+
+def test_a_50000_value_literal_is_not_sendable_to_openai_strict() -> None:
+    c = _openai({"code": [f"c{i}" for i in range(50_000)]})
+    assert c.mode == "json_object" and c.fallback_reason is not None and "50000 enum values" in c.fallback_reason
+
+
+def test_openai_strict_takes_120000_characters_of_names_and_values_and_not_one_more() -> None:
+    # the field's name (1 character) and 250 values: 119,999 and 120,000 characters, then 120,001
+    under = _openai({"e": _values(250, 119_999)})
+    assert under.mode == "json_schema"
+    over = _openai({"e": _values(250, 120_000)})
+    assert over.mode == "json_object"
+    assert over.fallback_reason == ("the type's property names, definition names, enum and const values have 120,001 "
+                                    "characters; OpenAI strict mode allows at most 120,000")
+
+
+def test_openai_strict_takes_an_enum_of_more_than_250_values_of_15000_characters_and_not_one_more() -> None:
+    under = _openai({"e": _values(251, 15_000)})
+    assert under.mode == "json_schema"
+    over = _openai({"e": _values(251, 15_001)})
+    assert over.mode == "json_object"
+    assert _enforcement(over, "/e", "enum") == "not_representable"
+    assert over.fallback_reason == ("an enum of 251 values has 15,001 characters; OpenAI strict mode allows at most "
+                                    "15,000 for an enum of more than 250 values")
+    assert _openai({"e": _values(250, 15_001)}).mode == "json_schema"  # 250 values: only the total applies

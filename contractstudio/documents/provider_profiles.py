@@ -41,6 +41,9 @@ class ProviderProfile:
     max_properties: int | None = None  # properties in the whole schema
     max_optional: int | None = None  # optional properties in the whole schema
     max_unions: int | None = None  # properties that are unions (anyOf / type lists)
+    max_enum_values: int | None = None  # enum values in the whole schema (every enum's values together)
+    max_schema_chars: int | None = None  # characters of property names, definition names, enum and const values
+    large_enum: tuple[int, int] | None = None  # (values, characters): an enum of more values has at most that many chars
     # Keywords removed before sending, each with the plain reason an author is shown (pairs: the profile stays hashable).
     unsupported: tuple[tuple[str, str], ...] = ()
     needs_types: bool = False  # every value needs a type: a field of type `any` cannot be sent
@@ -60,9 +63,16 @@ def _all(keys: tuple[str, ...], reason: str) -> tuple[tuple[str, str], ...]:
 OPENAI = ProviderProfile(
     name="openai", strict=True, source=OPENAI_SOURCE, all_required=True, closed_objects=True, object_root=True,
     needs_types=True,
-    # The launch limits (100 properties, 5 levels); the API still answered "6 levels of nesting exceeds limit of 5"
-    # in 2025 (tidyverse/ellmer#671) although the guide now says more: the lower figures are kept.
-    max_depth=5, max_properties=100,
+    # The guide (OPENAI_SOURCE, "Objects have limitations on nesting depth and size", read 2026) now states: up to
+    # 5,000 object properties with up to 10 levels of nesting; up to 1,000 enum values across all enum properties;
+    # property names, definition names, enum and const values of at most 120,000 characters together; and for one
+    # string enum of more than 250 values, at most 15,000 characters of values. Where the API was seen to enforce
+    # less, the lower figure is kept (a schema refused costs a 400 and a fallback on every call; one kept back costs
+    # the decoder's help at worst): 5 levels and 100 properties, the launch limits, which the API still enforced in
+    # 2025 ("6 levels of nesting exceeds limit of 5": https://github.com/tidyverse/ellmer/issues/671), and 500 enum
+    # values ("Expected at most 500 enum values in total within a single schema":
+    # https://community.openai.com/t/500-enums-limitation-in-structured-output/974416).
+    max_depth=5, max_properties=100, max_enum_values=500, max_schema_chars=120_000, large_enum=(250, 15_000),
     unsupported=(
         *_all(LENGTH_BOUNDS, "OpenAI strict mode does not support string length bounds (minLength / maxLength)"),
         ("uniqueItems", "OpenAI strict mode does not support uniqueItems"),
@@ -179,9 +189,13 @@ def facts_table() -> str:
         if p.needs_types:
             limits.append("`any` fields")
         for value, what in ((p.max_depth, "levels of nested objects"), (p.max_properties, "properties"),
-                            (p.max_optional, "optional fields"), (p.max_unions, "union fields")):
+                            (p.max_optional, "optional fields"), (p.max_unions, "union fields"),
+                            (p.max_enum_values, "enum values"),
+                            (p.max_schema_chars, "characters of property names, definition names, enum and const values")):
             if value is not None:
-                limits.append(f"more than {value} {what}")
+                limits.append(f"more than {value:,} {what}")
+        if p.large_enum is not None:
+            limits.append(f"an enum of more than {p.large_enum[0]} values with more than {p.large_enum[1]:,} characters")
         cell = ", ".join(f"`{k}`" for k in removed) + (", " + ", ".join(extra) if extra else "")
         rows.append(f"| {p.name} | {models[p.name]} | {cell} | {', '.join(limits) or '-'} | {p.source} |")
     return "\n".join(rows)

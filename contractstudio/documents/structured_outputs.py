@@ -10,6 +10,7 @@ sources: provider_profiles.py. No litellm here: the runtime passes litellm's cap
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -99,6 +100,8 @@ class _Compiler:
         self.optional = 0
         self.unions = 0
         self.max_depth_seen = 0
+        self.enum_values = 0  # every enum's values, as sent (a type used at two places is sent twice)
+        self.chars = 0  # property names, definition names, enum and const values, as sent
 
     def clause(self, path: str, keyword: str, enforcement: Enforcement, reason: str, value: Any = None) -> None:
         self.clauses.append(Clause(path, keyword, enforcement, reason, value))
@@ -137,6 +140,7 @@ class _Compiler:
                 else:
                     out[key] = node[key]
                 self.clause(path, key, "decoder", "the decoder writes one of the allowed values", node[key])
+                self._count_values(path, key, node[key])
         if kind == "object" or "properties" in node:
             self._object(node, out, path, depth + 1, stack)
         if kind == "array" or "items" in node:
@@ -185,6 +189,7 @@ class _Compiler:
         out_props: dict[str, Any] = {}
         sent_required: list[str] = []
         self.properties += len(props)
+        self.chars += sum(len(name) for name in props)
         for name, sub in props.items():
             child = f"{path}/{_escape(name)}"
             compiled = self.walk(sub, child, depth, stack)
@@ -233,6 +238,21 @@ class _Compiler:
         elif p.closed_objects:
             out["additionalProperties"] = False  # the contract ignores other keys anyway: nothing is lost
 
+    def _count_values(self, path: str, key: str, values: Any) -> None:
+        """Count an enum's (or a const's) values and characters for the profile's bounds; an enum of many values
+        past the profile's `large_enum` characters is not representable here."""
+        values = values if key == "enum" and isinstance(values, list) else [values]
+        chars = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in values)
+        self.chars += chars
+        if key != "enum":
+            return
+        self.enum_values += len(values)
+        large = self.profile.large_enum
+        if large is not None and len(values) > large[0] and chars > large[1]:
+            self.unsendable(path, "enum", f"an enum of {len(values)} values has {chars:,} characters; {self._who()} "
+                                          f"allows at most {large[1]:,} for an enum of more than {large[0]} values",
+                            len(values))
+
     def _keyword(self, key: str, value: Any, node: dict[str, Any], out: dict[str, Any], path: str) -> None:
         p = self.profile
         why = p.removes(key)
@@ -275,9 +295,15 @@ class _Compiler:
                                         f"{_kind(root)}", root.get("type"))
         for count, limit, what in ((self.properties, p.max_properties, "properties"),
                                    (self.optional, p.max_optional, "optional fields"),
-                                   (self.unions, p.max_unions, "union-typed fields")):
+                                   (self.unions, p.max_unions, "union-typed fields"),
+                                   (self.enum_values, p.max_enum_values, "enum values")):
             if limit is not None and count > limit:
                 self.unsendable("", "schema", f"the type has {count} {what}; {self._who()} allows at most {limit}", count)
+        chars = self.chars + sum(len(name) for name in self.kept_defs)  # the definition names sent
+        if p.max_schema_chars is not None and chars > p.max_schema_chars:
+            self.unsendable("", "schema", f"the type's property names, definition names, enum and const values have "
+                                          f"{chars:,} characters; {self._who()} allows at most {p.max_schema_chars:,}",
+                            chars)
         clash = sorted(set(self.optional_as_nullable) & set(self.required_nullable))
         if clash:
             self.unsendable(clash[0], "required", "two types of a union name the same field, once optional and once "
