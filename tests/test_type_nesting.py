@@ -74,6 +74,18 @@ def test_run_of_a_type_nested_past_the_bound_is_refused_with_the_finding_not_a_c
     assert "error YML006 type 'T0' cannot be built (field 'child'): it nests 60 levels deep" in err
 
 
+def test_eval_of_a_type_nested_past_the_bound_is_refused_with_the_finding_not_a_row_per_crash(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "deep.contract.yaml"
+    path.write_text(chain(60))
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"input": {"text": "hi"}}\n' * 3)
+    assert main(["eval", str(path), "--data", str(rows), "--scripted", "--out", str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "RecursionError" not in err and "could not run" not in err
+    assert "error YML006 type 'T0' cannot be built (field 'child'): it nests 60 levels deep" in err
+
+
 def test_a_type_at_the_bound_builds_and_writes_its_schema_with_half_the_recursion_limit_spent() -> None:
     decls = {f"T{i}": TypeDecl.model_validate({"fields": {"child": {"type": f"list[T{i + 1}] | None"}}})
              for i in range(MAX_TYPE_NESTING // 2 - 1)}
