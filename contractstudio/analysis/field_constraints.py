@@ -100,7 +100,7 @@ def buildable(loaded: Loaded, types: TypeSystem, type_name: str, fields_path: tu
             if any(types.nesting(user) > err.nesting for user in types.users(type_name)):
                 return  # a deeper type uses it: reported there (the deepest of a group always is)
             yield loaded.diag("YML006", str(err), where, key=True,
-                              hint="flatten the type: a list of named objects, or fewer levels of types in types")
+                              hint="flatten the type: fewer levels of declared types, lists and dicts")
             return
         yield loaded.diag("SCH107", str(err), where, key=True,
                           hint="change the field's type or constraints; a type that cannot be built cannot be enforced")
