@@ -259,3 +259,14 @@ def test_an_agentanvil_contract_with_its_lists_left_empty_is_read_as_agentanvil(
     other.write_text("name: build\ntasks:\nsteps: [1]\n")
     assert main(["check", str(other)]) == 1
     assert "YML003" in capsys.readouterr().out
+
+
+def test_a_native_contract_forced_to_another_dialect_is_not_told_to_add_the_kind_it_has(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`check --dialect localai-rag` on a `kind: contract` file: the hint names the dialect, not "add 'kind: contract'"."""
+    contract = SAMPLES / "review_extraction.contract.yaml"
+    assert main(["check", "--dialect", "localai-rag", str(contract)]) == 1
+    out = capsys.readouterr().out
+    assert "YML003 read as localai-rag" in out
+    assert "add 'kind: contract'" not in out
+    assert "it has kind: contract (the native format): drop --dialect localai-rag" in out

@@ -292,8 +292,8 @@ class PipelineRunner:
             if not isinstance(target, str) and chosen != "other":
                 key, target = "on_other", step.raw.get("on_other")
             if not isinstance(target, str):
-                raise PipelineError(f"step '{step.id}': the reply routes to '{chosen}', but the step has no on_{chosen} and no on_other",
-                                    step.id, step.action)
+                why = "no prefix matches the reply" if chosen == "other" else f"the reply routes to '{chosen}', which has no on_{chosen}"
+                raise PipelineError(f"step '{step.id}': {why}, and the step has no on_other", step.id, step.action)
         elif step.next is not None:
             key, target = "next", step.next
         elif step.end:
