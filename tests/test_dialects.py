@@ -241,3 +241,32 @@ def test_simulate_names_the_branch_it_assumed_when_a_loop_rests_on_it(tmp_path: 
     capsys.readouterr()
     assert main(["simulate", str(f), "--reply", "just text", "--route", "same_query=ok"]) == 1  # chosen, not assumed
     assert "loops forever" in capsys.readouterr().out
+
+
+def test_an_agentanvil_contract_with_its_lists_left_empty_is_read_as_agentanvil(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`policies:`, `tasks:` and `constraints:` left empty are AgentAnvil's (issue 34.13): the same findings as
+    `--dialect agentanvil` (its pydantic refuses None for them too), not "YML003 no 'kind:'"."""
+    f = tmp_path / "draft.yaml"
+    f.write_text('name: refund_agent\nversion: "0.1"\npolicies:\ntasks:\nconstraints:\n')
+    assert main(["check", str(f)]) == 1
+    detected = capsys.readouterr().out
+    assert "YML003" not in detected and "read as agentanvil" in detected
+    assert "3:10: error SCH103 policies: input should be a valid list (got None)" in detected
+    assert main(["check", "--dialect", "agentanvil", str(f)]) == 1
+    assert capsys.readouterr().out == detected
+    other = tmp_path / "other.yaml"  # a name and an empty `tasks:` among keys AgentAnvil does not have: not claimed
+    other.write_text("name: build\ntasks:\nsteps: [1]\n")
+    assert main(["check", str(other)]) == 1
+    assert "YML003" in capsys.readouterr().out
+
+
+def test_a_native_contract_forced_to_another_dialect_is_not_told_to_add_the_kind_it_has(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`check --dialect localai-rag` on a `kind: contract` file: the hint names the dialect, not "add 'kind: contract'"."""
+    contract = SAMPLES / "review_extraction.contract.yaml"
+    assert main(["check", "--dialect", "localai-rag", str(contract)]) == 1
+    out = capsys.readouterr().out
+    assert "YML003 read as localai-rag" in out
+    assert "add 'kind: contract'" not in out
+    assert "it has kind: contract (the native format): drop --dialect localai-rag" in out

@@ -137,7 +137,7 @@ def test_a_record_without_its_contract_is_refused_not_counted_as_done(capsys: py
     forged["contract_sha"] = "0" * 16
     out_file.write_text(json.dumps(forged) + "\n")
     code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--out", str(out_file), "--resume")
-    assert code == 2 and f"{out_file}:1: holds results of a different version of qa.contract.yaml" in err
+    assert code == 2 and f"{out_file}:1: holds results of a different version of contract 'qa' (qa.contract.yaml" in err
 
 
 def test_a_pipeline_results_file_is_not_a_baseline_for_a_contract(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

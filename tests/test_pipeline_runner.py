@@ -208,3 +208,11 @@ def test_a_custom_router_is_steered_in_simulate_as_its_handler_steers_the_run() 
     first = simulate(runner.pipeline, "anything")  # not steered: the first route, and it says so
     assert first.path[:2] == ["pick", "route"]
     assert first.steps[0].note == "its handler chooses at run time; simulated: the first route (steer with --route pick=ROUTE)"
+
+
+def test_a_reply_no_prefix_matches_names_the_missing_on_other_once() -> None:
+    """Not "the step has no on_other and no on_other" (issue 34.17): no prefix matched, and there is no on_other."""
+    pipeline = PipelineRunner.from_file(FIXTURES / "err" / "RTE" / "no_on_other.yaml", ).pipeline
+    sim = simulate(pipeline, "garbage")
+    assert sim.outcome == "dead_end"
+    assert sim.message == "step 'dispatch': no prefix matches the reply, and the step has no on_other"

@@ -44,9 +44,11 @@ def run(args: argparse.Namespace) -> int:
     # Nothing checked fails the run (a mistyped path in CI must not pass), as `test` does when no scenario ran,
     # unless --allow-empty says the folder may legitimately hold nothing of ours. stdout stays what a CI parses.
     if not files:
-        print(printable(f"contractstudio: no file to check in {', '.join(map(str, args.paths))}: a document needs a top-level kind: "
-              "(contract, agent, pipeline, tools) or the shape of a dialect, a .py file a @contract class "
-              "(--dialect, docs/dialects.md); --allow-empty if the folder may hold none"), file=sys.stderr)
+        where = ", ".join(map(str, args.paths))
+        print(printable(f"contractstudio: no file to check in {where}" if args.allow_empty else
+                        f"contractstudio: no file to check in {where}: a document needs a top-level kind: "
+                        "(contract, agent, pipeline, tools) or the shape of a dialect, a .py file a @contract class "
+                        "(--dialect, docs/dialects.md); --allow-empty if the folder may hold none"), file=sys.stderr)
     read_as = {r.path: r.dialect for r in reports}
     if args.format == "text":
         color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ

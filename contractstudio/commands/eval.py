@@ -262,6 +262,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PROBLEM
     rate = summary.get("success_rate", summary.get("reached_end_rate", 0.0))
     if args.fail_under is not None and rate < args.fail_under:
+        what = "the success rate" if "success_rate" in summary else "the rate of rows that reached an end"
+        print(f"contractstudio: eval failed: {what} {100 * rate:.1f}% is under --fail-under {100 * args.fail_under:.1f}%",
+              file=sys.stderr)
         return EXIT_PROBLEM
     return EXIT_OK
 

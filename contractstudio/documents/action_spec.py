@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +40,39 @@ class ActionSpec:
     # A counter per step that bounds a loop: (setting, its default, route while under it, route once reached),
     # e.g. LocalAI-RAG's loop_guard: on_allow while its count < settings.max_turn_loops (4), then on_deny
     bound: tuple[str, int, str, str] | None = None
+    # What the runtime does instead when the state requirements are unmet, when it goes on (LocalAI-RAG's
+    # expand_dependency_tree without seed nodes records 'no_seeds' and expands nothing): the requirements are then
+    # soft: `check` warns (PIP201/202), the runner and `simulate` skip the step's work, say so, and go on.
+    # '': they are hard (the run stops there with PipelineAssertionError).
+    skips: str = ""
+    # The runtime checks the router step itself on every run, whatever the reply (LocalAI-RAG's routers): an empty
+    # route prefix or a missing on_other raises every time, so both are errors (RTE305, RTE307).
+    strict_router: bool = False
 
     def default_of(self, key: str) -> object | None:
         """The runtime's default for a step key or 'settings.<key>', or None when it has none."""
         return next((value for name, value in self.defaults if name == key), None)
+
+    def unmet_step_keys(self, keys: Container[str], settings: Mapping[str, Any]) -> list[str]:
+        """The `requires_step` entries neither the step (`keys`), the pipeline's settings nor the runtime's
+        defaults give: the one answer for PIP203, the runner's assertion and `simulate`."""
+        def given(option: str) -> bool:
+            if self.default_of(option) is not None:
+                return True
+            if option.startswith(SETTINGS):
+                return settings.get(option[len(SETTINGS):]) is not None
+            return option in keys
+
+        return [need for need in self.requires_step if not any(given(o) for o in need.split("|"))]
+
+    def router_problems(self, prefixes: list[tuple[str, str]], keys: Container[str]) -> list[tuple[str, str]]:
+        """(step key, why) for each thing a strict router's runtime refuses on every run; [] for any other action."""
+        if not self.strict_router:
+            return []
+        found = [(f"{route}_prefix", f"route '{route}' has an empty prefix") for route, prefix in prefixes if not prefix.strip()]
+        if "on_other" not in keys:
+            found.append(("on_other", "it has no on_other (no implicit next for a reply no prefix matches)"))
+        return found
 
     @classmethod
     def declared(cls, name: str, contract: ActionContract) -> ActionSpec:

@@ -179,6 +179,10 @@ class Contract(Model):
         "`fallback:` is declared, raise when none is.")
     fallback: dict[str, Any] | None = Field(None, description="The output returned when the contract fails; values are expressions.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="The live model.")
+    json_reply: Literal["lenient", "strict"] = Field(
+        "lenient", description="How a reply is read: lenient takes the JSON out of a ``` fence or of prose around it; "
+        "strict takes only a reply that is one JSON document (blank lines around it aside) and remedies any other "
+        "with the reason (seed 004's strict JSON contract).")
     examples: list[Example] = Field(default_factory=list, description="Inputs offered in the studio.")
     scenarios: list[Scenario] = Field(default_factory=list, description="Offline contract tests.")
 

@@ -3,7 +3,8 @@
 Written from the behaviour of LocalAI-RAG's actions (code_query_engine/pipeline/actions)
 and ADR-0002. A field goes under `requires_state` only when the action fails (or
 silently does nothing useful) without it; fields it reads but tolerates empty are
-left out, so PIP201 reports real ordering mistakes, not style. Both generations of
+left out, so PIP201 reports real ordering mistakes, not style; an action that goes on without
+them (it records why and does nothing) says so in `skips`, and its requirements are soft. Both generations of
 the format are here: the current one (prefix_router with `routes:`,
 json_decision_router, ...) and the first one (handle_prefix, fetch_more_context,
 ...); no name is shared with different meanings.
@@ -43,10 +44,10 @@ LOCALAI_ACTIONS: dict[str, ActionSpec] = {
                    reads_from=("user_parts", "source"), derived_sources=("composed_context_for_prompt", "history_for_prompt"),
                    why="Renders prompts/<prompt_key>.txt with the step's user_parts and stores the reply."),
         ActionSpec("prefix_router", requires_state=("last_model_response",), ensures_state=("last_prefix",),
-                   routing="prefix", route_state=("last_prefix", "last_model_response"),
+                   routing="prefix", route_state=("last_prefix", "last_model_response"), strict_router=True,
                    why="Matches the model's reply against each route's prefix (first match wins), records the route "
                    "in last_prefix and leaves the rest of the reply as the payload; no match goes to on_other."),
-        ActionSpec("json_decision_router", requires_state=("last_model_response",), routing="decision",
+        ActionSpec("json_decision_router", requires_state=("last_model_response",), routing="decision", strict_router=True,
                    why="Reads the model's JSON reply; its decision (or route, or mode) value picks the route, "
                    "anything else goes to on_other."),
         ActionSpec("inbox_dispatcher", ensures_state=("inbox",),
@@ -59,11 +60,13 @@ LOCALAI_ACTIONS: dict[str, ActionSpec] = {
         ActionSpec("expand_dependency_tree", requires_state=("retrieval_seed_nodes",),
                    requires_step=("max_depth_from_settings", "max_nodes_from_settings", "edge_allowlist_from_settings"),
                    ensures_state=("graph_seed_nodes", "graph_expanded_nodes", "graph_nodes", "graph_edges", "graph_debug"),
+                   skips="expands nothing and goes on (graph_debug.reason 'no_seeds', the graph fields empty)",
                    why="Expands the search's seed nodes along the dependency graph: search before expansion."),
         ActionSpec("fetch_node_texts", requires_any_state=(("retrieval_seed_nodes", "graph_expanded_nodes"),),
                    requires_step=("budget_tokens|budget_tokens_from_settings|max_chars|settings.max_context_tokens",),
                    defaults=_BUDGET_DEFAULTS,
                    ensures_state=("node_texts", "classification_labels_union", "acl_labels_union", "doc_level_max"),
+                   skips="fetches nothing and goes on (graph_debug.reason 'no_nodes_for_fetch_node_texts', node_texts empty)",
                    why="Fetches the texts of the seed or expanded nodes within a token budget."),
         ActionSpec("manage_context_budget", requires_step=("on_ok", "on_over", "settings.max_context_tokens"),
                    defaults=_BUDGET_DEFAULTS,

@@ -161,7 +161,10 @@ def _raw_csv(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, None, f"not a CSV record: {err}"
                 continue
             number += 1
-            if not any(c.strip() for c in cells):
+            if not cells:  # a blank line: no record
+                continue
+            if not any(c.strip() for c in cells):  # a record (`""`, `,,`) with nothing in it: said, never dropped silently
+                yield number, None, "the record has cells, but every cell is empty"
                 continue
             if len(cells) > len(header):
                 yield number, None, f"{len(cells)} cells but the header names {len(header)} columns"

@@ -128,13 +128,18 @@ def count_rows(path: Path, fmt: str | None) -> int:
         return 0
 
 
-def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str) -> None:
+def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contract_name: str = "") -> None:
     """Count the records already in the results file (for --resume); refuse results of another contract."""
     assert cfg.out is not None
     for number, _offset, rec in numbered_records(cfg.out, kind):
         if rec["contract_sha"] != contract_sha:
-            raise ResultsError(f"{cfg.out}:{number}: holds results of a different version of {cfg.target.name}; "
-                               "start a new results file (unchanged calls come from the reply cache)")
+            theirs, ours = str(rec.get("contract") or ""), contract_name
+            if theirs and ours and theirs != ours:
+                raise ResultsError(f"{cfg.out}:{number}: holds results of contract '{theirs}', not of '{ours}' "
+                                   f"({cfg.target.name}); start a new results file, or resume with the file that made it")
+            shown = f"contract '{ours}'" if ours else cfg.target.name
+            raise ResultsError(f"{cfg.out}:{number}: holds results of a different version of {shown} ({cfg.target.name} "
+                               "was edited since); start a new results file (unchanged calls come from the reply cache)")
         tally.add(rec)
 
 
@@ -216,7 +221,8 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         validate = _validator(runner)
         contract_sha = job.contract_digest
     if cfg.out is not None and cfg.resume and cfg.out.exists():
-        _finished(cfg, tally, kind, contract_sha)
+        name = runner.runner.name if kind == "pipeline" else (job.contract_name if job is not None else None)
+        _finished(cfg, tally, kind, contract_sha, name or "")
     already = set(tally.keys)
     comparison = None
     if cfg.baseline is not None:

@@ -4,7 +4,8 @@ The row's input is the initial state; its `replies` answer the `call_model`
 steps in order (the last one repeats). Every other action is simulated: it sets
 the fields its contract ensures (to a placeholder, unless the state has them),
 and a custom router takes the route named in the row's `meta.routes` or its
-first route. The runner is the real one (`runtime.pipeline_runner`), so the
+first route (a counting step, LocalAI-RAG's loop_guard, counts its passes as `simulate` does; a built-in
+router is the runner's own: the reply decides). The runner is the real one (`runtime.pipeline_runner`), so the
 runtime assertions (requires_state, requires_step, ensures_state) are the ones a
 real run makes: the summary counts paths, the end steps reached, and the
 assertion failures per step.
@@ -17,10 +18,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from contractstudio.documents.actions import CALL_MODEL, PREFIX_ROUTER
+from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.rows import RECORD_VERSION
-from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner
+from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner, bounded_route
 from contractstudio.runtime.trace import redact
 
 MAX_PATHS_SHOWN = 10
@@ -61,14 +62,20 @@ class PipelineRowRunner:
             calls[0] += 1
             ensure(state, step)  # a catalog's model call may set more than the reply (LocalAI-RAG: banners)
 
+        passes: dict[str, int] = {}  # a counting step's passes in this row, counted as the runner and simulate count
+
         def simulated(state: dict[str, Any], step: dict[str, Any]) -> Any:
             ensure(state, step)
             ons = [k[3:] for k, v in step.items() if k.startswith("on_") and isinstance(v, str)]
-            if ons and step.get("next") is None:
-                return str(routes.get(step["id"], ons[0]))
-            return None
+            if not ons or step.get("next") is not None:
+                return None
+            spec = self.runner.catalog[step["action"]]
+            if step["id"] not in routes and spec.bound is not None:
+                return bounded_route(self.runner.steps[step["id"]], spec.bound, self.runner.pipeline.settings, passes)[0]
+            return str(routes.get(step["id"], ons[0]))
 
-        handlers: dict[str, Any] = {name: simulated for name in self.runner.catalog if name != PREFIX_ROUTER}
+        # A router is the runner's own (the reply decides, as in simulate); every other action is simulated.
+        handlers: dict[str, Any] = {name: simulated for name, spec in self.runner.catalog.items() if not spec.routing}
         handlers[CALL_MODEL] = call_model
         return handlers
 

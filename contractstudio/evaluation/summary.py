@@ -47,6 +47,7 @@ class Tally:
         self.bad_rows = 0
         self.requests = self.remedies = self.structure_fallbacks = 0
         self.structured: Counter[str] = Counter()  # rows by the structure mode they asked in
+        self.first_error = ""  # why the first row that could not run did not (a run where none ran says it)
 
     def add(self, rec: dict[str, Any]) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
@@ -59,6 +60,8 @@ class Tally:
         self.outcomes[outcome] += 1
         if outcome == "remedied":
             self.remedied_at[int(rec.get("attempts") or 0)] += 1
+        elif outcome == "error" and not self.first_error and rec.get("errors"):
+            self.first_error = str(rec["errors"][0])
         seen_here: set[str] = set()
         for attempt in rec.get("failures") or []:
             for failed in attempt.get("failed") or []:
@@ -123,6 +126,8 @@ class Tally:
             "requests": self.requests, "requests_per_row": _rate(self.requests, n), "remedies_per_row": _rate(self.remedies, n),
             "structured_output": dict(sorted(self.structured.items())), "structure_fallbacks": self.structure_fallbacks,
         }
+        if self.first_error:
+            out["first_error"] = self.first_error
         if duration_s is not None:
             out["duration_s"] = duration_s
             done = n if new_rows is None else new_rows
@@ -137,6 +142,9 @@ def nothing_judged(s: dict[str, Any]) -> str | None:
     rows, bad = s.get("rows", 0), s.get("bad_rows", 0)
     if rows == 0:
         return f"no row ran ({bad} bad row(s) skipped, none valid)" if bad else "no row ran (the dataset has no rows)"
+    if s.get("errors", 0) == rows:  # rows that could not run at all (a scripted row without replies) did not run
+        first = s.get("first_error")
+        return f"no row ran: all {rows} could not run" + (f" (the first: {first})" if first else "")
     if s.get("transport_failed_rows", 0) == rows:
         faults = ", ".join(f"{k} {v}" for k, v in s.get("transport_faults", {}).items())
         return f"every row that ran ({rows}) failed on transport ({faults}); no reply was judged"

@@ -202,6 +202,19 @@ def hint() -> str:
             f"--dialect {'|'.join(names())} forces one")
 
 
+def forced_hint(root: Node | None, dialect: str) -> str:
+    """The hint of a document read as `dialect` (by --dialect or a folder setting) without that dialect's shape: a
+    native document is told so, not to add the `kind:` it has."""
+    from contractstudio.reading.kinds import KNOWN_KINDS
+    from contractstudio.reading.nodes import MapNode, ScalarNode
+
+    kind = root.get("kind") if isinstance(root, MapNode) else None
+    if isinstance(kind, ScalarNode) and kind.value in KNOWN_KINDS:
+        return (f"it has kind: {kind.value} (the native format): drop --dialect {dialect} "
+                "(or the dialect: of its folder's .contractstudio.yaml)")
+    return hint()
+
+
 class Choices:
     """`--dialect`'s choices for argparse, read from the registry only when an option is given or help is shown."""
 
@@ -215,5 +228,5 @@ class Choices:
 CHOICES = Choices()
 
 __all__ = ["BUILT_IN", "CHOICES", "MAX_FILE_BYTES", "YAML_ENDINGS", "BaseDialect", "Dialect", "DocumentReader", "YamlFile", "described",
-           "detect", "dialects", "file_endings", "for_file", "foreign", "forget", "hint", "named", "names", "register",
+           "detect", "dialects", "file_endings", "for_file", "forced_hint", "foreign", "forget", "hint", "named", "names", "register",
            "sniff_kind", "yaml_dialects"]

@@ -112,9 +112,15 @@ def nests_too_deep(value: Any, depth: int = 1) -> bool:
     return False
 
 
-def extract_json(text: str) -> tuple[Any, str | None]:
-    """The JSON value in a reply (bare, in a ```json fence, or the outermost {...}); or an error text."""
-    value, problem = _extract(text)
+STRICT_SETTING = "json_reply: strict"  # the contract setting that makes a reply one JSON document or nothing
+
+
+def extract_json(text: str, *, strict: bool = False) -> tuple[Any, str | None]:
+    """The JSON value in a reply (bare, in a ```json fence, or the outermost {...}); or an error text.
+
+    `strict` (a contract's `json_reply: strict`): only a reply that is one JSON document, blank space around it
+    aside; a fence or text around the JSON is refused, and the error says which, for the remedy to tell the model."""
+    value, problem = _strict(text) if strict else _extract(text)
     if problem is None and _too_deep(text, value):
         return None, _DEEP
     if problem is None and has_surrogate_escape(text):
@@ -123,6 +129,24 @@ def extract_json(text: str) -> tuple[Any, str | None]:
         except ValueError as err:
             return None, f"the reply is not valid JSON text: {err}"
     return value, problem
+
+
+def _strict(text: str) -> tuple[Any, str | None]:
+    stripped = text.strip()
+    if not stripped:
+        return None, "the reply is empty: expected one JSON object"
+    try:
+        return _loads(stripped), None
+    except json.JSONDecodeError as err:
+        problem = _json_error(err, stripped)
+    except RecursionError:
+        return None, _DEEP
+    found, lenient = _extract(stripped)
+    if lenient is not None:
+        return None, problem
+    what = "wraps it in a ``` fence" if _FENCE.search(stripped) else "has text before or after the JSON"
+    return None, (f"the reply holds JSON but {what} (such as 'Here is my answer: ...'); this contract takes only a "
+                  f"JSON document, nothing around it ({STRICT_SETTING}): reply with the JSON alone")
 
 
 def _extract(text: str) -> tuple[Any, str | None]:

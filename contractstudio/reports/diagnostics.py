@@ -139,7 +139,8 @@ def as_sarif(diagnostics: list[Diagnostic]) -> str:
             "name": RULES[code].name,
             "shortDescription": {"text": RULES[code].summary},
             "defaultConfiguration": {"level": _sarif_level(RULES[code].severity)},
-            "helpUri": f"https://contractstudio.invalid/docs/rules#{code.lower()}",
+            # no helpUri: the package ships no docs/rules.md and the project has no site; a link that leads nowhere
+            # is worse than none (the summary above is the rule's text in docs/rules.md)
         }
         for code in used
         if code in RULES

@@ -108,7 +108,7 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
         if reply is None:
             return None
         previous = reply.text
-        parsed, problem = extract_json(reply.text)
+        parsed, problem = extract_json(reply.text, strict=plan.doc.json_reply == "strict")
         where = "type"
         if problem:
             errs = [problem]
@@ -131,7 +131,7 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
 def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) -> Events:
     """Parse and validate a reply (in generate), then evaluate `post` (in post); returns (output, errors)."""
     plan = st.plan
-    parsed, problem = extract_json(reply_text)
+    parsed, problem = extract_json(reply_text, strict=plan.doc.json_reply == "strict")
     if not problem and st.asked is not None:
         parsed = st.asked.read(parsed)  # optional fields the schema sent as required-and-nullable, mapped back
     output, errors = (None, [problem]) if problem else plan.output.validate(parsed)

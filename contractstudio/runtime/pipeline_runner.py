@@ -52,6 +52,25 @@ def is_set(value: Any) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
 
 
+def has_content(value: Any) -> bool:
+    """What a soft requirement asks (LocalAI-RAG's `state.x or []`): set, and not an empty list or mapping."""
+    return is_set(value) and not (isinstance(value, (list, tuple, dict)) and not value)
+
+
+def bounded_route(step: Step, bound: tuple[str, int, str, str], settings: Mapping[str, Any],
+                  passes: dict[str, int]) -> tuple[str, str]:
+    """The route a counting step (the catalog's `bound`: LocalAI-RAG's loop_guard) takes on this pass, and a note
+    saying why; `passes` is the run's count per step, updated. The runner and `simulate` both count here."""
+    setting, default, allow, deny = bound
+    value = settings.get(setting)
+    limit = value if isinstance(value, int) and not isinstance(value, bool) else default
+    count = passes.get(step.id, 0)
+    if count < limit:
+        passes[step.id] = count + 1
+        return allow, f"pass {count + 1} of {limit} (settings.{setting})"
+    return deny, f"denied after {limit} passes (settings.{setting})"
+
+
 def parse_prefix(reply: str, prefixes: list[tuple[str, str]]) -> tuple[str, str]:
     """(route, payload): trim leading whitespace, first matching prefix wins, the rest trimmed; else 'other'."""
     text = reply.lstrip()
@@ -144,6 +163,7 @@ class PipelineRunner:
         current = self.pipeline.entry_step_id
         if current not in self.steps:
             raise PipelineError(f"entry_step_id '{current}' is not a step of pipeline '{self.pipeline.name}'")
+        passes: dict[str, int] = {}  # a bounded step's count in this run (the catalog's `bound`)
         while True:
             if len(run.path) >= limit:
                 raise PipelineError(f"pipeline '{self.pipeline.name}' ran {limit} steps without reaching an end "
@@ -153,7 +173,11 @@ class PipelineRunner:
             emit("step_start", step=step.id, action=step.action)
             t0 = time.perf_counter()
             try:
-                target, route = self._execute(step, state, handlers)
+                spec = self.catalog.get(step.action)
+                skipped = self.skipped(step, spec, state) if spec is not None else None
+                if skipped is not None:
+                    emit("step_skipped", step=step.id, action=step.action, reason=skipped)
+                target, route = self._execute(step, state, handlers, passes)
             except Exception as err:
                 emit("step_end", step=step.id, action=step.action, ok=False, error=str(err),
                      duration_s=round(time.perf_counter() - t0, 6))
@@ -165,16 +189,23 @@ class PipelineRunner:
                 return run
             current = target
 
-    def _execute(self, step: Step, state: dict[str, Any], handlers: Mapping[str, Handler]) -> tuple[str | None, str]:
+    def _execute(self, step: Step, state: dict[str, Any], handlers: Mapping[str, Handler],
+                 passes: dict[str, int] | None = None) -> tuple[str | None, str]:
         """Run one step with its assertions; return (next step id or None at the end, route key)."""
         spec = self.catalog.get(step.action)
         if spec is None:
             raise PipelineError(f"step '{step.id}': unknown action '{step.action}'", step.id, step.action)
-        config = {"id": step.id, "action": step.action, **step.raw}
+        config = self.config(step)
+        skipped = self.skipped(step, spec, state)
+        if skipped is not None:  # a soft requirement unmet: the runtime records why, does nothing, and goes on
+            self.skip(spec, state)
+            return self.next_route(step, None)
         self.assert_requires(step, spec, state, config)
         chosen: str | None = None
         if spec.routing and step.action not in handlers:
             chosen = self._route(step, spec, state)
+        elif spec.bound is not None and step.action not in handlers:
+            chosen, _note = bounded_route(step, spec.bound, self.pipeline.settings, {} if passes is None else passes)
         else:
             handler = handlers.get(step.action)
             if handler is None:
@@ -191,16 +222,45 @@ class PipelineRunner:
                                              f"but it is missing after the step", step.id, step.action, f, "ensures_state")
         return self.next_route(step, chosen)
 
+    @staticmethod
+    def config(step: Step) -> dict[str, Any]:
+        """What a handler is given: the step's id, action and every other key it carries."""
+        return {"id": step.id, "action": step.action, **step.raw}
+
+    @staticmethod
+    def unmet_state(spec: ActionSpec, state: Mapping[str, Any]) -> list[str]:
+        """The state requirements not met on arrival (a field, or a group as 'a | b')."""
+        missing = [f for f in spec.requires_state if not is_set(state.get(f))]
+        return missing + [" | ".join(g) for g in spec.requires_any_state if not any(is_set(state.get(f)) for f in g)]
+
+    def skipped(self, step: Step, spec: ActionSpec, state: Mapping[str, Any]) -> str | None:
+        """Why the step does nothing and goes on (its soft requirements are unmet: `ActionSpec.skips`), or None."""
+        if not spec.skips:
+            return None
+        missing = [f for f in spec.requires_state if not has_content(state.get(f))]
+        missing += [" or ".join(g) for g in spec.requires_any_state if not any(has_content(state.get(f)) for f in g)]
+        if not missing:
+            return None
+        return f"skipped: no {', '.join(missing)} here, so {step.action} {spec.skips}"
+
+    @staticmethod
+    def skip(spec: ActionSpec, state: dict[str, Any]) -> None:
+        """What a skipping action leaves: every field it ensures exists, empty (LocalAI-RAG's actions set them to [])."""
+        for f in spec.ensures_state:
+            if state.get(f) is None:
+                state[f] = []
+
     def assert_requires(self, step: Step, spec: ActionSpec, state: dict[str, Any], config: dict[str, Any]) -> None:
         """Raise the violation when the step lacks a key, setting or state entry its action requires."""
-        settings = self.pipeline.settings
-        for key in spec.requires_step:  # 'a|settings.b': the key a on the step, or the pipeline setting b
-            options = key.split("|")
-            if not any(settings.get(o[len(SETTINGS):]) is not None if o.startswith(SETTINGS) else o in config for o in options):
-                what = " or ".join(f"the setting '{o[len(SETTINGS):]}'" if o.startswith(SETTINGS) else f"the key '{o}' on the step"
-                                   for o in options)
-                raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires {what}",
-                                             step.id, step.action, key, "requires_step")
+        keys = {*config, *(k for k in ("next", "end") if getattr(step, k) not in (None, False))}
+        for key in spec.unmet_step_keys(keys, self.pipeline.settings):  # 'a|settings.b': the key a, or the setting b
+            what = " or ".join(f"the setting '{o[len(SETTINGS):]}'" if o.startswith(SETTINGS) else f"the key '{o}' on the step"
+                               for o in key.split("|"))
+            raise PipelineAssertionError(f"step '{step.id}' (action '{step.action}') requires {what}",
+                                         step.id, step.action, key, "requires_step")
+        for key, why in spec.router_problems(step_prefixes(step), keys):
+            raise PipelineAssertionError(f"step '{step.id}' ({step.action}) is refused whatever the reply: {why}",
+                                         step.id, step.action, key, "requires_step")
         for f in spec.requires_state:
             if not is_set(state.get(f)):
                 why = "missing" if state.get(f) is None else "empty"
@@ -232,8 +292,8 @@ class PipelineRunner:
             if not isinstance(target, str) and chosen != "other":
                 key, target = "on_other", step.raw.get("on_other")
             if not isinstance(target, str):
-                raise PipelineError(f"step '{step.id}': the reply routes to '{chosen}', but the step has no on_{chosen} and no on_other",
-                                    step.id, step.action)
+                why = "no prefix matches the reply" if chosen == "other" else f"the reply routes to '{chosen}', which has no on_{chosen}"
+                raise PipelineError(f"step '{step.id}': {why}, and the step has no on_other", step.id, step.action)
         elif step.next is not None:
             key, target = "next", step.next
         elif step.end:

@@ -18,6 +18,7 @@ from contractstudio.runtime.pipeline_runner import (
     PipelineAssertionError,
     PipelineError,
     PipelineRunner,
+    bounded_route,
     is_set,
     parse_decision,
     parse_prefix,
@@ -38,7 +39,7 @@ class SimulatedStep:
     label: str | None  # the prefix matched, 'next', 'other' or 'end'
     target: str | None  # the next step id ('end' at the end)
     values: dict[str, str] = field(default_factory=dict)  # concrete values the reply determines
-    note: str | None = None  # how a custom router's route was chosen
+    note: str | None = None  # how a custom router's route was chosen, or what a soft requirement made the step skip
 
 
 @dataclass(slots=True)
@@ -147,21 +148,21 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         seen.add(state_key)
         step = runner.steps[current]
         spec = runner.catalog.get(step.action)
-        missing = []
-        if spec is not None:
-            missing = [f for f in spec.requires_state if not is_set(state.get(f))]
-            missing += [" | ".join(g) for g in spec.requires_any_state if not any(is_set(state.get(f)) for f in g)]
-        sim = SimulatedStep(step.id, step.action, sorted(known), list(spec.ensures_state) if spec else [], missing,
-                            None, None, None, {})
+        skipped = runner.skipped(step, spec, state) if spec is not None else None
+        missing = runner.unmet_state(spec, state) if spec is not None and skipped is None else []
+        sets = list(spec.ensures_state) if spec is not None and skipped is None else []  # a skipped step sets them empty
+        sim = SimulatedStep(step.id, step.action, sorted(known), sets, missing, None, None, None, {}, skipped)
         steps.append(sim)
-        if spec is not None:
+        if spec is not None and skipped is None:
             try:  # the runner's own assertion: the same fields, the same words
-                runner.assert_requires(step, spec, state, {"id": step.id, "action": step.action, **step.raw})
+                runner.assert_requires(step, spec, state, runner.config(step))
             except PipelineAssertionError as err:
                 return done("assertion", str(err))
         chosen: str | None = None
         here: dict[str, str] = {}
-        if step.action == CALL_MODEL:
+        if spec is not None and skipped is not None:  # the runner's own skip: the fields it ensures, left empty
+            runner.skip(spec, state)
+        elif step.action == CALL_MODEL:
             here["last_model_response"] = reply
         elif spec is not None and spec.routing == "prefix":
             last = state.get("last_model_response")
@@ -172,7 +173,7 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
             last = state.get("last_model_response")
             chosen = parse_decision(last if isinstance(last, str) else reply)
         elif spec is not None and spec.bound is not None and step.id not in steer:
-            chosen, sim.note = _bounded(step, spec.bound, pipeline.settings, passes)
+            chosen, sim.note = bounded_route(step, spec.bound, pipeline.settings, passes)
         elif choices := custom_routes(step, spec):
             if step.id in steer:
                 chosen = steer[step.id]
@@ -180,7 +181,7 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
             else:  # a handler decides at run time; unsteered, the simulation takes the first route and says so
                 chosen = choices[0]
                 sim.note = f"{ASSUMED}; simulated: the first route (steer with --route {step.id}=ROUTE)"
-        if spec is not None:
+        if spec is not None and skipped is None:
             state.update({f: KNOWN for f in (*spec.ensures_state, *spec.ensured_by(step))})
         state.update(here)
         sim.values.update(here)
@@ -195,18 +196,6 @@ def simulate(pipeline: Pipeline, reply: str, *, routes: Mapping[str, str] | None
         if target is None:
             return done("end", f"reached the end step '{step.id}'")
         current = target
-
-
-def _bounded(step: Step, bound: tuple[str, int, str, str], settings: Mapping[str, Any], passes: dict[str, int]) -> tuple[str, str]:
-    """The route a counting step takes on this pass (its runtime's rule), and the note that says so."""
-    setting, default, allow, deny = bound
-    value = settings.get(setting)
-    limit = value if isinstance(value, int) and not isinstance(value, bool) else default
-    count = passes.get(step.id, 0)
-    if count < limit:
-        passes[step.id] = count + 1
-        return allow, f"pass {count + 1} of {limit} (settings.{setting})"
-    return deny, f"denied after {limit} passes (settings.{setting})"
 
 
 def _label(step: Step, key: str) -> str:

@@ -143,12 +143,12 @@ def _one(loaded: Loaded, doc: Contract, sc: Scenario, out_model: Any, in_model: 
         return
     if calls is not None and 0 < calls <= len(sc.responses) and not (doc.remedy.pre and doc.pre):
         accepted = sc.responses[calls - 1]
-        problem = _reply_problem(accepted, out_model, doc.output)
+        problem = _reply_problem(accepted, out_model, doc.output, doc.json_reply == "strict")
         if problem:
             yield loaded.diag("CON108", f"{name}: the call must accept response {calls} to succeed with {calls} LLM calls, "
                               f"but it {problem}", sc, "responses", calls - 1)
         return
-    problems = [_reply_problem(r, out_model, doc.output) for r in sc.responses]
+    problems = [_reply_problem(r, out_model, doc.output, doc.json_reply == "strict") for r in sc.responses]
     if all(problems):
         yield loaded.diag("CON108", f"{name} expects success but no response is a valid {doc.output} "
                           f"(response 1 {problems[0]})", sc, "responses", key=True)
@@ -223,7 +223,7 @@ def _accepted_first(loaded: Loaded, doc: Contract, sc: Scenario, in_model: Any, 
         return False
     if not all(_holds(loaded, c, {"input": value}) is True for c in doc.pre):
         return False
-    parsed, problem = extract_json(sc.responses[0])
+    parsed, problem = extract_json(sc.responses[0], strict=doc.json_reply == "strict")
     if problem or not isinstance(parsed, dict):
         return False
     from pydantic import ValidationError
@@ -235,9 +235,9 @@ def _accepted_first(loaded: Loaded, doc: Contract, sc: Scenario, in_model: Any, 
     return all(_holds(loaded, c, {"input": value, "output": output}) is True for c in doc.post)
 
 
-def _reply_problem(text: str, model: Any, type_name: str) -> str | None:
+def _reply_problem(text: str, model: Any, type_name: str, strict: bool = False) -> str | None:
     """Why a reply can never be accepted as the output (not JSON, not a valid object), or None."""
-    value, problem = extract_json(text)
+    value, problem = extract_json(text, strict=strict)
     if problem:
         return f"is not JSON ({problem})"
     if not isinstance(value, dict):

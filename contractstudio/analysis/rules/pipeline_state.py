@@ -26,7 +26,7 @@ def _what(group: tuple[str, ...]) -> str:
 
 @rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",))
 def state_maybe_unset(doc: LoadedPipeline) -> Iterator[Diagnostic]:
-    """A required state field is unset on at least one path to the step."""
+    """A required state field is unset on at least one path to the step (a warning when the action goes on without it)."""
     sg, flow = doc.step_graph, doc.state_flow
     witnesses: dict[int, tuple[dict[str, str], list[str]]] = {}  # per field: BFS parents and the steps that set it
     for need in doc.requirements:
@@ -38,10 +38,17 @@ def state_maybe_unset(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         if mask not in witnesses:
             setters = [s for s, g in flow.gen.items() if g & mask and sg.catalog.get(sg.steps[s].action) is not None]
             witnesses[mask] = (unset_paths(sg, flow, mask), setters)
-        yield _maybe_unset(doc, need.step, _what(need.fields), *witnesses[mask])
+        yield _maybe_unset(doc, need.step, _what(need.fields), *witnesses[mask], skips=_skips(doc, need.step))
 
 
-def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, str], setters: list[str]) -> Diagnostic:
+def _skips(doc: LoadedPipeline, step: Step) -> str:
+    """What the step's action does instead when its state requirements are unmet, if it goes on ('' when it fails)."""
+    spec = doc.step_graph.catalog.get(step.action)
+    return spec.skips if spec is not None else ""
+
+
+def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, str], setters: list[str], *,
+                 skips: str = "") -> Diagnostic:
     sg = doc.step_graph
     path = witness_path(parents, step.id)
     related = []
@@ -52,6 +59,9 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
     hint = f"on the path {' -> '.join(path)} nothing sets it" if path else "set it on every path to this step"
     if others:
         hint += f"; steps that set it: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''}"
+    if skips:  # the runtime goes on without it: a warning that says what the step then does
+        return doc.diag("PIP201", f"step '{step.id}' (action {step.action}) requires {what}, which is unset on at least one "
+                        f"path from the entry; there it {skips}", step, "action", hint=hint, related=related, severity="warning")
     return doc.diag("PIP201", f"step '{step.id}' (action {step.action}) requires {what}, "
                               "which is unset on at least one path from the entry",
                     step, "action", hint=hint, related=related)
@@ -59,12 +69,18 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
 
 @rule("PIP202", "state-never-set", "error", kinds=("pipeline",))
 def state_never_set(doc: LoadedPipeline) -> Iterator[Diagnostic]:
-    """A required state field that no step and no input ever sets."""
+    """A required state field that no step and no input ever sets (a warning when the action goes on without it,
+    as LocalAI-RAG's expand_dependency_tree does with no seed nodes: the message says what it does instead)."""
     for need in doc.requirements:
         if not need.set_elsewhere:
             step = need.step
-            yield doc.diag("PIP202", f"step '{step.id}' (action {step.action}) requires {_what(need.fields)}, which no other step "
-                           "and no input ever sets", step, "action", hint="add it to 'inputs:' or run an action that ensures it first")
+            hint = "add it to 'inputs:' or run an action that ensures it first"
+            if skips := _skips(doc, step):
+                yield doc.diag("PIP202", f"step '{step.id}' (action {step.action}) requires {_what(need.fields)}, which no other "
+                               f"step and no input ever sets, so it always {skips}", step, "action", hint=hint, severity="warning")
+            else:
+                yield doc.diag("PIP202", f"step '{step.id}' (action {step.action}) requires {_what(need.fields)}, which no other "
+                               "step and no input ever sets", step, "action", hint=hint)
 
 
 @rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",))
@@ -98,12 +114,9 @@ def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         spec = catalog.get(step.action)
         if spec is None:
             continue
-        raw = config(step)
-        for need in spec.requires_step:  # 'a|settings.b': one of them
+        keys = {*config(step), *(k for k in ("next", "end") if getattr(step, k) not in (None, False))}
+        for need in spec.unmet_step_keys(keys, settings):  # 'a|settings.b': none of them (the runner asks the same)
             options = need.split("|")
-            if any(spec.default_of(o) is not None or (settings.get(o[len(SETTINGS):]) is not None if o.startswith(SETTINGS) else
-                   (o in raw or getattr(step, o, None) is not None)) for o in options):
-                continue
             if len(options) > 1:
                 shown = " or ".join(f"'{o}'" if o.startswith(SETTINGS) else f"'{o}' on the step" for o in options)
                 msg, hint = f"step '{step.id}': action '{step.action}' requires {shown}", f"add '{options[0]}: ...' to the step"

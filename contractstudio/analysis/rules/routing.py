@@ -1,4 +1,4 @@
-"""Routing (RTE301-305): a prefix_router's prefixes, its on_<route> targets, the router prompt before it; on_other.
+"""Routing (RTE301-307): a prefix_router's prefixes, its on_<route> targets, the router prompt before it; on_other.
 
 Under first-match-wins a reply takes the first route whose prefix it starts
 with; each rule reads the document's prefix routers and step graph.
@@ -104,6 +104,8 @@ def shadowed_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     for step in doc.prefix_routers:
         seen: list[tuple[str, str]] = []
         for route, prefix in doc.prefixes[step.id]:
+            if not prefix.strip():  # an empty prefix is its own finding (RTE307), never "the earlier prefix ''"
+                continue
             for earlier_route, earlier in seen:
                 if prefix.startswith(earlier):
                     what = "duplicates" if prefix == earlier else "starts with"
@@ -117,21 +119,48 @@ def shadowed_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
 
 @rule("RTE305", "router-without-on-other", "warning", kinds=("pipeline",))
 def router_without_on_other(doc: LoadedPipeline) -> Iterator[Diagnostic]:
-    """A router (prefix_router, json_decision_router) without `on_other` for unrecognised output."""
+    """A router (prefix_router, json_decision_router) without `on_other` for unrecognised output (an error where the
+    runtime refuses such a router on every run, as LocalAI-RAG's routers do: `ActionSpec.strict_router`)."""
+    catalog = doc.step_graph.catalog
     for step in doc.routers:
         if "on_other" not in config(step):
-            yield doc.diag("RTE305", f"{step.action} step '{step.id}' has no on_other for unrecognised replies", step, "action",
-                           hint="add 'on_other: <step>' (a reply the router does not recognise otherwise stops the pipeline)")
+            if catalog[step.action].strict_router:
+                yield doc.diag("RTE305", f"{step.action} step '{step.id}' has no on_other, and its runtime refuses such a step on "
+                               "every run, whatever the reply", step, "action", severity="error",
+                               hint="add 'on_other: <step>' (LocalAI-RAG raises ValueError without it: no implicit next)")
+            else:
+                yield doc.diag("RTE305", f"{step.action} step '{step.id}' has no on_other for unrecognised replies", step, "action",
+                               hint="add 'on_other: <step>' (a reply the router does not recognise otherwise stops the pipeline)")
 
 
 @rule("RTE306", "prefix-starts-with-space", "warning", kinds=("pipeline",))
 def prefix_starts_with_space(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     """A `<route>_prefix` that starts with whitespace: replies are matched with their leading whitespace trimmed, so none takes it."""
+    catalog = doc.step_graph.catalog
     for step in doc.prefix_routers:
+        strict = catalog[step.action].strict_router
         for route, prefix in doc.prefixes[step.id]:
-            if prefix[:1].isspace():
+            if prefix[:1].isspace() and not (strict and not prefix.strip()):  # a blank one a strict runtime refuses: RTE307
                 fixed = prefix.lstrip()
                 yield doc.diag("RTE306", f"step '{step.id}': {route}_prefix {prefix!r} starts with whitespace, but a reply is "
                                f"matched after its leading whitespace is trimmed: no reply can take on_{route}",
                                step, f"{route}_prefix",
                                hint=f"write it without the leading whitespace: {fixed!r}" if fixed else "write the prefix the router emits")
+
+
+@rule("RTE307", "empty-prefix", "error", kinds=("pipeline",))
+def empty_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+    """A route whose prefix is empty: under first-match-wins it takes every reply; where the runtime refuses an empty
+    prefix (LocalAI-RAG's prefix_router), the step fails on every run."""
+    catalog = doc.step_graph.catalog
+    for step in doc.prefix_routers:
+        strict = catalog[step.action].strict_router
+        for route, prefix in doc.prefixes[step.id]:
+            if strict and not prefix.strip():
+                yield doc.diag("RTE307", f"step '{step.id}': route '{route}' has an empty prefix, and its runtime refuses the "
+                               "step on every run, whatever the reply", step, f"{route}_prefix",
+                               hint="write the prefix the router model emits for this route, e.g. '[BM25:]'")
+            elif not prefix:
+                yield doc.diag("RTE307", f"step '{step.id}': route '{route}' has an empty prefix, which every reply starts with: "
+                               f"it takes every reply, and the routes after it and on_other never do", step, f"{route}_prefix",
+                               hint="write the prefix the router model emits for this route, e.g. '[BM25:]'")

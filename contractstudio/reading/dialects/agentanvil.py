@@ -39,6 +39,11 @@ _LISTS = re.compile(r"^(?:(?:policies|tasks)[ \t]*:[ \t]*(?:\[|(?:#.*)?\n(?:[ \t
                     r"|constraints[ \t]*:[ \t]*(?:\{|(?:#.*)?\n[ \t]+(?:max_|allowed_tools|forbidden_patterns)))", re.M)
 
 
+# Those keys left empty (`policies:` with nothing after it) and every top-level key one of AgentAnvil's.
+_EMPTY = re.compile(r"^(?:policies|tasks|constraints)[ \t]*:[ \t]*(?:(?:null|~)[ \t]*)?(?:#.*)?$", re.M)
+_TOP = re.compile(r"^([^\s#:'\"-][^:\n]*?)[ \t]*:(?:[ \t]|$)", re.M)
+
+
 class AgentAnvil(BaseDialect):
     """The dialect: a bare AgentContract mapping reads as `kind: agent`."""
 
@@ -47,8 +52,13 @@ class AgentAnvil(BaseDialect):
     described = "AgentAnvil contracts (name with policies, tasks or constraints)"
 
     def sniff(self, text: str) -> str | None:
-        """`agent` for a text with a top-level name and AgentAnvil's lists."""
-        return "agent" if _NAME.search(text) and _LISTS.search(text) else None
+        """`agent` for a text with a top-level name and AgentAnvil's lists (or those keys left empty, with no other
+        top-level key: a contract being written)."""
+        if not _NAME.search(text):
+            return None
+        if _LISTS.search(text):
+            return "agent"
+        return "agent" if _EMPTY.search(text) and set(_TOP.findall(text)) <= set(TOP_KEYS) else None
 
     def shaped(self, root: Node | None) -> bool:
         """AgentAnvil's shape (`is_agentanvil`)."""
@@ -65,7 +75,19 @@ def is_agentanvil(root: Node | None) -> bool:
         return False
     shapes = {"policies": SeqNode, "tasks": SeqNode, "constraints": MapNode}
     present = [k for k in shapes if root.get(k) is not None]
-    return bool(present) and all(isinstance(root.get(k), shapes[k]) for k in present)
+    if not present:
+        return False
+    if all(isinstance(root.get(k), shapes[k]) for k in present):
+        return True
+    # Left empty (null): AgentAnvil's when nothing else says otherwise (no key it does not have); its own
+    # model refuses None there, and so does the reading (SCH103), as with --dialect agentanvil.
+    keys = [k.value for k, _ in root.pairs if isinstance(k, ScalarNode)]
+    return (all(isinstance(root.get(k), shapes[k]) or _null(root.get(k)) for k in present)
+            and all(k in TOP_KEYS for k in keys))
+
+
+def _null(node: Node | None) -> bool:
+    return isinstance(node, ScalarNode) and node.value is None
 
 
 class AgentAnvilReader:

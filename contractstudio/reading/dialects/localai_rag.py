@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.findings.diagnostics import Diagnostic, Payload, Related, Span, make
-from contractstudio.reading.dialect_registry import BaseDialect, YamlFile, hint, register
+from contractstudio.reading.dialect_registry import BaseDialect, YamlFile, forced_hint, register
 from contractstudio.reading.dialects.localai_merge import merge_pipeline, without
 from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence, text_of
 from contractstudio.reading.nodes import Included, MapNode, Node, ScalarNode, SeqNode, SourceDocument
@@ -84,7 +84,8 @@ class ShapedReader:
         if not is_localai(doc.root):
             span = doc.root.span if doc.root is not None else Span(doc.line, 1, doc.line, 2)
             self.diagnostics.append(make("YML003", f"read as {NAME}, but the document has no YAMLpipeline:, YAMLpipelines: "
-                                         "or pipelines: list", self.resolver.path, span, hint=hint()))
+                                         "or pipelines: list", self.resolver.path, span,
+                                         hint=forced_hint(doc.root, NAME)))
             return []
         return self.resolver.read(doc)
 
