@@ -45,8 +45,9 @@ def value_model(annotation: Any) -> type[BaseModel]:
 class ReturnShape(Shape):
     """What `forward` returns, checked as SymbolicAI checks it (strictly); a `value` wrapper is unwrapped."""
 
-    __slots__ = ("wrapper",)
+    __slots__ = ("model", "wrapper")
     wrapper: type[BaseModel] | None
+    model: type[BaseModel] | None  # a model annotation: forward must return an instance of it (SymbolicAI's isinstance)
 
     @classmethod
     def of_return(cls, annotation: Any, wrapper: type[BaseModel] | None) -> ReturnShape:
@@ -54,6 +55,7 @@ class ReturnShape(Shape):
         shape = cls.of_python(annotation, "returned", type_name(annotation))
         assert isinstance(shape, ReturnShape)
         shape.wrapper = wrapper
+        shape.model = annotation if is_model(annotation) else None
         if shape.adapter is None:  # a model is checked strictly too: an instance, not a dict that looks like one
             shape.adapter = TypeAdapter(annotation)
         return shape
@@ -61,6 +63,8 @@ class ReturnShape(Shape):
     def _validate(self, value: Any) -> tuple[Any, list[str]]:
         if self.wrapper is not None and isinstance(value, self.wrapper):
             value = value.value  # type: ignore[attr-defined]
+        if self.model is not None and not isinstance(value, self.model):  # a dict that looks like the model is not one
+            return None, [f"{self.root}: expected an instance of {self.model.__name__}, got {type(value).__name__}"]
         assert self.adapter is not None
         try:
             return self.adapter.validate_python(value, strict=True), []
