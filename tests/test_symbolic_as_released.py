@@ -55,3 +55,123 @@ def test_forward_returning_a_dict_with_graceful_returns_the_dict_as_is() -> None
     """2.2.0: with `graceful: True` the mismatching output is returned as it is (the dict, not a model)."""
     result = call(_dict_returner(True), '{"score": 0.9}', input=Claim(text="c"))
     assert result == {"score": 0.5} and type(result) is dict
+
+
+# ---------------------------------------------------------------- 4. contract_exception keeps the original exception
+
+
+class EmptyClaim(ValueError):
+    pass
+
+
+@contract(remedy_retry_params={"tries": 2, "delay": 0})
+class Rated(Expression):
+    @property
+    def prompt(self) -> str:
+        return "Rate the claim."
+
+    def pre(self, input: Claim) -> bool:
+        if not input.text:
+            raise EmptyClaim("The claim is empty.")
+        return True
+
+    def post(self, output: Verdict) -> bool:
+        if output.score < 0.5:
+            raise ValueError(f"Score {output.score} is below 0.5.")
+        return True
+
+    def forward(self, input: Claim) -> Verdict:
+        return self.contract_result if self.contract_successful else Verdict(score=-1)
+
+
+def test_a_failed_pre_leaves_the_exception_pre_raised_in_contract_exception() -> None:
+    """2.2.0: without `pre_remedy`, `_validate_input` re-raises what `pre` raised and the pipeline stores that very
+    exception in `contract_exception` (a user's ValueError subclass stays one)."""
+    inst = Rated()
+    call(inst, input=Claim(text=""))
+    assert type(inst.contract_exception) is EmptyClaim and str(inst.contract_exception) == "The claim is empty."
+    assert isinstance(inst.contract_violation, cs.ConditionFailed)  # ours: every error and the trace
+    assert inst.contract_violation.trace is inst.contract_trace
+
+
+def test_a_post_that_exhausts_its_remedies_leaves_a_value_error_with_prompt_result_and_violations() -> None:
+    """2.2.0: the type-validation function gives up with `ValueError("[[Prompt]]\\n<prompt>\\n\\n[[Result]]\\n<last
+    reply>\\n\\n[[Violations]]\\n<errors>")`, each `post` error written "Semantic validation failed with:\\n<message>"."""
+    inst = Rated()
+    call(inst, '{"score": 0.1}', '{"score": 0.2}', '{"score": 0.3}', input=Claim(text="c"))
+    exc = inst.contract_exception
+    assert type(exc) is not cs.ConditionFailed and isinstance(exc, ValueError)
+    text = str(exc)
+    assert text.startswith("[[Prompt]]\nRate the claim.\n\n[[Result]]\n{\"score\": 0.3}\n\n[[Violations]]\n")
+    assert "Semantic validation failed with:\nScore 0.1 is below 0.5." in text
+    assert text.endswith("Semantic validation failed with:\nScore 0.3 is below 0.5.")
+    assert isinstance(inst.contract_violation, cs.ConditionFailed)
+
+
+def test_a_post_without_remedy_leaves_the_exception_post_raised() -> None:
+    """2.2.0: with `post_remedy=False`, `_validate_output` re-raises what `post` raised: that is `contract_exception`."""
+    @contract(post_remedy=False)
+    class Once(Rated):
+        pass
+
+    inst = Once()
+    call(inst, '{"score": 0.1}', input=Claim(text="c"))
+    assert type(inst.contract_exception) is ValueError and str(inst.contract_exception) == "Score 0.1 is below 0.5."
+
+
+def test_replies_that_never_become_the_output_type_leave_a_value_error_with_violations() -> None:
+    """2.2.0: replies that never validate end the same way, `ValueError("[[Prompt]]...[[Violations]]...")`."""
+    inst = Rated()
+    call(inst, "not json", "still not", "no", input=Claim(text="c"))
+    assert isinstance(inst.contract_exception, ValueError) and str(inst.contract_exception).startswith("[[Prompt]]\n")
+    assert isinstance(inst.contract_violation, cs.InvalidOutput)
+
+
+# ---------------------------------------------------------------- 5. post's message and argument
+
+
+def test_post_returning_false_fails_with_semantic_validation_failed() -> None:
+    """2.2.0: `post` returning False fails `assert post(output)`; the error is "Semantic validation failed with:"
+    (followed by the assertion's empty message; ours names the method that returned False)."""
+    @contract(remedy_retry_params={"tries": 1, "delay": 0})
+    class FalsePost(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Rate the claim."
+
+        def post(self, output: Verdict) -> bool:
+            return output.score > 0.5
+
+        def forward(self, input: Claim) -> Verdict:
+            return self.contract_result if self.contract_successful else Verdict(score=-1)
+
+    inst = FalsePost()
+    call(inst, '{"score": 0.1}', '{"score": 0.2}', input=Claim(text="c"))
+    assert inst.contract_violation.errors[0].startswith("Semantic validation failed with:")
+    assert "FalsePost.post returned False" in inst.contract_violation.errors[0]
+
+
+def test_post_of_a_list_output_gets_the_value_object_first_then_the_plain_list() -> None:
+    """2.2.0: `_validate_output` calls `post(output)` with the dynamic `value` model; the remedy loop then calls
+    `post(result.value)`, the plain list. A post written for SymbolicAI handles both; it sees both here."""
+    seen: list[Any] = []
+
+    @contract(remedy_retry_params={"tries": 2, "delay": 0})
+    class Tags(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Tag the claim."
+
+        def post(self, output: list[str]) -> bool:
+            seen.append(output)
+            tags = output.value if hasattr(output, "value") else output
+            if len(tags) < 2:
+                raise ValueError("Give at least two tags.")
+            return True
+
+        def forward(self, input: Claim) -> list[str]:
+            return self.contract_result if self.contract_successful else []
+
+    assert call(Tags(), '{"value": ["a"]}', '{"value": ["a", "b"]}', input=Claim(text="c")) == ["a", "b"]
+    assert [type(s).__name__ for s in seen] == ["Value", "list"]
+    assert seen[0].value == ["a"] and seen[1] == ["a", "b"]

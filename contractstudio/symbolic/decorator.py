@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from contractstudio.runtime.errors import ContractError
 from contractstudio.symbolic.choice import current_use
+from contractstudio.symbolic.failure import released_exception
 from contractstudio.symbolic.perf import SymbolicPerf
 from contractstudio.symbolic.plan import (
     MethodCheck,
@@ -101,11 +102,16 @@ class ClassContract:
             intermediate = self.shape(returned, "act") if returned is not inspect.Signature.empty else None
 
             def act_hook(current: Any) -> Any:
-                check_act_signature(act)
-                return act(current, **act_kwargs)
-        return SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
+                try:
+                    check_act_signature(act)
+                    return act(current, **act_kwargs)
+                except Exception as err:
+                    plan.act_raised = err
+                    raise
+        plan = SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
                             returns=self.returns, pre=pre, post=post, act=act_hook, intermediate=intermediate,
                             forward=forward, path=self.file, output_schema=self.output_schema)
+        return plan
 
     def session(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any,
                 options: Any = None, breakpoints: set[str] | None = None) -> Any:
@@ -128,7 +134,9 @@ class ClassContract:
         def forward(st: Any, forward_input: Any, output: Any) -> Any:
             instance.contract_successful = st.successful
             instance.contract_result = output if st.successful else None
-            instance.contract_exception = None if st.successful else st.failure()
+            instance.contract_violation = None if st.successful else st.failure()
+            instance.contract_exception = (None if instance.contract_violation is None
+                                           else released_exception(st, plan, instance.contract_violation))
             f_args, f_kwargs = list(args), dict(kwargs)
             if where == "args":
                 f_args[0] = forward_input
@@ -207,6 +215,7 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
             self.contract_successful = False
             self.contract_result = None
             self.contract_exception = None
+            self.contract_violation = None
             self.contract_trace = None
             self._contract_perf = SymbolicPerf()
             from contractstudio.runtime.perf import PerfStats

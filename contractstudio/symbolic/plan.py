@@ -19,6 +19,7 @@ from contractstudio.documents.contract_model import Contract, Remedy
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.messages import system_message
 from contractstudio.runtime.validation import Shape, format_errors
+from contractstudio.symbolic.failure import semantic
 
 
 class NoRemedy(Exception):  # named for what it does to the call, as users raise it
@@ -80,7 +81,7 @@ class ReturnShape(Shape):
 class MethodCheck:
     """`pre` or `post` as a condition: passes unless it raises (the message is the feedback) or returns False."""
 
-    __slots__ = ("id", "label", "source", "defined", "method", "arg", "unwrap", "remedy")
+    __slots__ = ("arg", "calls", "defined", "id", "label", "method", "raised", "remedy", "source", "unwrap")
 
     def __init__(self, method: Callable[[Any], Any], role: str, owner: str, *, unwrap: bool = False) -> None:
         self.id = role
@@ -88,27 +89,36 @@ class MethodCheck:
         self.source = self.defined = f"python: {owner}.{role}"
         self.method = method
         self.arg = "input" if role == "pre" else "output"
-        self.unwrap = unwrap  # the contract sees the value, not the `value` object the model answered
+        # SymbolicAI passes a non-model output to post as the `value` object the first time, as the value after
+        # (its remedy loop unwraps it): a post written for it handles both, and gets both here
+        self.unwrap = unwrap
+        self.calls = 0
         self.remedy = True  # False once the method raised NoRemedy: the engine ends the call without a remedy
+        self.raised: BaseException | None = None  # what the method raised last (SymbolicAI's contract_exception)
 
     def evaluate(self, values: dict[str, Any], explain: bool = True) -> tuple[bool, bool, str | None]:
         """(applies, passed, error text), as runtime.conditions.Check gives it."""
         value = values[self.arg]
-        if self.unwrap and isinstance(value, BaseModel):
+        if self.unwrap and isinstance(value, BaseModel) and self.calls > 0:
             value = value.value  # type: ignore[attr-defined]
+        self.calls += 1
         self.remedy = True
+        self.raised = None
         self.source = self.defined
         try:
             result = self.method(value)
         except NoRemedy as err:
-            self.remedy = False
+            self.remedy, self.raised = False, err
             self.source = f"{self.defined} {raised_at(err)}"
             return True, False, str(err) or f"{self.label} raised NoRemedy"
         except Exception as err:  # noqa: BLE001 - a raising pre/post is a failed condition; its message is the feedback
+            self.raised = err
             self.source = f"{self.defined} {raised_at(err)}"  # the condition event says where (the feedback stays the message)
             return True, False, str(err) or f"{self.label} raised {type(err).__name__}"
-        if result is False:
-            return True, False, f"{self.label} returned False"
+        if result is False:  # SymbolicAI's `assert post(output)` fails with an empty message: ours names the method
+            message = semantic(f"{self.label} returned False")
+            self.raised = AssertionError(message)
+            return True, False, message
         return True, True, None
 
 
@@ -157,3 +167,4 @@ class SymbolicPlan(CompiledContract):
         self.returns = returns
         self.forward = forward
         self.returned: list[Any] = []  # what the class's forward returned (graceful mode hands it back unchecked)
+        self.act_raised: BaseException | None = None  # what the class's act raised (SymbolicAI's contract_exception)
