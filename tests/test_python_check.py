@@ -150,7 +150,7 @@ def test_the_python_samples_are_clean_and_the_broken_copy_reports_its_planted_mi
     assert [(Path(r.path).name, r.diagnostics) for r in reports] == [("multidoc_qa_agent.py", [])]  # notes_tool.py: no class
     broken = check_file(SAMPLES / "broken" / "multidoc_qa_agent_broken.py")
     assert [(d.line, d.column, d.code, d.message) for d in broken.diagnostics] == [
-        (66, 50, "SCH102", "unknown key 'max_dalay' in remedy.retry"),
+        (66, 50, "SCH102", "unknown key 'max_dalay' in remedy_retry_params"),
         (88, 19, "PYC103", "`act`'s first parameter is 'request': it must be named `input`")]
 
 

@@ -409,5 +409,5 @@ def test_a_misspelt_decorator_keyword_is_sch102_with_a_suggestion_at_its_line() 
     with pytest.raises(ContractError) as err:
         contract(post_remedi=False)  # type: ignore[call-arg]
     text = str(err.value)
-    assert "SCH102 unknown parameter 'post_remedi' of @contract" in text and f"{Path(__file__).name}:" in text
+    assert "error SCH102 unknown key 'post_remedi' in @contract" in text and f"{Path(__file__).name}:" in text
     assert err.value.diagnostics[0].hint == "did you mean 'post_remedy'?"

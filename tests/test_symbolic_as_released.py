@@ -175,3 +175,78 @@ def test_post_of_a_list_output_gets_the_value_object_first_then_the_plain_list()
     assert call(Tags(), '{"value": ["a"]}', '{"value": ["a", "b"]}', input=Claim(text="c")) == ["a", "b"]
     assert [type(s).__name__ for s in seen] == ["Value", "list"]
     assert seen[0].value == ["a"] and seen[1] == ["a", "b"]
+
+
+# ---------------------------------------------------------------- 6. check says what the decorator does
+
+MISSPELT = '''\
+from pydantic import Field
+
+from contractstudio.symbolic import Expression, LLMDataModel, contract
+
+
+class Claim(LLMDataModel):
+    text: str = Field(description="A claim to rate.")
+
+
+class Verdict(LLMDataModel):
+    score: float = Field(description="How true the claim is, 0 to 1.")
+
+
+@contract(SETTINGS)
+class Rated(Expression):
+    @property
+    def prompt(self) -> str:
+        return "Rate the claim."
+
+    def post(self, output: Verdict) -> bool:
+        return True
+
+    def forward(self, input: Claim) -> Verdict:
+        return self.contract_result
+'''
+
+
+@pytest.mark.parametrize(("settings", "key", "hint"), [
+    ("post_remedyy=True", "post_remedyy", "did you mean 'post_remedy'?"),
+    ('remedy_retry_params={"tries": 2, "backof": 2}', "backof", "did you mean 'backoff'?"),
+])
+def test_check_gives_a_misspelt_setting_the_severity_the_decorator_gives_it(tmp_path: Any, settings: str, key: str,
+                                                                             hint: str) -> None:
+    """The decorator refuses the class (ContractError, SCH102); `check` says the same thing at error level. (2.2.0
+    itself: `post_remedyy` is a TypeError of `contract()`; an unknown retry key is silently ignored.)"""
+    import importlib.util
+
+    from contractstudio.analysis.check import check_file
+
+    path = tmp_path / "rated.py"
+    path.write_text(MISSPELT.replace("SETTINGS", settings))
+    found = [(d.code, d.severity, d.hint) for d in check_file(path).diagnostics if key in d.message]
+    assert found == [("SCH102", "error", hint)]
+
+    spec = importlib.util.spec_from_file_location("rated_misspelt", path)
+    assert spec is not None and spec.loader is not None
+    with pytest.raises(cs.ContractError) as err:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert [(d.code, d.severity, d.hint) for d in err.value.diagnostics] == found
+    assert [d.message for d in err.value.diagnostics] == [d.message for d in check_file(path).diagnostics if key in d.message]
+
+
+# ---------------------------------------------------------------- 7. post_remedy without post
+
+
+def test_post_remedy_without_post_says_symbolicai_fails_every_call_and_the_default_says_nothing(tmp_path: Any) -> None:
+    """2.2.0: `_validate_output` with `post_remedy=True` and no `post` raises "Post-condition function not defined"
+    on every call (the contract always fails); its default is `post_remedy=False`, with which nothing fails."""
+    from contractstudio.analysis.check import check_file
+
+    explicit = MISSPELT.replace("SETTINGS", "post_remedy=True").replace(
+        "    def post(self, output: Verdict) -> bool:\n        return True\n\n", "")
+    path = tmp_path / "explicit.py"
+    path.write_text(explicit)
+    found = [(d.code, d.severity, d.message) for d in check_file(path).diagnostics if d.code == "PYC105"]
+    assert len(found) == 1 and found[0][1] == "warning"
+    assert "SymbolicAI fails every call" in found[0][2] and "Post-condition function not defined" in found[0][2]
+
+    path.write_text(explicit.replace("@contract(post_remedy=True)", "@contract()"))
+    assert [d for d in check_file(path).diagnostics if d.code == "PYC105"] == []

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from contractstudio.analysis.subjects import subject_at
-from contractstudio.documents.models import KINDS, Model, SrcDict
+from contractstudio.documents.models import DIALECT_KINDS, KINDS, Model, SrcDict
 from contractstudio.findings.diagnostics import Diagnostic, Payload, declare, did_you_mean, make
 from contractstudio.reading.dialect_registry import hint as dialect_hint
 from contractstudio.reading.source import MapNode, SourceDocument, key_at, nearest, node_at
@@ -153,7 +153,7 @@ def _found(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any, err
         owner_model = _model_at(kind_cls, dpath[:-1])
         known = _known_keys(owner_model)
         hint = did_you_mean(str(src[-1]), known) or (f"known keys: {', '.join(known)}" if owner_model else None)
-        where = ".".join(map(str, src[:-1])) or "the document"
+        where = getattr(owner_model, "SHOWN_AS", None) or ".".join(map(str, src[:-1])) or "the document"
         # A block may make unknown keys errors (llm: a typo there sends requests elsewhere) and name reserved ones.
         severity = getattr(owner_model, "UNKNOWN_KEYS", None)
         reserved = getattr(owner_model, "TRANSPORT_KEYS", {}).get(src[-1])
@@ -212,7 +212,7 @@ def validate(doc: SourceDocument, file: str) -> tuple[Model | None, list[Diagnos
             return None, []
         return None, [make("YML003", "a document must be a mapping with a 'kind:' key", file, root.span)]
     kind = doc.data.get("kind")
-    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    cls = (DIALECT_KINDS.get((doc.dialect, kind)) or KINDS.get(kind)) if isinstance(kind, str) else None
     if cls is None:
         node = node_at(root, ("kind",))
         if node is None:

@@ -30,7 +30,7 @@ from contractstudio.symbolic.plan import (
     type_name,
     value_model,
 )
-from contractstudio.symbolic.settings import checked_remedy, refuse_unknown_parameters, remedy_settings
+from contractstudio.symbolic.settings import checked_remedy, remedy_settings
 
 log = logging.getLogger("contractstudio.symbolic")
 
@@ -193,15 +193,16 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
 
     def __init__(self, pre_remedy: bool = False, post_remedy: bool = True, accumulate_errors: bool = False,
                  verbose: bool = False, remedy_retry_params: dict[str, Any] | None = None, **unknown: Any) -> None:
-        caller = sys._getframe(1)  # noqa: SLF001 - the line of the @contract(...) call, for a misspelt keyword
-        refuse_unknown_parameters(unknown, caller.f_code.co_filename, caller.f_lineno)
-        self.settings = remedy_settings(pre_remedy, post_remedy, accumulate_errors, remedy_retry_params)
-        self.verbose = verbose
+        caller = sys._getframe(1)  # noqa: SLF001 - the line of the @contract(...) call, where check reports its keywords
+        self.settings = remedy_settings(pre_remedy, post_remedy, accumulate_errors, remedy_retry_params,
+                                        verbose=verbose, **unknown)
+        self.remedy = checked_remedy(self.settings, "@contract", caller.f_code.co_filename, caller.f_lineno)
+        self.verbose = self.remedy.verbose
 
     def __call__(self, cls: type) -> type:
         """The class with its forward wrapped: each call runs on the engine, then the class's own forward."""
         file, line = _where(cls)
-        remedy = checked_remedy(self.settings, f"@contract on {cls.__name__}", file, line)
+        remedy = self.remedy
         if not callable(getattr(cls, "forward", None)):
             raise ContractError(f"{file}:{line}: @contract on {cls.__name__}: the class defines no forward method", path=file)
         spec = ClassContract(cls, remedy, verbose=self.verbose, file=file, line=line)
