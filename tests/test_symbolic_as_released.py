@@ -6,7 +6,7 @@ Each test's docstring says what the released decorator (`symai/strategy.py`, `sy
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import Field
@@ -250,3 +250,100 @@ def test_post_remedy_without_post_says_symbolicai_fails_every_call_and_the_defau
 
     path.write_text(explicit.replace("@contract(post_remedy=True)", "@contract()"))
     assert [d for d in check_file(path).diagnostics if d.code == "PYC105"] == []
+
+
+# ---------------------------------------------------------------- 3. LLMDataModel's text, as SymbolicAI's
+
+
+class Address(LLMDataModel):
+    street: str = Field(description="The street and number.")
+    city: str = Field(description="The city.")
+
+
+class Person(LLMDataModel):
+    name: str = Field(description="The person's full name.")
+    age: int | None = Field(None, description="Age in years.")
+    tags: list[str] = Field(default_factory=list, description="Short tags.")
+    address: Address = Field(description="Where the person lives.")
+    scores: dict[str, float] = Field(default_factory=dict, description="Scores by subject.")
+    kind: Literal["a", "b"] = "a"
+    friends: list[Address] = Field(default_factory=list, description="Friends' addresses.")
+
+
+# Printed by symbolicai 2.2.0's LLMDataModel for the same two models (its models/base.py loaded alone, pydantic 2).
+RELEASED_SCHEMA = '''\
+[[Schema]]
+- "name" (string, required)
+- "age" (integer or null, optional)
+- "tags" (array of string, optional)
+- "address" (nested object (Address), required)
+  - Nested fields:
+  - "street" (string, required)
+  - "city" (string, required)
+- "scores" (object of number, optional)
+- "kind" (enum ('a', 'b'), optional)
+- "friends" (array of nested object (Address), optional)
+  - Nested fields:
+  - "street" (string, required)
+  - "city" (string, required)
+
+[[Definitions]]
+- Person:
+  - "name": The person's full name.
+  - "age": Age in years.
+  - "tags": Short tags.
+  - "address": Where the person lives.
+  - "scores": Scores by subject.
+  - "kind": No definition provided. Focus on the [[Schema]] and the prompt to infer the expected structure and constraints.
+  - "friends": Friends' addresses.
+- Address:
+  - "street": The street and number.
+  - "city": The city.'''
+
+RELEASED_STR = '''\
+[[Person]]
+  name: Ada
+  age: 36
+  tags:
+    - : math
+    - :
+  address:
+    street: 1 Main
+    city: London
+  scores:
+    x: 1.0
+  kind: a
+  friends:
+    - : street: 2 Side
+      city: Paris
+'''
+
+
+def test_simplify_json_schema_is_symbolicai_s_schema_digest() -> None:
+    """2.2.0: `simplify_json_schema()` lists each field as `"name" (type, required|optional)`, expands nested models,
+    then `[[Definitions]]` with every description (a field without one gets its "No definition provided" line)."""
+    assert Person.simplify_json_schema() == RELEASED_SCHEMA
+
+
+def test_str_of_a_model_is_symbolicai_s_indented_text_with_its_section_header() -> None:
+    """2.2.0: `str(model)` is `[[section_header]]` then `  key: value` lines, lists as `- : item`, nested models
+    indented; `section_header` is never a field of the schema (nor of the JSON the engine asks for)."""
+    ada = Person(name="Ada", age=36, tags=["math", ""], address=Address(street="1 Main", city="London"),
+                 scores={"x": 1.0}, friends=[Address(street="2 Side", city="Paris")], section_header="Person")
+    assert str(ada) == RELEASED_STR
+    assert "section_header" not in Person.model_json_schema()["properties"]
+    assert "section_header" not in ada.model_dump()
+
+
+def test_generate_example_json_and_instruct_llm_are_symbolicai_s() -> None:
+    """2.2.0: `generate_example_json()` fills each field (defaults kept, empty factories filled, a model already
+    shown at that level as `{}`); `instruct_llm()` is `[[Result]]`, the schema digest and one `[[Example]]` whose
+    optional fields are all filled."""
+    assert Person.generate_example_json() == {
+        "name": "example_string", "age": None, "tags": ["example_string"],
+        "address": {"street": "example_string", "city": "example_string"}, "scores": {"example_string": 123.45},
+        "kind": "a", "friends": [{}]}
+    text = Person.instruct_llm()
+    head = "\n[[Result]]\nReturn a JSON object with the following schema:\n\n"
+    assert text.startswith(head + RELEASED_SCHEMA + "\n\n[[Example]]\n```json\n{\n")
+    assert '"age": 123,' in text and text.endswith("\n```\n")

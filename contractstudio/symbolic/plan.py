@@ -19,6 +19,7 @@ from contractstudio.documents.contract_model import Contract, Remedy
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.messages import system_message
 from contractstudio.runtime.validation import Shape, format_errors
+from contractstudio.symbolic.classes import LLMDataModel
 from contractstudio.symbolic.failure import semantic
 
 
@@ -40,7 +41,8 @@ def is_model(annotation: Any) -> bool:
 
 def value_model(annotation: Any) -> type[BaseModel]:
     """The object the model answers for a non-model type, as SymbolicAI asks it: one field, `value`."""
-    return create_model("Value", value=(annotation, Field(description=f"The answer, a {type_name(annotation)}.")))
+    return create_model("Value", __base__=LLMDataModel,
+                        value=(annotation, Field(description=f"The answer, a {type_name(annotation)}.")))
 
 
 class ReturnShape(Shape):
