@@ -347,3 +347,42 @@ def test_generate_example_json_and_instruct_llm_are_symbolicai_s() -> None:
     head = "\n[[Result]]\nReturn a JSON object with the following schema:\n\n"
     assert text.startswith(head + RELEASED_SCHEMA + "\n\n[[Example]]\n```json\n{\n")
     assert '"age": 123,' in text and text.endswith("\n```\n")
+
+
+# ---------------------------------------------------------------- 2. what verbose=True and contract_perf_stats() print
+
+
+def test_verbose_prints_symbolicai_s_panels_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    """2.2.0 prints (`print`, stdout) a `--- Prompt ---`, `--- Input data model ---` and `--- Output data model ---`
+    panel (the schema digests) when it asks for the output, and for each failed attempt `--- Validation Errors (last
+    error) ---` and `--- New Context ---` (what the remedy asks)."""
+    @contract(verbose=True, remedy_retry_params={"tries": 2, "delay": 0})
+    class Loud(Rated):
+        pass
+
+    call(Loud(), '{"score": 0.1}', '{"score": 0.9}', input=Claim(text="c"))
+    out = capsys.readouterr().out
+    assert "\n--- Prompt ---\nRate the claim.\n" in out
+    assert '\n--- Input data model ---\n[[Schema]]\n- "text" (string, required)\n' in out
+    assert '\n--- Output data model ---\n[[Schema]]\n- "score" (number, required)\n' in out
+    assert "\n--- Validation Errors (last error) ---\nSemantic validation failed with:\nScore 0.1 is below 0.5.\n" in out
+    assert "\n--- New Context ---\n" in out and out.index("--- Validation Errors") < out.index("--- New Context ---")
+
+
+def test_a_bare_contract_perf_stats_prints_symbolicai_s_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """2.2.0's `contract_perf_stats()` prints "Contract Execution Summary (N Forward Calls)", a header row
+    (Operation, Count, Total(s) ... % Total) and one row per stage, Overhead and Total Execution; with no call yet it
+    prints "No contract executions recorded." and returns {}."""
+    inst = Rated()
+    assert inst.contract_perf_stats() == {}
+    assert capsys.readouterr().out == "No contract executions recorded.\n"
+    call(inst, '{"score": 0.9}', input=Claim(text="c"))
+    call(inst, '{"score": 0.8}', input=Claim(text="d"))
+    stats = inst.contract_perf_stats()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["", "Contract Execution Summary (2 Forward Calls)"]
+    assert lines[2].split() == ["Operation", "Count", "Total(s)", "Mean(s)", "Std(s)", "Min(s)", "Max(s)", "%", "Total"]
+    assert [line[:17].strip() for line in lines[3:9]] == ["Input Validation", "Act Execution", "Output Validation",
+                                                          "Forward Execution", "Overhead", "Total Execution"]
+    assert lines[3].split()[2] == "2" and lines[8].split()[2] == "N/A" and lines[8].rstrip().endswith("100.0%")
+    assert lines[9] == "" and stats["contract_execution"]["count"] == 2

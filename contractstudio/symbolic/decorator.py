@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from contractstudio.runtime.errors import ContractError
 from contractstudio.symbolic.choice import current_use
 from contractstudio.symbolic.failure import released_exception
-from contractstudio.symbolic.perf import SymbolicPerf
+from contractstudio.symbolic.perf import SymbolicPerf, summary_table
 from contractstudio.symbolic.plan import (
     MethodCheck,
     ReturnShape,
@@ -31,6 +31,7 @@ from contractstudio.symbolic.plan import (
     value_model,
 )
 from contractstudio.symbolic.settings import checked_remedy, remedy_settings
+from contractstudio.symbolic.verbose import call_panels
 
 log = logging.getLogger("contractstudio.symbolic")
 
@@ -97,9 +98,11 @@ class ClassContract:
                 if callable(getattr(instance, "post", None)) else [])
         act = getattr(instance, "act", None)
         act_hook = intermediate = None
+        act_type: Any = None
         if callable(act):
             returned = _signature(act).return_annotation
             intermediate = self.shape(returned, "act") if returned is not inspect.Signature.empty else None
+            act_type = returned if returned is not inspect.Signature.empty else Any
 
             def act_hook(current: Any) -> Any:
                 try:
@@ -111,6 +114,7 @@ class ClassContract:
         plan = SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
                             returns=self.returns, pre=pre, post=post, act=act_hook, intermediate=intermediate,
                             forward=forward, path=self.file, output_schema=self.output_schema)
+        plan.intermediate_annotation = act_type
         return plan
 
     def session(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any,
@@ -132,6 +136,10 @@ class ClassContract:
             raise ValueError(f"{self.name}: please provide an `input` argument")
 
         def forward(st: Any, forward_input: Any, output: Any) -> Any:
+            if self.verbose:  # SymbolicAI prints its panels during the call, before forward runs
+                given = plan.intermediate_annotation if st.act_data is not None else type(value)
+                print(call_panels(st.trace.events, plan.doc.prompt, given, self.output_model,
+                                  self.remedy.accumulate_errors), end="")
             instance.contract_successful = st.successful
             instance.contract_result = output if st.successful else None
             instance.contract_violation = None if st.successful else st.failure()
@@ -230,8 +238,14 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
         forward.__contract_original__ = spec.original_forward  # type: ignore[attr-defined]
 
         def contract_perf_stats(self: Any) -> dict[str, Any]:
-            """Timing statistics over every call of this instance, with SymbolicAI's stage keys."""
-            return self._contract_perf.as_dict()
+            """Timing statistics over every call of this instance, with SymbolicAI's stage keys; printed as its table."""
+            perf = self._contract_perf
+            if not perf.calls:
+                print("No contract executions recorded.")  # what SymbolicAI prints (and returns) before any call
+                return {}
+            stats = perf.as_dict()
+            print(summary_table(stats, perf.calls))
+            return stats
 
         cls.__init__ = __init__  # type: ignore[misc]
         cls.forward = forward  # type: ignore[attr-defined]

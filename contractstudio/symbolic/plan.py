@@ -170,3 +170,4 @@ class SymbolicPlan(CompiledContract):
         self.forward = forward
         self.returned: list[Any] = []  # what the class's forward returned (graceful mode hands it back unchecked)
         self.act_raised: BaseException | None = None  # what the class's act raised (SymbolicAI's contract_exception)
+        self.intermediate_annotation: Any = None  # act's return annotation (verbose's input panel after an act)
