@@ -155,3 +155,37 @@ def test_a_python_file_without_a_class_name_says_how_to_name_one(project: Path, 
            f"{project / 'answerer_mod.py'}:Answerer" in err
     with pytest.raises(cs.ContractError, match="holds Python contract classes"):
         cs.load(project / "answerer_mod.py", trust=True)
+
+
+def test_run_takes_a_class_s_model_from_contractstudio_model(project: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from openai_server import OpenAIServer
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.delenv("CONTRACTSTUDIO_MODEL", raising=False)
+    args = ["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"), "--trust", "--no-wait"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "llm:" not in err and "CONTRACTSTUDIO_MODEL" in err and "--model" in err and "--replies" in err
+
+    monkeypatch.setenv("CONTRACTSTUDIO_MODEL", "openai/from-environment")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-python-run-0123456789")
+    with OpenAIServer(['{"answer": "blue"}']) as server:
+        code = main([*args, "--api-base", server.base_url])
+        assert server.requests[0].body is not None and server.requests[0].body["model"] == "from-environment"
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("Answerer: openai/from-environment")
+
+
+def test_run_a_class_offline_with_a_file_of_scripted_replies(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    replies = project / "replies.jsonl"
+    replies.write_text('{"answer": "light blue"}\n"{\\"answer\\": \\"blue\\"}"\n')  # a JSON value, or a JSON string: the text
+    code = main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"),
+                 "--replies", str(replies), "--trust", "--no-wait", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and (out["output"], out["llm_calls"], out["remedy_attempts"]) == ({"answer": "blue"}, 2, 1)
+
+    replies.write_text('{"answer": "light blue"}\n')
+    assert main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"),
+                 "--replies", str(replies), "--trust", "--no-wait"]) == 1
+    assert "replies.jsonl" in capsys.readouterr().out  # the scripted replies ran out: said, with the file's name
