@@ -189,3 +189,57 @@ def test_run_a_class_offline_with_a_file_of_scripted_replies(project: Path, caps
     assert main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"),
                  "--replies", str(replies), "--trust", "--no-wait"]) == 1
     assert "replies.jsonl" in capsys.readouterr().out  # the scripted replies ran out: said, with the file's name
+
+
+GRADER = '''\
+from pydantic import Field
+
+from contractstudio.symbolic import Expression, LLMDataModel, contract
+
+
+class Question(LLMDataModel):
+    text: str = Field(description="The question.")
+
+
+class Answer(LLMDataModel):
+    answer: str = Field(description="The answer.")
+
+
+@contract(remedy_retry_params={"tries": 1, "delay": 0})
+class Grader(Expression):
+    @property
+    def prompt(self) -> str:
+        return "Answer the question in one lower-case word."
+
+    def post(self, output: Answer) -> bool:
+        if not output.answer:
+            raise ValueError("The answer is empty.")
+        if " " in output.answer:
+            raise ValueError(f"Answer in one word, not {len(output.answer.split())}.")
+        if output.answer != output.answer.lower():
+            raise ValueError("Answer in lower case.")
+        return True
+
+    def forward(self, input: Question, **kwargs) -> Answer:
+        return self.contract_result if self.contract_successful else Answer(answer="unknown")
+'''
+
+
+def test_eval_of_a_class_groups_post_failures_by_the_line_that_raised(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "grader_mod.py").write_text(GRADER)
+    bad = {"empty": '{"answer": ""}', "words": '{"answer": "light blue"}', "upper": '{"answer": "Blue"}'}
+    rows = [{"id": f"{kind}-{i}", "input": {"text": "Sky?"}, "replies": [reply, reply]}
+            for i in range(3) for kind, reply in bad.items()]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    try:
+        code = main(["eval", f"{tmp_path / 'grader_mod.py'}:Grader", "--data", str(tmp_path / "rows.jsonl"), "--scripted",
+                     "--no-wait", "--trust", "--out", str(tmp_path / "results.jsonl")])
+    finally:
+        sys.modules.pop("grader_mod", None)
+    out = capsys.readouterr().out
+    listed = [line.split() for line in out.splitlines() if "post.post" in line]
+    assert code == 0 and len(listed) == 3  # three raising lines: three groups, 6 times in 3 rows each
+    assert sorted((words[0], words[1], words[2]) for words in listed) == [
+        ("6", "3", "post.post@grader_mod.py:22:"), ("6", "3", "post.post@grader_mod.py:24:"), ("6", "3", "post.post@grader_mod.py:26:")]
+    assert "Answer in one word, not 2." in out and "The answer is empty." in out and "Answer in lower case." in out
