@@ -12,6 +12,7 @@ import pytest
 from pydantic import Field
 
 import contractstudio as cs
+from contractstudio.runtime.events import ModelRequest
 from contractstudio.symbolic import Expression, LLMDataModel, contract, use_model
 
 
@@ -106,6 +107,7 @@ def test_a_post_that_exhausts_its_remedies_leaves_a_value_error_with_prompt_resu
     assert "Semantic validation failed with:\nScore 0.1 is below 0.5." in text
     assert text.endswith("Semantic validation failed with:\nScore 0.3 is below 0.5.")
     assert isinstance(inst.contract_violation, cs.ConditionFailed)
+    assert len(inst.contract_trace.of(ModelRequest)) == 3  # 2.2.0: 4 (a zero-shot again before its 2 remedies)
 
 
 def test_a_post_without_remedy_leaves_the_exception_post_raised() -> None:
