@@ -243,3 +243,14 @@ def test_eval_of_a_class_groups_post_failures_by_the_line_that_raised(tmp_path: 
     assert sorted((words[0], words[1], words[2]) for words in listed) == [
         ("6", "3", "post.post@grader_mod.py:22:"), ("6", "3", "post.post@grader_mod.py:24:"), ("6", "3", "post.post@grader_mod.py:26:")]
     assert "Answer in one word, not 2." in out and "The answer is empty." in out and "Answer in lower case." in out
+
+
+def test_run_json_of_a_verbose_class_prints_only_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    module = project / "answerer_mod.py"
+    module.write_text(MODULE.replace('@contract(remedy_retry_params={"tries": 2, "delay": 0})',
+                                     '@contract(verbose=True, remedy_retry_params={"tries": 2, "delay": 0})'))
+    replies = project / "replies.jsonl"
+    replies.write_text('{"answer": "light blue"}\n{"answer": "blue"}\n')
+    code = main(["run", f"{module}:Answerer", "--input", str(project / "question.yaml"), "--replies", str(replies),
+                 "--trust", "--no-wait", "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["output"] == {"answer": "blue"}  # no panel in the JSON

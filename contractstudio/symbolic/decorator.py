@@ -118,9 +118,10 @@ class ClassContract:
         return plan
 
     def session(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any,
-                options: Any = None, breakpoints: set[str] | None = None) -> Any:
+                options: Any = None, breakpoints: set[str] | None = None, *, panels: bool = False) -> Any:
         """A call of `instance(*args, **kwargs)` to step through or run (runtime.Session): the debugger's and `run`'s
-        way in; `finish` turns the finished session into what the call returns."""
+        way in; `finish` turns the finished session into what the call returns. `panels`: print verbose's panels on
+        stdout (a plain call of a verbose class; never under `run`, `eval` or the debugger, which own their output)."""
         from contractstudio.runtime.call_state import CallOptions
         from contractstudio.runtime.session import Session
 
@@ -136,7 +137,7 @@ class ClassContract:
             raise ValueError(f"{self.name}: please provide an `input` argument")
 
         def forward(st: Any, forward_input: Any, output: Any) -> Any:
-            if self.verbose:  # SymbolicAI prints its panels during the call, before forward runs
+            if panels:  # SymbolicAI prints its panels during the call, before forward runs
                 given = plan.intermediate_annotation if st.act_data is not None else type(value)
                 print(call_panels(st.trace.events, plan.doc.prompt, given, self.output_model,
                                   self.remedy.accumulate_errors), end="")
@@ -190,7 +191,7 @@ class ClassContract:
         from contractstudio.runtime.call_state import CallOptions
 
         use = current_use()
-        session = self.session(instance, args, kwargs, use.model, CallOptions(wait=use.wait))
+        session = self.session(instance, args, kwargs, use.model, CallOptions(wait=use.wait), panels=self.verbose)
         session.run(raise_on_violation=False)
         return self.finish(instance, session, use.trace)
 
