@@ -254,3 +254,18 @@ def test_run_json_of_a_verbose_class_prints_only_json(project: Path, capsys: pyt
     code = main(["run", f"{module}:Answerer", "--input", str(project / "question.yaml"), "--replies", str(replies),
                  "--trust", "--no-wait", "--json"])
     assert code == 0 and json.loads(capsys.readouterr().out)["output"] == {"answer": "blue"}  # no panel in the JSON
+
+
+def test_replies_that_are_not_a_regular_file_or_not_json_lines_are_refused_with_where(project: Path,
+                                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    fifo = project / "replies.fifo"
+    os.mkfifo(fifo)
+    args = ["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"), "--trust", "--no-wait"]
+    assert main([*args, "--replies", str(fifo)]) == 2  # refused before it is opened: a FIFO would block
+    assert "replies.fifo" in capsys.readouterr().err
+    bad = project / "replies.jsonl"
+    bad.write_text('{"answer": "blue"}\n' + "[" * 30000 + "\n")
+    assert main([*args, "--replies", str(bad)]) == 2
+    assert "replies.jsonl:2" in capsys.readouterr().err  # the line too deep to read, by its number

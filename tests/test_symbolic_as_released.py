@@ -388,3 +388,25 @@ def test_a_bare_contract_perf_stats_prints_symbolicai_s_table(capsys: pytest.Cap
                                                           "Forward Execution", "Overhead", "Total Execution"]
     assert lines[3].split()[2] == "2" and lines[8].split()[2] == "N/A" and lines[8].rstrip().endswith("100.0%")
     assert lines[9] == "" and stats["contract_execution"]["count"] == 2
+
+
+def test_verbose_panels_escape_controls_and_redact_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    """What a model or a post message holds reaches the terminal escaped and redacted, as everything `run` shows."""
+    key = "sk-proj-abcdefghijklmnopqrstuvwx0123"
+
+    @contract(verbose=True, remedy_retry_params={"tries": 1, "delay": 0})
+    class Hostile(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Rate the claim."
+
+        def post(self, output: Verdict) -> bool:
+            raise ValueError(f"bad \x1b]52;c;AAAA\x07 score, key {key}")
+
+        def forward(self, input: Claim) -> Verdict:
+            return Verdict(score=-1)
+
+    call(Hostile(), '{"score": 0.1}', '{"score": 0.2}', input=Claim(text="c"))
+    out = capsys.readouterr().out
+    assert "--- Validation Errors (last error) ---" in out and "\\x1b]52" in out
+    assert "\x1b" not in out and key not in out
