@@ -7,7 +7,6 @@ built from it once per process and runs rows from any number of threads.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -222,13 +221,11 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     return out
 
 
-_RAISED_AT = re.compile(r"^python: \S+ raised at (?P<file>.+):(?P<line>\d+)$")
-
 
 def check_name(event: Any) -> str:
     """What a failed condition is counted as: its `stage.id`; a Python method (`pre` / `post` of a class), which is one
     condition holding many, is counted per line that raised (`post.post@module.py:42`), as YAML conditions are per id."""
-    raised = _RAISED_AT.match(event.expression or "")
-    if raised is None:
+    if not event.raised_at:
         return str(event.name)
-    return f"{event.name}@{Path(raised['file']).name}:{raised['line']}"
+    file, _, line = str(event.raised_at).rpartition(":")
+    return f"{event.name}@{Path(file).name}:{line}"

@@ -83,7 +83,7 @@ class ReturnShape(Shape):
 class MethodCheck:
     """`pre` or `post` as a condition: passes unless it raises (the message is the feedback) or returns False."""
 
-    __slots__ = ("arg", "calls", "defined", "id", "label", "method", "raised", "remedy", "source", "unwrap")
+    __slots__ = ("arg", "calls", "defined", "id", "label", "method", "raised", "raised_at", "remedy", "source", "unwrap")
 
     def __init__(self, method: Callable[[Any], Any], role: str, owner: str, *, unwrap: bool = False) -> None:
         self.id = role
@@ -97,6 +97,7 @@ class MethodCheck:
         self.calls = 0
         self.remedy = True  # False once the method raised NoRemedy: the engine ends the call without a remedy
         self.raised: BaseException | None = None  # what the method raised last (SymbolicAI's contract_exception)
+        self.raised_at: str | None = None  # where: `FILE:LINE` (the condition event carries it; eval groups by it)
 
     def evaluate(self, values: dict[str, Any], explain: bool = True) -> tuple[bool, bool, str | None]:
         """(applies, passed, error text), as runtime.conditions.Check gives it."""
@@ -105,16 +106,16 @@ class MethodCheck:
             value = value.value  # type: ignore[attr-defined]
         self.calls += 1
         self.remedy = True
-        self.raised = None
+        self.raised = self.raised_at = None
         self.source = self.defined
         try:
             result = self.method(value)
         except NoRemedy as err:
-            self.remedy, self.raised = False, err
+            self.remedy, self.raised, self.raised_at = False, err, raising_line(err)
             self.source = f"{self.defined} {raised_at(err)}"
             return True, False, str(err) or f"{self.label} raised NoRemedy"
         except Exception as err:  # noqa: BLE001 - a raising pre/post is a failed condition; its message is the feedback
-            self.raised = err
+            self.raised, self.raised_at = err, raising_line(err)
             self.source = f"{self.defined} {raised_at(err)}"  # the condition event says where (the feedback stays the message)
             return True, False, str(err) or f"{self.label} raised {type(err).__name__}"
         if result is False:  # SymbolicAI's `assert post(output)` fails with an empty message: ours names the method
@@ -126,8 +127,14 @@ class MethodCheck:
 
 def raised_at(err: BaseException) -> str:
     """`raised at FILE:LINE`: the innermost frame of what `pre` / `post` raised (the debugger shows it)."""
+    where = raising_line(err)
+    return f"raised at {where}" if where else "raised"
+
+
+def raising_line(err: BaseException) -> str | None:
+    """`FILE:LINE` of the innermost frame of an exception, or None without a traceback."""
     frames = traceback.extract_tb(err.__traceback__)
-    return f"raised at {frames[-1].filename}:{frames[-1].lineno}" if frames else "raised"
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def check_act_signature(act: Callable[..., Any]) -> inspect.Signature:
