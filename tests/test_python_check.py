@@ -68,7 +68,7 @@ def test_check_dir_picks_up_only_python_files_with_a_contracted_class(project: P
     code = main(["check", str(project)])
     out = capsys.readouterr().out
     assert code == 1
-    assert f"{project / 'answerer.py'}:17:41: error SCH104 remedy.retry.tries" in out
+    assert f"{project / 'answerer.py'}:17:41: error SCH104 remedy_retry_params.tries" in out
     assert f"{project / 'answerer.py'}:10:11: info PYC106 field 'Question.lang'" in out
     assert "helpers.py" not in out and out.rstrip().endswith("1 file checked: 1 error, 0 warnings, 1 info")
 

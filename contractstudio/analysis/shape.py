@@ -162,6 +162,11 @@ def _found(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any, err
                         node.span, hint=reserved, severity="error")  # type: ignore[union-attr]
         return make("SCH102", f"unknown key '{src[-1]}' in {where}", file, node.span, hint=hint, severity=severity)  # type: ignore[union-attr]
     node = node_at(doc.root, src) or nearest(doc.root, src)
+    holder = _model_at(kind_cls, dpath[:-1]) if dpath else None
+    shown_as = getattr(holder, "SHOWN_AS", None)
+    if src and holder is not None and shown_as:  # settings written in code: named as the code names them
+        field = holder.model_fields.get(str(src[-1]))
+        where = f"{shown_as}.{(field.alias if field is not None else None) or src[-1]}"
     value = err.get("input")
     code = "SCH104" if etype in _RANGE_ERRORS else "SCH103"
     if etype == "cs_conflict":
