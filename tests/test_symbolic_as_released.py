@@ -410,3 +410,22 @@ def test_verbose_panels_escape_controls_and_redact_keys(capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     assert "--- Validation Errors (last error) ---" in out and "\\x1b]52" in out
     assert "\x1b" not in out and key not in out
+
+
+def test_an_act_that_raises_leaves_its_own_exception() -> None:
+    """2.2.0: `_act` re-raises what `act` raised; the pipeline stores it in `contract_exception`."""
+    @contract(remedy_retry_params={"tries": 1, "delay": 0})
+    class Acting(Expression):
+        @property
+        def prompt(self) -> str:
+            return "Rate the claim."
+
+        def act(self, input: Claim, **kwargs: Any) -> Claim:
+            raise KeyError("no such source")
+
+        def forward(self, input: Claim) -> Verdict:
+            return Verdict(score=-1)
+
+    inst = Acting()
+    call(inst, input=Claim(text="c"))
+    assert type(inst.contract_exception) is KeyError and inst.contract_exception.args == ("no such source",)

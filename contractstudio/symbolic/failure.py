@@ -23,6 +23,8 @@ def semantic(message: str) -> str:
 
 def released_exception(state: Any, plan: Any, violation: ContractViolation) -> BaseException:
     """The exception SymbolicAI would leave in `contract_exception` for this failed call (a runtime CallState)."""
+    if plan.act_raised is not None:  # act runs after pre and before the output: when it raised, it failed last
+        return plan.act_raised
     where = state.failed_on
     checks = {"pre": plan.pre, "post": plan.post}.get(where or "", [])
     raised = next((c.raised for c in checks if c.raised is not None), None)
@@ -33,8 +35,6 @@ def released_exception(state: Any, plan: Any, violation: ContractViolation) -> B
         return raised if raised is not None else violation
     if where in ("type", "pre", "post"):
         return ValueError(violations_text(state, plan))
-    if plan.act_raised is not None:
-        return plan.act_raised
     return violation
 
 
