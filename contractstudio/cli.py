@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--api-base", metavar="URL", help="base URL of an OpenAI-compatible server")
     r.add_argument("--scenario", metavar="NAME", help="use a scenario's input and scripted replies (offline)")
     r.add_argument("--replay", metavar="TRACE", help="replay the replies recorded in a trace (offline)")
+    r.add_argument("--replies", metavar="FILE", help="scripted replies, a JSON Lines file, one reply a line (offline; "
+                   "a Python class's way to run as a scenario does)")
     r.add_argument("--trace", metavar="OUT", help="write the trace as JSON Lines")
     r.add_argument("--json", action="store_true", help="print the result as JSON")
     r.add_argument("--trust", action="store_true", help="trust the contract's folder: python: hooks, keys where it says")

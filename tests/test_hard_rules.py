@@ -100,7 +100,7 @@ class QuestionAgent(Expression):
 
     def forward(self, input: Turn) -> NextQuestion:
         if not self.contract_successful:
-            raise self.contract_exception
+            raise self.contract_violation
         return self.contract_result
 
 

@@ -68,7 +68,7 @@ def test_check_dir_picks_up_only_python_files_with_a_contracted_class(project: P
     code = main(["check", str(project)])
     out = capsys.readouterr().out
     assert code == 1
-    assert f"{project / 'answerer.py'}:17:41: error SCH104 remedy.retry.tries" in out
+    assert f"{project / 'answerer.py'}:17:41: error SCH104 remedy_retry_params.tries" in out
     assert f"{project / 'answerer.py'}:10:11: info PYC106 field 'Question.lang'" in out
     assert "helpers.py" not in out and out.rstrip().endswith("1 file checked: 1 error, 0 warnings, 1 info")
 
@@ -150,7 +150,7 @@ def test_the_python_samples_are_clean_and_the_broken_copy_reports_its_planted_mi
     assert [(Path(r.path).name, r.diagnostics) for r in reports] == [("multidoc_qa_agent.py", [])]  # notes_tool.py: no class
     broken = check_file(SAMPLES / "broken" / "multidoc_qa_agent_broken.py")
     assert [(d.line, d.column, d.code, d.message) for d in broken.diagnostics] == [
-        (66, 50, "SCH102", "unknown key 'max_dalay' in remedy.retry"),
+        (66, 50, "SCH102", "unknown key 'max_dalay' in remedy_retry_params"),
         (88, 19, "PYC103", "`act`'s first parameter is 'request': it must be named `input`")]
 
 

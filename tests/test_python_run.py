@@ -155,3 +155,117 @@ def test_a_python_file_without_a_class_name_says_how_to_name_one(project: Path, 
            f"{project / 'answerer_mod.py'}:Answerer" in err
     with pytest.raises(cs.ContractError, match="holds Python contract classes"):
         cs.load(project / "answerer_mod.py", trust=True)
+
+
+def test_run_takes_a_class_s_model_from_contractstudio_model(project: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from openai_server import OpenAIServer
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.delenv("CONTRACTSTUDIO_MODEL", raising=False)
+    args = ["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"), "--trust", "--no-wait"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "llm:" not in err and "CONTRACTSTUDIO_MODEL" in err and "--model" in err and "--replies" in err
+
+    monkeypatch.setenv("CONTRACTSTUDIO_MODEL", "openai/from-environment")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-python-run-0123456789")
+    with OpenAIServer(['{"answer": "blue"}']) as server:
+        code = main([*args, "--api-base", server.base_url])
+        assert server.requests[0].body is not None and server.requests[0].body["model"] == "from-environment"
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("Answerer: openai/from-environment")
+
+
+def test_run_a_class_offline_with_a_file_of_scripted_replies(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    replies = project / "replies.jsonl"
+    replies.write_text('{"answer": "light blue"}\n"{\\"answer\\": \\"blue\\"}"\n')  # a JSON value, or a JSON string: the text
+    code = main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"),
+                 "--replies", str(replies), "--trust", "--no-wait", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and (out["output"], out["llm_calls"], out["remedy_attempts"]) == ({"answer": "blue"}, 2, 1)
+
+    replies.write_text('{"answer": "light blue"}\n')
+    assert main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"),
+                 "--replies", str(replies), "--trust", "--no-wait"]) == 1
+    assert "replies.jsonl" in capsys.readouterr().out  # the scripted replies ran out: said, with the file's name
+
+
+GRADER = '''\
+from pydantic import Field
+
+from contractstudio.symbolic import Expression, LLMDataModel, contract
+
+
+class Question(LLMDataModel):
+    text: str = Field(description="The question.")
+
+
+class Answer(LLMDataModel):
+    answer: str = Field(description="The answer.")
+
+
+@contract(remedy_retry_params={"tries": 1, "delay": 0})
+class Grader(Expression):
+    @property
+    def prompt(self) -> str:
+        return "Answer the question in one lower-case word."
+
+    def post(self, output: Answer) -> bool:
+        if not output.answer:
+            raise ValueError("The answer is empty.")
+        if " " in output.answer:
+            raise ValueError(f"Answer in one word, not {len(output.answer.split())}.")
+        if output.answer != output.answer.lower():
+            raise ValueError("Answer in lower case.")
+        return True
+
+    def forward(self, input: Question, **kwargs) -> Answer:
+        return self.contract_result if self.contract_successful else Answer(answer="unknown")
+'''
+
+
+def test_eval_of_a_class_groups_post_failures_by_the_line_that_raised(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "grader_mod.py").write_text(GRADER)
+    bad = {"empty": '{"answer": ""}', "words": '{"answer": "light blue"}', "upper": '{"answer": "Blue"}'}
+    rows = [{"id": f"{kind}-{i}", "input": {"text": "Sky?"}, "replies": [reply, reply]}
+            for i in range(3) for kind, reply in bad.items()]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    try:
+        code = main(["eval", f"{tmp_path / 'grader_mod.py'}:Grader", "--data", str(tmp_path / "rows.jsonl"), "--scripted",
+                     "--no-wait", "--trust", "--out", str(tmp_path / "results.jsonl")])
+    finally:
+        sys.modules.pop("grader_mod", None)
+    out = capsys.readouterr().out
+    listed = [line.split() for line in out.splitlines() if "post.post" in line]
+    assert code == 0 and len(listed) == 3  # three raising lines: three groups, 6 times in 3 rows each
+    assert sorted((words[0], words[1], words[2]) for words in listed) == [
+        ("6", "3", "post.post@grader_mod.py:22:"), ("6", "3", "post.post@grader_mod.py:24:"), ("6", "3", "post.post@grader_mod.py:26:")]
+    assert "Answer in one word, not 2." in out and "The answer is empty." in out and "Answer in lower case." in out
+
+
+def test_run_json_of_a_verbose_class_prints_only_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    module = project / "answerer_mod.py"
+    module.write_text(MODULE.replace('@contract(remedy_retry_params={"tries": 2, "delay": 0})',
+                                     '@contract(verbose=True, remedy_retry_params={"tries": 2, "delay": 0})'))
+    replies = project / "replies.jsonl"
+    replies.write_text('{"answer": "light blue"}\n{"answer": "blue"}\n')
+    code = main(["run", f"{module}:Answerer", "--input", str(project / "question.yaml"), "--replies", str(replies),
+                 "--trust", "--no-wait", "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["output"] == {"answer": "blue"}  # no panel in the JSON
+
+
+def test_replies_that_are_not_a_regular_file_or_not_json_lines_are_refused_with_where(project: Path,
+                                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    fifo = project / "replies.fifo"
+    os.mkfifo(fifo)
+    args = ["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"), "--trust", "--no-wait"]
+    assert main([*args, "--replies", str(fifo)]) == 2  # refused before it is opened: a FIFO would block
+    assert "replies.fifo" in capsys.readouterr().err
+    bad = project / "replies.jsonl"
+    bad.write_text('{"answer": "blue"}\n' + "[" * 30000 + "\n")
+    assert main([*args, "--replies", str(bad)]) == 2
+    assert "replies.jsonl:2" in capsys.readouterr().err  # the line too deep to read, by its number

@@ -276,8 +276,9 @@ def test_no_remedy_raised_by_post_ends_the_call_at_once() -> None:
             return "Ask one question."
 
         def post(self, output: str) -> bool:
-            if output.count("?") > 1:
-                raise NoRemedy(f"Exactly one question, found {output.count('?')}.")
+            text = getattr(output, "value", output)  # the `value` object first, as SymbolicAI passes it
+            if text.count("?") > 1:
+                raise NoRemedy(f"Exactly one question, found {text.count('?')}.")
             return True
 
         def forward(self, input: str) -> str:
@@ -329,14 +330,14 @@ def test_verbose_logs_each_event_redacted(caplog: pytest.LogCaptureFixture) -> N
     assert not any("sk-proj-abcdefghijklmnopqrstuvwx0123" in r.getMessage() for r in caplog.records)
 
 
-def test_contract_exception_has_seed_004_s_classes_so_forward_can_raise_it() -> None:
+def test_contract_violation_has_seed_004_s_classes_so_forward_can_raise_it() -> None:
     rater = RateReview()
     with use_model(scripted('{"score": "high"}', "not json", '{"score": 1.5}'), wait=False):
         rater(input=Review(text="x"))
-    assert isinstance(rater.contract_exception, ValueError) and isinstance(rater.contract_exception, cs.InvalidOutput)
+    assert isinstance(rater.contract_violation, ValueError) and isinstance(rater.contract_violation, cs.InvalidOutput)
     with use_model(scripted('{"score": 0.1}', '{"score": 0.1}', '{"score": 0.1}'), wait=False):
         rater(input=Review(text="x"))
-    assert isinstance(rater.contract_exception, RuntimeError) and isinstance(rater.contract_exception, cs.ConditionFailed)
+    assert isinstance(rater.contract_violation, RuntimeError) and isinstance(rater.contract_violation, cs.ConditionFailed)
 
 
 def test_an_input_that_is_not_of_forward_s_type_raises_value_error_before_any_model_call() -> None:
@@ -408,5 +409,5 @@ def test_a_misspelt_decorator_keyword_is_sch102_with_a_suggestion_at_its_line() 
     with pytest.raises(ContractError) as err:
         contract(post_remedi=False)  # type: ignore[call-arg]
     text = str(err.value)
-    assert "SCH102 unknown parameter 'post_remedi' of @contract" in text and f"{Path(__file__).name}:" in text
+    assert "error SCH102 unknown key 'post_remedi' in @contract" in text and f"{Path(__file__).name}:" in text
     assert err.value.diagnostics[0].hint == "did you mean 'post_remedy'?"

@@ -61,7 +61,9 @@ REPLIES: dict[str, list[str]] = {
     "test_pre_remedy_input_correction_via_fake_remedy": [j({"x": 10}), j({"x": 10})],
     "test_dynamic_type_annotation_primitive_types": [j({"value": "HELLO"})],
     "test_dynamic_type_annotation_list_type": [j({"value": [9, 16, 25]})],
-    "test_dynamic_type_annotation_dict_type": [j({"value": {"a": 1, "b": 4, "c": 25}})],
+    # its post compares the plain dict: the first check gets the `value` object (as SymbolicAI passes it) and fails,
+    # so the right answer is asked once more, as SymbolicAI's semantic loop asks it again
+    "test_dynamic_type_annotation_dict_type": [j({"value": {"a": 1, "b": 4, "c": 25}}), j({"value": {"a": 1, "b": 4, "c": 25}})],
     "test_dynamic_type_annotation_nested_types": [j({"value": [{"a": 1}, {"b": 2}]})],
     "test_dynamic_type_annotation_union_optional_types": [j({"value": 42}), j({"value": "test"})],
     "test_hybrid_llm_datamodel_to_list_of_str": [j({"value": ["apple", "banana", "cherry"]})],

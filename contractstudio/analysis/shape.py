@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from contractstudio.analysis.subjects import subject_at
-from contractstudio.documents.models import KINDS, Model, SrcDict
+from contractstudio.documents.models import DIALECT_KINDS, KINDS, Model, SrcDict
 from contractstudio.findings.diagnostics import Diagnostic, Payload, declare, did_you_mean, make
 from contractstudio.reading.dialect_registry import hint as dialect_hint
 from contractstudio.reading.source import MapNode, SourceDocument, key_at, nearest, node_at
@@ -153,7 +153,7 @@ def _found(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any, err
         owner_model = _model_at(kind_cls, dpath[:-1])
         known = _known_keys(owner_model)
         hint = did_you_mean(str(src[-1]), known) or (f"known keys: {', '.join(known)}" if owner_model else None)
-        where = ".".join(map(str, src[:-1])) or "the document"
+        where = getattr(owner_model, "SHOWN_AS", None) or ".".join(map(str, src[:-1])) or "the document"
         # A block may make unknown keys errors (llm: a typo there sends requests elsewhere) and name reserved ones.
         severity = getattr(owner_model, "UNKNOWN_KEYS", None)
         reserved = getattr(owner_model, "TRANSPORT_KEYS", {}).get(src[-1])
@@ -162,6 +162,11 @@ def _found(doc: SourceDocument, file: str, kind_cls: type[Model], data: Any, err
                         node.span, hint=reserved, severity="error")  # type: ignore[union-attr]
         return make("SCH102", f"unknown key '{src[-1]}' in {where}", file, node.span, hint=hint, severity=severity)  # type: ignore[union-attr]
     node = node_at(doc.root, src) or nearest(doc.root, src)
+    holder = _model_at(kind_cls, dpath[:-1]) if dpath else None
+    shown_as = getattr(holder, "SHOWN_AS", None)
+    if src and holder is not None and shown_as:  # settings written in code: named as the code names them
+        field = holder.model_fields.get(str(src[-1]))
+        where = f"{shown_as}.{(field.alias if field is not None else None) or src[-1]}"
     value = err.get("input")
     code = "SCH104" if etype in _RANGE_ERRORS else "SCH103"
     if etype == "cs_conflict":
@@ -212,7 +217,7 @@ def validate(doc: SourceDocument, file: str) -> tuple[Model | None, list[Diagnos
             return None, []
         return None, [make("YML003", "a document must be a mapping with a 'kind:' key", file, root.span)]
     kind = doc.data.get("kind")
-    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    cls = (DIALECT_KINDS.get((doc.dialect, kind)) or KINDS.get(kind)) if isinstance(kind, str) else None
     if cls is None:
         node = node_at(root, ("kind",))
         if node is None:

@@ -39,12 +39,15 @@ def recorded_input(trace_path: str) -> Any:
 
 def contradictions(args: Any) -> tuple[str | None, list[str]]:
     """Options that contradict each other (a usage error), and options that are harmlessly unused (notes)."""
-    if args.scenario and args.replay:
-        return "--replay and --scenario both give the model's replies; use one", []
+    given = [flag for flag, value in (("--replay", args.replay), ("--scenario", args.scenario), ("--replies", args.replies))
+             if value]
+    if len(given) > 1:
+        return f"{' and '.join(given)} {'both' if len(given) == 2 else 'all'} give the model's replies; use one", []
     notes = []
     if args.scenario and args.input:  # a what-if: the scenario's replies to another input
         notes.append(f"--input replaces the input of scenario '{args.scenario}'; its scripted replies are used")
-    source = "the scenario's scripted replies" if args.scenario else ("the recorded replies of the trace" if args.replay else None)
+    source = ("the scenario's scripted replies" if args.scenario else "the recorded replies of the trace" if args.replay
+              else "the replies of the --replies file" if args.replies else None)
     if source:
         notes += [f"{flag} is not used: the replies come from {source}" for flag, value in
                   (("--model", args.model), ("--api-base", args.api_base)) if value]
@@ -92,13 +95,13 @@ def run(args: Any) -> int:
     from contractstudio.runtime.call_state import CallOptions
     from contractstudio.runtime.choosing import ChoiceError
     from contractstudio.runtime.errors import ContractError, ModelError
-    from contractstudio.runtime.model_choice import ModelChoice
+    from contractstudio.runtime.model_choice import ModelChoice, replies_model
     from contractstudio.runtime.python_classes import python_target
     from contractstudio.trust import Trust
 
     target = python_target(args.contract)  # path/module.py:ClassName: a contracted Python class
     path = target[0] if target is not None else Path(args.contract)
-    if (refused := files_refused([path, args.replay])) is not None:
+    if (refused := files_refused([path, args.replay, args.replies])) is not None:
         return refused
     if args.input and args.input != "-" and (problem := input_problem(args.input)):
         hint = ("\n  --input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
@@ -124,7 +127,7 @@ def run(args: Any) -> int:
         return usage_error(problem)
     choice = ModelChoice.from_flags(scenario=args.scenario, replay=args.replay, model=args.model)
     try:
-        model = choice.model(contract, api_base=args.api_base)
+        model = replies_model(Path(args.replies)) if args.replies else choice.model(contract, api_base=args.api_base)
         session = contract.session(value, model, options=CallOptions(wait=not args.no_wait))
     except (ModelError, ValueError) as err:
         return usage_error(str(err))

@@ -41,6 +41,7 @@ from contractstudio.documents.contract_model import (  # noqa: F401
     Retry,
     Scenario,
 )
+from contractstudio.documents.decorator_model import PythonContract
 from contractstudio.documents.pipeline_model import (  # noqa: F401
     ActionContract,
     Pipeline,
@@ -54,3 +55,5 @@ from contractstudio.documents.tools_model import (  # noqa: F401
 
 Document = Contract | Agent | Pipeline | ToolSet
 KINDS: dict[str, type[Model]] = {"contract": Contract, "agent": Agent, "pipeline": Pipeline, "tools": ToolSet}
+# A dialect whose documents carry settings of their own: its kind's model (the key is the document's dialect, kind).
+DIALECT_KINDS: dict[tuple[str, str], type[Model]] = {("symbolicai", "contract"): PythonContract}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
@@ -179,7 +180,7 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
                     remedy_tokens += event.tokens
                     remedy_cost += event.cost_usd
             case ev.ConditionChecked() if event.failed:
-                failures.setdefault(attempt, []).append({"check": event.name, "message": redact(event.message or "")})
+                failures.setdefault(attempt, []).append({"check": check_name(event), "message": redact(event.message or "")})
             case ev.ValidationFailure() if event.where not in ("pre", "post"):
                 where = event.where
                 name = {"input": "input.type", "pre": "pre_remedy.type"}.get(event.stage, "output.type") if where == "type" else where
@@ -218,3 +219,13 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     else:
         out["trace"] = result.trace.to_dicts()
     return out
+
+
+
+def check_name(event: Any) -> str:
+    """What a failed condition is counted as: its `stage.id`; a Python method (`pre` / `post` of a class), which is one
+    condition holding many, is counted per line that raised (`post.post@module.py:42`), as YAML conditions are per id."""
+    if not event.raised_at:
+        return str(event.name)
+    file, _, line = str(event.raised_at).rpartition(":")
+    return f"{event.name}@{Path(file).name}:{line}"

@@ -69,6 +69,17 @@ class DataFile:
 
 def read_data_file(path: Path, max_bytes: int = MAX_DATA_BYTES) -> DataFile:
     """The one value a YAML (or JSON) data file holds, read within bounds; raises UnreadableData saying where and why."""
+    return read_data_text(read_text_file(path, max_bytes), str(path))
+
+
+def read_data_lines(path: Path, max_bytes: int = MAX_DATA_BYTES) -> list[DataFile]:
+    """Each non-blank line of a JSON Lines file as its value (`name:LINE` for messages), read within the same bounds."""
+    text = read_text_file(path, max_bytes)
+    return [read_data_text(line, f"{path}:{n}") for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def read_text_file(path: Path, max_bytes: int = MAX_DATA_BYTES) -> str:
+    """A data file's text: the path policy asked first, at most `max_bytes` read, UTF-8; UnreadableData says why not."""
     problem = input_problem(path)
     if problem is not None:
         raise UnreadableData(problem)
@@ -87,7 +98,7 @@ def read_data_file(path: Path, max_bytes: int = MAX_DATA_BYTES) -> DataFile:
     if text is None:
         assert finding is not None
         raise UnreadableData(f"{path}:{finding.line}:{finding.column}: {finding.message}")
-    return read_data_text(text, str(path))
+    return text
 
 
 def read_data_text(text: str, name: str) -> DataFile:

@@ -42,7 +42,7 @@ def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, 
     for index, check in enumerate(checks):
         applies, passed, error = check.evaluate(values)
         yield st.emit(ConditionChecked(stage=stage, id=check.id, index=index, expression=check.source, applies=applies,
-                                       passed=passed, message=error))
+                                       passed=passed, message=error, raised_at=getattr(check, "raised_at", None)))
         if error:
             errors.append(error)
             if not getattr(check, "remedy", True):

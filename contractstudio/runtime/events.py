@@ -146,6 +146,7 @@ class ConditionChecked(Event):
     """One pre or post condition evaluated: whether it applied, passed, and its rendered message when it failed."""
 
     TYPE: ClassVar[str] = "condition"
+    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"raised_at"})
 
     id: str | None = None
     index: int = 0
@@ -153,6 +154,7 @@ class ConditionChecked(Event):
     applies: bool = True
     passed: bool = True
     message: str | None = None
+    raised_at: str | None = None  # `FILE:LINE` that raised, when the condition is Python code (a class's pre / post)
 
     @property
     def failed(self) -> bool:

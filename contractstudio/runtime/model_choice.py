@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from contractstudio.runtime.models import Model, ReplayModel, ScriptedModel
+from contractstudio.runtime.models import Model, ReplayModel, ScriptedModel, TransportFault
 
 KINDS = ("scripted", "replay", "live")
 
@@ -70,6 +70,18 @@ class ModelChoice:
         if self.kind == "replay":
             return ReplayModel(Path(self.arg or ""))
         return contract.model_for(self.arg, api_base=api_base)
+
+
+def replies_model(path: Path) -> ScriptedModel:
+    """The replies of a JSON Lines file, one a line, as a scripted model (`run --replies`): a line holding a JSON string
+    is that text; any other JSON value is the reply as written. UnreadableData (a ValueError) says where a line is not JSON."""
+    import json
+
+    from contractstudio.reading.data_files import read_data_lines
+
+    replies: list[str | TransportFault] = [line.data if isinstance(line.data, str) else json.dumps(line.data)
+                                           for line in read_data_lines(path)]
+    return ScriptedModel(replies, name=f"replies:{path.name}")
 
 
 def scripted_model(scenario: Any) -> ScriptedModel:

@@ -85,7 +85,8 @@ class ScriptedModel:
     def complete(self, request: LLMRequest) -> LLMReply:
         if self.used >= len(self.replies):
             raise ModelError(
-                f"the scripted model has {len(self.replies)} repl{'y' if len(self.replies) == 1 else 'ies'} "
+                f"the scripted model{'' if self.name == 'scripted' else ' ' + self.name} has {len(self.replies)} "
+                f"repl{'y' if len(self.replies) == 1 else 'ies'} "
                 f"but the contract made LLM call {self.used + 1} ({request.purpose})"
             )
         reply = self.replies[self.used]

@@ -7,13 +7,22 @@ the module is imported by the one hook resolver (`contractstudio.hooks`), from t
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-from contractstudio.runtime.errors import ContractError, UntrustedHook
+from contractstudio.runtime.errors import ContractError, ModelError, UntrustedHook
 
+MODEL_VARIABLE = "CONTRACTSTUDIO_MODEL"
 _TARGET = re.compile(r"^(?P<path>.+\.py):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def default_model_name() -> str | None:
+    """The model of a Python contract's calls when none is chosen: CONTRACTSTUDIO_MODEL, else `model:` in config.yaml."""
+    from contractstudio.trust import user_config
+
+    return os.environ.get(MODEL_VARIABLE) or user_config().model or None
 
 
 def python_target(text: str) -> tuple[Path, str] | None:
@@ -46,16 +55,21 @@ class PythonContract:
                                 "(run and eval make the class with no arguments)", path=str(self.path)) from None
 
     def model_for(self, model: str | None, *, api_base: str | None = None) -> Any:
-        """The live model of a call (a class has no `llm:` block: the litellm model string, or the environment's)."""
+        """The live model of a call: `model` (--model), else the one a Python contract uses outside `use_model`
+        (CONTRACTSTUDIO_MODEL, then `model:` in config.yaml); a class has no `llm:` block."""
         from contractstudio.documents.contract_model import LLMSettings
         from contractstudio.runtime.live import live_model
 
-        return live_model(LLMSettings(), model=model, api_base=api_base, trusted=True, owner=f"class '{self.name}'")
+        name = model or default_model_name()
+        if not name:
+            raise ModelError(f"no model for class '{self.name}': pass --model (a litellm model string), set {MODEL_VARIABLE}, "
+                             "or `model:` in config.yaml; offline: --replies FILE (JSON Lines, a reply a line) or --replay TRACE")
+        return live_model(LLMSettings(), model=name, api_base=api_base, trusted=True, owner=f"class '{self.name}'")
 
     def scenario(self, name: str) -> Any:
         """A Python class has no scenarios: a KeyError that says how to run it offline instead."""
-        raise KeyError(f"class '{self.name}' has no scenarios: run it offline with --replay TRACE "
-                       "(a trace its own `use_model(..., trace=...)` wrote)")
+        raise KeyError(f"class '{self.name}' has no scenarios: run it offline with --replies FILE (JSON Lines, a reply a "
+                       "line) or --replay TRACE (a trace its own `use_model(..., trace=...)` wrote)")
 
     @property
     def input_shape(self) -> Any:

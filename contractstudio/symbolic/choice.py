@@ -11,7 +11,6 @@ refuses to start and says how to choose one.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,8 +20,7 @@ from typing import Any
 
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import Model, ScriptedModel
-
-MODEL_VARIABLE = "CONTRACTSTUDIO_MODEL"
+from contractstudio.runtime.python_classes import MODEL_VARIABLE, default_model_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +66,7 @@ def current_use() -> ModelUse:
     use = _CURRENT.get()
     if use is not None:
         return use
-    from contractstudio.trust import user_config
-
-    name = os.environ.get(MODEL_VARIABLE) or user_config().model
+    name = default_model_name()
     if not name:
         raise ModelError(f"no model for a Python contract: call it inside contractstudio.symbolic.use_model(...), or set "
                          f"{MODEL_VARIABLE} (a litellm model string), or `model:` in config.yaml")

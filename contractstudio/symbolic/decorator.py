@@ -18,7 +18,8 @@ from pydantic import BaseModel
 
 from contractstudio.runtime.errors import ContractError
 from contractstudio.symbolic.choice import current_use
-from contractstudio.symbolic.perf import SymbolicPerf
+from contractstudio.symbolic.failure import released_exception
+from contractstudio.symbolic.perf import SymbolicPerf, summary_table
 from contractstudio.symbolic.plan import (
     MethodCheck,
     ReturnShape,
@@ -29,7 +30,8 @@ from contractstudio.symbolic.plan import (
     type_name,
     value_model,
 )
-from contractstudio.symbolic.settings import checked_remedy, refuse_unknown_parameters, remedy_settings
+from contractstudio.symbolic.settings import checked_remedy, remedy_settings
+from contractstudio.symbolic.verbose import call_panels
 
 log = logging.getLogger("contractstudio.symbolic")
 
@@ -96,21 +98,30 @@ class ClassContract:
                 if callable(getattr(instance, "post", None)) else [])
         act = getattr(instance, "act", None)
         act_hook = intermediate = None
+        act_type: Any = None
         if callable(act):
             returned = _signature(act).return_annotation
             intermediate = self.shape(returned, "act") if returned is not inspect.Signature.empty else None
+            act_type = returned if returned is not inspect.Signature.empty else Any
 
             def act_hook(current: Any) -> Any:
-                check_act_signature(act)
-                return act(current, **act_kwargs)
-        return SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
+                try:
+                    check_act_signature(act)
+                    return act(current, **act_kwargs)
+                except Exception as err:
+                    plan.act_raised = err
+                    raise
+        plan = SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
                             returns=self.returns, pre=pre, post=post, act=act_hook, intermediate=intermediate,
                             forward=forward, path=self.file, output_schema=self.output_schema)
+        plan.intermediate_annotation = act_type
+        return plan
 
     def session(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any,
-                options: Any = None, breakpoints: set[str] | None = None) -> Any:
+                options: Any = None, breakpoints: set[str] | None = None, *, panels: bool = False) -> Any:
         """A call of `instance(*args, **kwargs)` to step through or run (runtime.Session): the debugger's and `run`'s
-        way in; `finish` turns the finished session into what the call returns."""
+        way in; `finish` turns the finished session into what the call returns. `panels`: print verbose's panels on
+        stdout (a plain call of a verbose class; never under `run`, `eval` or the debugger, which own their output)."""
         from contractstudio.runtime.call_state import CallOptions
         from contractstudio.runtime.session import Session
 
@@ -126,9 +137,15 @@ class ClassContract:
             raise ValueError(f"{self.name}: please provide an `input` argument")
 
         def forward(st: Any, forward_input: Any, output: Any) -> Any:
+            if panels:  # SymbolicAI prints its panels during the call, before forward runs
+                given = plan.intermediate_annotation if st.act_data is not None else type(value)
+                print(call_panels(st.trace.events, plan.doc.prompt, given, self.output_model,
+                                  self.remedy.accumulate_errors), end="")
             instance.contract_successful = st.successful
             instance.contract_result = output if st.successful else None
-            instance.contract_exception = None if st.successful else st.failure()
+            instance.contract_violation = None if st.successful else st.failure()
+            instance.contract_exception = (None if instance.contract_violation is None
+                                           else released_exception(st, plan, instance.contract_violation))
             f_args, f_kwargs = list(args), dict(kwargs)
             if where == "args":
                 f_args[0] = forward_input
@@ -174,7 +191,7 @@ class ClassContract:
         from contractstudio.runtime.call_state import CallOptions
 
         use = current_use()
-        session = self.session(instance, args, kwargs, use.model, CallOptions(wait=use.wait))
+        session = self.session(instance, args, kwargs, use.model, CallOptions(wait=use.wait), panels=self.verbose)
         session.run(raise_on_violation=False)
         return self.finish(instance, session, use.trace)
 
@@ -185,15 +202,16 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
 
     def __init__(self, pre_remedy: bool = False, post_remedy: bool = True, accumulate_errors: bool = False,
                  verbose: bool = False, remedy_retry_params: dict[str, Any] | None = None, **unknown: Any) -> None:
-        caller = sys._getframe(1)  # noqa: SLF001 - the line of the @contract(...) call, for a misspelt keyword
-        refuse_unknown_parameters(unknown, caller.f_code.co_filename, caller.f_lineno)
-        self.settings = remedy_settings(pre_remedy, post_remedy, accumulate_errors, remedy_retry_params)
-        self.verbose = verbose
+        caller = sys._getframe(1)  # noqa: SLF001 - the line of the @contract(...) call, where check reports its keywords
+        self.settings = remedy_settings(pre_remedy, post_remedy, accumulate_errors, remedy_retry_params,
+                                        verbose=verbose, **unknown)
+        self.remedy = checked_remedy(self.settings, "@contract", caller.f_code.co_filename, caller.f_lineno)
+        self.verbose = self.remedy.verbose
 
     def __call__(self, cls: type) -> type:
         """The class with its forward wrapped: each call runs on the engine, then the class's own forward."""
         file, line = _where(cls)
-        remedy = checked_remedy(self.settings, f"@contract on {cls.__name__}", file, line)
+        remedy = self.remedy
         if not callable(getattr(cls, "forward", None)):
             raise ContractError(f"{file}:{line}: @contract on {cls.__name__}: the class defines no forward method", path=file)
         spec = ClassContract(cls, remedy, verbose=self.verbose, file=file, line=line)
@@ -207,6 +225,7 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
             self.contract_successful = False
             self.contract_result = None
             self.contract_exception = None
+            self.contract_violation = None
             self.contract_trace = None
             self._contract_perf = SymbolicPerf()
             from contractstudio.runtime.perf import PerfStats
@@ -220,8 +239,14 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
         forward.__contract_original__ = spec.original_forward  # type: ignore[attr-defined]
 
         def contract_perf_stats(self: Any) -> dict[str, Any]:
-            """Timing statistics over every call of this instance, with SymbolicAI's stage keys."""
-            return self._contract_perf.as_dict()
+            """Timing statistics over every call of this instance, with SymbolicAI's stage keys; printed as its table."""
+            perf = self._contract_perf
+            if not perf.calls:
+                print("No contract executions recorded.")  # what SymbolicAI prints (and returns) before any call
+                return {}
+            stats = perf.as_dict()
+            print(summary_table(stats, perf.calls))
+            return stats
 
         cls.__init__ = __init__  # type: ignore[misc]
         cls.forward = forward  # type: ignore[attr-defined]

@@ -31,6 +31,11 @@ class SymbolicPerf:
                 per_key[key] = per_key.get(key, 0.0) + seconds
         self.stats.record(list(per_key.items()), state.llm, state.total, sum(per_key.values()))
 
+    @property
+    def calls(self) -> int:
+        """How many calls were recorded."""
+        return self.stats.calls.n
+
     def as_dict(self) -> dict[str, Any]:
         """{input_validation, act_execution, output_validation, forward_execution, contract_execution, overhead, llm}."""
         raw = self.stats.as_dict()
@@ -40,3 +45,21 @@ class SymbolicPerf:
         out["overhead"] = raw["overhead"]
         out["llm"] = raw["llm"]
         return out
+
+
+HEADER = ("Operation", "Count", "Total(s)", "Mean(s)", "Std(s)", "Min(s)", "Max(s)", "% Total")
+
+
+def summary_table(stats: dict[str, Any], calls: int) -> str:
+    """The table SymbolicAI's `contract_perf_stats()` prints: one row per stage, Overhead and Total Execution."""
+    def row(label: str, s: dict[str, Any], count: str, share: str) -> tuple[str, ...]:
+        return (label, count, *(f"{s[k]:.3f}" for k in ("total", "mean", "std", "min", "max")), share)
+
+    rows = [row(key.replace("_", " ").title(), stats[key], str(stats[key]["count"]), f"{stats[key]['percentage']:.1f}%")
+            for key in ORDER]
+    rows.append(row("Overhead", stats["overhead"], str(stats["overhead"]["count"]), f"{stats['overhead']['percentage']:.1f}%"))
+    rows.append(row("Total Execution", stats["contract_execution"], "N/A", "100.0%"))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADER)]
+    lines = ["", f"Contract Execution Summary ({calls} Forward Calls)"]
+    lines += ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)) for r in (HEADER, *rows)]
+    return "\n".join(lines) + "\n"

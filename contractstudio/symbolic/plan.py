@@ -19,6 +19,8 @@ from contractstudio.documents.contract_model import Contract, Remedy
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.messages import system_message
 from contractstudio.runtime.validation import Shape, format_errors
+from contractstudio.symbolic.classes import LLMDataModel
+from contractstudio.symbolic.failure import semantic
 
 
 class NoRemedy(Exception):  # named for what it does to the call, as users raise it
@@ -39,14 +41,16 @@ def is_model(annotation: Any) -> bool:
 
 def value_model(annotation: Any) -> type[BaseModel]:
     """The object the model answers for a non-model type, as SymbolicAI asks it: one field, `value`."""
-    return create_model("Value", value=(annotation, Field(description=f"The answer, a {type_name(annotation)}.")))
+    return create_model("Value", __base__=LLMDataModel,
+                        value=(annotation, Field(description=f"The answer, a {type_name(annotation)}.")))
 
 
 class ReturnShape(Shape):
     """What `forward` returns, checked as SymbolicAI checks it (strictly); a `value` wrapper is unwrapped."""
 
-    __slots__ = ("wrapper",)
+    __slots__ = ("model", "wrapper")
     wrapper: type[BaseModel] | None
+    model: type[BaseModel] | None  # a model annotation: forward must return an instance of it (SymbolicAI's isinstance)
 
     @classmethod
     def of_return(cls, annotation: Any, wrapper: type[BaseModel] | None) -> ReturnShape:
@@ -54,6 +58,7 @@ class ReturnShape(Shape):
         shape = cls.of_python(annotation, "returned", type_name(annotation))
         assert isinstance(shape, ReturnShape)
         shape.wrapper = wrapper
+        shape.model = annotation if is_model(annotation) else None
         if shape.adapter is None:  # a model is checked strictly too: an instance, not a dict that looks like one
             shape.adapter = TypeAdapter(annotation)
         return shape
@@ -61,6 +66,8 @@ class ReturnShape(Shape):
     def _validate(self, value: Any) -> tuple[Any, list[str]]:
         if self.wrapper is not None and isinstance(value, self.wrapper):
             value = value.value  # type: ignore[attr-defined]
+        if self.model is not None and not isinstance(value, self.model):  # a dict that looks like the model is not one
+            return None, [f"{self.root}: expected an instance of {self.model.__name__}, got {type(value).__name__}"]
         assert self.adapter is not None
         try:
             return self.adapter.validate_python(value, strict=True), []
@@ -76,7 +83,7 @@ class ReturnShape(Shape):
 class MethodCheck:
     """`pre` or `post` as a condition: passes unless it raises (the message is the feedback) or returns False."""
 
-    __slots__ = ("id", "label", "source", "defined", "method", "arg", "unwrap", "remedy")
+    __slots__ = ("arg", "calls", "defined", "id", "label", "method", "raised", "raised_at", "remedy", "source", "unwrap")
 
     def __init__(self, method: Callable[[Any], Any], role: str, owner: str, *, unwrap: bool = False) -> None:
         self.id = role
@@ -84,34 +91,50 @@ class MethodCheck:
         self.source = self.defined = f"python: {owner}.{role}"
         self.method = method
         self.arg = "input" if role == "pre" else "output"
-        self.unwrap = unwrap  # the contract sees the value, not the `value` object the model answered
+        # SymbolicAI passes a non-model output to post as the `value` object the first time, as the value after
+        # (its remedy loop unwraps it): a post written for it handles both, and gets both here
+        self.unwrap = unwrap
+        self.calls = 0
         self.remedy = True  # False once the method raised NoRemedy: the engine ends the call without a remedy
+        self.raised: BaseException | None = None  # what the method raised last (SymbolicAI's contract_exception)
+        self.raised_at: str | None = None  # where: `FILE:LINE` (the condition event carries it; eval groups by it)
 
     def evaluate(self, values: dict[str, Any], explain: bool = True) -> tuple[bool, bool, str | None]:
         """(applies, passed, error text), as runtime.conditions.Check gives it."""
         value = values[self.arg]
-        if self.unwrap and isinstance(value, BaseModel):
+        if self.unwrap and isinstance(value, BaseModel) and self.calls > 0:
             value = value.value  # type: ignore[attr-defined]
+        self.calls += 1
         self.remedy = True
+        self.raised = self.raised_at = None
         self.source = self.defined
         try:
             result = self.method(value)
         except NoRemedy as err:
-            self.remedy = False
+            self.remedy, self.raised, self.raised_at = False, err, raising_line(err)
             self.source = f"{self.defined} {raised_at(err)}"
             return True, False, str(err) or f"{self.label} raised NoRemedy"
         except Exception as err:  # noqa: BLE001 - a raising pre/post is a failed condition; its message is the feedback
+            self.raised, self.raised_at = err, raising_line(err)
             self.source = f"{self.defined} {raised_at(err)}"  # the condition event says where (the feedback stays the message)
             return True, False, str(err) or f"{self.label} raised {type(err).__name__}"
-        if result is False:
-            return True, False, f"{self.label} returned False"
+        if result is False:  # SymbolicAI's `assert post(output)` fails with an empty message: ours names the method
+            message = semantic(f"{self.label} returned False")
+            self.raised = AssertionError(message)
+            return True, False, message
         return True, True, None
 
 
 def raised_at(err: BaseException) -> str:
     """`raised at FILE:LINE`: the innermost frame of what `pre` / `post` raised (the debugger shows it)."""
+    where = raising_line(err)
+    return f"raised at {where}" if where else "raised"
+
+
+def raising_line(err: BaseException) -> str | None:
+    """`FILE:LINE` of the innermost frame of an exception, or None without a traceback."""
     frames = traceback.extract_tb(err.__traceback__)
-    return f"raised at {frames[-1].filename}:{frames[-1].lineno}" if frames else "raised"
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def check_act_signature(act: Callable[..., Any]) -> inspect.Signature:
@@ -153,3 +176,5 @@ class SymbolicPlan(CompiledContract):
         self.returns = returns
         self.forward = forward
         self.returned: list[Any] = []  # what the class's forward returned (graceful mode hands it back unchecked)
+        self.act_raised: BaseException | None = None  # what the class's act raised (SymbolicAI's contract_exception)
+        self.intermediate_annotation: Any = None  # act's return annotation (verbose's input panel after an act)

@@ -1,61 +1,45 @@
-"""The decorator's keyword arguments as the format's `remedy:` settings, checked by the analyzer itself.
+"""The decorator's keyword arguments as the format's `remedy:` settings, validated by the one settings model.
 
-`@contract(pre_remedy=..., post_remedy=..., accumulate_errors=..., remedy_retry_params={...})` is the same
-thing as a YAML contract's `remedy: {pre, post, accumulate_errors, retry: {...}}`; `remedy_settings` is the
-one mapping between them (the static reader of `.py` files maps a decorator's keywords with it too), and a
-bad value is reported by the analyzer's own shape validator, with the message a YAML file would get.
+`@contract(pre_remedy=..., post_remedy=..., accumulate_errors=..., verbose=..., remedy_retry_params={...})` is the
+same thing as a YAML contract's `remedy: {pre, post, accumulate_errors, retry: {...}}`. `DecoratorRemedy`
+(documents/decorator_model.py) is the model of these keywords, each field's alias the decorator's name; the static
+reader of `.py` files writes the same keywords into the contract `check` validates with that model, and the
+decorator validates them here the same way (the analyzer's shape validator over the values given), so a setting
+`check` calls an error is exactly one the decorator refuses, with the same message.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from typing import Any
 
-from contractstudio.documents.contract_model import Remedy
+from contractstudio.documents.decorator_model import DecoratorRemedy, DecoratorRetry
 from contractstudio.runtime.errors import ContractError
 
 # Seed 000's documented defaults (SymbolicAI's released code uses others: docs/symbolicai.md).
-DEFAULT_RETRY_PARAMS: dict[str, Any] = {"tries": 5, "delay": 0.5, "max_delay": 15, "jitter": 0.1, "backoff": 2, "graceful": False}
+DEFAULT_RETRY_PARAMS: dict[str, Any] = {name: field.default for name, field in DecoratorRetry.model_fields.items()}
+_FIELD_OF = {field.alias or name: name for name, field in DecoratorRemedy.model_fields.items()}
 
 
 def remedy_settings(pre_remedy: Any = False, post_remedy: Any = True, accumulate_errors: Any = False,
-                    remedy_retry_params: Any = None) -> dict[str, Any]:
-    """The `remedy:` mapping a decorator's keywords mean; retry keys not given keep seed 000's defaults."""
-    retry: Any = dict(DEFAULT_RETRY_PARAMS)
-    if isinstance(remedy_retry_params, dict):
-        retry.update(remedy_retry_params)
-    elif remedy_retry_params is not None:
-        retry = remedy_retry_params  # not a mapping: the analyzer says so
-    return {"pre": pre_remedy, "post": post_remedy, "accumulate_errors": accumulate_errors, "retry": retry}
+                    remedy_retry_params: Any = None, **keywords: Any) -> dict[str, Any]:
+    """The `remedy:` mapping a decorator's keywords mean (an unknown keyword stays, for the validator to name)."""
+    given = {"pre_remedy": pre_remedy, "post_remedy": post_remedy, "accumulate_errors": accumulate_errors, **keywords}
+    if remedy_retry_params is not None:
+        given["remedy_retry_params"] = remedy_retry_params  # keys not given keep the model's (seed 000's) defaults
+    return {_FIELD_OF.get(key, key): value for key, value in given.items()}
 
 
-def checked_remedy(settings: dict[str, Any], owner: str, file: str, line: int) -> Remedy:
-    """The settings as a Remedy, or the analyzer's findings about them raised as a ContractError at `file:line`."""
-    from contractstudio.analysis.check import check_text
+def checked_remedy(settings: dict[str, Any], owner: str, file: str, line: int) -> DecoratorRemedy:
+    """The settings as the decorator's Remedy, or the analyzer's findings about them raised as a ContractError at `file:line`."""
+    from contractstudio.analysis.shape import validate
+    from contractstudio.reading.dialects.synth import placed
+    from contractstudio.reading.nodes import SourceDocument
 
-    try:
-        block = json.dumps(settings)  # JSON is YAML: the analyzer reads exactly these values
-    except (TypeError, ValueError):
-        raise ContractError(f"{owner}: the remedy settings must be plain values (numbers, booleans), got {settings!r}") from None
-    text = f"kind: contract\nname: python\nprompt: p\ninput: str\noutput: str\nremedy: {block}\n"
-    report = check_text(text, "<decorator>")
-    found = [replace(d, file=file, line=line, column=1, end_line=line, end_column=1)
-             for d in report.diagnostics if d.line == 6 and d.code.startswith("SCH")]
-    if found:
-        raise ContractError(f"{owner}: the decorator's remedy settings are not valid", found, file)
-    return Remedy.model_validate(settings)
-
-
-def refuse_unknown_parameters(unknown: dict[str, Any], file: str, line: int) -> None:
-    """A keyword @contract does not take, raised as the static reader reports it (SCH102, with a 'did you mean')."""
-    if not unknown:
-        return
-    import contractstudio.analysis.shape  # noqa: F401 - declares SCH102 in the rule table
-    from contractstudio.findings.diagnostics import Span, did_you_mean, make
-    from contractstudio.reading.dialects.symbolicai import DECORATOR_KEYS
-
-    where = Span(line, 1, line, 1)
-    found = [make("SCH102", f"unknown parameter '{name}' of @contract", file, where, severity="error",
-                  hint=did_you_mean(name, DECORATOR_KEYS) or f"parameters: {', '.join(DECORATOR_KEYS)}") for name in unknown]
-    raise ContractError("@contract: unknown parameters", found, file)
+    data = {"kind": "contract", "name": owner, "prompt": "p", "input": "any", "output": "any", "remedy": settings}
+    doc = SourceDocument(0, placed(data, line), data, line, dialect="symbolicai")
+    model, found = validate(doc, file)
+    if found or model is None:
+        raise ContractError(f"{owner}: the decorator's settings are not valid", found, file)
+    remedy = getattr(model, "remedy", None)
+    assert isinstance(remedy, DecoratorRemedy)
+    return remedy

@@ -1,7 +1,7 @@
 """samples/python/multidoc_qa_agent.py with two planted mistakes that `contractstudio check` reports (read, never imported):
 
 - `act`'s input parameter is named `request`: SymbolicAI calls act with `input=` and refuses the class (PYC103);
-- `remedy_retry_params` says `max_dalay`: a typo the decorator would carry silently (SCH102, "did you mean 'max_delay'?").
+- `remedy_retry_params` says `max_dalay`: SymbolicAI ignores it, our decorator refuses it (SCH102 error, "did you mean 'max_delay'?").
 
     contractstudio check samples/broken/multidoc_qa_agent_broken.py
 """

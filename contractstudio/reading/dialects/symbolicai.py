@@ -17,7 +17,7 @@ import ast
 import re
 from typing import Any, Literal
 
-from contractstudio.findings.diagnostics import Diagnostic, Span, declare, did_you_mean, make
+from contractstudio.findings.diagnostics import Diagnostic, Span, declare, make
 from contractstudio.reading.dialect_registry import MAX_FILE_BYTES, BaseDialect, register
 from contractstudio.reading.dialects.python_tree import (
     contract_decorator,
@@ -44,7 +44,7 @@ MAX_PY_TOKENS = 200_000
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _TOKEN_SLICE = 65_536  # characters counted at a time (a word cut in two counts twice: never fewer tokens)
 DECORATOR_KEYS = ("pre_remedy", "post_remedy", "accumulate_errors", "verbose", "remedy_retry_params")
-_REMEDY_KEYS = {"pre_remedy": "pre", "post_remedy": "post", "accumulate_errors": "accumulate_errors"}
+_REMEDY_KEYS = {"pre_remedy": "pre", "post_remedy": "post", "remedy_retry_params": "retry"}  # the settings' field names
 _FIELD_KEYS = ("description", "ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
 _BUILTIN_TYPES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "Any": "any", "object": "any",
                   "list": "list", "List": "list", "dict": "dict", "Dict": "dict", "None": "None", "NoneType": "None"}
@@ -65,7 +65,8 @@ declare("PYC103", "act-signature", "error",
         "`act` whose first parameter is not an annotated `input`, or without a return annotation (SymbolicAI refuses it at call time).")
 declare("PYC104", "prompt-property", "error", "A contracted class without a `prompt` property returning the task's text.")
 declare("PYC105", "post-remedy-without-post", "warning",
-        "`post_remedy` on (the default) but no `post` method: only the output's type is remedied, never its substance.")
+        "`post_remedy=True` written but no `post` method: SymbolicAI fails every call of the class; ContractStudio "
+        "runs it, remedying only the output's type (a warning: the class runs here, it breaks on SymbolicAI).")
 declare("PYC106", "field-without-description", "info",
         "A model field without `Field(description=...)`: seed 000 recommends one on every field, it is what the LLM is told.")
 
@@ -257,10 +258,11 @@ class PythonReader:
         remedy, post_remedy = self._remedy(decorator)
         if remedy is not None:
             pairs.append(remedy)
-        if post_remedy is not False and "post" not in methods:
-            self.report("PYC105", f"post_remedy is on but '{cls.name}' has no `post` method: only the output's type is "
-                        "remedied", decorator if post_remedy is None else post_remedy,
-                        hint="add `def post(self, output) -> bool` raising a message on bad output, or post_remedy=False")
+        if isinstance(post_remedy, ast.expr) and "post" not in methods:  # SymbolicAI's default is off: only when asked
+            self.report("PYC105", f"post_remedy=True but '{cls.name}' has no `post` method: SymbolicAI fails every call "
+                        "of this class (\"Post-condition function not defined\"); ContractStudio runs it and remedies only "
+                        "the output's type", post_remedy,
+                        hint="add `def post(self, output) -> bool` raising a message on bad output, or drop post_remedy=True")
         pairs.append((self.scalar("types", cls), self._types(models, used, cls)))
         return self.mapping(pairs, cls)
 
@@ -322,21 +324,15 @@ class PythonReader:
         for kw in decorator.keywords:
             if kw.arg is None:
                 continue  # **settings: not readable statically
-            if kw.arg not in DECORATOR_KEYS:
-                self.diagnostics.append(make("SCH102", f"unknown parameter '{kw.arg}' of @contract", self.path,
-                                             self.span(kw), hint=did_you_mean(kw.arg, DECORATOR_KEYS)
-                                             or f"parameters: {', '.join(DECORATOR_KEYS)}"))
-                continue
             if kw.arg == "post_remedy":
                 post = False if literal(kw.value) is False else kw.value
-            if kw.arg in _REMEDY_KEYS:
-                value = self.value(kw.value)
-                if value is not None:
-                    pairs.append((self.scalar(_REMEDY_KEYS[kw.arg], kw), value))
-            elif kw.arg == "remedy_retry_params":
-                value = self.value(kw.value)
-                if value is not None:
-                    pairs.append((self.scalar("retry", kw), value))
+            # the analyzer validates these with the decorator's own settings model (documents/decorator_model.py):
+            # an unknown keyword goes in as it is written, and is the error the decorator raises
+            value = self.value(kw.value)
+            if value is None and kw.arg not in DECORATOR_KEYS:
+                value = self.scalar(None, kw.value)  # computed, but the keyword itself is unknown: still reported
+            if value is not None:
+                pairs.append((self.scalar(_REMEDY_KEYS.get(kw.arg, kw.arg), kw), value))
         if not pairs:
             return None, post
         return (self.scalar("remedy", decorator), self.mapping(pairs, decorator)), post

@@ -107,3 +107,13 @@ def texts(source: SourceFile) -> dict[str, str]:
     out = {inc.path: inc.text for inc in source.includes}
     out[source.path] = source.text
     return out
+
+
+def placed(value: Any, line: int) -> Node:
+    """Plain data as a node tree whose every node sits at the start of `line` (settings given in code, not a file)."""
+    if isinstance(value, dict):
+        at = new_scalar(line, 1, line, 1, _STR, None, "", "")
+        return mapping(((scalar(k, at), placed(v, line)) for k, v in value.items()), at)
+    if isinstance(value, (list, tuple)):
+        return sequence((placed(v, line) for v in value), new_scalar(line, 1, line, 1, _STR, None, "", ""))
+    return new_scalar(line, 1, line, 1, _STR, value, "", repr(value))
