@@ -3,17 +3,22 @@
 Resolving a hook imports user code, so callers ask only for a trusted folder
 (`contractstudio.trust`); this module does not decide trust. A hook is looked up
 in the folder of the file that names it: that folder is on `sys.path` only while
-the import runs, a module of the same name imported earlier from another folder
-is not reused (two trusted projects may both have a `hooks.py`), and a module whose
-file changed since it was imported is imported afresh (the studio re-checks and
-re-runs while hooks are edited).
+the import runs, and before another folder's hook is imported every module loaded
+from the folder's own files (the hook's module and whatever it imported, `helper.py`
+too) leaves `sys.modules`, and any path into the folder leaves `sys.path`: two
+trusted projects may both have a `hooks.py` or a `helper.py`, and neither gets the
+other's. A module whose file changed since it was imported is imported afresh (the
+studio re-checks and re-runs while hooks are edited).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -71,44 +76,87 @@ def hook_outcome(result: Any) -> tuple[bool, str | None]:
     return bool(result), None
 
 
+@dataclass
+class _Loaded:
+    """What the hooks of one folder left in this process: the modules loaded from the folder's own files (never a
+    library's), and the paths their imports put on sys.path."""
+
+    modules: set[str] = field(default_factory=set)
+    paths: list[str] = field(default_factory=list)
+
+
 _LOADED_AT: dict[str, float] = {}  # module file -> its mtime when imported
-_FOLDER_OF: dict[str, str] = {}  # top-level module name -> the folder a hook imported it from
+_BY_FOLDER: dict[str, _Loaded] = {}  # hook folder ("" for none) -> what its hooks loaded
+_KNOWN: set[str] = set()  # the names in sys.modules when they were last sorted
+_LOCK = threading.RLock()
 
 
 def _import(module_name: str, root: Path | None) -> ModuleType:
-    top = module_name.split(".")[0]
     folder = str(root) if root is not None else ""
-    if top in sys.modules and _FOLDER_OF.get(top, folder) != folder:
-        _forget(top)  # the same name imported for another folder's hook: never hand one project's hook to another
-    added = root is not None and folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
-    try:
-        module = _fresh(importlib.import_module(module_name))
-    finally:
+    with _LOCK:
+        _sort_new_modules(None)  # a hook's import at call time, through a path its module added, is its folder's too
+        for other in [f for f in _BY_FOLDER if f != folder]:
+            _forget(other)  # never hand one project's modules (or paths) to another folder's hook
+        loaded = _BY_FOLDER.setdefault(folder, _Loaded())
+        path_before = list(sys.path)
+        added = root is not None and folder not in sys.path
         if added:
-            try:
-                sys.path.remove(folder)
-            except ValueError:
-                pass
-    if root is not None and _inside(module, root):
-        _FOLDER_OF[top] = folder  # a module of the folder's own (libraries on sys.path are shared, never forgotten)
-    return module
+            sys.path.insert(0, folder)
+        try:
+            return _fresh(importlib.import_module(module_name))
+        finally:
+            if added:
+                try:
+                    sys.path.remove(folder)
+                except ValueError:
+                    pass
+            loaded.paths += [p for p in sys.path if p not in path_before and p not in loaded.paths]
+            _sort_new_modules(folder)
 
 
-def _inside(module: ModuleType, root: Path) -> bool:
-    where = getattr(module, "__file__", None)
-    if not where:
-        return False
-    try:
-        return Path(where).resolve().is_relative_to(root.resolve())
-    except OSError:
-        return False
+def _sort_new_modules(importing: str | None) -> None:
+    """Note each module loaded since the last look as a hook folder's own when its files lie in the folder being
+    imported from, or under a path a folder's hook put on sys.path."""
+    global _KNOWN
+    names = set(sys.modules)
+    homes = {f: _prefixes([f] if f == importing and f else []) + _prefixes(loaded.paths) for f, loaded in _BY_FOLDER.items()}
+    for name in names - _KNOWN:
+        places = _places(sys.modules.get(name))
+        for folder, prefixes in homes.items():
+            if prefixes and any(place.startswith(prefixes) for place in places):
+                _BY_FOLDER[folder].modules.add(name)
+    _KNOWN = names
 
 
-def _forget(top: str) -> None:
-    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
-        del sys.modules[name]
+def _forget(folder: str) -> None:
+    """Drop the modules a folder's hooks loaded from sys.modules, and the paths they added from sys.path."""
+    global _KNOWN
+    loaded = _BY_FOLDER.pop(folder)
+    for name in loaded.modules:
+        sys.modules.pop(name, None)
+    sys.path[:] = [p for p in sys.path if p not in loaded.paths]
+    _KNOWN = set(sys.modules)
+
+
+def _prefixes(folders: list[str]) -> tuple[str, ...]:
+    """Each folder with a trailing separator, as written and resolved, for a prefix test of module files."""
+    out: set[str] = set()
+    for folder in folders:
+        if folder and os.path.isabs(folder):
+            out |= {folder.rstrip(os.sep) + os.sep, os.path.realpath(folder).rstrip(os.sep) + os.sep}
+    return tuple(out)
+
+
+_LIBRARIES = tuple({p.rstrip(os.sep) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+def _places(module: ModuleType | None) -> list[str]:
+    """The file and package folders a module was loaded from; none for a library of the interpreter or its venv
+    (a project folder may hold its .venv: libraries are shared, never forgotten)."""
+    if module is None:
+        return []
+    places = [getattr(module, "__file__", None) or "", *(getattr(module, "__path__", None) or [])]
+    return [p for p in places if isinstance(p, str) and p and not p.startswith(_LIBRARIES)]
 
 
 def _fresh(module: ModuleType) -> ModuleType:

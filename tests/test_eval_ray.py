@@ -21,9 +21,33 @@ ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
+PLANTED = ("asyncio", "pydantic")
+
+
 @pytest.fixture(scope="module")
-def cluster():
-    start_cluster(ray, None, {"num_cpus": 2, "object_store_memory": 96 * 1024 * 1024})
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder the driver runs in, as a cloned repository may hold it: modules named like those Ray's workers and
+    ours import, each writing a marker when imported."""
+    folder = tmp_path_factory.mktemp("clone")
+    for name in PLANTED:
+        (folder / f"{name}.py").write_text(f"from pathlib import Path\nPath(__file__).with_name('{name}.RAN').write_text('x')\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def cluster(clone: Path):
+    """One local cluster for the module, started from `clone` with an empty entry in PYTHONPATH (the current folder)."""
+    here, pythonpath = os.getcwd(), os.environ.get("PYTHONPATH")
+    os.chdir(clone)
+    os.environ["PYTHONPATH"] = os.pathsep + (pythonpath or "")
+    try:
+        start_cluster(ray, None, {"num_cpus": 2, "object_store_memory": 96 * 1024 * 1024})
+    finally:
+        os.chdir(here)
+        if pythonpath is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = pythonpath
     yield
     ray.shutdown()
 
@@ -152,3 +176,23 @@ def test_a_local_cluster_listens_on_loopback_only(cluster: None, capsys: pytest.
 def _loopback(address: str) -> bool:
     ip = ipaddress.ip_address(address)
     return ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_loopback)
+
+
+def test_ray_workers_never_import_a_module_planted_in_the_drivers_folder(cluster: None, clone: Path,
+                                                                         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = dataset(tmp_path / "rows.jsonl", ["ok-1", "fix-2", "ok-3"])
+    with OpenAIServer(responder=by_query) as server:
+        code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--model", MODEL, "--api-base", server.base_url,
+                             "--no-wait", "--json", "--no-cache", "--engine", "ray", "--out", str(tmp_path / "r.jsonl"))
+    assert code == 0, err
+    assert json.loads(out)["summary"]["rows"] == 3
+
+    def where_a_worker_imports_from() -> tuple[list[str], str]:
+        import os
+        import sys
+
+        return list(sys.path), os.getcwd()
+
+    path, folder = ray.get(ray.remote(num_cpus=0)(where_a_worker_imports_from).remote())  # the actors hold the CPUs
+    assert not [p for p in path if p in ("", ".") or p.startswith(str(clone))] and not folder.startswith(str(clone))
+    assert sorted(p.name for p in clone.glob("*.RAN")) == []

@@ -41,6 +41,7 @@ from typing import Any
 from contractstudio.evaluation.dataset import Row
 from contractstudio.evaluation.hub import Hub, HubLimits, HubStore
 from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
+from contractstudio.runtime.child_processes import environment_of_children, neutral_folder
 
 LOCAL_OBJECT_STORE_BYTES = 128 * 1024 * 1024  # rows and records are small; Ray's default takes 30% of the memory
 TICK_S = 0.25
@@ -122,16 +123,30 @@ def start_cluster(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
     if local:
         options["object_store_memory"] = LOCAL_OBJECT_STORE_BYTES
     options.update(init)
-    if not local:
-        ray.init(address=address, **options)  # None: $RAY_ADDRESS
-        return True
-    with _loopback_node():
-        ray.init(_node_ip_address="127.0.0.1", **options)
+    with neutral_folder() as folder:
+        options["runtime_env"] = _runtime_env(options.get("runtime_env"), folder)
+        if not local:
+            ray.init(address=address, **options)  # None: $RAY_ADDRESS
+            return True
+        with _loopback_node(), environment_of_children():  # Ray's servers and workers start with this environment
+            ray.init(_node_ip_address="127.0.0.1", **options)
     node_ip = ray.util.get_node_ip_address()
     if not ipaddress.ip_address(node_ip).is_loopback:  # never run a cluster others can reach, whatever Ray changed
         ray.shutdown()
         raise RuntimeError(f"the local Ray cluster took the address {node_ip}, not loopback: refusing to run on it")
     return True
+
+
+def _runtime_env(asked: dict[str, Any] | None, folder: str) -> dict[str, Any]:
+    """The job's runtime_env: an empty `working_dir` (`folder`) unless one was asked for.
+
+    Without a working_dir Ray puts the driver's current folder (and its script's) first on every worker's
+    `sys.path`: a cloned repository's `asyncio.py` would run in each worker. With it, a worker starts in a copy
+    of that empty folder, so neither is on its path and a relative PYTHONPATH entry finds nothing.
+    """
+    env = dict(asked or {})
+    env.setdefault("working_dir", folder)
+    return env
 
 
 @contextmanager

@@ -32,7 +32,6 @@ import os
 import pickle
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from contractstudio.evaluation.dataset import Row
 from contractstudio.evaluation.hub import Hub
 from contractstudio.evaluation.results import LinedRecord
 from contractstudio.evaluation.rows import EvalJob, error_record
+from contractstudio.runtime.child_processes import child_environment, python_child
 
 TICK_S = 0.25
 LONG_RUN_ROWS = 1000  # a live run this long gets a worker per core by default: start-up (~1 s a worker) pays off
@@ -86,21 +86,19 @@ class _WarmProcess:
     """
 
     def __init__(self) -> None:
-        import contractstudio
-
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        package_root = str(Path(contractstudio.__file__).resolve().parent.parent)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+        # never `python -m` as is: the current folder (a cloned repository's asyncio.py) would come first on its path
+        child = python_child("contractstudio.evaluation.worker_process", str(theirs.fileno()))
         try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "contractstudio.evaluation.worker_process", str(theirs.fileno())],
-                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
+            self.proc = subprocess.Popen(child.argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, env=child.env)
         finally:
             theirs.close()
 
     def fork(self, down_r: int, up_w: int, job: EvalJob, cache_dir: str | None, share: int) -> None:
         """A new worker of `job` on these pipe ends, with the run's reply-cache folder (None: no cache) and how many
         of its rows may run at once (its share of --concurrency)."""
-        message = pickle.dumps((dict(os.environ), os.getcwd(), job, cache_dir, share))
+        message = pickle.dumps((child_environment(), os.getcwd(), job, cache_dir, share))
         socket.send_fds(self.sock, [message], [down_r, up_w])
 
 

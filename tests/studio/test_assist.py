@@ -263,10 +263,14 @@ async def test_a_new_file_from_the_template_of_its_kind(make_app, workspace: Pat
 async def test_open_in_editor_runs_it_and_reloads_with_the_cursor_kept(make_app, workspace: Path, tmp_path: Path,
                                                                       monkeypatch) -> None:
     script = tmp_path / "fake_editor.py"
-    script.write_text("import sys\np = sys.argv[1]\nopen(p, 'a').write('# added by the editor\\n')\n", encoding="utf-8")
+    script.write_text("import sys\np = sys.argv[1]\n"
+                      "import os\nsaid = 'had the current folder on its path' if os.getcwd() in sys.path else 'added by the editor'\n"
+                      "open(p, 'a').write('# ' + said + '\\n')\n", encoding="utf-8")
+    import os
     import sys
 
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep)  # an empty entry: the folder the editor starts in, never passed on
     monkeypatch.delenv("VISUAL", raising=False)
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -19,6 +19,7 @@ from textual.widgets.text_area import Selection
 
 from contractstudio import editing
 from contractstudio.findings.diagnostics import Span
+from contractstudio.runtime.child_processes import child_environment
 from contractstudio.storage.atomic import write_atomic
 from contractstudio.studio.widgets.completion import Ask, CompletionMenu, QuickFixes
 
@@ -341,11 +342,12 @@ class EditingAssist:
             self.notify("Save first (Ctrl+S): the editor would not see your unsaved changes.", severity="warning", timeout=4)
             return
         argv = [*shlex.split(command), str(buffer.path)]
+        env = child_environment()  # the user's editor, with no relative PYTHONPATH entry (an editor may be Python)
         try:
             with self.app.suspend():
-                subprocess.run(argv, check=False)
+                subprocess.run(argv, check=False, env=env)
         except SuspendNotSupported:  # no terminal to hand over (headless): run it as is
-            subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True)
+            subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True, env=env)
         except OSError as err:
             self.notify(f"Cannot run {command}: {err.strerror or err}", severity="error", timeout=6)
             return
