@@ -19,7 +19,7 @@ import base64
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -430,3 +430,10 @@ def shown(value: Any, limit: int | None = None) -> str:
     """A value from a file, a model or a server as one safe line: redacted, cut at `limit`, escaped."""
     text = value if isinstance(value, str) else str(value)
     return printable(shorten(text, limit) if limit is not None else redact_text(text))
+
+
+def shown_lines(lines: Iterable[str]) -> str:
+    """Lines a report wrote, made one text: each one `shown`, so a name it holds (a step id, a dataset's row id, a
+    contract's name, a message) that holds a line feed is shown as `\\n` inside its line and never starts a line of
+    its own (`::error file=...::` would be a command to GitHub Actions); the line breaks are the report's own."""
+    return "\n".join(map(shown, lines))
