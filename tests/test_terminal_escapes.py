@@ -222,3 +222,25 @@ def test_graph_and_simulate_show_a_step_id_on_one_line(tmp_path: Path, capsys: p
     code, out = run(capsys, "simulate", str(path), "--reply", "[DIRECT:] hi")
     assert "persist" in out
     no_forged_line(out)
+
+
+def test_eval_resume_refusal_and_a_pipeline_summary_show_names_on_one_line(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    contract, rows = str(ROOT / "samples" / "multidoc_qa.contract.yaml"), str(ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl")
+    results = tmp_path / f"r{FORGED}.jsonl"  # a usage error quotes the file's name
+    assert main(["eval", contract, "--data", rows, "--scripted", "--out", str(results), "--quiet"]) == 0
+    first = json.loads(results.read_text().splitlines()[0])
+    results.write_text(json.dumps({**first, "row": "one"}) + "\n")
+    capsys.readouterr()
+    code, out = run(capsys, "eval", contract, "--data", rows, "--scripted", "--out", str(results), "--resume", "--quiet")
+    assert code == 2
+    no_forged_line(out)
+    # a pipeline's eval summary lists the paths its rows took, by step id
+    pipeline = tmp_path / "lines.pipeline.yaml"
+    pipeline.write_text(RAG.read_text().replace("id: persist", f"id: {json.dumps('persist' + FORGED)}")
+                        .replace("next: persist", f"next: {json.dumps('persist' + FORGED)}"))
+    code, out = run(capsys, "eval", str(pipeline), "--data", str(ROOT / "samples" / "eval" / "rag_router.rows.jsonl"), "--quiet")
+    assert "paths:" in out
+    no_forged_line(out)
