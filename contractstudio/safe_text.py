@@ -198,6 +198,8 @@ class _KeysInUse:
 
     def may_be_in(self, text: str) -> bool:
         """Whether the text may hold RUN characters of a key in use (never False when it does)."""
+        if len(text) < RUN:
+            return False
         flat = _flat(text)
         return len(flat) >= RUN and not self.grams.keys().isdisjoint(self.pieces(flat))
 
