@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from contractstudio.commands.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, exit_now
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
-from contractstudio.safe_text import printable
+from contractstudio.safe_text import printable, register_environment
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github")
 
@@ -176,6 +176,7 @@ def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
     # points when the first model is built: ~10 ms of a ~270 ms `check`, for our own models, which no plugin is
     # meant to watch. Set once here for every command; a user who sets the variable keeps their choice.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    register_environment()  # the keys this process can use: no piece of one is shown, live call or not
     try:
         module = importlib.import_module(f"contractstudio.commands.{args.command}")
         code = int(module.run(args) or 0)

@@ -15,7 +15,11 @@ Imports nothing of ours: every layer may use it.
 
 from __future__ import annotations
 
+import base64
+import os
 import re
+import sys
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -83,10 +87,10 @@ _SECRET_TEXT = re.compile(
     rf"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{{4,}}"
     rf"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{{6,}}"
     rf"|((?<![A-Za-z0-9_-]){_TEXT_NAME}[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+|token\s+)?[^\s\"',}}]+"
+    rf"|(\b[a-z][a-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#]*(?=@)"  # the password of a URL: scheme://user:PASSWORD@host
 )
-_known_secrets: set[str] = set()
 _PLACEHOLDERS = {"not-needed", "sk-no-key", "no-key-needed", "placeholder", "anything", "changeme"}
-_PARTIAL_MIN = 6  # a cut-off start of a key in use, this long or longer, is masked too
+_PARTIAL_MIN = 6  # a cut-off start of a key in use, this long or longer, at the end of a text is masked too
 
 
 # What some redaction pattern needs to find, lowercased: a credential's name before `:` or `=`, a token's prefix. A text
@@ -95,38 +99,190 @@ _PARTIAL_MIN = 6  # a cut-off start of a key in use, this long or longer, is mas
 _HINTS = re.compile(
     r"(?:key|token|secret|passw(?:or)?d|passphrase|authorization|credentials?|bearer)[\"']?\s*[:=]"  # name: value
     r"|bearer\s|[spr]k[-_]|gh[pousr]_|github_pat_|xox|glpat-|akia|asia|aiza|hf_|r8_|npm_|pypi-|eyj|-----begin"
+    r"|://[^\s/?#@]*:[^\s/?#]*@"  # a password in a URL
 )
 # The characters re's IGNORECASE matches to ASCII letters that lower() leaves alone (or makes two characters of)
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-_secret_starts: tuple[str, ...] = ()  # the first _PARTIAL_MIN characters of each key in use
+
+
+# ----------------------------------------------------------------- keys in use: any 8 characters of one, however written
+#
+# A key in use is masked wherever any RUN characters of it in a row appear: its random part without the `sk-proj-`
+# prefix, a tail a message template cut off, the key split over lines, spaced out, with invisible characters inside,
+# JSON-escaped, or base64-encoded (at each of the three byte offsets, standard or URL-safe alphabet; the base64 of a
+# piece of the key is a piece of one of these three). The text is first flattened: whitespace, invisible characters
+# and the escapes that write them (`\n`, `\u200b`) taken out, `+` `/` read as `-` `_`. Then one set lookup per 4
+# characters of the flattened text: every run of RUN (8) characters of a key holds a 4-character piece starting at a
+# multiple of 4, so a text none of whose 4-character pieces is a piece of a key holds no run of one. Only then (rare)
+# is each hit extended, in both directions, as far as the text and the key agree.
+RUN = 8
+_GRAM = RUN // 2
+_INVISIBLE_CHARS = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
+                    "\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0")
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE_CHARS}]+")
+_BLANK_RE = re.compile(rf"[\s{_INVISIBLE_CHARS}]+")  # what str.split() and _INVISIBLE_RE take out, together
+# the escapes of a whitespace or invisible character in JSON, Python and printable() text
+_ESCAPED = (r"\\(?:[nrtfvb]|x(?:0[9a-d]|1[c-f]|20|85|a0|ad)"
+            r"|u(?:00(?:0[9a-d]|1[c-f]|20|85|a0|ad)|034f|061c|180e|200[0-9a-f]|202[89a-f]|205f|206[0-46-9]|3000|feff|1680))")
+_ESCAPED_BLANK = re.compile(_ESCAPED, re.I)
+_ESCAPED_BLANK_BYTES = re.compile(_ESCAPED.encode(), re.I)
+_ASCII_BLANKS = bytes(c for c in range(128) if chr(c).isspace())  # what str.split() and re's \s take out of ASCII
+_ALPHABET = bytes.maketrans(b"+/", b"-_")  # base64's two alphabets read as one
+
+
+def _flat(text: str) -> bytes:
+    """The text as the matcher of keys reads it (see above), one byte a character ('?' for a non-ASCII one);
+    each byte's position in the text: `_flat_positions`."""
+    if text.isascii():
+        flat = text.encode("ascii").translate(_ALPHABET, _ASCII_BLANKS)
+    else:
+        flat = "".join(_INVISIBLE_RE.sub("", text).split()).encode("ascii", "replace").translate(_ALPHABET)
+    if b"\\" in flat:
+        flat = _ESCAPED_BLANK_BYTES.sub(b"", flat)
+    return flat
+
+
+def _kept(text: str, removed: re.Pattern[str]) -> list[int]:
+    """The positions in `text` of the characters `removed` leaves."""
+    kept: list[int] = []
+    at = 0
+    for m in removed.finditer(text):
+        kept.extend(range(at, m.start()))
+        at = m.end()
+    kept.extend(range(at, len(text)))
+    return kept
+
+
+def _flat_positions(text: str) -> list[int]:
+    """For each byte of `_flat(text)`, the position of its character in the text."""
+    positions = _kept(text, _BLANK_RE)
+    once = "".join(text[i] for i in positions)
+    if "\\" in once:
+        positions = [positions[i] for i in _kept(once, _ESCAPED_BLANK)]
+    return positions
+
+
+def _base64_forms(key: str) -> list[bytes]:
+    """The characters of the key's base64 that depend on the key alone, at each of the three byte offsets."""
+    data = key.encode("utf-8", "surrogatepass")
+    forms = []
+    for pad in range(3):
+        encoded = base64.urlsafe_b64encode(bytes(pad) + data)
+        forms.append(encoded[-(-8 * pad // 6):(8 * (pad + len(data))) // 6])  # whole 6-bit groups of the key's bits
+    return forms
+
+
+class _KeysInUse:
+    """The keys in use, and what finds any RUN characters of one: immutable, swapped whole when a key is added."""
+
+    __slots__ = ("forms", "grams", "keys", "starts")
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+        self.starts = tuple(key[:_PARTIAL_MIN] for key in keys)  # the first characters of each key
+        forms: list[bytes] = []
+        for key in keys:
+            forms.extend(f for f in (_flat(key), *_base64_forms(key)) if len(f) >= RUN)
+        self.forms = tuple(dict.fromkeys(forms))
+        # each 4-byte piece of a form (as the 32-bit number it is), and where it is in which form
+        self.grams: dict[int, list[tuple[bytes, int]]] = {}
+        for form in self.forms:
+            for at in range(len(form) - _GRAM + 1):
+                self.grams.setdefault(int.from_bytes(form[at:at + _GRAM], sys.byteorder), []).append((form, at))
+
+    @staticmethod
+    def pieces(flat: bytes) -> memoryview:
+        """The flattened text's whole 4-byte pieces at multiples of 4, as 32-bit numbers (a run of RUN bytes holds
+        a whole one, so the last few bytes need no piece of their own)."""
+        return memoryview(flat)[: len(flat) - len(flat) % _GRAM].cast("I")
+
+    def may_be_in(self, text: str) -> bool:
+        """Whether the text may hold RUN characters of a key in use (never False when it does)."""
+        if len(text) < RUN:
+            return False
+        flat = _flat(text)
+        return len(flat) >= RUN and not self.grams.keys().isdisjoint(self.pieces(flat))
+
+    def spans(self, flat: bytes) -> list[tuple[int, int]]:
+        """The stretches of the flattened text that are RUN or more characters of a key in use, merged."""
+        found: list[tuple[int, int]] = []
+        pieces = self.pieces(flat) if len(flat) >= RUN else ()
+        if not pieces or self.grams.keys().isdisjoint(pieces):
+            return found
+        grams = self.grams
+        for index in [i for i, piece in enumerate(pieces) if piece in grams]:
+            for form, at in grams[pieces[index]]:
+                start = index * _GRAM
+                left = 0
+                while left < at and left < start and flat[start - left - 1] == form[at - left - 1]:
+                    left += 1
+                end, right = start + _GRAM, at + _GRAM
+                while right < len(form) and end < len(flat) and flat[end] == form[right]:
+                    end += 1
+                    right += 1
+                if end - (start - left) >= RUN:
+                    found.append((start - left, end))
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+
+_in_use = _KeysInUse(())
 _generation = 0  # how many keys are in use: what redaction decided before a new one is not reused
 
 
 def register_secret(value: str | None) -> None:
-    """Remember a secret value (an API key in use) so it is redacted wherever it appears."""
-    global _secret_starts, _generation
+    """Remember a secret value (an API key in use) so that no RUN characters of it in a row are shown anywhere."""
+    global _in_use, _generation
     # Short values ("none", "no-key") are placeholders, and replacing them everywhere would garble traces.
-    if value and len(value) >= 8 and value.strip().lower() not in _PLACEHOLDERS and value not in _known_secrets:
-        _known_secrets.add(value)
-        _secret_starts = (*_secret_starts, value[:_PARTIAL_MIN])
-        _generation = len(_secret_starts)
+    if value and len(value) >= RUN and value.strip().lower() not in _PLACEHOLDERS and value not in _in_use.keys:
+        _in_use = _KeysInUse((*_in_use.keys, value))
+        _generation += 1
+
+
+def register_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Register the keys this process can use: the values of the environment's credential variables (`*_API_KEY`,
+    `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, ...; litellm and the providers' clients pick some up by themselves)."""
+    for name, value in (os.environ if environ is None else environ).items():
+        if (name.endswith(("_API_KEY", "_TOKEN")) or secret_name(name)) and not value.startswith(("/", "~", "./")):
+            register_secret(value)
+
+
+def keys_in_use() -> tuple[tuple[str, ...], int]:
+    """What is registered now, for `forget_keys_since` (a test forgets the keys it used)."""
+    return _in_use.keys, _generation
+
+
+def forget_keys_since(state: tuple[tuple[str, ...], int]) -> None:
+    """Back to the keys in use of `keys_in_use()`'s `state`."""
+    global _in_use, _generation
+    if _in_use.keys != state[0]:
+        _in_use = _KeysInUse(state[0])
+        _generation += 1
 
 
 # A cheaper first sieve: every match of _HINTS holds one of these (substring searches are faster than the regex)
 _STEMS = ("key", "token", "secret", "passw", "passphrase", "authorization", "credential", "bearer", "k-", "k_", "gh", "github_pat_",
-          "xox", "glpat-", "akia", "asia", "aiza", "hf_", "r8_", "npm_", "pypi-", "eyj", "-----begin")
+          "xox", "glpat-", "akia", "asia", "aiza", "hf_", "r8_", "npm_", "pypi-", "eyj", "-----begin", "://")
 
 
 def _may_hold_secret(text: str) -> bool:
-    """Whether redaction could change the text: a hint of a pattern, or the start of a key in use, is in it."""
-    for start in _secret_starts:
+    """Whether redaction could change the text: a hint of a pattern, or a piece of a key in use, is in it."""
+    keys = _in_use
+    for start in keys.starts:
         if start in text:
             return True
     lowered = text.lower() if text.isascii() else text.lower().translate(_FOLD)
     for stem in _STEMS:
         if stem in lowered:
-            return _HINTS.search(lowered) is not None
-    return False
+            if _HINTS.search(lowered) is not None:
+                return True
+            break
+    return bool(keys.keys) and keys.may_be_in(text)
 
 
 def register_secrets_in(value: Any) -> None:
@@ -144,11 +300,22 @@ def register_secrets_in(value: Any) -> None:
 
 
 def mask_secrets_in_use(text: str) -> str:
-    """The text with every registered secret masked, including the start of one that the text ends with."""
-    for secret in tuple(_known_secrets):  # a copy: another thread (the studio's worker) may register a key meanwhile
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-        # a text cut by someone else (a server's first bytes, an old trace) may end inside a key
+    """The text with every run of RUN characters of a key in use masked (however spaced, broken or encoded), and the
+    start of one that the text ends with."""
+    keys = _in_use  # one set of keys: another thread (the studio's worker) may register a key meanwhile
+    if not keys.keys:
+        return text
+    flat = _flat(text)
+    spans = keys.spans(flat)
+    if spans:
+        positions = range(len(text)) if len(flat) == len(text) else _flat_positions(text)
+        parts, at = [], 0
+        for start, end in spans:
+            parts += [text[at:positions[start]], REDACTED]
+            at = positions[end - 1] + 1
+        text = "".join(parts) + text[at:]
+    # a text cut by someone else (a server's first bytes, an old trace) may end inside a key
+    for secret in keys.keys:
         if len(text) < _PARTIAL_MIN or text[-_PARTIAL_MIN:] not in secret:
             continue
         for k in range(min(len(secret) - 1, len(text)), _PARTIAL_MIN - 1, -1):
@@ -188,6 +355,8 @@ def _redact_patterns(text: str) -> str:
             return m.group(1) + REDACTED
         if m.group(2):
             return m.group(2) + REDACTED
+        if m.group(3):
+            return m.group(3) + REDACTED
         return REDACTED
 
     return TOKEN_SHAPES.sub(REDACTED, _SECRET_TEXT.sub(sub, text))
@@ -263,3 +432,10 @@ def shown(value: Any, limit: int | None = None) -> str:
     """A value from a file, a model or a server as one safe line: redacted, cut at `limit`, escaped."""
     text = value if isinstance(value, str) else str(value)
     return printable(shorten(text, limit) if limit is not None else redact_text(text))
+
+
+def shown_lines(lines: Iterable[str]) -> str:
+    """Lines a report wrote, made one text: each one `shown`, so a name it holds (a step id, a dataset's row id, a
+    contract's name, a message) that holds a line feed is shown as `\\n` inside its line and never starts a line of
+    its own (`::error file=...::` would be a command to GitHub Actions); the line breaks are the report's own."""
+    return "\n".join(map(shown, lines))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from contractstudio.safe_text import forget_keys_since, keys_in_use
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -23,6 +26,15 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _keys_forgotten() -> Iterator[None]:
+    # the keys a test uses are in use for that test only: any 8 characters of one are masked, and a key such as
+    # "sk-test-usual-variable-0000" would mask the word "variable" in every later test of the same process
+    state = keys_in_use()
+    yield
+    forget_keys_since(state)
 
 
 # ----------------------------------------------------------------- the fuzz seed of this run

@@ -7,6 +7,8 @@ give exactly what running every pattern over every value gives.
 
 from __future__ import annotations
 
+import base64
+
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +25,10 @@ _PIECES = st.sampled_from([
     "ghp_", "github_pat_", "xoxb-", "glpat-", "AKIA", "ASIA", "AIza", "hf_", "gsk_", "r8_", "npm_", "pypi-", "eyJ",
     "-----BEGIN RSA PRIVATE KEY-----", ".eyJ", ":", "=", " ", "\"", "'", "\n", "_", "-", "0123456789abcdef",
     "ABCDEFGHIJKLMNOPQRST", "keys", "no other keys", IN_USE, IN_USE[:7], IN_USE[:12], "\u0130", "\u0131",
+    # pieces of the key in use as a reply may carry them: cut, broken, spaced, escaped, base64 (tests/test_key_fragments.py)
+    IN_USE[3:11], IN_USE[5:9], IN_USE[9:], "\u200b", "\u00ad", "\\n", "\\u200b", "+", "/", "é",
+    base64.b64encode(IN_USE.encode()).decode()[2:14], base64.b64encode(b"x" + IN_USE.encode()).decode(),
+    "postgres://", "u:p@", "://:pw@h",
 ])
 _TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=12).map("".join)
 
@@ -32,6 +38,8 @@ _TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=12).map("".j
 @example(text="no other keys: abcdefgh")
 @example(text="\u017fecret=abcdefghij")
 @example(text=f"cut at {IN_USE[:9]}")
+@example(text=f"broken {IN_USE[:4]}\n {IN_USE[4:10]} and spaced {' '.join(IN_USE[6:14])}")
+@example(text=f"db: redis://:pw@cache:6379 and {base64.b64encode(b'xy' + IN_USE.encode()).decode()}")
 def test_the_quick_check_skips_only_texts_every_pattern_leaves_alone(text: str) -> None:
     assert redact_text(text) == _redact_patterns(text)
 

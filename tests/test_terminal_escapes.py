@@ -159,3 +159,88 @@ def test_a_folder_name_with_escapes_is_escaped_when_check_finds_nothing_in_it(tm
     _, out = run(capsys, "check", str(folder))
     assert "\\x1b]0;pwned" in out
     clean(out)
+
+
+# ----------------------------------------------------------------- line feeds: a name never starts a line of its own
+# A name holding "\n::error file=...::" would give GitHub Actions a workflow command of the file's choosing.
+FORGED = "\n::error file=app.py,line=1::forged by the file"
+
+
+def no_forged_line(text: str) -> None:
+    assert not [line for line in text.splitlines() if line.lstrip().startswith("::")], text
+    assert "\\n::error file=app.py" in text  # the name is there, its line feed shown as an escape
+
+
+def test_eval_baseline_and_summary_show_a_dataset_id_and_a_message_on_one_line(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    contract = tmp_path / "c.contract.yaml"
+    contract.write_text(QA.read_text().replace('"Coverage score {output.coverage_score:.2f} is below the minimum 0.55."',
+                                               json.dumps("low" + FORGED + " {output.coverage_score}")))
+    good = '{"answer": "ok", "evidence": [{"doc_id": "A1", "snippet": "s"}], "coverage_score": 0.9}'
+    low = '{"answer": "x", "evidence": [], "coverage_score": 0.2}'
+
+    def rows(replies: list[str]) -> Path:
+        path = tmp_path / f"rows{len(replies)}.jsonl"
+        path.write_text(json.dumps({"id": "r1" + FORGED, "input": {"query": "q", "documents": [{"id": "A1", "content": "t"}]},
+                                    "replies": replies}) + "\n")
+        return path
+
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    assert main(["eval", str(contract), "--data", str(rows([good])), "--scripted", "--out", str(before), "--quiet"]) == 0
+    capsys.readouterr()
+    code, out = run(capsys, "eval", str(contract), "--data", str(rows([low, low, low])), "--scripted", "--out", str(after),
+                    "--baseline", str(before), "--quiet")
+    assert code == 0 and "flipped rows: 0 now successful, 1 now failing" in out and "(id r1\\n::error" in out
+    assert "post[0]: low\\n::error" in out  # the summary's failing condition, its message on one line
+    no_forged_line(out)
+
+
+def test_run_scenario_usage_error_shows_contract_and_scenario_names_on_one_line(tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    path = tmp_path / "named.contract.yaml"
+    path.write_text(QA.read_text().replace("name: qa\n", f"name: {json.dumps('qa' + FORGED)}\n", 1)
+                    .replace("  - name: first-time", f"  - name: {json.dumps('first' + FORGED)}"))
+    code, out = run(capsys, "run", str(path), "--scenario", "nope" + FORGED)
+    assert code == 2 and "has no scenario" in out
+    no_forged_line(out)
+    assert out.count("\\n::error file=app.py") == 3  # the contract's name, the scenario asked for, the file's scenario
+
+
+def test_graph_and_simulate_show_a_step_id_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    path = tmp_path / "lines.pipeline.yaml"
+    path.write_text(RAG.read_text().replace("id: persist", f"id: {json.dumps('persist' + FORGED)}")
+                    .replace("next: persist", f"next: {json.dumps('persist' + FORGED)}"))
+    code, out = run(capsys, "graph", str(path))
+    assert "persist" in out
+    no_forged_line(out)
+    code, out = run(capsys, "simulate", str(path), "--reply", "[DIRECT:] hi")
+    assert "persist" in out
+    no_forged_line(out)
+
+
+def test_eval_resume_refusal_and_a_pipeline_summary_show_names_on_one_line(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    contract, rows = str(ROOT / "samples" / "multidoc_qa.contract.yaml"), str(ROOT / "samples" / "eval" / "multidoc_qa.rows.jsonl")
+    results = tmp_path / f"r{FORGED}.jsonl"  # a usage error quotes the file's name
+    assert main(["eval", contract, "--data", rows, "--scripted", "--out", str(results), "--quiet"]) == 0
+    first = json.loads(results.read_text().splitlines()[0])
+    results.write_text(json.dumps({**first, "row": "one"}) + "\n")
+    capsys.readouterr()
+    code, out = run(capsys, "eval", contract, "--data", rows, "--scripted", "--out", str(results), "--resume", "--quiet")
+    assert code == 2
+    no_forged_line(out)
+    # a pipeline's eval summary lists the paths its rows took, by step id
+    pipeline = tmp_path / "lines.pipeline.yaml"
+    pipeline.write_text(RAG.read_text().replace("id: persist", f"id: {json.dumps('persist' + FORGED)}")
+                        .replace("next: persist", f"next: {json.dumps('persist' + FORGED)}"))
+    code, out = run(capsys, "eval", str(pipeline), "--data", str(ROOT / "samples" / "eval" / "rag_router.rows.jsonl"), "--quiet")
+    assert "paths:" in out
+    no_forged_line(out)

@@ -12,9 +12,14 @@ from contractstudio.storage.paths import input_problem
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
-def usage_error(message: str) -> int:
-    """Print a usage problem (a missing file, a bad option value) and return exit code 2."""
-    print(printable(f"contractstudio: error: {message}", lines=True), file=sys.stderr)  # a name may hold ESC
+def usage_error(message: str, hint: str | None = None) -> int:
+    """Print a usage problem (a missing file, a bad option value) and return exit code 2.
+
+    The message is one line: a name it quotes (a file's, a row's, a contract's) may hold ESC or a line feed, shown
+    as escapes, never a line of its own. A `hint` of the command's own words follows on a line of its own."""
+    print(printable(f"contractstudio: error: {message}"), file=sys.stderr)
+    if hint:
+        print(printable(f"  {hint}"), file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -104,9 +104,9 @@ def run(args: Any) -> int:
     if (refused := files_refused([path, args.replay, args.replies])) is not None:
         return refused
     if args.input and args.input != "-" and (problem := input_problem(args.input)):
-        hint = ("\n  --input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
-                if args.input.lstrip()[:1] in ("{", "[", '"') else "")
-        return usage_error(f"{problem}{hint}")
+        hint = ("--input takes a file (or - for stdin), not JSON itself: echo '{...}' | contractstudio run CONTRACT --input -"
+                if args.input.lstrip()[:1] in ("{", "[", '"') else None)
+        return usage_error(problem, hint)
     conflict, notes = contradictions(args)
     if conflict:
         return usage_error(conflict)

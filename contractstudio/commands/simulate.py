@@ -11,7 +11,7 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.commands.graph import pipelines_of
 from contractstudio.reports.graphs import for_terminal
 from contractstudio.runtime.route_simulation import Simulation, route_problem, simulate
-from contractstudio.safe_text import printable
+from contractstudio.safe_text import printable, shown_lines
 
 
 def render(sim: Simulation) -> str:
@@ -32,7 +32,7 @@ def render(sim: Simulation) -> str:
         if s.route is not None:
             lines.append(f"      {s.label} ──▶ {s.target}")
     lines += ["", f"{sim.outcome}: {sim.message}"]
-    return "\n".join(lines)
+    return shown_lines(lines)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 
 from contractstudio.evaluation.results import read_records
 from contractstudio.evaluation.summary import Tally
+from contractstudio.safe_text import shown_lines
 
 METRICS = (
     ("success_rate", ("success_rate",)), ("first_try_rate", ("first_try_rate",)), ("remedied_rate", ("remedied_rate",)),
@@ -96,7 +97,7 @@ def render(report: dict[str, Any]) -> str:
         lines.append(f"  row {f['row']} (id {f['id']}): {f['before']} -> {f['after']}")
     if len(report["flipped"]) > MAX_FLIPS_SHOWN:
         lines.append(f"  ... and {len(report['flipped']) - MAX_FLIPS_SHOWN} more (--json lists them all)")
-    return "\n".join(lines)
+    return shown_lines(lines)
 
 
 def _modes(rows_by_mode: dict[str, int] | None) -> str:

@@ -23,6 +23,7 @@ from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.rows import RECORD_VERSION
 from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner, bounded_route
 from contractstudio.runtime.trace import redact
+from contractstudio.safe_text import shown_lines
 
 MAX_PATHS_SHOWN = 10
 
@@ -177,4 +178,4 @@ def render(s: dict[str, Any]) -> str:
             lines.append(f"  {e['count']:>5}  {e['step']} [{e['action']}]: {fields}")
             if e["message"]:
                 lines.append(f"         {e['message']}")
-    return "\n".join(lines)
+    return shown_lines(lines)  # a step id is one line

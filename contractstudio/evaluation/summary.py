@@ -11,7 +11,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from contractstudio.safe_text import shorten
+from contractstudio.safe_text import shorten, shown_lines
 
 MAX_MESSAGES = 3  # distinct messages kept per failing condition
 
@@ -199,4 +199,4 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"cache: {cache['hits']} hit(s), {cache['misses']} miss(es)")
     if s.get("rate_limit_wait_s"):
         lines.append(f"rate limits: {s['rate_limit_wait_s']:.1f} s waited in total")
-    return "\n".join(lines)
+    return shown_lines(lines)

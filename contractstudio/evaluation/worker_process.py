@@ -192,6 +192,9 @@ def main(argv: list[str]) -> None:
             env, cwd, job, cache_dir, share = pickle.loads(message)  # from the parent that started this process
             os.environ.clear()
             os.environ.update(env)  # the parent's, now: keys and cache folder set since this process started
+            from contractstudio.safe_text import register_environment
+
+            register_environment()  # its keys are in use here too, live or not: no piece of one is in a record
             os.chdir(cwd)
             # the runner of the last run serves this one when only its cache folder or limits differ (the worker
             # gets those apart) and the folder and environment (keys the client was made with) are the same

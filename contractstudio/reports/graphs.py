@@ -13,7 +13,7 @@ import json
 from contractstudio.analysis.graph_layout import GraphLayout, layout
 from contractstudio.analysis.step_graph import END, START, StepGraph
 from contractstudio.documents.actions import CALL_MODEL
-from contractstudio.safe_text import printable
+from contractstudio.safe_text import printable, shown_lines
 
 LABEL_WIDTH = 22  # route labels wider than this push their arrow right instead of wrapping
 
@@ -58,7 +58,7 @@ def render_text(sg: StepGraph) -> str:
                 elif (node, r.target) in back:
                     note = "  ↺ loop"
                 lines.append(" " * (digits + 4) + f"{r.label} {pad}▶ {target}{note}")
-    return "\n".join(lines)
+    return shown_lines(lines)
 
 
 def visible(text: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from contractstudio.safe_text import shown_lines
+
 if TYPE_CHECKING:  # pragma: no cover
     from contractstudio.findings.diagnostics import Diagnostic
     from contractstudio.runtime.trace import Trace
@@ -20,13 +22,7 @@ class ContractError(Exception):
             lines.append(f"  {d.file}:{d.line}:{d.column}: {d.severity} {d.code} {d.message}")
         if len(self.diagnostics) > 20:
             lines.append(f"  ... and {len(self.diagnostics) - 20} more")
-        super().__init__(_redacted("\n".join(lines)))
-
-
-def _redacted(text: str) -> str:
-    from contractstudio.runtime.trace import redact
-
-    return redact(text)
+        super().__init__(shown_lines(lines))  # a name in the message or a finding never starts a line of its own
 
 
 class Untrusted(ContractError):
@@ -80,3 +76,9 @@ class ModelError(Exception):
 
 class ReplayDivergence(ModelError):
     """A request differs from the one recorded in the replayed trace."""
+
+
+def _redacted(text: str) -> str:
+    from contractstudio.runtime.trace import redact
+
+    return redact(text)

@@ -21,6 +21,7 @@ from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.success_logging import quiet_success_logging
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
+from contractstudio.safe_text import register_environment
 from contractstudio.trust import is_loopback, untrusted_key_routes
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the
@@ -192,9 +193,7 @@ class LiveModel:
         self.params = {k: v for k, v in self.params.items() if k not in _ENGINE_KEYS}
         register_secret(self.api_key)
         register_secrets_in(self.params)  # e.g. extra_headers: {Authorization: Bearer ...}
-        for name, value in os.environ.items():  # keys litellm may pick up itself are redacted too
-            if name.endswith(("_API_KEY", "_TOKEN")):
-                register_secret(value)
+        register_environment()  # keys litellm may pick up itself are redacted too
 
     @property
     def name(self) -> str:

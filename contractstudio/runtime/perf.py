@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from contractstudio.runtime.events import STAGES, Event, ModelReply, StageEnd
+from contractstudio.safe_text import shown_lines
 
 
 def new_llm_counts() -> dict[str, Any]:
@@ -160,4 +161,4 @@ def format_table(stats: dict[str, Any]) -> str:
             f"${llm['cost_usd']:.6f}, {llm['latency_s']:.3f} s waiting for the model, "
             f"{llm['transport_retries']} transport retr{'y' if llm['transport_retries'] == 1 else 'ies'}"
         )
-    return "\n".join(lines)
+    return shown_lines(lines)  # a stage's name is one line
