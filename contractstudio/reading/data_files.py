@@ -1,4 +1,5 @@
-"""Every YAML file the tool reads besides documents (folder settings, the user's config, themes): one bounded reader.
+"""Every file the tool reads besides documents (folder settings, the user's config, themes, `.contractstudioignore`):
+one bounded reader.
 
 A file is asked the path policy first (a FIFO, a device or /proc is refused before it is opened), read up
 to a size bound, decoded as UTF-8, then read by the documents' own reader (`reading/source.py: read_value`):
@@ -69,6 +70,18 @@ class DataFile:
 
 def read_data_file(path: Path, max_bytes: int = MAX_DATA_BYTES) -> DataFile:
     """The one value a YAML (or JSON) data file holds, read within bounds; raises UnreadableData saying where and why."""
+    raw = read_bounded(path, max_bytes)
+    text, finding = decode(raw, str(path))
+    if text is None:
+        assert finding is not None
+        raise UnreadableData(f"{path}:{finding.line}:{finding.column}: {finding.message}")
+    return read_data_text(text, str(path))
+
+
+def read_bounded(path: Path, max_bytes: int) -> bytes:
+    """A data file's bytes (settings, config, theme, `.contractstudioignore`), after the path policy and at most
+    `max_bytes`; raises UnreadableData saying why (a FIFO, a device or /proc is never opened, a file swapped for
+    one after the check never blocks)."""
     problem = input_problem(path)
     if problem is not None:
         raise UnreadableData(problem)
@@ -83,11 +96,7 @@ def read_data_file(path: Path, max_bytes: int = MAX_DATA_BYTES) -> DataFile:
         raise UnreadableData(f"cannot read {path}: {err.strerror or err}") from None
     if len(raw) > max_bytes:
         raise UnreadableData(f"{path} is larger than {max_bytes:,} bytes; it is not read")
-    text, finding = decode(raw, str(path))
-    if text is None:
-        assert finding is not None
-        raise UnreadableData(f"{path}:{finding.line}:{finding.column}: {finding.message}")
-    return read_data_text(text, str(path))
+    return raw
 
 
 def read_data_text(text: str, name: str) -> DataFile:
