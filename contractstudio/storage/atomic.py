@@ -58,7 +58,7 @@ def target_problem(path: str | Path) -> str | None:
     shown = str(given) if target == given.absolute() else f"{given} (-> {target})"
     try:
         st = os.stat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # missing, or under a file: the folder's check says which
         st = None
     except OSError as err:
         return f"cannot use {shown}: {err.strerror or err}"
