@@ -197,3 +197,24 @@ def test_a_data_file_past_its_bound_is_refused_and_one_within_is_read(tmp_path: 
     with pytest.raises(UnreadableData, match=f"{file} is larger than 1,024 bytes; it is not read"):
         read_bounded(file, 1024)
     assert read_bounded(file, 1025) == b"x" * 1025
+
+
+# ------------------------------------------------------------------ named_file_problem: a file the tool names in a folder
+
+
+def test_a_name_the_tool_makes_stays_one_plain_file_in_its_folder(tmp_path: Path) -> None:
+    from contractstudio.storage.atomic import named_file_problem, write_named
+
+    for name in ("", ".", "..", "../row-1.jsonl", "sub/row-1.jsonl", "..\\row-1.jsonl"):
+        assert named_file_problem(tmp_path, name) == f"{name!r} is not a file name inside {tmp_path}"
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")  # dangling: would create the file it names
+    assert named_file_problem(tmp_path, "link") == ("it is a symbolic link; a file the tool names in a folder is "
+                                                     "never written through one")
+    assert not (tmp_path / "elsewhere").exists()
+    (tmp_path / "sub").mkdir()
+    assert named_file_problem(tmp_path, "sub") == "it is a folder; only regular files are written"
+    with pytest.raises(OSError, match="is not a file name inside") as err:
+        write_named(tmp_path, "../out.jsonl", "x")
+    assert err.value.filename == str(tmp_path / "../out.jsonl") and not (tmp_path.parent / "out.jsonl").exists()
+    assert write_named(tmp_path, "row-1.jsonl", "x\n").path == tmp_path / "row-1.jsonl"
+    assert (tmp_path / "row-1.jsonl").read_text() == "x\n"
