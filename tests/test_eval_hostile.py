@@ -264,3 +264,45 @@ def test_a_traces_folder_that_is_a_file_is_refused_before_the_run(capsys: pytest
     code, out, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--traces", str(traces))
     assert code == 2 and f"cannot write the traces: {traces} is a file, not a folder" in err
     assert traces.read_text(encoding="utf-8") == "mine\n" and "rows:" not in out
+
+
+# issue 32.2: files the tool names inside a folder never go through a symlink planted there, nor leave the folder
+
+
+def test_a_symlink_planted_in_the_traces_folder_is_never_written_through(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data, traces, victim = dataset(tmp_path, qa_row("q1")), tmp_path / "traces", tmp_path / "victim.txt"
+    victim.write_text("mine\n", encoding="utf-8")
+    traces.mkdir()
+    (traces / "row-1.jsonl").symlink_to(victim)
+    code, _, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--traces", str(traces))
+    assert code == 1
+    assert f"could not write {traces / 'row-1.jsonl'}: it is a symbolic link" in err
+    assert victim.read_text(encoding="utf-8") == "mine\n" and (traces / "row-1.jsonl").is_symlink()
+
+
+def test_a_hard_link_planted_in_the_traces_folder_leaves_its_other_name_alone(capsys: pytest.CaptureFixture[str],
+                                                                              tmp_path: Path) -> None:
+    import os
+
+    data, traces, victim = dataset(tmp_path, qa_row("q1")), tmp_path / "traces", tmp_path / "victim.txt"
+    victim.write_text("mine\n", encoding="utf-8")
+    traces.mkdir()
+    os.link(victim, traces / "row-1.jsonl")
+    code, _, err = run(capsys, "eval", str(QA), "--data", str(data), "--scripted", "--traces", str(traces))
+    assert code == 0, err
+    assert victim.read_text(encoding="utf-8") == "mine\n"  # the trace took the name in the folder, not the file behind it
+    assert '"type": "stage_start"' in (traces / "row-1.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("side", ["replies.sqlite3", "replies.sqlite3-wal"])
+def test_a_symlink_planted_in_the_reply_cache_folder_is_never_opened(side: str, tmp_path: Path) -> None:
+    from contractstudio.evaluation.cache import ReplyCache
+
+    folder, victim = tmp_path / "cache", tmp_path / "victim"
+    folder.mkdir()
+    victim.write_bytes(b"")  # SQLite takes an empty file for an empty database and would write into it
+    (folder / side).symlink_to(victim)
+    with pytest.raises(OSError, match="is a symbolic link") as err:
+        ReplyCache(folder)
+    assert err.value.filename == str(folder / side)
+    assert victim.read_bytes() == b"" and (folder / side).is_symlink()

@@ -89,6 +89,7 @@ def test_an_unknown_option_is_shown_with_the_commands_own_usage(capsys: pytest.C
     ["run", QA, "--scenario", "answered-first-time", "--trace", "OUT"],
     ["export", QA, "-o", "OUT"],
     ["convert", str(ROOT / "samples" / "localai_rag" / "pipelines" / "repo_qa.yaml"), "--to", "contractstudio", "-o", "OUT"],
+    ["lsp", "--log-file", "OUT"],
 ])
 def test_an_output_in_a_missing_folder_is_refused_by_every_command(argv: list[str], tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,6 +106,19 @@ def test_eval_out_onto_a_fifo_is_refused_without_blocking(tmp_path: Path, capsys
     os.mkfifo(fifo)
     err = refused(capsys, ["eval", QA, "--data", ROWS, "--scripted", "--out", str(fifo), "--overwrite"])
     assert "is a FIFO (named pipe); only regular files are written" in err
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_language_server_log_file_that_is_not_a_regular_file_is_refused_before_serving(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32.7: `lsp --log-file` follows the rule of every output path; a FIFO hung the server before it answered."""
+    log = tmp_path / "lsp.log"
+    os.mkfifo(log) if kind == "fifo" else log.mkdir()
+    err = refused(capsys, ["lsp", "--log-file", str(log)])
+    assert f"cannot write the log: {log} is {'a FIFO (named pipe)' if kind == 'fifo' else 'a folder'}; " \
+           "only regular files are written" in err
 
 
 def _disk_full(*args: object, **kwargs: object) -> int:

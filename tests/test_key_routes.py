@@ -74,6 +74,19 @@ def test_an_untrusted_file_never_sends_a_key_to_a_server_only_it_names(server: O
     assert check_file(path, Context(hooks=hook_folder(path.parent, True))).diagnostics == []
 
 
+@pytest.mark.parametrize("base", ["http://localhost.evil.com:8000/v1", "http://evil-localhost:8000/v1",
+                                  "http://localhost@evil.com:8000/v1", "http://127.0.0.1.evil.com:8000/v1"])
+def test_a_name_that_only_looks_like_loopback_is_another_machine(tmp_path: Path, base: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`*.localhost` is this machine (RFC 6761); `localhost.evil.com` or a user part named localhost is not."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
+    path = contract(tmp_path, f"  api_base: {base}\n")
+    host = base.split("@")[-1].removeprefix("http://").split(":")[0]
+    with pytest.raises(cs.ContractError, match=r"sends its requests, and the key, to http://" + re.escape(f"{host}:8000,")):
+        cs.load(path).model_for(None)
+    assert [d.code for d in check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics] == ["CON110"]
+
+
 def test_a_server_in_the_users_own_config_is_given_by_the_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
     path = contract(tmp_path, "  api_base: https://llm-gateway.example.com/v1\n")
@@ -88,7 +101,8 @@ def test_a_server_in_the_users_own_config_is_given_by_the_user(tmp_path: Path, m
                          .model_for, None)  # another port is another server
 
 
-@pytest.mark.parametrize("base", ["http://127.0.0.1:9/v1", "http://localhost:9/v1", "http://[::1]:9/v1"])
+@pytest.mark.parametrize("base", ["http://127.0.0.1:9/v1", "http://localhost:9/v1", "http://[::1]:9/v1",
+                                  "http://foo.localhost:9/v1", "http://LocalHost.:9/v1", "http://127.8.9.10:9/v1"])
 def test_loopback_servers_and_usual_variables_need_no_trust(tmp_path: Path, base: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
     path = contract(tmp_path, f"  api_base: {base}\n  api_key_env: OPENAI_API_KEY\n")

@@ -174,3 +174,58 @@ def test_the_language_server_redacts_a_key_a_finding_quotes(tmp_path: Path) -> N
     sent = [diagnostic(d, pos, file.as_uri(), str(file)) for d in report.diagnostics]
     assert any(d.code == "PIP102" and "next names '***'" in d.message for d in sent)
     assert KEY not in repr(sent)
+
+
+# issue 32.6: a folder's .contractstudioignore is read by the one bounded reader, after the path policy
+
+
+def ignore_project(tmp_path: Path) -> Path:
+    """A checkout with a contract that has scenarios and a broken one an ignore file would have skipped."""
+    import shutil
+
+    repo = project(tmp_path)
+    shutil.copy(Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml", repo)
+    return repo
+
+
+@pytest.mark.parametrize("command", ["check", "test"])
+def test_an_ignore_file_linked_to_proc_self_mem_is_skipped_with_a_note(command: str, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    repo = ignore_project(tmp_path)
+    (repo / ".contractstudioignore").symlink_to("/proc/self/mem")
+    code = main([command, str(repo)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert (f"contractstudio: skipped {repo / '.contractstudioignore'}: its patterns are not applied: "
+            f"{repo / '.contractstudioignore'} is a view of the running system, not a file of yours; it is not read") in err
+    assert "Traceback" not in out + err and ("passed, 0 failed" in out if command == "test" else "0 errors" in out)
+
+
+def test_an_ignore_file_that_is_a_fifo_is_skipped_with_a_note_without_blocking(tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    repo = ignore_project(tmp_path)
+    os.mkfifo(repo / ".contractstudioignore")  # stands for /proc/kmsg: a read that never ends
+    code = main(["check", str(repo)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"skipped {repo / '.contractstudioignore'}: its patterns are not applied: " in err
+    assert "is a FIFO (named pipe), not a regular file" in err
+
+
+def test_an_ignore_file_past_its_size_bound_is_skipped_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = ignore_project(tmp_path)
+    (repo / ".contractstudioignore").write_text("# padding\n" * 10_000, encoding="utf-8")  # 100 KB of patterns
+    code = main(["check", str(repo)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "is larger than 65,536 bytes; it is not read" in err and "0 errors" in out
+
+
+def test_an_ignore_file_still_skips_what_it_lists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = ignore_project(tmp_path)
+    (repo / "broken").mkdir()
+    (repo / "broken" / "b.contract.yaml").write_text("kind: contract\nname: b\nnope: 1\n", encoding="utf-8")
+    (repo / ".contractstudioignore").write_text("# demos\nbroken/\n", encoding="utf-8")
+    code = main(["check", str(repo)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "b.contract.yaml" not in out + err and "1 file" in out

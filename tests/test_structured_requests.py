@@ -177,6 +177,18 @@ def test_a_400_about_the_schema_falls_back_to_json_mode_once_and_the_trace_says_
     assert [r["structured_output"] for r in result.trace.of_type("llm_request")] == ["json_schema", "json_object"]
 
 
+def test_a_fallback_goes_to_json_mode_only_when_the_model_has_it(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """A schema written for a model litellm knows nothing of (a local server): refused, the call asks with the prompt
+    alone ('off'), never in a JSON mode the model was never said to have (issue 32, a surviving mutant)."""
+    refused = Reply("Invalid schema for response_format 'Triage': bad keyword", status=400)
+    result = call(openai_server, "openai/my-local-model", refused, GOOD, path=with_llm(tmp_path, "structured_output: json_schema"))
+    assert result.successful and result.attempts == 0
+    first, second = (r.body for r in openai_server.requests)
+    assert first["response_format"]["type"] == "json_schema" and "response_format" not in second
+    [fallback] = result.trace.of(StructureFallback)
+    assert (fallback.from_mode, fallback.to_mode) == ("json_schema", "off")
+
+
 def test_the_fallback_happens_once_per_call(openai_endpoint: OpenAIServer) -> None:
     refused = Reply("Invalid schema for response_format 'Triage'", status=400)
     result = ask_openai(openai_endpoint, refused, refused)

@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
     reports = []
     for path, found in survey(args.paths, python=True, dialect=args.dialect):
-        if not found.ours:  # another tool's file (a Kubernetes manifest, a scenario manifest): not a finding
-            print(f"contractstudio: skipped {printable(str(path))}: {found.reason}", file=sys.stderr)
+        if not found.ours:  # another tool's file (a Kubernetes manifest), an unreadable .contractstudioignore: not a finding
+            print(printable(f"contractstudio: skipped {path}: {found.reason}"), file=sys.stderr)  # the reason names files too
             continue
         reports.append(check_file(path, Context(hooks=hook_folder(path, trust), dialect=args.dialect,
                                                 model=getattr(args, "model", None))))

@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
-from contractstudio.safe_text import shown
+from contractstudio.safe_text import printable, shown
 
 
 def _subset(expected: Any, actual: Any, path: str = "output") -> list[str]:
@@ -105,7 +105,7 @@ def run_scenario(contract: Any, scenario: Any) -> list[str]:
 
 
 def run(args: Any) -> int:
-    from contractstudio.analysis.check import discover
+    from contractstudio.analysis.check import survey
     from contractstudio.runtime.api import Contract, load_all
     from contractstudio.runtime.errors import ContractError
     from contractstudio.trust import Trust
@@ -114,7 +114,11 @@ def run(args: Any) -> int:
         return refused
     passed = failed = skipped = 0
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
-    for file in discover(args.paths):
+    for file, found in survey(args.paths):
+        if found.verdict == "unreadable":  # a .contractstudioignore that is not read: said as `check` says it
+            print(printable(f"contractstudio: skipped {file}: {found.reason}"), file=sys.stderr)
+        if not found.ours:
+            continue
         try:
             objects = load_all(file, trust=trust.allows(file), dialect=args.dialect)
         except ContractError as err:

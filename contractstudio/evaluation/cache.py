@@ -22,9 +22,11 @@ from typing import Any, Protocol
 
 from contractstudio.runtime.models import LLMReply, LLMRequest
 from contractstudio.runtime.trace import redact
+from contractstudio.storage.atomic import named_file
 
 CACHE_ENV = "CONTRACTSTUDIO_CACHE"
 CACHE_FILE = "replies.sqlite3"
+_FILES = (CACHE_FILE, *(CACHE_FILE + side for side in ("-wal", "-shm", "-journal")))  # the names SQLite gives its files
 _NOT_KEYED = {"timeout_s"}
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
 
@@ -63,6 +65,8 @@ class ReplyCache:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = self.folder / CACHE_FILE
+        for name in _FILES:  # SQLite would follow a link planted at any of its names: refused first (storage/atomic.py)
+            named_file(self.folder, name)
         fresh = not self.path.exists()
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)

@@ -211,11 +211,11 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         "structured": structured, "structure_fallbacks": fallbacks,  # structured: None when no output was asked for
     }
     if job.trace_dir:
+        from contractstudio.storage.atomic import write_named
         from contractstudio.storage.paths import make_folder
 
-        path = make_folder(job.trace_dir) / f"row-{row.number}.jsonl"  # made with the first trace, never before
-        result.trace.write(path)
-        out["trace_file"] = str(path)
+        folder, name = make_folder(job.trace_dir), f"row-{row.number}.jsonl"  # made with the first trace, never before
+        out["trace_file"] = str(write_named(folder, name, result.trace.to_jsonl()).path)  # a link planted there: refused
     else:
         out["trace"] = result.trace.to_dicts()
     return out

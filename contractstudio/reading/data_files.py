@@ -1,4 +1,5 @@
-"""Every YAML file the tool reads besides documents (folder settings, the user's config, themes): one bounded reader.
+"""Every file the tool reads besides documents (folder settings, the user's config, themes, `.contractstudioignore`):
+one bounded reader.
 
 A file is asked the path policy first (a FIFO, a device or /proc is refused before it is opened), read up
 to a size bound, decoded as UTF-8, then read by the documents' own reader (`reading/source.py: read_value`):
@@ -80,6 +81,18 @@ def read_data_lines(path: Path, max_bytes: int = MAX_DATA_BYTES) -> list[DataFil
 
 def read_text_file(path: Path, max_bytes: int = MAX_DATA_BYTES) -> str:
     """A data file's text: the path policy asked first, at most `max_bytes` read, UTF-8; UnreadableData says why not."""
+    raw = read_bounded(path, max_bytes)
+    text, finding = decode(raw, str(path))
+    if text is None:
+        assert finding is not None
+        raise UnreadableData(f"{path}:{finding.line}:{finding.column}: {finding.message}")
+    return text
+
+
+def read_bounded(path: Path, max_bytes: int) -> bytes:
+    """A data file's bytes (settings, config, theme, `.contractstudioignore`), after the path policy and at most
+    `max_bytes`; raises UnreadableData saying why (a FIFO, a device or /proc is never opened, a file swapped for
+    one after the check never blocks)."""
     problem = input_problem(path)
     if problem is not None:
         raise UnreadableData(problem)
@@ -94,11 +107,7 @@ def read_text_file(path: Path, max_bytes: int = MAX_DATA_BYTES) -> str:
         raise UnreadableData(f"cannot read {path}: {err.strerror or err}") from None
     if len(raw) > max_bytes:
         raise UnreadableData(f"{path} is larger than {max_bytes:,} bytes; it is not read")
-    text, finding = decode(raw, str(path))
-    if text is None:
-        assert finding is not None
-        raise UnreadableData(f"{path}:{finding.line}:{finding.column}: {finding.message}")
-    return text
+    return raw
 
 
 def read_data_text(text: str, name: str) -> DataFile:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
-from contractstudio.reading.data_files import decode
+from contractstudio.reading.data_files import UnreadableData, decode, read_bounded
 from contractstudio.reading.dialect_registry import (
     MAX_FILE_BYTES,
     YAML_ENDINGS,
@@ -30,6 +30,7 @@ from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, first_kind, top_ki
 from contractstudio.storage.paths import base_problem, project_of
 
 IGNORE_FILE = ".contractstudioignore"
+MAX_IGNORE_BYTES = 64 * 1024  # as for folder settings: a list of patterns, not a dataset
 _API_VERSION = re.compile(r"^apiVersion[ \t]*:", re.M)
 _CONTENT = re.compile(r"^[ \t]*[^\s#]", re.M)
 
@@ -42,9 +43,10 @@ def kind_of_text(text: str) -> str | None:
 @dataclass(frozen=True, slots=True)
 class Ownership:
     """Whether a file is ours: `ours` (analyze it), `foreign` (clearly another tool's file: skip it, saying why),
-    `unknown` (no sign either way: skipped in a folder, analyzed when named, where YML003 says what it lacks)."""
+    `unknown` (no sign either way: skipped in a folder, analyzed when named, where YML003 says what it lacks),
+    `unreadable` (a file of ours the tool could not read, a folder's `.contractstudioignore`: skipped, saying why)."""
 
-    verdict: Literal["ours", "foreign", "unknown"]
+    verdict: Literal["ours", "foreign", "unknown", "unreadable"]
     reason: str = ""
 
     @property
@@ -97,6 +99,21 @@ def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
     return decode(raw, str(path))
 
 
+def ignore_patterns(folder: Path) -> tuple[list[str], str | None]:
+    """The glob patterns of a folder's `.contractstudioignore` (none when it has none), and why the file could not
+    be read, if it could not: read like every data file of ours (reading/data_files.py: the path policy first,
+    at most 64 KB), so a link to /proc or a FIFO is never opened."""
+    ignore = folder / IGNORE_FILE
+    if not os.path.lexists(ignore):
+        return [], None
+    try:
+        raw = read_bounded(ignore, MAX_IGNORE_BYTES)
+    except UnreadableData as err:
+        return [], str(err)
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")], None
+
+
 def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
     for pat in patterns:
         if pat.endswith("/"):
@@ -140,10 +157,9 @@ def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | 
         workspace = (project_of(p / IGNORE_FILE),)  # the project of the folder given (storage/paths.py)
         for dirpath, dirnames, filenames in os.walk(p):
             here = Path(dirpath)
-            patterns: list[str] = []
-            ignore = here / IGNORE_FILE
-            if ignore.is_file():
-                patterns = [ln.strip() for ln in ignore.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("#")]
+            patterns, unread = ignore_patterns(here)
+            if unread is not None:  # a link to /proc/self/mem, a FIFO, too big: said, and its folder scanned as if absent
+                yield here / IGNORE_FILE, Ownership("unreadable", f"its patterns are not applied: {unread}")
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(d, patterns, True))
             for name in sorted(filenames):
                 own_format = python and name.endswith(file_endings())

@@ -4,10 +4,15 @@ Shared by the studio (save, export, theme and trust files, traces) and the CLI (
 What is saved is the file a user means: a symlink is followed to its target, a file with hard links
 keeps them, permissions and owner are kept, and only regular files are ever replaced (a FIFO or a
 device is refused). What cannot be kept is said (`Saved.notes`), never silently changed.
+
+A file the tool names itself inside a folder (a trace of `eval --traces`, the reply cache's database) is another
+matter: nobody meant a link planted there, so `write_named` refuses a symbolic link at that name (never follows it),
+keeps the file inside the folder, and replaces a hard-linked file by a new one instead of writing through it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -53,7 +58,7 @@ def target_problem(path: str | Path) -> str | None:
     shown = str(given) if target == given.absolute() else f"{given} (-> {target})"
     try:
         st = os.stat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # missing, or under a file: the folder's check says which
         st = None
     except OSError as err:
         return f"cannot use {shown}: {err.strerror or err}"
@@ -131,6 +136,54 @@ def write_atomic(path: str | Path, text: str) -> Saved:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise NotARegularFile(f"{path} is {_what(st.st_mode)}; only regular files are written")
+    return _replace(target, text, st, keep_links=True)
+
+
+def named_file_problem(folder: str | Path, name: str) -> str | None:
+    """Why the tool may not write the file it names `name` inside `folder` (a trace of `eval --traces`, the reply
+    cache's database), or None: the name is one plain component, the file is not a symbolic link (never followed,
+    whoever planted it) nor anything but a regular file, and it stays in the folder. Never opens anything."""
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return f"{name!r} is not a file name inside {folder}"
+    path = Path(folder) / name
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        return f"cannot use {path}: {err.strerror or err}"
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link; a file the tool names in a folder is never written through one"
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return f"it is {_what(st.st_mode)}; only regular files are written"
+    if Path(os.path.realpath(path)).parent != Path(os.path.realpath(folder)):
+        return f"it is not inside {folder}"
+    return None
+
+
+def named_file(folder: str | Path, name: str) -> Path:
+    """`folder / name` once `named_file_problem` allows it; else NotARegularFile (an OSError naming that path)."""
+    path = Path(folder) / name
+    if (problem := named_file_problem(folder, name)) is not None:
+        raise NotARegularFile(errno.ELOOP if "symbolic link" in problem else errno.EINVAL, problem, str(path))
+    return path
+
+
+def write_named(folder: str | Path, name: str, text: str) -> Saved:
+    """Write `text` to the file the tool names `name` inside `folder`, atomically, after `named_file_problem` allows it.
+
+    A symbolic link there is refused (NotARegularFile naming it), and the rename replaces the folder's entry
+    itself: a link planted after the check is replaced, never followed; a hard link planted there keeps its
+    other name's text (the new text gets a new file, never written in place)."""
+    path = named_file(folder, name)
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    return _replace(path, text, st, keep_links=False)
+
+
+def _replace(target: Path, text: str, st: os.stat_result | None, *, keep_links: bool) -> Saved:
     saved = Saved(target)
     remove_leftovers(target)
     data = text.encode("utf-8")
@@ -141,7 +194,7 @@ def write_atomic(path: str | Path, text: str) -> Saved:
             fcntl.flock(fd, fcntl.LOCK_EX)  # tells remove_leftovers that this save is alive
         _write_all(fd, data)
         os.fsync(fd)
-        if st is not None and st.st_nlink > 1:
+        if keep_links and st is not None and st.st_nlink > 1:
             # A rename would give this name a new inode and leave the other links on the old text.
             with open(target, "r+b") as f:
                 keep_tmp = True  # from here on the temporary file is the only sure copy of the new text
@@ -160,7 +213,7 @@ def write_atomic(path: str | Path, text: str) -> Saved:
         if st is not None:
             _keep_owner(fd, st, saved)  # before the mode: a change of owner clears set-id bits
         os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~current_umask())
-        os.replace(tmp, target)  # atomic on POSIX and Windows: readers see old or new
+        os.replace(tmp, target)  # atomic on POSIX and Windows: readers see old or new; a link at target is replaced
     except BaseException:
         if not keep_tmp:
             try:

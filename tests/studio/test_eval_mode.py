@@ -186,6 +186,26 @@ async def test_a_row_whose_trace_file_points_out_of_the_folder_is_a_message(eval
         assert app.screen is screen and app.is_running
 
 
+async def test_a_contract_name_holding_a_path_never_writes_a_trace_out_of_the_private_folder(eval_workspace: Path,
+                                                                                             tmp_path: Path) -> None:
+    """Issue 32.2: a row's trace is written under a name the studio makes; a results file's `contract` holding
+    `../` is refused with a message, never a file written where the name leads."""
+    results = results_file(eval_workspace)
+    escape = "../" * 40 + str(tmp_path / "escaped").lstrip("/")
+    rewrite_line(results, 0, lambda rec: rec.update(contract=escape))
+    async with results_opened(eval_workspace, results) as (app, pilot):
+        screen = app.screen
+        table = screen.query_one("#eval-rows")
+        table.focus()
+        table.move_cursor(row=next(i for i in range(table.row_count) if table.get_row_at(i)[0] == "1"))
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        assert not (tmp_path / "escaped.row-1.jsonl").exists()
+        messages = [str(n.message) for n in app._notifications]
+        assert any("The trace of row 1 was not written: " in m and "is not a file name inside" in m for m in messages), messages
+        assert app.screen is screen and app.is_running
+
+
 async def test_at_200_columns_plot_labels_are_whole_and_each_row_shows_its_query(eval_workspace: Path) -> None:
     """Issue 19.10: the failed-check bars name whole conditions when there is room; the table shows each row's input."""
     results = results_file(eval_workspace)

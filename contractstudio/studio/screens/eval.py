@@ -332,8 +332,14 @@ class EvalScreen(StudioScreen):
 
         if self._folder is None:  # a results file opened from the workspace: its traces go to a private folder
             self._folder = Path(tempfile.mkdtemp(prefix="contractstudio-eval-"))
-        path = self._folder / f"{rec.get('contract') or 'row'}.row-{rec.get('row')}.jsonl"
-        Trace.from_dicts(events).write(path)
+        from contractstudio.storage.atomic import write_named
+
+        try:  # the name holds the file's `contract`: one that would leave the folder (`../`) is refused, never followed
+            path = write_named(self._folder, f"{rec.get('contract') or 'row'}.row-{rec.get('row')}.jsonl",
+                               Trace.from_dicts(events).to_jsonl()).path
+        except OSError as err:
+            self.notify(f"The trace of row {rec.get('row')} was not written: {err.strerror or err}", severity="error")
+            return
         self.studio.workspace.add(path)  # so the debugger offers its replay
         self.studio.open_file(path)
 
