@@ -3,7 +3,6 @@ the reply cache, rate limits and 429s with Retry-After, and resume after `kill -
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -427,27 +426,44 @@ def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Pa
     assert server.requests == [] and again["cache"] == {"hits": 24, "misses": 0} and again["successful"] == 24
 
 
+# The interrupted run is a child process of its own: Ctrl+C can land inside `ast.parse`, which on CPython 3.11.7
+# leaves the interpreter's AST recursion counter wrong ("AST constructor recursion depth mismatch" in every later
+# parse), so a test that interrupts its own process could break the tests after it; a user's Ctrl+C ends the process.
+INTERRUPTED_RUN = """
+import _thread, json, sys, threading
+from pathlib import Path
+from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+def interrupt(kind, record, progress):
+    if kind == "record" and progress.done == 6:
+        threading.Timer(0.03, _thread.interrupt_main).start()  # lands while the loop runs the other rows
+
+qa, data, out, model, base = sys.argv[1:6]
+first = evaluate(EvalConfig(target=Path(qa), data=Path(data), out=Path(out), model=model, api_base=base,
+                            concurrency=4, workers=1), on_progress=interrupt)
+print(json.dumps({"interrupted": first.interrupted, "rows": first.summary["rows"],
+                  "eval_threads": [t.name for t in threading.enumerate() if t.name.startswith("contractstudio-eval")]}))
+"""
+
+
 def test_ctrl_c_mid_run_keeps_the_finished_rows_and_resume_finishes_the_rest(tmp_path: Path, cache_dir: Path) -> None:
     # Ctrl+C lands wherever the main thread is: in the rows' event loop, or writing a record
-    import _thread
-
     from contractstudio.evaluation.evaluate import EvalConfig, evaluate
 
     queries = [f"ok-{i}" for i in range(40)]
     data = dataset(tmp_path / "rows.jsonl", queries)
     out = tmp_path / "r.jsonl"
     with OpenAIServer([Reply(GOOD, delay=0.05)] * 200) as server:
-        def interrupt(kind: str, record: object, progress: Any) -> None:
-            if kind == "record" and progress.done == 6:
-                threading.Timer(0.03, _thread.interrupt_main).start()  # lands while the loop runs the other rows
-
-        cfg = EvalConfig(target=QA, data=data, out=out, model=MODEL, api_base=server.base_url, concurrency=4, workers=1)
-        first = evaluate(cfg, on_progress=interrupt)
-        assert first.interrupted
+        child = subprocess.run([sys.executable, "-c", INTERRUPTED_RUN, str(QA), str(data), str(out), MODEL, server.base_url],
+                               capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
+        assert child.returncode == 0, child.stderr
+        first = json.loads(child.stdout.strip().splitlines()[-1])
+        assert first["interrupted"]
         kept = [json.loads(line)["key"] for line in out.read_text().splitlines()]
-        assert 6 <= len(kept) < 40 and len(set(kept)) == len(kept) == first.summary["rows"]
-        assert not [t for t in threading.enumerate() if t.name.startswith("contractstudio-eval")]
-        second = evaluate(dataclasses.replace(cfg, resume=True))
+        assert 6 <= len(kept) < 40 and len(set(kept)) == len(kept) == first["rows"]
+        assert first["eval_threads"] == []
+        second = evaluate(EvalConfig(target=QA, data=data, out=out, model=MODEL, api_base=server.base_url,
+                                     concurrency=4, workers=1, resume=True))
     assert not second.interrupted and second.summary["rows"] == 40
     keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
     assert sorted(keys) == sorted(set(keys)) and len(keys) == 40
