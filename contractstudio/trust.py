@@ -171,10 +171,10 @@ def user_api_bases() -> tuple[str, ...]:
     return user_config().api_bases
 
 
-def user_gave(url: str | None, extra: Iterable[str] = ()) -> bool:
-    """Whether a server is one the user named: in `extra` (e.g. --api-base) or in their config."""
+def user_gave(url: str | None, given: Iterable[str]) -> bool:
+    """Whether a server is one the user named: in `given` (--api-base, their config's trusted_api_bases)."""
     wanted = origin(url)
-    return wanted is not None and any(origin(u) == wanted for u in (*extra, *user_api_bases()))
+    return wanted is not None and any(origin(u) == wanted for u in given)
 
 
 # The variables a provider's key is conventionally read from (litellm's own names), by model prefix.
@@ -206,7 +206,8 @@ def untrusted_key_routes(model: str | None, api_base: str | None, api_key_env: s
                          given: Iterable[str] = ()) -> list[tuple[str, str]]:
     """What an `llm:` block asks that only a trusted folder may: [(key, why)]; empty when nothing needs trust.
 
-    `api_base` is the file's; `given` are servers the user named for this run (--api-base).
+    `api_base` is the file's; `given` are the servers the user named (--api-base, and `user_api_bases()`, their
+    config's, read once by the face): this reads nothing from disk, so the analyzer may ask it on every key.
     """
     found: list[tuple[str, str]] = []
     if api_key_env:

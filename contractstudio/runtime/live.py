@@ -21,7 +21,7 @@ from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.success_logging import quiet_success_logging
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
-from contractstudio.trust import is_loopback, untrusted_key_routes
+from contractstudio.trust import is_loopback, untrusted_key_routes, user_api_bases
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the
 # transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
@@ -404,7 +404,7 @@ def live_model(settings: Any, model: str | None = None, api_base: str | None = N
     env = getattr(settings, "api_key_env", None)
     if not trusted:
         routes = untrusted_key_routes(model_name, None if api_base else getattr(settings, "api_base", None),
-                                      None if api_key else env)
+                                      None if api_key else env, given=user_api_bases())
         if routes:
             from contractstudio.runtime.errors import UntrustedKeyRoute
 
