@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from contractstudio.providers import provider_of
+
 if TYPE_CHECKING:
     from contractstudio.reading.user_config import UserConfig
 
@@ -177,7 +179,7 @@ def user_gave(url: str | None, given: Iterable[str]) -> bool:
     return wanted is not None and any(origin(u) == wanted for u in given)
 
 
-# The variables a provider's key is conventionally read from (litellm's own names), by model prefix.
+# The variables a provider's key is conventionally read from (litellm's own names), by provider (providers.py).
 _USUAL_VARIABLES: dict[str, tuple[str, ...]] = {
     "azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
@@ -188,15 +190,11 @@ _USUAL_VARIABLES: dict[str, tuple[str, ...]] = {
     "perplexity": ("PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"),
     "replicate": ("REPLICATE_API_KEY", "REPLICATE_API_TOKEN"),
 }
-_BARE_MODELS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("chatgpt", "openai"),
-                ("claude", "anthropic"), ("gemini", "gemini"), ("mistral", "mistral"), ("command", "cohere"))
 
 
 def usual_key_variables(model: str | None) -> tuple[str, ...]:
     """The environment variables the model's provider conventionally reads its key from (OPENAI_API_KEY for openai/...)."""
-    name = (model or "").strip()
-    provider = name.split("/", 1)[0].lower() if "/" in name else next(
-        (p for prefix, p in _BARE_MODELS if name.lower().startswith(prefix)), "")
+    provider = provider_of(model)
     if not provider or not provider.replace("_", "").isalnum():
         return ()
     return _USUAL_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from contractstudio.documents.models import LLMSettings
+from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.success_logging import quiet_success_logging
@@ -160,14 +161,6 @@ def _refused(err: BaseException) -> bool:
     return _caused_by(err, ConnectionRefusedError, ("connection refused",))
 
 
-@lru_cache(maxsize=64)
-def _provider(litellm: Any, model: str, api_base: str | None) -> str | None:
-    try:
-        return str(litellm.get_llm_provider(model, api_base=api_base)[1])
-    except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
-        return None
-
-
 def _litellm_sender() -> Any:
     """The async transport litellm itself sends with (aiohttp by default: about a third less CPU per call than
     httpx's own), so a call through our deadline client costs what a bare `litellm.acompletion` does."""
@@ -229,7 +222,7 @@ class LiveModel:
 
         Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
         """
-        provider = _provider(litellm, self.model, self.api_base)
+        provider = provider_of(self.model)
         key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
         if provider != "openai" or not key or not self.api_base:
             # without a key, litellm's own "missing credentials" error says it best; without an api_base,
