@@ -133,3 +133,25 @@ def test_the_analyzer_never_reads_the_users_config_the_face_gives_it(tmp_path: P
     assert main(["check", *map(str, paths)]) == 0
     assert "CON110" not in capsys.readouterr().out
     assert len(reads) == 1
+
+
+def test_the_studio_and_the_language_server_read_the_users_config_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.lsp.analyses import Analyses
+    from contractstudio.reading import user_config
+    from contractstudio.studio.app import StudioApp
+
+    reads: list[Path] = []
+    real = user_config.load_user_config
+    monkeypatch.setattr(user_config, "load_user_config", lambda path: reads.append(path) or real(path))
+    config_folder().mkdir(parents=True, exist_ok=True)
+    (config_folder() / "config.yaml").write_text("trusted_api_bases: [https://llm-gateway.example.com]\n")
+    path = contract(tmp_path, "  api_base: https://llm-gateway.example.com/v1\n")
+    server = Analyses(lambda entry: None)
+    try:
+        assert [server.analyze(str(path), path.read_text()).diagnostics for _ in range(3)] == [[], [], []]
+    finally:
+        server.pool.shutdown()
+    assert len(reads) == 1  # the server's, at its first analysis; not one per analysis
+    studio = StudioApp([str(path.parent)])
+    assert [studio.context_for(path).api_bases for _ in range(3)] == [("https://llm-gateway.example.com",)] * 3
+    assert len(reads) == 2  # the studio's, at its start
