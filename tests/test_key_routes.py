@@ -155,3 +155,17 @@ def test_the_studio_and_the_language_server_read_the_users_config_once(tmp_path:
     studio = StudioApp([str(path.parent)])
     assert [studio.context_for(path).api_bases for _ in range(3)] == [("https://llm-gateway.example.com",)] * 3
     assert len(reads) == 2  # the studio's, at its start
+
+
+def test_a_call_reads_the_users_config_only_when_its_file_names_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.reading import user_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
+    reads: list[Path] = []
+    real = user_config.load_user_config
+    monkeypatch.setattr(user_config, "load_user_config", lambda path: reads.append(path) or real(path))
+    loaded = cs.load(contract(tmp_path, ""))
+    assert len(reads) == 1  # the load's, for its analysis
+    for _ in range(3):
+        loaded.model_for(None)  # each call builds its model: no server of the file's to judge, nothing read
+    assert len(reads) == 1

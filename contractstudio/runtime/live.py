@@ -396,8 +396,9 @@ def live_model(settings: Any, model: str | None = None, api_base: str | None = N
     key = api_key
     env = getattr(settings, "api_key_env", None)
     if not trusted:
-        routes = untrusted_key_routes(model_name, None if api_base else getattr(settings, "api_base", None),
-                                      None if api_key else env, given=user_api_bases())
+        file_base = None if api_base else getattr(settings, "api_base", None)
+        given = user_api_bases() if file_base and not is_loopback(file_base) else ()  # the config read only when asked
+        routes = untrusted_key_routes(model_name, file_base, None if api_key else env, given=given)
         if routes:
             from contractstudio.runtime.errors import UntrustedKeyRoute
 
