@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from contractstudio.providers import provider_of
+
 if TYPE_CHECKING:
     from contractstudio.reading.user_config import UserConfig
 
@@ -171,13 +173,13 @@ def user_api_bases() -> tuple[str, ...]:
     return user_config().api_bases
 
 
-def user_gave(url: str | None, extra: Iterable[str] = ()) -> bool:
-    """Whether a server is one the user named: in `extra` (e.g. --api-base) or in their config."""
+def user_gave(url: str | None, given: Iterable[str]) -> bool:
+    """Whether a server is one the user named: in `given` (--api-base, their config's trusted_api_bases)."""
     wanted = origin(url)
-    return wanted is not None and any(origin(u) == wanted for u in (*extra, *user_api_bases()))
+    return wanted is not None and any(origin(u) == wanted for u in given)
 
 
-# The variables a provider's key is conventionally read from (litellm's own names), by model prefix.
+# The variables a provider's key is conventionally read from (litellm's own names), by provider (providers.py).
 _USUAL_VARIABLES: dict[str, tuple[str, ...]] = {
     "azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
@@ -188,15 +190,11 @@ _USUAL_VARIABLES: dict[str, tuple[str, ...]] = {
     "perplexity": ("PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"),
     "replicate": ("REPLICATE_API_KEY", "REPLICATE_API_TOKEN"),
 }
-_BARE_MODELS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("chatgpt", "openai"),
-                ("claude", "anthropic"), ("gemini", "gemini"), ("mistral", "mistral"), ("command", "cohere"))
 
 
 def usual_key_variables(model: str | None) -> tuple[str, ...]:
     """The environment variables the model's provider conventionally reads its key from (OPENAI_API_KEY for openai/...)."""
-    name = (model or "").strip()
-    provider = name.split("/", 1)[0].lower() if "/" in name else next(
-        (p for prefix, p in _BARE_MODELS if name.lower().startswith(prefix)), "")
+    provider = provider_of(model)
     if not provider or not provider.replace("_", "").isalnum():
         return ()
     return _USUAL_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))
@@ -206,7 +204,8 @@ def untrusted_key_routes(model: str | None, api_base: str | None, api_key_env: s
                          given: Iterable[str] = ()) -> list[tuple[str, str]]:
     """What an `llm:` block asks that only a trusted folder may: [(key, why)]; empty when nothing needs trust.
 
-    `api_base` is the file's; `given` are servers the user named for this run (--api-base).
+    `api_base` is the file's; `given` are the servers the user named (--api-base, and `user_api_bases()`, their
+    config's, read once by the face): this reads nothing from disk, so the analyzer may ask it on every key.
     """
     found: list[tuple[str, str]] = []
     if api_key_env:

@@ -14,7 +14,7 @@ from openai_server import OpenAIServer
 import contractstudio as cs
 from contractstudio.analysis.check import Context, check_file
 from contractstudio.cli import main
-from contractstudio.trust import config_folder, hook_folder
+from contractstudio.trust import config_folder, hook_folder, user_api_bases
 
 QA = Path(__file__).resolve().parent / "runtime_contracts" / "qa.contract.yaml"
 TOKEN = "ghp_" + "R3p0T0k3nN0tF0rY0u5e11ing4ppl35ee"  # a fake GitHub token, built so the file holds none
@@ -96,7 +96,7 @@ def test_a_server_in_the_users_own_config_is_given_by_the_user(tmp_path: Path, m
     (config_folder() / "config.yaml").write_text("trusted_api_bases: [https://llm-gateway.example.com]\n")
     model = cs.load(path).model_for(None)  # no request is made: building the model is where the refusal would be
     assert model.api_base == "https://llm-gateway.example.com/v1"
-    assert check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics == []
+    assert check_file(path, Context(hooks=hook_folder(path.parent, False), api_bases=user_api_bases())).diagnostics == []
     assert pytest.raises(cs.ContractError, cs.load(contract(tmp_path, "  api_base: https://llm-gateway.example.com:8443/v1\n"))
                          .model_for, None)  # another port is another server
 
@@ -123,3 +123,63 @@ def test_a_server_on_a_private_network_is_not_this_machine(tmp_path: Path, base:
     line = path.read_text().splitlines().index(f"  api_base: {base}") + 1
     assert [(d.code, d.line) for d in found if d.code == "CON110"] == [("CON110", line)]
     assert cs.load(path).model_for(None, api_base=base).api_base == base  # given by the user (--api-base): no trust needed
+
+
+def test_the_analyzer_never_reads_the_users_config_the_face_gives_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """CON110 asks the analysis context for the servers the user named: the face reads config.yaml once, the rule never."""
+    from contractstudio.reading import user_config
+
+    reads: list[Path] = []
+    real = user_config.load_user_config
+    monkeypatch.setattr(user_config, "load_user_config", lambda path: reads.append(path) or real(path))
+    gateway = "https://llm-gateway.example.com"
+    paths = [contract(tmp_path / str(n), "  api_base: https://llm-gateway.example.com/v1\n") for n in range(3)]
+    untrusted = [Context(hooks=hook_folder(p.parent, False)) for p in paths]
+    config_folder().mkdir(parents=True, exist_ok=True)
+    (config_folder() / "config.yaml").write_text(f"trusted_api_bases: [{gateway}]\n")
+    # what the disk says is not the analysis's business: the context says which servers the user gave
+    assert [[d.code for d in check_file(p, ctx).diagnostics] for p, ctx in zip(paths, untrusted, strict=True)] == [["CON110"]] * 3
+    assert reads == []
+    given = Context(hooks=hook_folder(paths[0].parent, False), api_bases=(gateway,))
+    assert check_file(paths[0], given).diagnostics == []
+    # the face (here `check` of three files) reads the config once and hands it to every analysis
+    assert main(["check", *map(str, paths)]) == 0
+    assert "CON110" not in capsys.readouterr().out
+    assert len(reads) == 1
+
+
+def test_the_studio_and_the_language_server_read_the_users_config_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.lsp.analyses import Analyses
+    from contractstudio.reading import user_config
+    from contractstudio.studio.app import StudioApp
+
+    reads: list[Path] = []
+    real = user_config.load_user_config
+    monkeypatch.setattr(user_config, "load_user_config", lambda path: reads.append(path) or real(path))
+    config_folder().mkdir(parents=True, exist_ok=True)
+    (config_folder() / "config.yaml").write_text("trusted_api_bases: [https://llm-gateway.example.com]\n")
+    path = contract(tmp_path, "  api_base: https://llm-gateway.example.com/v1\n")
+    server = Analyses(lambda entry: None)
+    try:
+        assert [server.analyze(str(path), path.read_text()).diagnostics for _ in range(3)] == [[], [], []]
+    finally:
+        server.pool.shutdown()
+    assert len(reads) == 1  # the server's, at its first analysis; not one per analysis
+    studio = StudioApp([str(path.parent)])
+    assert [studio.context_for(path).api_bases for _ in range(3)] == [("https://llm-gateway.example.com",)] * 3
+    assert len(reads) == 2  # the studio's, at its start
+
+
+def test_a_call_reads_the_users_config_only_when_its_file_names_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.reading import user_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
+    reads: list[Path] = []
+    real = user_config.load_user_config
+    monkeypatch.setattr(user_config, "load_user_config", lambda path: reads.append(path) or real(path))
+    loaded = cs.load(contract(tmp_path, ""))
+    assert len(reads) == 1  # the load's, for its analysis
+    for _ in range(3):
+        loaded.model_for(None)  # each call builds its model: no server of the file's to judge, nothing read
+    assert len(reads) == 1

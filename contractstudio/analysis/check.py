@@ -6,7 +6,7 @@ The CLI, the studio and `cs.load` call these same functions; there is one analyz
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from contractstudio.analysis.loaded import Context, ExpressionChecks, Loaded, file_regex_budget
@@ -172,7 +172,7 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
     if ctx is None:
         ctx = Context(hooks=hook_folder(path, False))
     elif ctx.root is None:
-        ctx = Context(hooks=hook_folder(path, ctx.trusted), dialect=ctx.dialect, model=ctx.model)
+        ctx = replace(ctx, hooks=hook_folder(path, ctx.trusted))
     return check_text(text, name, ctx, location=path)
 
 

@@ -53,6 +53,9 @@ class Context:
     hooks: HookFolder = HookFolder()  # where python: hooks are imported from and whether they may be (trust.hook_folder)
     dialect: str | None = None  # read every document as this format (--dialect); None: by setting and shape
     model: str | None = None  # the model to classify output clauses for (check --model); None: the one a contract names
+    # The servers the user's own config lets keys go to (config.yaml's trusted_api_bases), read once by the face
+    # (a command, the studio, the language server): the analysis never reads the user's disk itself (CON110).
+    api_bases: tuple[str, ...] = ()
 
     @property
     def trusted(self) -> bool:

@@ -12,7 +12,7 @@ from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.findings.diagnostics import at_least
 from contractstudio.reports import diagnostics as report
 from contractstudio.safe_text import printable, shown
-from contractstudio.trust import Trust, hook_folder
+from contractstudio.trust import Trust, hook_folder, user_api_bases
 
 
 def structure_lines(reports: list[FileReport]) -> list[str]:
@@ -33,12 +33,13 @@ def run(args: argparse.Namespace) -> int:
         return refused
     trust = Trust.for_command(args.paths, args.trust)  # per folder: named with --trust, or remembered
     reports = []
+    api_bases = user_api_bases()  # the user's config, read once for every file (the analysis never reads it)
     for path, found in survey(args.paths, python=True, dialect=args.dialect):
         if not found.ours:  # another tool's file (a Kubernetes manifest), an unreadable .contractstudioignore: not a finding
             print(printable(f"contractstudio: skipped {path}: {found.reason}"), file=sys.stderr)  # the reason names files too
             continue
         reports.append(check_file(path, Context(hooks=hook_folder(path, trust), dialect=args.dialect,
-                                                model=getattr(args, "model", None))))
+                                                model=getattr(args, "model", None), api_bases=api_bases)))
     diagnostics = findings_of(reports)  # the analyzer decides what counts once
     files = len(reports)
     # Nothing checked fails the run (a mistyped path in CI must not pass), as `test` does when no scenario ran,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contractstudio.providers import provider_of
+
 OPENAI_SOURCE = "https://platform.openai.com/docs/guides/structured-outputs#supported-schemas"
 ANTHROPIC_SOURCE = "https://docs.claude.com/en/docs/build-with-claude/structured-outputs#json-schema-limitations"
 GEMINI_SOURCE = ("https://ai.google.dev/gemini-api/docs/structured-output#json-schema-support "
@@ -121,7 +123,7 @@ NONE = ProviderProfile(name="none", strict=False, source="no structured-output m
 
 PROFILES = {p.name: p for p in (OPENAI, ANTHROPIC, GEMINI, GUIDED, NONE)}
 
-_GUIDED_PREFIXES = ("hosted_vllm/", "vllm/", "ollama/", "ollama_chat/", "llamafile/", "lm_studio/", "llama_cpp/")
+_GUIDED_PROVIDERS = ("hosted_vllm", "vllm", "ollama", "ollama_chat", "llamafile", "lm_studio", "llama_cpp")
 _OPENAI_NAMES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4")
 
 
@@ -132,27 +134,27 @@ def profile_for(model: str | None, api_base: str | None = None) -> ProviderProfi
     Ollama, LM Studio): its `response_format` is served by grammar-guided decoding.
     """
     name = (model or "").strip().lower()
-    if not name:
-        return NONE
-    if name.startswith(_GUIDED_PREFIXES):
+    provider = provider_of(name)  # the one answer (contractstudio/providers.py); the server shape is decided here
+    if provider in _GUIDED_PROVIDERS:
         return GUIDED
-    if name.startswith(("anthropic/", "claude-", "bedrock/anthropic.", "vertex_ai/claude")):
+    if provider == "anthropic" or name.startswith(("bedrock/anthropic.", "vertex_ai/claude")):
         return ANTHROPIC
-    if name.startswith(("gemini/", "vertex_ai/", "vertex_ai_beta/", "gemini-")):
+    if provider in ("gemini", "vertex_ai", "vertex_ai_beta"):
         return GEMINI
-    if name.startswith(("openai/", "azure/")):
+    if provider in ("openai", "azure") and "/" in name:
         if api_base and "api.openai.com" not in api_base and ".openai.azure.com" not in api_base:
             return GUIDED
         return OPENAI if _openai_schema_model(name.split("/", 1)[1]) else _JSON_ONLY_OPENAI
-    if _openai_schema_model(name):
+    if provider == "openai" and _openai_schema_model(name):
         return OPENAI
-    if name.startswith(("gpt-3.5", "gpt-4")):
+    if provider == "openai" and name.removeprefix("ft:").startswith(("gpt-3.5", "gpt-4")):
         return _JSON_ONLY_OPENAI
     return NONE
 
 
 def _openai_schema_model(bare: str) -> bool:
-    """OpenAI models with Structured Outputs: gpt-4o-2024-08-06 and later, gpt-4o-mini, gpt-4.1, gpt-5, o-series."""
+    """OpenAI models with Structured Outputs: gpt-4o-2024-08-06 and later, gpt-4o-mini, gpt-4.1, gpt-5, o-series (or one fine-tuned)."""
+    bare = bare.removeprefix("ft:")
     if bare.startswith("gpt-4o-2024-05-13") or bare == "gpt-4o-2024-05-13":
         return False
     return bare.startswith(_OPENAI_NAMES)

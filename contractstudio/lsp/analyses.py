@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,9 +110,16 @@ class Analyses:
         hooks = hook_folder(path, self.trusted(path)) if on_disk else HookFolder()
         if not ours(text, hooks.folder, self.dialect, path):
             return FileReport(path, text, None, [], [])
-        context = Context(hooks=hooks, dialect=self.dialect)
+        context = Context(hooks=hooks, dialect=self.dialect, api_bases=self.api_bases)
         live = next((e for e in list(self.entries.values()) if e.path == path), None) or LiveDocument(path)
         return live.analyze(text, context, path)
+
+    @cached_property
+    def api_bases(self) -> tuple[str, ...]:
+        """The servers the user's config lets keys go to, read once per server (at its first analysis), never per key."""
+        from contractstudio.trust import user_api_bases
+
+        return user_api_bases()
 
     async def current(self, uri: str) -> tuple[Entry, FileReport] | None:
         """The document's analysis of its current text (analyzed now when the last one is older)."""

@@ -17,12 +17,13 @@ from functools import lru_cache
 from typing import Any
 
 from contractstudio.documents.models import LLMSettings
+from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.success_logging import quiet_success_logging
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
 from contractstudio.safe_text import register_environment
-from contractstudio.trust import is_loopback, untrusted_key_routes
+from contractstudio.trust import is_loopback, untrusted_key_routes, user_api_bases
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the
 # transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
@@ -161,14 +162,6 @@ def _refused(err: BaseException) -> bool:
     return _caused_by(err, ConnectionRefusedError, ("connection refused",))
 
 
-@lru_cache(maxsize=64)
-def _provider(litellm: Any, model: str, api_base: str | None) -> str | None:
-    try:
-        return str(litellm.get_llm_provider(model, api_base=api_base)[1])
-    except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
-        return None
-
-
 def _litellm_sender() -> Any:
     """The async transport litellm itself sends with (aiohttp by default: about a third less CPU per call than
     httpx's own), so a call through our deadline client costs what a bare `litellm.acompletion` does."""
@@ -228,7 +221,7 @@ class LiveModel:
 
         Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
         """
-        provider = _provider(litellm, self.model, self.api_base)
+        provider = provider_of(self.model)
         key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
         if provider != "openai" or not key or not self.api_base:
             # without a key, litellm's own "missing credentials" error says it best; without an api_base,
@@ -402,8 +395,9 @@ def live_model(settings: Any, model: str | None = None, api_base: str | None = N
     key = api_key
     env = getattr(settings, "api_key_env", None)
     if not trusted:
-        routes = untrusted_key_routes(model_name, None if api_base else getattr(settings, "api_base", None),
-                                      None if api_key else env)
+        file_base = None if api_base else getattr(settings, "api_base", None)
+        given = user_api_bases() if file_base and not is_loopback(file_base) else ()  # the config read only when asked
+        routes = untrusted_key_routes(model_name, file_base, None if api_key else env, given=given)
         if routes:
             from contractstudio.runtime.errors import UntrustedKeyRoute
 

@@ -60,10 +60,10 @@ def load_file(path: str | Path, *, text: str | None = None, trust: bool = False,
     `context` is a face's own analysis context (the studio's); otherwise `trust` and `dialect` make it.
     """
     from contractstudio.analysis.check import Context, check_file, check_text
-    from contractstudio.trust import hook_folder
+    from contractstudio.trust import hook_folder, user_api_bases
 
     p = Path(path)
-    ctx = context if context is not None else Context(hooks=hook_folder(p, trust), dialect=dialect)
+    ctx = context if context is not None else Context(hooks=hook_folder(p, trust), dialect=dialect, api_bases=user_api_bases())
     if text is None:
         if not p.exists():
             raise ContractError(f"{p}: no such file")

@@ -204,7 +204,7 @@ class StudioApp(OrderedKeys, OpenFile):
         """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
         from contractstudio.analysis.check import Context
 
-        return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect)
+        return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect, api_bases=self.config.api_bases)
 
     def count_workspace(self) -> None:
         """Take every workspace file's counts again: now, or when the count under way ends."""

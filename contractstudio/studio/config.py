@@ -18,6 +18,7 @@ class StudioConfig:
 
     theme: str | None = None
     keymap: dict[str, object] = field(default_factory=dict)  # binding id -> key(s) as written; checked by studio.keymap
+    api_bases: tuple[str, ...] = ()  # trusted_api_bases: handed to every analysis (Context.api_bases), read once here
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -33,4 +34,5 @@ def load_config(path: Path | None = None) -> StudioConfig:
     from contractstudio.reading.user_config import load_user_config
 
     config, problem = load_user_config(path)
-    return StudioConfig(theme=config.theme, keymap=dict(config.keymap), problems=[problem] if problem else [])
+    return StudioConfig(theme=config.theme, keymap=dict(config.keymap), api_bases=config.api_bases,
+                        problems=[problem] if problem else [])

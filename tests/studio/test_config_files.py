@@ -49,10 +49,11 @@ def test_a_bad_config_is_the_defaults_and_a_message_with_its_position(text: str,
 
 def test_a_config_that_is_not_utf8_never_breaks_a_live_call() -> None:
     config_file().write_bytes(b"trusted_api_bases: [http://caf\xe9.example]\n")
-    assert not user_gave("http://example.com")
+    assert not user_gave("http://example.com", user_api_bases())
     assert "config.yaml:1:1: the file is not UTF-8" in load_config().problems[0]
     config_file().write_text("trusted_api_bases: https://models.example:8443\ntheme: contractstudio-light\n")
-    assert user_gave("https://models.example:8443/v1") and load_config().theme == "contractstudio-light"
+    assert user_gave("https://models.example:8443/v1", user_api_bases()) and load_config().theme == "contractstudio-light"
+    assert load_config().api_bases == ("https://models.example:8443",)  # what the studio hands every analysis
 
 
 @pytest.mark.parametrize(("text", "said"), ids=["deep", "nan", "css-injection", "alias-bomb", "alpha"], argvalues=[

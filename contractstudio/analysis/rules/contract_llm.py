@@ -2,7 +2,8 @@
 
 A key read from a variable other than the provider's usual one, or requests sent
 to an `api_base` that is neither loopback nor a server the user named in their
-own config (contractstudio.trust). Reported where the folder is not trusted, as
+own config (contractstudio.trust; the face reads it once and hands it over in the analysis context,
+`Context.api_bases`: the rule never reads the user's disk). Reported where the folder is not trusted, as
 TOL103 is for hooks.
 """
 
@@ -22,7 +23,7 @@ def untrusted_key_route(doc: LoadedContract) -> Iterator[Diagnostic]:
     if doc.ctx.trusted:
         return
     llm = doc.contract.llm
-    for key, why in untrusted_key_routes(llm.model, llm.api_base, llm.api_key_env):
+    for key, why in untrusted_key_routes(llm.model, llm.api_base, llm.api_key_env, given=doc.ctx.api_bases):
         yield doc.diag("CON110", f"llm {why}: a live call runs only in a trusted folder", llm, key,
                        hint="trust the folder (--trust), or give the server yourself (--api-base, trusted_api_bases "
                             "in config.yaml) and read the key from the provider's usual variable")
