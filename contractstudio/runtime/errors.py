@@ -40,7 +40,7 @@ class UntrustedKeyRoute(Untrusted):
 class SchemaUnwritable(ContractError):
     """A type whose JSON Schema pydantic could not write: it nests too deep for the recursion left (issue 32).
 
-    A declared type is bounded at check time (documents/types.py: MAX_TYPE_NESTING); a Python contract's own models
+    A declared type is bounded at check time (documents/type_nesting.py: MAX_TYPE_NESTING); a Python contract's own models
     are not, so a call made deep in a program can meet this: the call fails with it, never a RecursionError."""
 
 
