@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from real_model import MISSING, RealServer, serve, server_installed
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -23,6 +25,18 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)
+    from contractstudio.runtime.structured import forget_shapes
+
+    forget_shapes()  # each test is a fresh session: no server's request shape is known yet
+
+
+@pytest.fixture(scope="session")
+def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """llama-cpp-python's server with SmolLM2-135M on a free loopback port, for this test process (one per xdist
+    worker), stopped at the end. Without the `local` extra it skips, which CI's skip policy below never allows."""
+    if not server_installed():
+        pytest.skip(MISSING)
+    yield from serve(tmp_path_factory.mktemp("real-model"))
 
 
 # ----------------------------------------------------------------- the fuzz seed of this run
