@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-from contractstudio.documents.provider_profiles import profile_for
+from contractstudio.documents.provider_profiles import openai_compatible_server
 from contractstudio.documents.structured_outputs import CompiledSchema, compile_schema, map_back
 
 MODES = ("auto", "json_schema", "json_object", "off")
@@ -172,10 +172,9 @@ def structure_for(st: Any, purpose: str) -> Structure:
 
 
 def takes_shapes(target: tuple[str, str | None]) -> bool:
-    """Whether the target is an OpenAI-compatible server that is not OpenAI (`openai/...` at another api_base):
-    its `response_format` reaches it as sent, in one of SHAPES."""
-    model_name, api_base = target
-    return bool(api_base) and model_name.lower().startswith("openai/") and profile_for(model_name, api_base).name == "guided"
+    """Whether the target (model, api_base) is an OpenAI-compatible server: its `response_format` reaches it as sent,
+    in one of SHAPES."""
+    return openai_compatible_server(*target)
 
 
 def learnt_shape(api_base: str | None) -> str | None:
