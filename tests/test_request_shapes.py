@@ -99,6 +99,7 @@ def test_a_server_that_refuses_every_shape_falls_back_once_and_is_then_asked_wit
     assert shapes.to_shape == "json_object_schema" and (modes.from_mode, modes.to_mode) == ("json_schema", "off")
     again = call(server, GOOD)
     assert again.successful and formats(server) == [None]  # remembered: no request is spent on a shape it refuses
+    assert "refused every request shape earlier" in again.trace.of_type("llm_request")[0]["structure_shape"]
 
 
 def test_a_replay_sends_the_shape_its_recording_sent(server: OpenAIServer) -> None:

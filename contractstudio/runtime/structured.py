@@ -167,7 +167,10 @@ def structure_for(st: Any, purpose: str) -> Structure:
             note = (f"{SHAPE_NAMES[shape]}: the shape {target[1]} took earlier in this session" if learnt in SHAPES else
                     f"{SHAPE_NAMES[shape]}: the first shape tried at a server not asked before in this session")
         structure = build(st.plan, target, mode, support, shape)
-        st.structure = replace(structure, note=note) if structure.shape else structure
+        if structure.shape is None:  # no schema sent: say why when it is what the server refused before
+            refused = note is not None and mode == "auto" and learnt_shape(target[1]) == NO_SHAPE
+            note = f"no schema: {target[1]} refused every request shape earlier in this session" if refused else None
+        st.structure = replace(structure, note=note) if note else structure
     return st.structure
 
 
