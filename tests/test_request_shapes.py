@@ -159,3 +159,23 @@ def test_the_trace_line_of_a_shape_move_reads_back_as_written(server: OpenAIServ
     assert moved["to_shape"] == "json_object_schema"
     assert [line.get("structure_shape", "")[:20] for line in lines if line["type"] == "llm_request"] == [
         "OpenAI's shape {\"typ", "llama-cpp-python's s"]
+
+
+def test_the_debuggers_request_view_and_run_show_the_shape_sent_and_why(server: OpenAIServer) -> None:
+    from rich.console import Console
+
+    from contractstudio.commands.run import describe
+    from contractstudio.studio.widgets.events import event_line, event_view
+
+    result = call(server, refusal(LLAMA_CPP_PYTHON_REFUSAL), GOOD)
+    events = list(result.trace)
+    console = Console(width=400, record=True)
+    console.print(event_view(result.trace.of_type("llm_request")[1], events))
+    shown = console.export_text()
+    assert "request shape: llama-cpp-python's shape" in shown and "refused OpenAI's shape" in shown
+    assert '"type": "json_object"' in shown and '"schema"' in shown  # the exact response_format under it
+    [moved] = result.trace.of(StructureFallback)
+    assert "(json_object_schema shape)" in event_line(moved, set()).plain
+    printed = [line for event in result.trace for line in describe(event)]  # what `contractstudio run` prints
+    assert any(line.startswith("    ! structured output json_schema -> json_schema (json_object_schema shape): ")
+               for line in printed)
