@@ -86,13 +86,18 @@ def _answers(port: int) -> bool:
 
 def start(gguf: Path, log_dir: Path, attempts: int = 3) -> RealServer:
     """Start the server on a free loopback port and wait until it answers (another free port when one was taken
-    between our choosing it and the server binding it)."""
+    between our choosing it and the server binding it).
+
+    One decoding thread: llama.cpp's threads spin while they wait for each other, so two of them on a 2-core
+    machine that is busy with anything else (the other xdist worker, its own server) took over 60 s for a reply
+    that one thread gives in 1.5 to 5 s under the same load (measured; about 0.7 s on an idle machine)."""
     problem = ""
     for attempt in range(attempts):
         port = _free_port()
         log = log_dir / f"llama-server-{os.getpid()}-{attempt}.log"
         command = [sys.executable, "-I", "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-                   "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--verbose", "False"]
+                   "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1",
+                   "--verbose", "False"]
         with log.open("wb") as out:
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + STARTUP_S
