@@ -13,7 +13,9 @@ if ! command -v tmux >/dev/null; then
     exit 1
   fi
 fi
-bash scripts/bootstrap.sh "[test,ray]"  # ray: the Ray engine's end-to-end test (about 45 s more to install)
+# ray: the Ray engine's end-to-end test (about 45 s more to install); local: the real model server of the real-model
+# tests (llama-cpp-python builds llama.cpp from source the first time, about 7 minutes on 2 cores; then pip's cache has it)
+bash scripts/bootstrap.sh "[test,ray,local]"
 # The static checks (ruff, mypy, import layers) run beside pytest: on two cores they overlap the tests' waits,
 # so the run is shorter by most of their time; each one's output is printed after the tests, and any failure fails the run.
 # So does the pre-commit hook's end-to-end test, after them: it installs the package into a fresh virtualenv (about

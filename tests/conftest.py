@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from real_model import MISSING, RealServer, serve, server_installed
 
 from contractstudio.safe_text import forget_keys_since, keys_in_use
 
@@ -26,6 +27,18 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)
+    from contractstudio.runtime.structured import forget_shapes
+
+    forget_shapes()  # each test is a fresh session: no server's request shape is known yet
+
+
+@pytest.fixture(scope="session")
+def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """llama-cpp-python's server with SmolLM2-135M on a free loopback port, for this test process (one per xdist
+    worker), stopped at the end. Without the `local` extra it skips, which CI's skip policy below never allows."""
+    if not server_installed():
+        pytest.skip(MISSING)
+    yield from serve(tmp_path_factory.mktemp("real-model"))
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openai_server import OpenAIServer
@@ -34,6 +35,14 @@ def contract(tmp_path: Path, llm: str) -> Path:
     return path
 
 
+def key_findings(path: Path, trusted: bool, api_bases: tuple[str, ...] = ()) -> list[Any]:
+    """`check`'s findings on the file in a folder trusted or not (and the servers the user's config names, which a
+    face reads and gives), less CON131 (an info on the clauses an OpenAI-compatible server's decoder cannot keep: it
+    is sent the schema under auto, issue 33)."""
+    context = Context(hooks=hook_folder(path.parent, trusted), api_bases=api_bases)
+    return [d for d in check_file(path, context).diagnostics if d.code != "CON131"]
+
+
 def run(path: Path, *extra: str) -> int:
     inp = path.parent / "in.json"
     inp.write_text('{"query": "Why vectors?", "documents": [{"id": "A1", "content": "Vector databases store embeddings."}]}')
@@ -50,7 +59,7 @@ def test_an_untrusted_file_never_sends_a_key_from_an_unusual_variable(server: Op
     err = capsys.readouterr().err
     assert "GITHUB_TOKEN" in err and "trusted folder" in err and "OPENAI_API_KEY" in err
     assert server.requests == []  # refused before any request: the token never left
-    assert [d.code for d in check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics] == ["CON110"]
+    assert [d.code for d in key_findings(path, False)] == ["CON110"]
     assert run(path, "--trust") == 0  # the user's decision: now it is sent
     assert server.requests[0].headers["authorization"] == f"Bearer {TOKEN}"
     assert TOKEN not in capsys.readouterr().out
@@ -69,9 +78,9 @@ def test_an_untrusted_file_never_sends_a_key_to_a_server_only_it_names(server: O
     server.script(GOOD)
     assert run(path, "--api-base", server.base_url) == 0  # the user chose the server: the file's is not used
     assert len(server.requests) == 1
-    [warning] = check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics
+    [warning] = key_findings(path, False)
     assert warning.code == "CON110" and warning.severity == "warning"
-    assert check_file(path, Context(hooks=hook_folder(path.parent, True))).diagnostics == []
+    assert key_findings(path, True) == []
 
 
 @pytest.mark.parametrize("base", ["http://localhost.evil.com:8000/v1", "http://evil-localhost:8000/v1",
@@ -84,7 +93,7 @@ def test_a_name_that_only_looks_like_loopback_is_another_machine(tmp_path: Path,
     host = base.split("@")[-1].removeprefix("http://").split(":")[0]
     with pytest.raises(cs.ContractError, match=r"sends its requests, and the key, to http://" + re.escape(f"{host}:8000,")):
         cs.load(path).model_for(None)
-    assert [d.code for d in check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics] == ["CON110"]
+    assert [d.code for d in key_findings(path, False)] == ["CON110"]
 
 
 def test_a_server_in_the_users_own_config_is_given_by_the_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,7 +105,7 @@ def test_a_server_in_the_users_own_config_is_given_by_the_user(tmp_path: Path, m
     (config_folder() / "config.yaml").write_text("trusted_api_bases: [https://llm-gateway.example.com]\n")
     model = cs.load(path).model_for(None)  # no request is made: building the model is where the refusal would be
     assert model.api_base == "https://llm-gateway.example.com/v1"
-    assert check_file(path, Context(hooks=hook_folder(path.parent, False), api_bases=user_api_bases())).diagnostics == []
+    assert key_findings(path, False, user_api_bases()) == []
     assert pytest.raises(cs.ContractError, cs.load(contract(tmp_path, "  api_base: https://llm-gateway.example.com:8443/v1\n"))
                          .model_for, None)  # another port is another server
 
@@ -107,7 +116,7 @@ def test_loopback_servers_and_usual_variables_need_no_trust(tmp_path: Path, base
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
     path = contract(tmp_path, f"  api_base: {base}\n  api_key_env: OPENAI_API_KEY\n")
     assert cs.load(path).model_for(None).api_base == base
-    assert check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics == []
+    assert key_findings(path, False) == []
 
 
 @pytest.mark.parametrize(("base", "host"), [("http://10.0.0.5:8000/v1", "10.0.0.5"), ("http://192.168.1.20:8000/v1", "192.168.1.20"),
@@ -119,7 +128,7 @@ def test_a_server_on_a_private_network_is_not_this_machine(tmp_path: Path, base:
     path = contract(tmp_path, f"  api_base: {base}\n")
     with pytest.raises(cs.ContractError, match=r"sends its requests, and the key, to http://" + re.escape(f"{host}:8000,")):
         cs.load(path).model_for(None)
-    found = check_file(path, Context(hooks=hook_folder(path.parent, False))).diagnostics
+    found = key_findings(path, False)
     line = path.read_text().splitlines().index(f"  api_base: {base}") + 1
     assert [(d.code, d.line) for d in found if d.code == "CON110"] == [("CON110", line)]
     assert cs.load(path).model_for(None, api_base=base).api_base == base  # given by the user (--api-base): no trust needed

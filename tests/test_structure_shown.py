@@ -120,7 +120,7 @@ def test_a_key_given_as_the_model_is_never_printed(capsys: pytest.CaptureFixture
 
 @pytest.mark.parametrize(("model", "api_base"), [
     ("openai/test-model", None),  # litellm has no data on it: JSON mode at most, no schema
-    ("openai/qwen2.5", "http://127.0.0.1:8000/v1"),  # a local server's own model: `auto` sends no schema
+    ("hosted_vllm/qwen2.5", "http://127.0.0.1:8000/v1"),  # litellm's vLLM route, a local model's own name: no schema
     ("ollama_chat/llama3", None),
 ])
 def test_no_clause_is_said_to_be_left_to_a_check_after_the_reply_when_no_schema_would_be_sent(
@@ -136,3 +136,14 @@ def test_no_clause_is_said_to_be_left_to_a_check_after_the_reply_when_no_schema_
     report = check_file(path, Context())
     shown = hover(report, 14, 8)
     assert shown is not None and "checked after the reply" in shown.markdown and "enforced by the decoder" not in shown.markdown
+
+
+def test_an_openai_compatible_servers_model_is_analyzed_as_its_decoder_enforces_it_under_auto(tmp_path: Path) -> None:
+    # The runtime sends the schema to `openai/<name>` at a server's api_base under auto (issue 33): the analyzer says
+    # the same, one decision (provider_profiles.openai_compatible_server) for both.
+    text = AFTER.read_text().replace("model: openai/gpt-4o-mini", "model: openai/qwen2.5\n  api_base: http://127.0.0.1:8000/v1")
+    path = tmp_path / "m.contract.yaml"
+    path.write_text(text)
+    report = check_file(path, Context())
+    shown = hover(report, 14, 8)
+    assert shown is not None and "enforced by the decoder" in shown.markdown

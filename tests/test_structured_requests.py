@@ -145,9 +145,16 @@ def test_an_openai_compatible_server_gets_a_non_strict_schema_without_what_guide
     assert "note" not in sent["json_schema"]["schema"]["required"]  # optional stays optional: nothing to map back
 
 
-def test_a_model_litellm_does_not_know_gets_the_prompt_alone_as_before(openai_server: OpenAIServer) -> None:
+def test_a_local_model_litellm_does_not_know_gets_its_servers_decoder_under_auto(openai_server: OpenAIServer) -> None:
+    # an OpenAI-compatible server enforces the schema itself, whatever litellm knows of the model's name (issue 33)
     result = call(openai_server, "openai/test-model", GOOD)
-    assert result.successful and "response_format" not in openai_server.requests[0].body
+    assert result.successful and openai_server.requests[0].body["response_format"]["type"] == "json_schema"
+    assert result.trace.of_type("llm_request")[0]["structured_output"] == "json_schema"
+
+
+def test_a_hosted_model_litellm_does_not_know_gets_the_prompt_alone_as_before(openai_endpoint: OpenAIServer) -> None:
+    result = ask_openai(openai_endpoint, GOOD, model="openai/test-model")
+    assert result.successful and "response_format" not in openai_endpoint.requests[0].body
     assert "structured_output" not in result.trace.of_type("llm_request")[0].data
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
-from contractstudio.documents.provider_profiles import profile_for
+from contractstudio.documents.provider_profiles import openai_compatible_server, profile_for
 from contractstudio.documents.structured_outputs import Clause, CompiledSchema, compile_schema, path_parts
 from contractstudio.documents.type_syntax import DictOf, ListOf, Ref, TypeExpr, TypeSyntaxError, Union, parse_type
 from contractstudio.documents.types import TypeSystem
@@ -76,10 +76,12 @@ def output_structure(types: TypeSystem, output: str, model: str | None, requeste
     schema = output_schema(types, output)
     if schema is None:
         return None
-    if requested == "auto" and profile_for(model, api_base).name == "guided":
-        # Under `auto` the runtime sends a schema to an OpenAI-compatible server only when litellm knows its model
-        # to have response schemas, and a local server's own model name it does not know. The analyzer cannot
-        # ask litellm, so it claims no decoder the call may not have: as with `off`, the type is checked after.
+    if requested == "auto" and profile_for(model, api_base).name == "guided" \
+            and not openai_compatible_server(model, api_base):
+        # Under `auto` the runtime sends a schema to a vLLM or Ollama route (hosted_vllm/, ollama_chat/) only when
+        # litellm knows its model to have response schemas, which a local model's own name rarely is. The analyzer
+        # cannot ask litellm, so it claims no decoder the call may not have: as with `off`, the type is checked after.
+        # An `openai/...` model at a server's api_base is sent the schema (its decoder enforces it).
         requested = "off"
     compiled = compile_schema(schema, model, requested, api_base=api_base)
     try:

@@ -86,7 +86,8 @@ def describe(event: Event) -> list[str]:
         case ev.RemedyExhausted():
             return [f"    x remedy ({event.loop}) exhausted after {event.attempts} attempt(s)"]
         case ev.StructureFallback():
-            return [f"    ! structured output {event.from_mode} -> {event.to_mode}: {shorten(event.reason, 120)}"]
+            shape = f" ({event.to_shape} shape)" if event.to_shape else ""
+            return [f"    ! structured output {event.from_mode} -> {event.to_mode}{shape}: {shorten(event.reason, 120)}"]
     return []
 
 

@@ -152,6 +152,14 @@ def profile_for(model: str | None, api_base: str | None = None) -> ProviderProfi
     return NONE
 
 
+def openai_compatible_server(model: str | None, api_base: str | None) -> bool:
+    """Whether `model` at `api_base` is an OpenAI-compatible server that is not OpenAI (`openai/...` at another
+    api_base): its `response_format` reaches it as sent, and its own decoder enforces a schema, so `auto` sends one
+    whatever litellm knows of the model's name (runtime/structured.py tries the request shapes such servers take)."""
+    name = (model or "").strip().lower()
+    return bool(api_base) and name.startswith("openai/") and profile_for(model, api_base).name == "guided"
+
+
 def _openai_schema_model(bare: str) -> bool:
     """OpenAI models with Structured Outputs: gpt-4o-2024-08-06 and later, gpt-4o-mini, gpt-4.1, gpt-5, o-series (or one fine-tuned)."""
     bare = bare.removeprefix("ft:")

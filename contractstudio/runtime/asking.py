@@ -20,7 +20,15 @@ from contractstudio.runtime.events import (
 )
 from contractstudio.runtime.messages import clip
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
-from contractstudio.runtime.structured import Structure, fall_back, fallback_reason, structure_for, unsendable
+from contractstudio.runtime.structured import (
+    Structure,
+    answered,
+    fall_back,
+    fallback_reason,
+    next_shape,
+    structure_for,
+    unsendable,
+)
 from contractstudio.runtime.trace import redact
 
 Events = Generator["Event | ModelCall | Pause", Any, Any]  # events for the caller; calls and waits for the driver
@@ -105,7 +113,8 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         params = _with_structure(own_params, structure)
         shown_mode = structure.mode if structure.mode != "off" or (st.structure_fell_back and purpose != "remedy_pre") else None
         request = st.emit(ModelRequest(stage=stage, attempt=attempt, purpose=purpose, model=model.name, messages=messages,
-                                       params=params, transport_retry=retry, errors=told, structured_output=shown_mode))
+                                       params=params, transport_retry=retry, errors=told, structured_output=shown_mode,
+                                       structure_shape=redact(structure.note) if structure.note else None))
         sent = yield request
         edited_messages = edited(sent, "messages")
         if edited_messages is not None:
@@ -123,6 +132,12 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         try:
             reply = yield ModelCall(model, LLMRequest(messages, params, purpose, attempt))
         except TransportFault as fault:
+            shaped = next_shape(st, structure, status=fault.status, message=str(fault))
+            if shaped is not None:  # the server refused this shape of the schema: the next one, in one request
+                yield st.emit(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=shaped.mode,
+                                                reason=redact(shaped.note or ""), to_shape=shaped.shape))
+                structure = shaped
+                continue
             why = None if st.structure_fell_back else fallback_reason(structure, status=fault.status, message=str(fault),
                                                                       refused=False)
             if why is not None:
@@ -165,6 +180,8 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
             reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
         yield st.emit(event)
+        if not reply.refusal:
+            answered(st, structure)
         why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
             structure, status=None, message=reply.refusal, refused=True)
         if why is not None:

@@ -172,7 +172,7 @@ class ModelRequest(Event):
     """The exact messages about to be sent to the model (a session pauses here: the reply or messages may be edited)."""
 
     TYPE: ClassVar[str] = "llm_request"
-    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"errors", "edited", "structured_output"})
+    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"errors", "edited", "structured_output", "structure_shape"})
 
     attempt: int = 0
     purpose: str = "generate"  # generate, remedy_pre, remedy_post
@@ -185,6 +185,8 @@ class ModelRequest(Event):
     # the structure asked for: json_schema, json_object or off (written when one was asked for, or fallen back from);
     # the exact `response_format` sent is in `params`
     structured_output: str | None = None
+    # at an OpenAI-compatible server: the request shape the schema was sent in, and why that one (runtime/structured.py)
+    structure_shape: str | None = None
 
     @property
     def remedy(self) -> bool:
@@ -292,13 +294,16 @@ class ReplayDivergence(Event):
 
 @dataclass(slots=True, eq=False, kw_only=True, repr=False)
 class StructureFallback(Event):
-    """The provider refused the structure asked for (or answered 400 about it): the call asks in the next mode."""
+    """The provider refused the structure asked for (or answered 400 about it): the call asks in the next mode, or
+    (`to_shape`) in the same mode in the server's next request shape."""
 
     TYPE: ClassVar[str] = "structure_fallback"
+    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"to_shape"})
 
     from_mode: str = ""
     to_mode: str = ""
     reason: str = ""
+    to_shape: str | None = None
 
 
 @dataclass(slots=True, eq=False, kw_only=True, repr=False)

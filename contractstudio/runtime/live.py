@@ -10,6 +10,7 @@ puts each one in the trace.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -102,7 +103,13 @@ def _retry_after(err: Exception) -> float | None:
 
 
 def classify(err: Exception, litellm: Any) -> TransportFault:
-    """A litellm exception as a transport fault: what kind, and whether retrying can help."""
+    """A litellm exception as a transport fault: what kind, and whether retrying can help (not when the server's
+    answer says the request itself is invalid, whatever its status)."""
+    return invalid_request(_by_class(err, litellm))
+
+
+def _by_class(err: Exception, litellm: Any) -> TransportFault:
+    """A litellm exception as a transport fault, by its class and status."""
     status = getattr(err, "status_code", None)
     status = status if isinstance(status, int) else None
     name = type(err).__name__
@@ -132,6 +139,25 @@ def classify(err: Exception, litellm: Any) -> TransportFault:
     if status is not None and (status >= 500 or status == 429):
         return TransportFault(text, kind="server" if status >= 500 else "rate_limit", retryable=True, status=status, exc_class=name)
     return TransportFault(text, kind="request", retryable=False, status=status, exc_class=name)
+
+
+# Words of a server's answer that say the request itself is invalid, whatever its status (llama-cpp-python answers a
+# field it cannot validate with HTTP 500): sent again, it gets the same answer. pydantic's and FastAPI's validation
+# errors, OpenAI's and vLLM's unknown parameters, and the context overflows of OpenAI, llama.cpp and vLLM.
+_INVALID_REQUEST = re.compile(
+    r"validation errors? for|\binput should be\b|\bfield required\b|extra inputs are not permitted|"
+    r"unrecognized request argument|unknown (?:parameter|field|argument)|unsupported parameter|"
+    r"maximum context length|context window|context length|exceeds? (?:the )?(?:available )?context|"
+    r"requested tokens \(\d+\) exceed", re.I)
+
+
+def invalid_request(fault: TransportFault) -> TransportFault:
+    """The fault as the server's own reason says it: a 4xx or 5xx that says the request itself was invalid is
+    `request`, not retried (a deterministic answer is not transient)."""
+    if fault.status is not None and fault.status >= 400 and fault.kind != "authentication" \
+            and _INVALID_REQUEST.search(str(fault)):
+        fault.kind, fault.retryable = "request", False
+    return fault
 
 
 # A refused connection to this machine is retried once, after the first backoff (a server starting up), not four times.

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from contractstudio.runtime.errors import ModelError, ReplayDivergence
 from contractstudio.runtime.events import ModelReply, ModelRequest
+from contractstudio.runtime.structured import shape_of
 from contractstudio.runtime.trace import Trace, redact
 
 
@@ -164,14 +165,15 @@ class ReplayModel:
         """Give the recorded replies from the first again (a restarted call)."""
         self.used = 0
 
-    def pinned_structure(self) -> tuple[str, str, str | None] | None:
-        """The structure mode, model and api_base the next recorded request asked with (a replay asks the same)."""
+    def pinned_structure(self) -> tuple[str, str, str | None, str | None] | None:
+        """The structure mode, model, api_base and request shape the next recorded request asked with (a replay asks
+        the same)."""
         if self.used >= len(self.pairs):
             return None
         recorded = self.pairs[self.used][0]
         api_base, stood_for = recorded.params.get("api_base"), recorded.params.get("stands_for")
         return (recorded.structured_output or "off", stood_for if isinstance(stood_for, str) else recorded.model,
-                api_base if isinstance(api_base, str) else None)
+                api_base if isinstance(api_base, str) else None, shape_of(recorded.params.get("response_format")))
 
     def complete(self, request: LLMRequest) -> LLMReply:
         if self.used >= len(self.pairs):

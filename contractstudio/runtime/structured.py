@@ -9,19 +9,37 @@ removed is still checked after the reply, by the same validation as ever: the ou
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, replace
 from typing import Any
 
+from contractstudio.documents.provider_profiles import openai_compatible_server
 from contractstudio.documents.structured_outputs import CompiledSchema, compile_schema, map_back
 
 MODES = ("auto", "json_schema", "json_object", "off")
-# The mode a call falls back to, once, when the provider refuses or answers 400 about the structure asked for.
+# The mode a call falls back to, once, when the provider refuses the structure asked for (a 400 about it, or any
+# 4xx / 5xx naming `response_format` once every request shape was refused).
 NEXT_MODE = {"json_schema": "json_object", "json_object": "off"}
 # Words of a 400 that is about the structure asked for (OpenAI names `response_format`/`json_schema`, Anthropic the
 # tool's `input_schema`); any other 400 is the request's own fault and is reported as ever.
 _ABOUT_STRUCTURE = re.compile(r"response_format|json_schema|json_object|schema|structured output|tool", re.I)
 # The purposes whose reply is a value of the output type (a pre remedy's reply is an input).
 _OUTPUT_PURPOSES = ("generate", "remedy_post")
+
+# The request shapes an OpenAI-compatible server (an `openai/` model at an api_base that is not OpenAI's) may take a
+# schema in, in the order they are tried: OpenAI's own (vLLM, llama.cpp's server, LM Studio, Ollama's /v1), then
+# llama-cpp-python's (its server answers OpenAI's with HTTP 500 "Input should be 'text' or 'json_object'"). A refusal
+# that names `response_format`, whatever its status, moves to the next shape in one request: never a transport retry.
+SHAPES = ("json_schema", "json_object_schema")
+SHAPE_NAMES = {"json_schema": 'OpenAI\'s shape {"type": "json_schema", "json_schema": {...}}',
+               "json_object_schema": 'llama-cpp-python\'s shape {"type": "json_object", "schema": {...}}'}
+NO_SHAPE = "none"  # learnt: the server refused every shape
+# The shape each server (by api_base) took, learnt from its answers: after the first call, the calls of a run, an
+# eval and a studio session ask each server in its own shape at once. Bounded; guarded (eval and the studio ask
+# from several threads).
+_LEARNT: dict[str, str] = {}
+_LEARNT_LIMIT = 64
+_LEARNT_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +57,8 @@ class Structure:
     mode: str = "off"
     response_format: dict[str, Any] | None = None
     compiled: CompiledSchema | None = None
+    shape: str | None = None  # at an OpenAI-compatible server: the request shape of the schema (one of SHAPES)
+    note: str | None = None  # why this shape (the trace and the debugger's request view show it)
 
     def read(self, value: Any) -> Any:
         """A parsed reply as the contract's own type sees it: optional fields sent as required-and-nullable mapped back."""
@@ -86,8 +106,11 @@ def schema_name(type_name: str) -> str:
     return (re.sub(r"[^A-Za-z0-9_-]+", "_", type_name).strip("_") or "output")[:64]
 
 
-def response_format(compiled: CompiledSchema, type_name: str) -> dict[str, Any] | None:
-    """The `response_format` litellm takes for a compiled schema (it translates it for each provider)."""
+def response_format(compiled: CompiledSchema, type_name: str, shape: str | None = None) -> dict[str, Any] | None:
+    """The `response_format` litellm takes for a compiled schema (it translates it for each provider), in `shape`
+    at an OpenAI-compatible server."""
+    if compiled.mode == "json_schema" and compiled.schema is not None and shape == "json_object_schema":
+        return {"type": "json_object", "schema": compiled.schema}
     if compiled.mode == "json_schema" and compiled.schema is not None:
         return {"type": "json_schema",
                 "json_schema": {"name": schema_name(type_name), "schema": compiled.schema, "strict": compiled.strict}}
@@ -96,14 +119,15 @@ def response_format(compiled: CompiledSchema, type_name: str) -> dict[str, Any] 
     return None
 
 
-def build(plan: Any, target: tuple[str, str | None], mode: str, support: Support) -> Structure:
-    """The structure for `mode` (auto resolved by `support`), compiled for the target (model, api_base); cached on the plan.
+def build(plan: Any, target: tuple[str, str | None], mode: str, support: Support, shape: str | None = None) -> Structure:
+    """The structure for `mode` (auto resolved by `support`), compiled for the target (model, api_base), a schema in
+    `shape` at an OpenAI-compatible server; cached on the plan.
 
     `json_schema` written by the author asks whatever litellm says (a local server litellm has no data on)."""
     if mode == "off":
         return OFF
     cache: dict[tuple[Any, ...], Structure] = plan.__dict__.setdefault("_structures", {})
-    key = (target, mode, support)
+    key = (target, mode, support, shape)
     found = cache.get(key)
     if found is None:
         model_name, api_base = target
@@ -112,7 +136,8 @@ def build(plan: Any, target: tuple[str, str | None], mode: str, support: Support
         if compiled.mode == "json_object" and mode == "auto" and not support.json_mode:
             found = OFF  # no JSON mode either: the prompt alone, as before structured outputs
         else:
-            found = Structure(compiled.mode, response_format(compiled, str(plan.doc.output)), compiled)
+            shaped = shape if compiled.mode == "json_schema" else None
+            found = Structure(compiled.mode, response_format(compiled, str(plan.doc.output), shaped), compiled, shaped)
         if len(cache) < 32:
             cache[key] = found
     return found
@@ -123,16 +148,92 @@ def structure_for(st: Any, purpose: str) -> Structure:
     if purpose not in _OUTPUT_PURPOSES:
         return OFF
     pinned = getattr(st.model, "pinned_structure", None)
-    if pinned is not None:  # a replay sends the mode and schema its recording sent
+    if pinned is not None:  # a replay sends the mode, schema and shape its recording sent
         recorded = pinned()
         if recorded is not None:
-            mode, model_name, api_base = recorded
-            return build(st.plan, (model_name, api_base), mode, Support(schema=True, json_mode=True))
+            mode, model_name, api_base, *shape = recorded
+            return build(st.plan, (model_name, api_base), mode, Support(schema=True, json_mode=True),
+                         shape[0] if shape else None)
     if st.structure is None:
         mode = requested_mode(st.plan, st.options.structured_output)
-        st.structure = build(st.plan, compiled_for(st.model), mode,
-                             model_support(st.model) if mode == "auto" else Support(True, True))
+        target = compiled_for(st.model)
+        support = model_support(st.model) if mode == "auto" else Support(True, True)
+        shape = note = None
+        if mode != "off" and takes_shapes(target):
+            learnt = learnt_shape(target[1])
+            if mode == "auto":  # the server's own decoder enforces the schema, whatever litellm knows of the model's name
+                support = Support(schema=learnt != NO_SHAPE, json_mode=support.json_mode)
+            shape = learnt if learnt in SHAPES else SHAPES[0]
+            note = (f"{SHAPE_NAMES[shape]}: the shape {target[1]} took earlier in this session" if learnt in SHAPES else
+                    f"{SHAPE_NAMES[shape]}: the first shape tried at a server not asked before in this session")
+        structure = build(st.plan, target, mode, support, shape)
+        if structure.shape is None:  # no schema sent: say why when it is what the server refused before
+            refused = note is not None and mode == "auto" and learnt_shape(target[1]) == NO_SHAPE
+            note = f"no schema: {target[1]} refused every request shape earlier in this session" if refused else None
+        st.structure = replace(structure, note=note) if note else structure
     return st.structure
+
+
+def takes_shapes(target: tuple[str, str | None]) -> bool:
+    """Whether the target (model, api_base) is an OpenAI-compatible server: its `response_format` reaches it as sent,
+    in one of SHAPES."""
+    return openai_compatible_server(*target)
+
+
+def learnt_shape(api_base: str | None) -> str | None:
+    """The shape this server took earlier in this process (NO_SHAPE: it refused every one), or None."""
+    return _LEARNT.get(api_base or "")
+
+
+def forget_shapes() -> None:
+    """Forget what every server took (a test's fresh session)."""
+    with _LEARNT_LOCK:
+        _LEARNT.clear()
+
+
+def _learn(api_base: str | None, shape: str) -> None:
+    with _LEARNT_LOCK:
+        if api_base and (api_base in _LEARNT or len(_LEARNT) < _LEARNT_LIMIT):
+            _LEARNT[api_base] = shape
+
+
+def answered(st: Any, structure: Structure) -> None:
+    """The server answered a request in `structure`'s shape: remember it for the next calls to this server."""
+    if structure.shape is not None and getattr(st.model, "pinned_structure", None) is None:
+        _learn(compiled_for(st.model)[1], structure.shape)
+
+
+def refuses_shape(status: int | None, message: str) -> bool:
+    """Whether a failed request was refused for its `response_format`: any 4xx or 5xx that names it."""
+    return status is not None and status >= 400 and "response_format" in message.lower()
+
+
+def next_shape(st: Any, structure: Structure, *, status: int | None, message: str) -> Structure | None:
+    """The same schema in the server's next request shape, when it refused this one for its `response_format`
+    (for the rest of this call, and remembered: a server that refused the last shape took none); None otherwise."""
+    if structure.shape is None or not refuses_shape(status, message):
+        return None
+    api_base = compiled_for(st.model)[1]
+    at = SHAPES.index(structure.shape)
+    if at + 1 >= len(SHAPES):
+        if getattr(st.model, "pinned_structure", None) is None:
+            _learn(api_base, NO_SHAPE)
+        return None
+    shape = SHAPES[at + 1]
+    note = f"{SHAPE_NAMES[shape]}: {api_base} refused {SHAPE_NAMES[structure.shape]} (HTTP {status}: {message})"
+    assert structure.compiled is not None  # a shape is only chosen for a compiled schema
+    st.structure = replace(structure, shape=shape, note=note,
+                           response_format=response_format(structure.compiled, str(st.plan.doc.output), shape))
+    return st.structure
+
+
+def shape_of(sent: Any) -> str | None:
+    """The shape a recorded `response_format` was sent in (a replay sends the same), or None."""
+    if not isinstance(sent, dict):
+        return None
+    if sent.get("type") == "json_object" and "schema" in sent:
+        return "json_object_schema"
+    return "json_schema" if sent.get("type") == "json_schema" else None
 
 
 def unsendable(structure: Structure) -> str | None:
@@ -150,8 +251,8 @@ def fallback_reason(structure: Structure, *, status: int | None, message: str, r
         return None
     if refused:
         return f"the model refused the {structure.mode} request: {message}"
-    if status == 400 and _ABOUT_STRUCTURE.search(message):
-        return f"the provider answered HTTP 400 to the {structure.mode} request: {message}"
+    if (status == 400 and _ABOUT_STRUCTURE.search(message)) or refuses_shape(status, message):
+        return f"the provider answered HTTP {status} to the {structure.mode} request: {message}"
     return None
 
 

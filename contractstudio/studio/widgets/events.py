@@ -64,7 +64,8 @@ def event_line(event: Any, breakpoints: set[str]) -> Text:
         case ev.TransportFailure():
             t.append(f"{d.get('exception', '')} {d.get('status') or ''}", style="bold yellow")
         case ev.StructureFallback():
-            t.append(f"fell back {d.get('from_mode', '')} → {d.get('to_mode', '')}", style="bold yellow")
+            t.append(f"fell back {d.get('from_mode', '')} → {d.get('to_mode', '')}"
+                     + (f" ({d['to_shape']} shape)" if d.get("to_shape") else ""), style="bold yellow")
         case ev.CallResult():
             t.append("success" if d.get("successful") else "failed", style="bold green" if d.get("successful") else "bold red")
         case _:
@@ -108,6 +109,9 @@ def _structure(d: dict[str, Any]) -> list[RenderableType]:
     out: list[RenderableType] = [Rule(f"structured output: {mode or 'response_format written in the contract'}"
                                       + (" · the exact response_format sent" if sent is not None else " · none sent"),
                                       align="left", style="magenta")]
+    shape = d.get("structure_shape")
+    if shape:  # at an OpenAI-compatible server: the shape the schema was sent in, and why that one
+        out.append(Text(f"request shape: {shape}", style="magenta"))
     if sent is not None:
         out.append(_json(sent))
     return out
