@@ -148,10 +148,11 @@ def test_the_analyzer_never_reads_the_users_config_the_face_gives_it(tmp_path: P
     config_folder().mkdir(parents=True, exist_ok=True)
     (config_folder() / "config.yaml").write_text(f"trusted_api_bases: [{gateway}]\n")
     # what the disk says is not the analysis's business: the context says which servers the user gave
-    assert [[d.code for d in check_file(p, ctx).diagnostics] for p, ctx in zip(paths, untrusted, strict=True)] == [["CON110"]] * 3
+    assert [[d.code for d in check_file(p, ctx).diagnostics if d.code != "CON131"]
+            for p, ctx in zip(paths, untrusted, strict=True)] == [["CON110"]] * 3
     assert reads == []
     given = Context(hooks=hook_folder(paths[0].parent, False), api_bases=(gateway,))
-    assert check_file(paths[0], given).diagnostics == []
+    assert [d.code for d in check_file(paths[0], given).diagnostics if d.code != "CON131"] == []
     # the face (here `check` of three files) reads the config once and hands it to every analysis
     assert main(["check", *map(str, paths)]) == 0
     assert "CON110" not in capsys.readouterr().out
@@ -171,7 +172,8 @@ def test_the_studio_and_the_language_server_read_the_users_config_once(tmp_path:
     path = contract(tmp_path, "  api_base: https://llm-gateway.example.com/v1\n")
     server = Analyses(lambda entry: None)
     try:
-        assert [server.analyze(str(path), path.read_text()).diagnostics for _ in range(3)] == [[], [], []]
+        assert [[d for d in server.analyze(str(path), path.read_text()).diagnostics if d.code != "CON131"]
+            for _ in range(3)] == [[], [], []]
     finally:
         server.pool.shutdown()
     assert len(reads) == 1  # the server's, at its first analysis; not one per analysis
