@@ -35,6 +35,20 @@ def pytest_report_header() -> str:
     return f"fuzz seed: {FUZZ_SEED} (replay: FUZZ_SEED={FUZZ_SEED})"
 
 
+# Under pytest-xdist each worker is a process of its own that imports this file again: it takes the seed the
+# controller printed, so the run's one seed replays every worker's tests.
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    node.workerinput["fuzz_seed"] = FUZZ_SEED
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global FUZZ_SEED
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "fuzz_seed" in workerinput:
+        FUZZ_SEED = workerinput["fuzz_seed"]
+
+
 # ----------------------------------------------------------------- no silent skips in CI
 # Under CI=true a skipped test fails the run unless its reason is here: a skip in CI means a check did not run.
 ALLOWED_SKIP_REASONS = {
