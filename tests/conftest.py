@@ -17,9 +17,12 @@ SAMPLES = ROOT / "samples"
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # litellm must never fetch its price map, and no real key may leak into a test;
-    # nor may the user's own config (folders remembered as trusted, trusted_api_bases).
+    # nor may the user's own config (folders remembered as trusted, trusted_api_bases), nor the user's reply
+    # cache: each test has its own (one test's cached reply would answer another's request, also across xdist workers).
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+    # (CONTRACTSTUDIO_CACHE, not XDG_CACHE_HOME: pip and virtualenv in the packaging and hook tests keep theirs)
+    monkeypatch.setenv("CONTRACTSTUDIO_CACHE", str(tmp_path / "user-cache"))
     for key in list(os.environ):
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)

@@ -69,3 +69,11 @@ def test_the_project_runs_with_strict_markers_and_short_fuzz_in_every_run() -> N
     fuzz = (Path(__file__).parent / "test_fuzz.py").read_text()
     longs = {line.split("(")[0][4:] for line in fuzz.splitlines() if line.startswith("def test_") and "_long(" in line}
     assert longs and all(name.removesuffix("_long") + "_short" in fuzz for name in longs)  # every long run has a short twin
+
+
+def test_no_test_reaches_the_users_cache_or_config(tmp_path: Path) -> None:
+    """Each test (and each xdist worker's) has its own: a reply cached by one test never answers another's request."""
+    from contractstudio.evaluation.cache import default_cache_dir
+    from contractstudio.trust import config_folder
+
+    assert default_cache_dir().is_relative_to(tmp_path) and config_folder().is_relative_to(tmp_path)
