@@ -52,6 +52,13 @@ def pytest_configure(config: pytest.Config) -> None:
         FUZZ_SEED = workerinput["fuzz_seed"]
 
 
+# ----------------------------------------------------------------- the slow tests first
+# On a worker per core (scripts/test.sh) the run ends when its last test does: a minute-long test handed out last
+# keeps one worker busy while the other has nothing left. The tests marked slow start first; the rest keep their order.
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 # ----------------------------------------------------------------- no silent skips in CI
 # Under CI=true a skipped test fails the run unless its reason is here: a skip in CI means a check did not run.
 ALLOWED_SKIP_REASONS = {
