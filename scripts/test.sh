@@ -14,12 +14,14 @@ if ! command -v tmux >/dev/null; then
   fi
 fi
 # ray: the Ray engine's end-to-end test (about 45 s more to install); local: the real model server of the real-model
-# tests (llama-cpp-python builds llama.cpp from source the first time, about 7 minutes on 2 cores; then pip's cache has it)
-bash scripts/bootstrap.sh "[test,ray,local]"
-# The static checks (ruff, mypy, import layers) run beside pytest: on two cores they overlap the tests' waits,
-# so the run is shorter by most of their time; each one's output is printed after the tests, and any failure fails the run.
-# So does the pre-commit hook's end-to-end test, after them: it installs the package into a fresh virtualenv (about
-# 45 s, most of it pip waiting on files), and the main run leaves it out.
+# tests (llama-cpp-python builds llama.cpp from source the first time, about 7 minutes on 2 cores; then pip's cache
+# has it). One environment serves this script and studio.sh (bootstrap.sh keeps the extras installed).
+EXTRAS="[test,ray,local]"
+bash scripts/bootstrap.sh "$EXTRAS"
+# The static checks (ruff, mypy, import layers) and the pre-commit hook's end-to-end test run beside pytest: the
+# hook test installs the package into a fresh virtualenv (about 45 s, most of it pip waiting on files) and mypy's
+# first run is most of a minute on one core; beside the tests they fill the gaps the tests' waits and the workers'
+# last tests leave. Each one's output is printed after the tests, and any failure fails the run.
 hook_test="tests/test_pre_commit_hook.py::test_the_hook_fails_on_a_broken_pipeline_and_passes_once_it_is_fixed"
 checks="$(mktemp -d)"
 trap 'rm -rf "$checks"' EXIT
@@ -31,9 +33,11 @@ trap 'rm -rf "$checks"' EXIT
   CI="${CI:-true}" .venv/bin/python -m pytest "$hook_test" >"$checks/hook" 2>&1; echo $? >"$checks/hook.rc"
 ) &
 static=$!
-# CI=true: a skipped test fails the run unless its reason is allowed (tests/conftest.py); export CI=false to opt out
 set +e
-CI="${CI:-true}" .venv/bin/python -m pytest --deselect "$hook_test" "$@"
+# -n: a worker process per core (pytest-xdist; TEST_WORKERS=0 runs in this process). --dist loadgroup: tests
+# share out one by one, except those marked @pytest.mark.xdist_group(name) (one expensive module-scoped or
+# session-scoped setup, such as a Ray cluster or a model server), which run together on one worker.
+CI="${CI:-true}" .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadgroup --deselect "$hook_test" "$@"
 tests=$?
 wait "$static"
 set -e

@@ -21,9 +21,12 @@ SAMPLES = ROOT / "samples"
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # litellm must never fetch its price map, and no real key may leak into a test;
-    # nor may the user's own config (folders remembered as trusted, trusted_api_bases).
+    # nor may the user's own config (folders remembered as trusted, trusted_api_bases), nor the user's reply
+    # cache: each test has its own (one test's cached reply would answer another's request, also across xdist workers).
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+    # (CONTRACTSTUDIO_CACHE, not XDG_CACHE_HOME: pip and virtualenv in the packaging and hook tests keep theirs)
+    monkeypatch.setenv("CONTRACTSTUDIO_CACHE", str(tmp_path / "user-cache"))
     for key in list(os.environ):
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)
@@ -58,6 +61,27 @@ FUZZ_SEED = int(os.environ.get("FUZZ_SEED") or random.SystemRandom().randrange(2
 
 def pytest_report_header() -> str:
     return f"fuzz seed: {FUZZ_SEED} (replay: FUZZ_SEED={FUZZ_SEED})"
+
+
+# Under pytest-xdist each worker is a process of its own that imports this file again: it takes the seed the
+# controller printed, so the run's one seed replays every worker's tests.
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    node.workerinput["fuzz_seed"] = FUZZ_SEED
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global FUZZ_SEED
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "fuzz_seed" in workerinput:
+        FUZZ_SEED = workerinput["fuzz_seed"]
+
+
+# ----------------------------------------------------------------- the slow tests first
+# On a worker per core (scripts/test.sh) the run ends when its last test does: a minute-long test handed out last
+# keeps one worker busy while the other has nothing left. The tests marked slow start first; the rest keep their order.
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # ----------------------------------------------------------------- no silent skips in CI

@@ -7,6 +7,8 @@ import ast
 import re
 import sys
 import tomllib
+from collections.abc import Iterator
+from functools import cache
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
@@ -27,21 +29,37 @@ def _declared() -> dict[str, str]:
     return {_normal(_name(r)): r for r in reqs}
 
 
-def _imported_top_levels(folder: str = "contractstudio") -> set[str]:
+def _statements(nodes: list[ast.AST]) -> Iterator[ast.AST]:
+    """Every statement, nested ones too (an import is a statement: inside a function, a class, an if, a try, a
+    match), without the expressions: a walk of every node of the package takes seconds."""
+    for node in nodes:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            yield from _statements(getattr(node, field, []))
+
+
+@cache
+def _imported_top_levels(folder: str = "contractstudio") -> frozenset[str]:
     found: set[str] = set()
     for path in (ROOT / folder).rglob("*.py"):
         if "fixtures" in path.relative_to(ROOT).parts:
             continue  # users' files the analyzer reads (a SymbolicAI class imports symai): never run by the suite
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in _statements(ast.parse(path.read_text(), str(path)).body):
             if isinstance(node, ast.Import):
                 found.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.add(node.module.split(".")[0])
-    return {m for m in found if m not in sys.stdlib_module_names and m not in ("contractstudio", "__future__")}
+    return frozenset(m for m in found if m not in sys.stdlib_module_names and m not in ("contractstudio", "__future__"))
+
+
+@cache
+def _installed() -> dict[str, list[str]]:
+    """Top-level module -> distributions, read once: each reading walks every installed package's files (seconds)."""
+    return packages_distributions()
 
 
 def _distributions_of(module: str) -> set[str]:
-    return {_normal(d) for d in packages_distributions().get(module, [])}
+    return {_normal(d) for d in _installed().get(module, [])}
 
 
 def test_every_third_party_import_is_declared() -> None:

@@ -340,6 +340,7 @@ def _descendants(pid: int) -> set[int]:
     return found - {pid}
 
 
+@pytest.mark.slow  # two eval processes (each imports the model client) around a kill -9: about 30 s each
 @pytest.mark.timeout(90)
 def test_resume_after_kill_9_repeats_no_finished_row_and_loses_none(tmp_path: Path, cache_dir: Path, engine: list[str]) -> None:
     queries = [f"ok-{i:03d}" for i in range(120)]

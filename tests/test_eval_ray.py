@@ -18,7 +18,8 @@ from contractstudio.evaluation.ray_engine import start_cluster
 
 ray = pytest.importorskip("ray")
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+# One cluster per module (its fixture): under pytest-xdist the whole module runs on one worker (scripts/test.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.xdist_group("ray")]
 
 
 PLANTED = ("asyncio", "pydantic")

@@ -22,7 +22,8 @@ from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.events import StructureFallback
 
 # each reply takes 0.7 s on an idle machine and up to about 5 s on a loaded one: the ten rows below get room
-pytestmark = [pytest.mark.real_model, pytest.mark.timeout(600)]
+# one server for all of them: the tests run together on one xdist worker (each worker would start its own)
+pytestmark = [pytest.mark.real_model, pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("real_model")]
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "local"
 SENTIMENT = SAMPLES / "sentiment.contract.yaml"

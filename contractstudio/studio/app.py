@@ -250,8 +250,17 @@ class StudioApp(OrderedKeys, OpenFile):
 
     def workspace_changed(self) -> None:
         """Files came or went: the file list shows them, and their counts are taken again."""
-        self.edit_screen.refresh_files()
+        self.files_changed()
         self.count_workspace()
+
+    def files_changed(self) -> None:
+        """The file list draws the workspace again, if there is one to draw: background work may end before edit mode
+        is started or after quitting closed it (the list draws the app's state when it is mounted)."""
+        try:
+            screen = self.edit_screen
+        except LookupError:
+            return
+        screen.refresh_files()
 
     def on_app_focus(self) -> None:
         """Back from another window (where files may have been made): look again at once."""
@@ -268,7 +277,7 @@ class StudioApp(OrderedKeys, OpenFile):
         for path, value in message.counts.items():
             if self.buffer is None or path != self.buffer.path:
                 self.counts[path] = value
-        self.edit_screen.refresh_files()
+        self.files_changed()
 
     # Screens ---------------------------------------------------------------------------
 

@@ -32,6 +32,18 @@ class SlowOldText:
         self.analyses.analyze = slow_for_the_old_text  # type: ignore[method-assign]
 
 
+async def everything_done(analyses: Analyses) -> None:
+    """Wait until nothing is left that could publish: every analysis task has ended and the worker has run all it
+    was given (one thread: what is submitted after runs after), so whatever was published is all there will be."""
+    loop = asyncio.get_running_loop()
+    while True:
+        tasks = [e.pending for e in analyses.entries.values() if e.pending is not None and not e.pending.done()]
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await loop.run_in_executor(analyses.pool, lambda: None)
+        if all(e.pending is None or e.pending.done() for e in analyses.entries.values()):
+            return
+
+
 @pytest.mark.asyncio
 async def test_a_result_for_an_older_text_is_dropped_and_the_newest_is_published() -> None:
     slow = SlowOldText()
@@ -40,12 +52,11 @@ async def test_a_result_for_an_older_text_is_dropped_and_the_newest_is_published
     first = entry.pending
     await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
     analyses.change("file:///t.tools.yaml", 2, NEW)  # cancels the waiting task; the worker keeps computing v1
+    second = entry.pending
     release.set()
-    for _ in range(200):
-        if published:
-            break
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.05)
+    assert second is not None
+    await asyncio.wait_for(second, 30)  # version 2's analysis, after version 1's in the one worker
+    await everything_done(analyses)
     assert first is not None and first.cancelled()
     assert published == [(2, NEW)]  # version 1's result was computed but never published
     assert entry.report is not None and entry.report.text == NEW and entry.analyzed_version == 2
@@ -61,11 +72,8 @@ async def test_an_analysis_a_request_waited_for_is_not_published_when_the_text_c
     await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
     analyses.change("file:///t.tools.yaml", 2, NEW)
     release.set()
-    answered = await asyncio.wait_for(request, 10)
-    for _ in range(200):
-        if published:
-            break
-        await asyncio.sleep(0.01)
+    answered = await asyncio.wait_for(request, 30)
+    await everything_done(analyses)
     assert answered is not None and answered[1].text == OLD  # the request got what it waited for
     assert published == [(2, NEW)]  # but only the newest text's findings reached the editor
     analyses.shutdown()

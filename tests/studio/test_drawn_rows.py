@@ -126,6 +126,17 @@ async def test_the_detail_line_shows_what_is_under_the_cursor_without_laying_out
     app = make_app("multidoc_qa.contract.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
+        # The studio's first count of the workspace files (0.5 s after start, in a worker) redraws the file list, a
+        # layout of the screen: under load it could land in the moments measured below. Wait until it has been shown.
+        from contractstudio.analysis.check import KNOWN_KINDS
+
+        others = {f.path for f in app.workspace.files if f.kind in KNOWN_KINDS} - {app.buffer.path}
+        for _ in range(600):
+            if others <= app.counts.keys():
+                break
+            await pilot.pause(0.05)
+        assert others <= app.counts.keys()
+        await settle(pilot)
         screen, detail = app.screen, app.screen.query_one("#detail")
         screen.editor.move_cursor((47, 20))  # output.answer
         screen.show_detail()

@@ -275,10 +275,19 @@ class EditScreen(EditingAssist, StudioScreen):
         return text != buffer.saved_text and not (opened_from is buffer.saved_text and text == opened_as)
 
     def refresh_files(self) -> None:
+        """Draw the app's files, counts and the open file's `*` in the file list.
+
+        Background work (a count of every file, a folder scan) ends when it ends: before this screen's widgets are
+        composed, or after quitting removed them. There is then no list to draw: nothing is drawn, and the state it
+        reads stays in the app, so the list shows it once it is mounted (on_mount draws it).
+        """
+        files = self.query_one_optional(FileList)
+        if files is None:
+            return
         app = self.studio
         dirty = {app.buffer.path} if app.buffer is not None and self.is_mounted and self.is_dirty() else set()
         self._listed_dirty = bool(dirty)
-        self.query_one(FileList).show(app.workspace, app.buffer.path if app.buffer else None, dirty, app.counts)
+        files.show(app.workspace, app.buffer.path if app.buffer else None, dirty, app.counts)
 
     # Navigation ----------------------------------------------------------------------
 
