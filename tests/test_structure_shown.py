@@ -10,7 +10,7 @@ from conftest import FIXTURES
 
 from contractstudio.analysis.check import Context, check_file
 from contractstudio.cli import main
-from contractstudio.editing import hover  # never the submodule: importing it replaces the package's lazy `hover`
+from contractstudio.editing import hover
 
 AFTER = FIXTURES / "err" / "CON" / "con131_after_reply.yaml"
 RECURSIVE = FIXTURES / "err" / "CON" / "con132_not_representable.yaml"

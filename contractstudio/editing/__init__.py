@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from contractstudio.editing.completion import complete
     from contractstudio.editing.fixes import code_actions
-    from contractstudio.editing.hover import hover
+    from contractstudio.editing.hovering import hover
     from contractstudio.editing.items import (
         CodeAction,
         CompletionItem,
@@ -38,7 +38,7 @@ _HOMES = {
     "CodeAction": "items", "CompletionItem": "items", "FoldingRange": "items", "Hover": "items", "Location": "items",
     "Rename": "items", "Symbol": "items", "TextEdit": "items", "apply_edits": "text", "code_actions": "fixes",
     "complete": "completion", "definition": "navigation", "document_symbols": "outline", "folding_ranges": "outline",
-    "hover": "hover", "prepare_rename": "navigation", "references": "navigation", "rename": "navigation",
+    "hover": "hovering", "prepare_rename": "navigation", "references": "navigation", "rename": "navigation",
 }
 
 

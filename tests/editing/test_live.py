@@ -166,7 +166,7 @@ def test_a_hover_after_an_analysis_cuts_no_line_of_the_text_on_the_face_s_thread
     # studio's first hover after each analysis paid on its screen's thread (bench/bench_typing.py --profile)
     from pathlib import Path
 
-    from contractstudio.editing.hover import hover
+    from contractstudio.editing.hovering import hover
     from contractstudio.reading.source import text_lines
 
     sample = (Path(__file__).resolve().parents[2] / "samples" / "multidoc_qa.contract.yaml").read_text()
