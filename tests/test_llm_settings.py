@@ -60,7 +60,8 @@ def test_documented_provider_parameters_pass_through_to_the_request(server: Open
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     text = with_llm(f"  api_base: {server.base_url}\n  top_p: 0.5\n  seed: 7\n  stop: ['END']\n"
                     "  extra_body: {metadata: {team: research}}\n")
-    assert found(text) == []
+    # CON131 (info): a local server's model is sent the schema under auto, and this type has clauses it cannot keep
+    assert [f for f in found(text) if f[0] != "CON131"] == []
     path = tmp_path / "params.contract.yaml"
     path.write_text(text)
     server.script('{"answer": "a", "evidence": [], "coverage_score": 0.9}')
