@@ -117,16 +117,26 @@ _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k
 # is each hit extended, in both directions, as far as the text and the key agree.
 RUN = 8
 _GRAM = RUN // 2
-_INVISIBLE_CHARS = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
-                    "\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0")
+# What a terminal shows as nothing: every control character (Cc), every format character (Cf: bidi marks, Unicode
+# tags, ...; the list is Unicode 14's, tests/test_key_fragments.py checks it against unicodedata), the variation
+# selectors, and the blank-looking letters (Hangul fillers, U+034F, U+17B4/5). A class of ranges.
+_INVISIBLE_CHARS = ("\x00-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
+                    "\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+                    "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+                    "\U000e0000-\U000e007f\U000e0100-\U000e01ef")
 _INVISIBLE_RE = re.compile(f"[{_INVISIBLE_CHARS}]+")
 _BLANK_RE = re.compile(rf"[\s{_INVISIBLE_CHARS}]+")  # what str.split() and _INVISIBLE_RE take out, together
-# the escapes of a whitespace or invisible character in JSON, Python and printable() text
-_ESCAPED = (r"\\(?:[nrtfvb]|x(?:0[9a-d]|1[c-f]|20|85|a0|ad)"
-            r"|u(?:00(?:0[9a-d]|1[c-f]|20|85|a0|ad)|034f|061c|180e|200[0-9a-f]|202[89a-f]|205f|206[0-46-9]|3000|feff|1680))")
+# the escapes of a whitespace or invisible character in JSON, Python and printable() text (a character past U+FFFF
+# in JSON is a surrogate pair: U+E0000-U+E01EF is \udb40 then \udc00-\uddef)
+_ESCAPED = (r"\\(?:[nrtfvb]|x(?:[01][0-9a-f]|7f|[89][0-9a-f]|20|a0|ad)"
+            r"|u(?:00(?:[01][0-9a-f]|7f|[89][0-9a-f]|20|a0|ad)|034f|060[0-5]|061c|06dd|070f|089[01]|08e2|115f|1160"
+            r"|17b[45]|180[b-f]|200[0-9a-f]|202[89a-f]|205f|206[0-9a-f]|3000|3164|fe0[0-9a-f]|feff|ffa0|fff[9ab]|1680"
+            r"|db40\\ud[cd][0-9a-f]{2}|d804\\udc[bc]d|d80d\\udc3[0-9a-f]|d82f\\udca[0-3]|d834\\udd7[3-9a])"
+            r"|U000(?:e0[01][0-9a-f]{2}|110bd|110cd|1343[0-9a-f]|1bca[0-3]|1d17[3-9a]))")
 _ESCAPED_BLANK = re.compile(_ESCAPED, re.I)
 _ESCAPED_BLANK_BYTES = re.compile(_ESCAPED.encode(), re.I)
-_ASCII_BLANKS = bytes(c for c in range(128) if chr(c).isspace())  # what str.split() and re's \s take out of ASCII
+# what str.split(), re's \s and _INVISIBLE_RE take out of ASCII: whitespace and every control character
+_ASCII_BLANKS = bytes(c for c in range(128) if chr(c).isspace() or c < 0x20 or c == 0x7f)
 _ALPHABET = bytes.maketrans(b"+/", b"-_")  # base64's two alphabets read as one
 
 

@@ -159,3 +159,31 @@ def test_check_quotes_no_password_of_a_database_url(tmp_path: Path, capsys: pyte
     out, err = capsys.readouterr()
     assert "SCH102" in out and "databse_url: postgresql://app:***@db:5432/prod" in out
     assert "Hunter2" not in out + err and "Very-Secret" not in out + err
+
+
+# Characters a terminal shows as nothing: every control character (Cc: NUL, ESC, DEL, C1) and format character (Cf:
+# bidi marks, Unicode tags, the interlinear annotation marks...), and the variation selectors. A key interleaved with
+# any of them was left whole (adversarial pass over issue 32.3: only a listed few zero-width characters were known).
+UNSEEN = ["\x00", "\x07", "\x1b", "\x7f", "\x9b", "\u0605", "\u2066", "\u206f", "\ufe0f", "\ufff9", "\U0001d173",
+          "\U000e0020", "\U000e0101"]
+
+
+@pytest.mark.parametrize("unseen", UNSEEN, ids=[f"U+{ord(c):04X}" for c in UNSEEN])
+def test_a_key_interleaved_with_characters_a_terminal_shows_as_nothing_is_masked(unseen: str) -> None:
+    register_secret(KEY)
+    text = f"before {unseen.join(RANDOM)} after"
+    assert redact_text(text) == "before *** after"
+    escaped = redact_text(json.dumps(text))  # a results file or --json: the character written as an escape
+    assert "***" in escaped
+    assert not pieces_shown(re.sub(r"\\u[0-9a-f]{4}", "", escaped))
+    assert escaped.startswith('"before ') and escaped.endswith(' after"')
+
+
+def test_every_control_and_format_character_is_one_the_key_matcher_reads_through() -> None:
+    import unicodedata
+
+    from contractstudio.safe_text import _BLANK_RE
+
+    unseen = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Cc", "Cf")
+              or 0xFE00 <= c <= 0xFE0F or 0xE0100 <= c <= 0xE01EF]
+    assert [f"U+{ord(c):04X}" for c in unseen if not _BLANK_RE.fullmatch(c)] == []
