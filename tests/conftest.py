@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,25 @@ def _keys_forgotten() -> Iterator[None]:
     state = keys_in_use()
     yield
     forget_keys_since(state)
+
+
+@pytest.fixture(autouse=True)
+def _litellms_callbacks_restored() -> Iterator[None]:
+    # litellm keeps its callbacks in module globals, and importing its Vertex context caching (a Gemini test) adds a
+    # "cache" entry to them for good; a test leaves them as it found them, so no test's outcome depends on which
+    # tests ran before it in the same worker
+    lit = sys.modules.get("litellm")
+    names = ("success_callback", "_async_success_callback", "input_callback", "failure_callback", "_async_failure_callback")
+    before = {n: list(getattr(lit, n)) for n in names} if lit is not None else None
+    yield
+    lit = sys.modules.get("litellm")
+    if lit is None:
+        return
+    for n in names:
+        if before is not None:
+            setattr(lit, n, before[n])
+        elif lit.cache is None:
+            setattr(lit, n, [c for c in getattr(lit, n) if c != "cache"])
 
 
 # ----------------------------------------------------------------- the fuzz seed of this run

@@ -51,6 +51,31 @@ def test_without_a_callback_litellm_does_not_log_each_call_in_the_background(ser
     assert "success_handler" in handed
 
 
+def test_litellms_own_cache_entry_without_a_cache_is_nobody_listening(server: OpenAIServer,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # Importing litellm's Vertex context caching (any Gemini call) builds a `Cache` of its own, which adds "cache" to
+    # the success callbacks for good; with no `litellm.cache` set that entry does nothing, and it made every later
+    # call of the process hand its success logging to the background again (seen as an order-dependent failure).
+    call(server)
+    import litellm
+
+    handed: list[str] = []
+
+    class Recorder:
+        def submit(self, fn: Any, *args: Any, **kwargs: Any) -> None:
+            handed.append(getattr(args[0] if args else fn, "__name__", "?"))
+
+    monkeypatch.setattr(litellm.utils.executor, "executor", Recorder())
+    monkeypatch.setattr(litellm, "success_callback", ["cache"])
+    monkeypatch.setattr(litellm, "_async_success_callback", ["cache"])
+    monkeypatch.setattr(litellm, "cache", None)
+    assert call(server).successful
+    assert "success_handler" not in handed
+    monkeypatch.setattr(litellm, "cache", litellm.Cache(type="local"))  # a cache the user set reads every reply
+    assert call(server).successful
+    assert "success_handler" in handed
+
+
 def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
     call(server)
     import litellm

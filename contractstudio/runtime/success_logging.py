@@ -41,8 +41,14 @@ class _SuccessLoggingWhenListened:
 
 def _listened(lit: Any) -> bool:
     """Whether anything reads litellm's success logging: a callback, a budget, or its payload printed (an env var)."""
-    return bool(lit.success_callback or lit._async_success_callback or lit.callbacks or lit.max_budget  # noqa: SLF001
-                or os.environ.get("LITELLM_PRINT_STANDARD_LOGGING_PAYLOAD"))
+    return bool(_callbacks(lit.success_callback, lit) or _callbacks(lit._async_success_callback, lit)  # noqa: SLF001
+                or lit.callbacks or lit.max_budget or os.environ.get("LITELLM_PRINT_STANDARD_LOGGING_PAYLOAD"))
+
+
+def _callbacks(names: list[Any], lit: Any) -> list[Any]:
+    """The callbacks that do something: litellm's own "cache" entry only while a cache is set (importing its Vertex
+    context caching, as any Gemini call does, adds the entry for good without setting `litellm.cache`)."""
+    return [c for c in names if c != "cache" or lit.cache is not None]
 
 
 class _AsyncSuccessLoggingWhenListened:
