@@ -297,3 +297,28 @@ async def test_a_slow_analysis_of_an_older_text_never_replaces_the_newest_findin
         assert screen.live.current is not None and codes(app) == []
         assert all("YML001" not in codes for codes in drawn)  # the stale findings were never drawn
         assert "0 errors" in str(screen.query_one("#status").render())
+
+
+def rows_shown(widget) -> list[str]:
+    """The rows of a widget as they are drawn on the screen now (what a user reads in it)."""
+    from textual.geometry import Region
+
+    return ["".join(segment.text for segment in strip) for strip in widget.render_lines(Region(0, 0, *widget.size))]
+
+
+async def test_an_error_is_shown_first_in_the_findings_panel_even_below_long_infos(make_app, workspace: Path) -> None:
+    # Two infos whose messages wrap over the panel's rows come before the error in the text (issue 35, point 4).
+    source = Path(__file__).parents[1] / "fixtures" / "err" / "CON" / "con131_after_reply.yaml"
+    text = source.read_text().replace('  - assert: output.city != ""', '  - assert: output.city != ""\n  - assert: output.nope == 1')
+    (workspace / "late_error.contract.yaml").write_text(text, encoding="utf-8")
+    app = make_app("late_error.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        panel = app.screen.findings
+        assert sorted(d.code for d in panel.diagnostics) == ["CON131", "CON131", "EXP201"]
+        shown = "\n".join(rows_shown(panel))
+        assert "E 21:20 EXP201" in shown, shown
+        assert shown.index("EXP201") < shown.index("CON131")  # errors first, then warnings, then infos
+        await pilot.press("ctrl+g", "down", "enter")  # the first row is the error: Enter goes to it
+        await pilot.pause()
+        assert app.screen.editor.cursor_location == (20, 19)
