@@ -322,3 +322,29 @@ async def test_an_error_is_shown_first_in_the_findings_panel_even_below_long_inf
         await pilot.press("ctrl+g", "down", "enter")  # the first row is the error: Enter goes to it
         await pilot.pause()
         assert app.screen.editor.cursor_location == (20, 19)
+
+
+async def test_f8_to_a_finding_that_fits_in_the_view_never_scrolls_sideways(make_app, workspace: Path) -> None:
+    # A finding at column 42 of a 54-column view, in a file with longer lines (issue 35, point 3): F8 centred the
+    # cursor sideways too, so every row lost its first characters, and Home left them 2 columns off.
+    source = Path(__file__).parents[1] / "fixtures" / "err" / "CON" / "con131_after_reply.yaml"
+    text = source.read_text().replace('  - assert: output.city != ""', '  - assert: output.city != "" and output.nope == 1')
+    (workspace / "far_right.contract.yaml").write_text(text, encoding="utf-8")
+    app = make_app("far_right.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        editor = app.screen.editor
+        error = next(d for d in app.screen.findings.diagnostics if d.severity == "error")
+        editor.move_cursor((error.line - 2, 0))
+        await pilot.press("f8")
+        await pilot.pause()
+        assert editor.cursor_location == (error.line - 1, error.column - 1)
+        gutter = editor.gutter_width
+        for row in rows_shown(editor):
+            if not row[: gutter - 2].strip():
+                continue  # below the last line
+            number = int(row[: gutter - 2].strip())
+            assert row[gutter:].rstrip() == editor.document[number - 1][: len(row) - gutter].rstrip(), row
+        await pilot.press("home")
+        await pilot.pause()
+        assert rows_shown(editor)[editor.cursor_location[0] - int(editor.scroll_offset.y)][gutter:].startswith("  - assert:")
