@@ -44,6 +44,8 @@ TEXTUAL_AND_OTHERS = [
      "studio/widgets/editor.py"),
     ("textual.widgets", "TextArea._recompute_cursor_offset", "a jump measures the cursor's place as TextArea does",
      "studio/widgets/editor.py"),
+    ("textual.document._history", "EditHistory._undo_stack",
+     "a rename's or a quick fix's edits are joined into one step of undo (no public way)", "studio/widgets/editor.py"),
     ("textual.widgets", "TextArea._cursor_visible", "part of a drawn row's key (the blink)", "studio/widgets/editor.py"),
     ("textual.widgets", "TextArea._matching_bracket_location",
      "part of a drawn row's key; its rows are repainted when it moves", "studio/widgets/editor.py"),

@@ -367,3 +367,27 @@ async def test_at_80x24_a_popup_opened_near_the_right_edge_or_the_bottom_is_show
         assert menu.display and menu.items
         screen = app.screen.region
         assert menu.region.right <= screen.right and menu.region.bottom <= screen.bottom, (menu.region, screen)
+
+
+async def test_a_rename_is_one_undo_and_one_redo(make_app) -> None:
+    # A rename of several places took one Ctrl+Z per place, with findings in between (issue 35, point 3).
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        before = editor.text
+        row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "- id: dispatch")
+        editor.move_cursor((row, editor.document[row].index("dispatch")))
+        await pilot.press("shift+f6")
+        await pilot.pause()
+        await pilot.press(*["backspace"] * len("dispatch"), *"route_reply", "enter")
+        await settle(pilot)
+        renamed = editor.text
+        assert renamed.count("route_reply") >= 2 and "dispatch" not in renamed
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert editor.text == before
+        assert app.edit_screen.analysis.diagnostics == []
+        await pilot.press("ctrl+y")
+        await settle(pilot)
+        assert editor.text == renamed

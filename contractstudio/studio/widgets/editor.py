@@ -4,7 +4,8 @@ no highlighting for text nested deeper than tree-sitter survives."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.cells import cell_len
@@ -276,6 +277,27 @@ class ContractEditor(YamlTextArea):
         down = self.scroll_to_region(cursor, spacing=spacing, animate=animate, force=True, center=True, x_axis=False)
         across = self.scroll_to_region(cursor, spacing=spacing, animate=animate, force=True, y_axis=False)
         return Offset(across.x, down.y)
+
+    @contextmanager
+    def one_undo(self) -> Iterator[None]:
+        """Every edit made inside is one step of undo and of redo (a rename of many places, a quick fix).
+
+        TextArea's history starts a step at each edit of more than one character: a rename of 4 places took
+        4 undos, each analysed and shown on its way back. Here the steps the edits made are joined into one.
+        """
+        history = self.history
+        stack = history._undo_stack  # noqa: SLF001 - no public way to join steps (tests/test_private_internals.py)
+        history.checkpoint()
+        last = stack[-1] if stack else None
+        try:
+            yield
+        finally:
+            made: list[Any] = []
+            while stack and stack[-1] is not last:
+                made.append(stack.pop())
+            if made:
+                stack.append([edit for batch in reversed(made) for edit in batch])  # in the order they were made
+            history.checkpoint()  # the next key starts a step of its own
 
     @property
     def text_length(self) -> int:
