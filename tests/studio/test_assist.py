@@ -391,3 +391,25 @@ async def test_a_rename_is_one_undo_and_one_redo(make_app) -> None:
         await pilot.press("ctrl+y")
         await settle(pilot)
         assert editor.text == renamed
+
+
+async def test_a_space_typed_right_after_a_completion_that_ends_in_one_is_not_doubled(make_app) -> None:
+    # Accepting `on_failure` inserts `on_failure: `; the author's own space made two (issue 35, point 5).
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.text = "".join(ln for ln in editor.text.splitlines(True) if not ln.startswith("on_failure:"))
+        await settle(pilot)
+        await end_of_file(pilot)
+        await pilot.press(*"on_f", "tab", "left", "right", "space")  # moved in between: the space is typed
+        row = editor.cursor_location[0]
+        assert editor.document[row] == "on_failure:  "
+        await pilot.press(*["backspace"] * len("on_failure:  "))
+        assert editor.document[row] == ""
+        await pilot.press(*"on_f", "tab", "space")
+        assert editor.document[row] == "on_failure: " and editor.cursor_location == (row, len("on_failure: "))
+        await pilot.press("space")  # a second space is the author's own
+        assert editor.document[row] == "on_failure:  "
+        await pilot.press("backspace", *"raise")
+        assert editor.document[row] == "on_failure: raise"

@@ -168,6 +168,8 @@ class EditingAssist:
         row, col = self.editor.cursor_location
         span = item.replace or Span(row + 1, col + 1, row + 1, col + 1)
         self.editor.replace(item.text, (span.line - 1, span.column - 1), (span.end_line - 1, span.end_column - 1))
+        if item.text.endswith(" "):
+            self.editor.type_over(" ")  # the author's own space right after is not a second one
 
     # Quick fixes, rename, definition ------------------------------------------------------
 

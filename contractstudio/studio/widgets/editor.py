@@ -231,6 +231,7 @@ class ContractEditor(YamlTextArea):
     # highlights while it is made, before __init__ below sets anything (an attribute set there forgot that build).
     _drawn: tuple[int, dict[int, tuple[str, tuple[Any, ...]]]] | None = None
     _window: tuple[int, int] | None = None
+    _type_over: tuple[Selection, str] | None = None  # (where, character): see type_over
 
     # TextArea repaints its whole widget whenever the selection is set, which every key does: every row on screen went
     # through Textual's styles cache again. Here a new selection repaints the rows it left and the rows it reached
@@ -253,7 +254,18 @@ class ContractEditor(YamlTextArea):
         self._typed: str | None = None
         self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
 
+    def type_over(self, character: str) -> None:
+        """Take the next key as typed already when it is `character` and the cursor has not moved.
+
+        A completion that ends in a space (`message: `) is followed by the author's own space out of habit: as
+        editors do with a closing bracket they inserted, that key only confirms what is there. Any other key, or
+        a move of the cursor, and the next space is typed as usual.
+        """
+        self._type_over = (self.selection, character)
+
     def _watch_selection(self, previous_selection: Selection, selection: Selection) -> None:
+        if self._type_over is not None and self._type_over[0] != selection:
+            self._type_over = None
         bracket = self._matching_bracket_location
         super()._watch_selection(previous_selection, selection)
         last = self.document.line_count - 1
@@ -314,6 +326,11 @@ class ContractEditor(YamlTextArea):
         return self.document[row][col - 1 : col] or None
 
     async def _on_key(self, event: events.Key) -> None:
+        type_over, self._type_over = self._type_over, None
+        if type_over is not None and type_over == (self.selection, event.character) and not self.read_only:
+            event.stop()  # typed already (see type_over)
+            event.prevent_default()
+            return
         if self.key_hook is not None and self.key_hook(event.key):
             event.stop()  # the completion popup took it (Tab / Enter accept, Escape closes)
             event.prevent_default()
