@@ -46,6 +46,8 @@ TEXTUAL_AND_OTHERS = [
      "studio/widgets/editor.py"),
     ("textual.document._history", "EditHistory._undo_stack",
      "a rename's or a quick fix's edits are joined into one step of undo (no public way)", "studio/widgets/editor.py"),
+    ("textual._time", "get_time", "a dialog's drawing time is on the clock of a key's `time` (keys typed before are not its)",
+     "studio/keys.py"),
     ("textual.widgets", "TextArea._cursor_visible", "part of a drawn row's key (the blink)", "studio/widgets/editor.py"),
     ("textual.widgets", "TextArea._matching_bracket_location",
      "part of a drawn row's key; its rows are repainted when it moves", "studio/widgets/editor.py"),

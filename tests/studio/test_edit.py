@@ -348,3 +348,61 @@ async def test_f8_to_a_finding_that_fits_in_the_view_never_scrolls_sideways(make
         await pilot.press("home")
         await pilot.pause()
         assert rows_shown(editor)[editor.cursor_location[0] - int(editor.scroll_offset.y)][gutter:].startswith("  - assert:")
+
+
+def underlined(widget) -> str:
+    """The underlined characters of a widget as drawn (a button's letter key)."""
+    from textual.geometry import Region
+
+    return "".join(segment.text for strip in widget.render_lines(Region(0, 0, *widget.outer_size)) for segment in strip
+                   if segment.style is not None and segment.style.underline)
+
+
+async def test_every_dialog_button_has_a_letter_key_shown_in_its_label(make_app, workspace: Path) -> None:
+    # Save / Discard / Cancel had no letter keys (issue 35, point 7).
+    from textual.widgets import Button
+
+    before = (workspace / CONTRACT).read_text()
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# note", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, Choice)
+        assert {str(b.label): underlined(b) for b in app.screen.query(Button)} == {"Save": "S", "Discard": "D", "Cancel": "C"}
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, Choice)
+        assert app.screen.editor.text.startswith("# note")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+    assert not app.is_running
+    assert (workspace / CONTRACT).read_text() == before
+
+
+async def test_a_key_typed_before_a_dialog_was_drawn_never_reaches_it(make_app) -> None:
+    # Under load the export dialog came late, and a key typed before it showed replaced its path (issue 35, point 7).
+    from textual import events
+    from textual.widgets import Input
+
+    from contractstudio.studio.screens.dialogs import PathPrompt
+
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        early = events.Key("x", "x")  # typed now, before the dialog is asked for and drawn
+        await pilot.press("f6")
+        await pilot.pause()
+        assert isinstance(app.screen, PathPrompt)
+        field = app.screen.query_one(Input)
+        path = field.value
+        assert path.endswith(".yaml")
+        app.post_message(early)  # read from the terminal only now, as under load
+        await pilot.pause()
+        await app.keys_handled()
+        await pilot.pause()
+        assert isinstance(app.screen, PathPrompt) and field.value == path
+        await pilot.press("end", "2")  # a key typed once it is shown is taken
+        assert field.value == path + "2"
