@@ -179,6 +179,11 @@ class Dialog(ModalScreen[ScreenResultType]):
     def _drawn(self) -> None:
         self._drawn_at = get_time()
 
+    @property
+    def drawn(self) -> bool:
+        """Whether the dialog has been drawn (it takes keys typed from now on)."""
+        return self._drawn_at != math.inf
+
     def takes(self, key: events.Key) -> bool:
         """Whether the key was typed after the dialog was drawn."""
         return key.time >= self._drawn_at
