@@ -20,13 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import sys
 import time
 from typing import Any
 
 from textual import events
+from textual._time import get_time
 from textual.app import App
+from textual.content import Content
 from textual.message_pump import MessagePump
+from textual.screen import ModalScreen, ScreenResultType
+from textual.widgets import Button
 
 from contractstudio.reading import give_way
 
@@ -76,6 +81,8 @@ class OrderedKeys(App[None]):
             return
         if event is self._released_key and not self._running:
             return  # released as the app shut down: its screens are gone
+        if event is self._released_key and isinstance(self.screen, Dialog) and not self.screen.takes(event):
+            return  # typed before the dialog was drawn: meant for what was on the screen then
         await super().on_event(event)
 
     def keys_waiting(self) -> bool:
@@ -144,3 +151,47 @@ async def _after_waiting(node: MessagePump) -> bool:
             node.log.error(f"ordered keys: {node!r} handled nothing in {STUCK_NODE_S:.0f} s; the keys go on")
             return False
     return True
+
+
+class Dialog(ModalScreen[ScreenResultType]):
+    """A modal dialog: it takes no key typed before it was drawn, and each of its buttons has a letter key,
+    underlined in its label.
+
+    A dialog can come late (a busy machine, an analysis before it): a key typed meanwhile was meant for what the
+    user saw then, and must not answer a question they have not read (it replaced the export path). A key's time
+    is when the terminal's input was read; a dialog takes keys from the end of its first paint.
+    """
+
+    _drawn_at = math.inf  # time of the first paint's end (Textual's clock, as a key's `time`)
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._drawn)
+        self._letters: dict[str, Button] = {}
+        for button in self.query(Button):
+            label = str(button.label)
+            at = next((i for i, c in enumerate(label) if c.isalpha() and c.lower() not in self._letters), None)
+            if at is not None:
+                self._letters[label[at].lower()] = button
+                # Content compares by its text alone: set, not assigned (an assignment of the same text is no change).
+                button.set_reactive(Button.label, Content(label).stylize("underline", at, at + 1))
+                button.refresh()
+
+    def _drawn(self) -> None:
+        self._drawn_at = get_time()
+
+    @property
+    def drawn(self) -> bool:
+        """Whether the dialog has been drawn (it takes keys typed from now on)."""
+        return self._drawn_at != math.inf
+
+    def takes(self, key: events.Key) -> bool:
+        """Whether the key was typed after the dialog was drawn."""
+        return key.time >= self._drawn_at
+
+    def on_key(self, event: events.Key) -> None:
+        """A button's letter presses it (a field or text area that has the focus takes letters first)."""
+        button = self._letters.get((event.character or "").lower())
+        if button is not None and not button.disabled:
+            event.stop()
+            event.prevent_default()
+            button.press()

@@ -30,9 +30,18 @@ def _quiet_editor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def _press_waits_for_ordered_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     # The studio holds each key until the previous one is handled (studio/keys.py): Pilot's press returns when the
     # process looks idle, which may be before held keys are released; wait for them as a user's screen would show.
+    # A dialog takes no key typed before it was drawn (studio/keys.py's Dialog), and Pilot stamps a key when it is
+    # made: a user types into a dialog once it is shown, so a press waits for an open dialog to be drawn first.
+    from contractstudio.studio.keys import Dialog
+
     pressed = Pilot.press
 
     async def press(self: Pilot, *keys: str) -> None:
+        for _ in range(300):  # at most ~3 s
+            screen = self.app.screen
+            if not isinstance(screen, Dialog) or screen.drawn:
+                break
+            await self.pause(0.01)
         await pressed(self, *keys)
         handled = getattr(self.app, "keys_handled", None)
         if handled is not None:

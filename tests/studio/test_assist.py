@@ -371,3 +371,49 @@ async def test_at_80x24_a_popup_opened_near_the_right_edge_or_the_bottom_is_show
         assert menu.display and menu.items
         screen = app.screen.region
         assert menu.region.right <= screen.right and menu.region.bottom <= screen.bottom, (menu.region, screen)
+
+
+async def test_a_rename_is_one_undo_and_one_redo(make_app) -> None:
+    # A rename of several places took one Ctrl+Z per place, with findings in between (issue 35, point 3).
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        before = editor.text
+        row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "- id: dispatch")
+        editor.move_cursor((row, editor.document[row].index("dispatch")))
+        await pilot.press("shift+f6")
+        await pilot.pause()
+        await pilot.press(*["backspace"] * len("dispatch"), *"route_reply", "enter")
+        await settle(pilot)
+        renamed = editor.text
+        assert renamed.count("route_reply") >= 2 and "dispatch" not in renamed
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert editor.text == before
+        assert app.edit_screen.analysis.diagnostics == []
+        await pilot.press("ctrl+y")
+        await settle(pilot)
+        assert editor.text == renamed
+
+
+async def test_a_space_typed_right_after_a_completion_that_ends_in_one_is_not_doubled(make_app) -> None:
+    # Accepting `on_failure` inserts `on_failure: `; the author's own space made two (issue 35, point 5).
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = editor_of(app)
+        editor.text = "".join(ln for ln in editor.text.splitlines(True) if not ln.startswith("on_failure:"))
+        await settle(pilot)
+        await end_of_file(pilot)
+        await pilot.press(*"on_f", "tab", "left", "right", "space")  # moved in between: the space is typed
+        row = editor.cursor_location[0]
+        assert editor.document[row] == "on_failure:  "
+        await pilot.press(*["backspace"] * len("on_failure:  "))
+        assert editor.document[row] == ""
+        await pilot.press(*"on_f", "tab", "space")
+        assert editor.document[row] == "on_failure: " and editor.cursor_location == (row, len("on_failure: "))
+        await pilot.press("space")  # a second space is the author's own
+        assert editor.document[row] == "on_failure:  "
+        await pilot.press("backspace", *"raise")
+        assert editor.document[row] == "on_failure: raise"

@@ -297,3 +297,112 @@ async def test_a_slow_analysis_of_an_older_text_never_replaces_the_newest_findin
         assert screen.live.current is not None and codes(app) == []
         assert all("YML001" not in codes for codes in drawn)  # the stale findings were never drawn
         assert "0 errors" in str(screen.query_one("#status").render())
+
+
+def rows_shown(widget) -> list[str]:
+    """The rows of a widget as they are drawn on the screen now (what a user reads in it)."""
+    from textual.geometry import Region
+
+    return ["".join(segment.text for segment in strip) for strip in widget.render_lines(Region(0, 0, *widget.size))]
+
+
+async def test_an_error_is_shown_first_in_the_findings_panel_even_below_long_infos(make_app, workspace: Path) -> None:
+    # Two infos whose messages wrap over the panel's rows come before the error in the text (issue 35, point 4).
+    source = Path(__file__).parents[1] / "fixtures" / "err" / "CON" / "con131_after_reply.yaml"
+    text = source.read_text().replace('  - assert: output.city != ""', '  - assert: output.city != ""\n  - assert: output.nope == 1')
+    (workspace / "late_error.contract.yaml").write_text(text, encoding="utf-8")
+    app = make_app("late_error.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        panel = app.screen.findings
+        assert sorted(d.code for d in panel.diagnostics) == ["CON131", "CON131", "EXP201"]
+        shown = "\n".join(rows_shown(panel))
+        assert "E 21:20 EXP201" in shown, shown
+        assert shown.index("EXP201") < shown.index("CON131")  # errors first, then warnings, then infos
+        await pilot.press("ctrl+g", "down", "enter")  # the first row is the error: Enter goes to it
+        await pilot.pause()
+        assert app.screen.editor.cursor_location == (20, 19)
+
+
+async def test_f8_to_a_finding_that_fits_in_the_view_never_scrolls_sideways(make_app, workspace: Path) -> None:
+    # A finding at column 42 of a 54-column view, in a file with longer lines (issue 35, point 3): F8 centred the
+    # cursor sideways too, so every row lost its first characters, and Home left them 2 columns off.
+    source = Path(__file__).parents[1] / "fixtures" / "err" / "CON" / "con131_after_reply.yaml"
+    text = source.read_text().replace('  - assert: output.city != ""', '  - assert: output.city != "" and output.nope == 1')
+    (workspace / "far_right.contract.yaml").write_text(text, encoding="utf-8")
+    app = make_app("far_right.contract.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        editor = app.screen.editor
+        error = next(d for d in app.screen.findings.diagnostics if d.severity == "error")
+        editor.move_cursor((error.line - 2, 0))
+        await pilot.press("f8")
+        await pilot.pause()
+        assert editor.cursor_location == (error.line - 1, error.column - 1)
+        gutter = editor.gutter_width
+        for row in rows_shown(editor):
+            if not row[: gutter - 2].strip():
+                continue  # below the last line
+            number = int(row[: gutter - 2].strip())
+            assert row[gutter:].rstrip() == editor.document[number - 1][: len(row) - gutter].rstrip(), row
+        await pilot.press("home")
+        await pilot.pause()
+        assert rows_shown(editor)[editor.cursor_location[0] - int(editor.scroll_offset.y)][gutter:].startswith("  - assert:")
+
+
+def underlined(widget) -> str:
+    """The underlined characters of a widget as drawn (a button's letter key)."""
+    from textual.geometry import Region
+
+    return "".join(segment.text for strip in widget.render_lines(Region(0, 0, *widget.outer_size)) for segment in strip
+                   if segment.style is not None and segment.style.underline)
+
+
+async def test_every_dialog_button_has_a_letter_key_shown_in_its_label(make_app, workspace: Path) -> None:
+    # Save / Discard / Cancel had no letter keys (issue 35, point 7).
+    from textual.widgets import Button
+
+    before = (workspace / CONTRACT).read_text()
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"# note", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, Choice)
+        assert {str(b.label): underlined(b) for b in app.screen.query(Button)} == {"Save": "S", "Discard": "D", "Cancel": "C"}
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, Choice)
+        assert app.screen.editor.text.startswith("# note")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+    assert not app.is_running
+    assert (workspace / CONTRACT).read_text() == before
+
+
+async def test_a_key_typed_before_a_dialog_was_drawn_never_reaches_it(make_app) -> None:
+    # Under load the export dialog came late, and a key typed before it showed replaced its path (issue 35, point 7).
+    from textual import events
+    from textual.widgets import Input
+
+    from contractstudio.studio.screens.dialogs import PathPrompt
+
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        early = events.Key("x", "x")  # typed now, before the dialog is asked for and drawn
+        await pilot.press("f6")
+        await pilot.pause()
+        assert isinstance(app.screen, PathPrompt)
+        field = app.screen.query_one(Input)
+        path = field.value
+        assert path.endswith(".yaml")
+        app.post_message(early)  # read from the terminal only now, as under load
+        await pilot.pause()
+        await app.keys_handled()
+        await pilot.pause()
+        assert isinstance(app.screen, PathPrompt) and field.value == path
+        await pilot.press("end", "2")  # a key typed once it is shown is taken
+        assert field.value == path + "2"

@@ -169,17 +169,21 @@ class EditingAssist:
         row, col = self.editor.cursor_location
         span = item.replace or Span(row + 1, col + 1, row + 1, col + 1)
         self.editor.replace(item.text, (span.line - 1, span.column - 1), (span.end_line - 1, span.end_column - 1))
+        if item.text.endswith(" "):
+            self.editor.type_over(" ")  # the author's own space right after is not a second one
 
     # Quick fixes, rename, definition ------------------------------------------------------
 
     def apply(self, edits: tuple[TextEdit, ...] | list[TextEdit]) -> None:
-        """Apply edits to the editor from the last to the first (their spans are of the text before any)."""
-        for e in sorted(edits, key=lambda e: (e.span.line, e.span.column), reverse=True):
-            s = e.span
-            end = (s.end_line - 1, s.end_column - 1)
-            if s.end_line - 1 >= self.editor.document.line_count:  # an edit that ends past the last line
-                end = (self.editor.document.line_count - 1, len(self.editor.document[-1]))
-            self.editor.replace(e.new_text, (s.line - 1, s.column - 1), end)
+        """Apply edits to the editor from the last to the first (their spans are of the text before any), as one
+        step of undo."""
+        with self.editor.one_undo():
+            for e in sorted(edits, key=lambda e: (e.span.line, e.span.column), reverse=True):
+                s = e.span
+                end = (s.end_line - 1, s.end_column - 1)
+                if s.end_line - 1 >= self.editor.document.line_count:  # an edit that ends past the last line
+                    end = (self.editor.document.line_count - 1, len(self.editor.document[-1]))
+                self.editor.replace(e.new_text, (s.line - 1, s.column - 1), end)
 
     def action_quick_fix(self) -> None:
         self.with_current_report(self._quick_fix)

@@ -1,4 +1,5 @@
-"""Modal dialogs: choices before losing work, worker errors, a path prompt, and the key list."""
+"""Modal dialogs: choices before losing work, worker errors, a path prompt, and the key list (each a keys.Dialog:
+no key typed before it was drawn, a letter key for every button)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from contractstudio.studio.keys import Dialog
 
-class Choice(ModalScreen[str]):
+
+class Choice(Dialog[str]):
     """A question with a few buttons; dismisses with the chosen id (escape: the last, which cancels)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
@@ -55,7 +57,7 @@ def changed_on_disk(name: str) -> Choice:
                   [("cancel", "Cancel"), ("reload", "Reload"), ("overwrite", "Overwrite")])
 
 
-class ErrorDialog(ModalScreen[None]):
+class ErrorDialog(Dialog[None]):
     """A failed background job: what failed and why, never a traceback on the screen."""
 
     BINDINGS = [Binding("escape,enter", "close", "Close", id="dialog.close")]
@@ -83,7 +85,7 @@ class ErrorDialog(ModalScreen[None]):
         self.dismiss(None)
 
 
-class PathPrompt(ModalScreen[str | None]):
+class PathPrompt(Dialog[str | None]):
     """Ask for a file path (export targets); escape cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
@@ -114,7 +116,7 @@ TERMINAL_SENSITIVE = ("Keys marked ~ terminal-sensitive: Ctrl+Space arrives as C
                       "not sent by some terminals (use the palette, Ctrl+P). Ctrl+B is left to tmux (Alt+B toggles the file list).")
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """Every key of the app and of the current mode, with its binding id (for the keymap file)."""
 
     BINDINGS = [Binding("escape,f1,q", "close", "Close", id="help.close")]
@@ -148,7 +150,7 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class TextPrompt(ModalScreen[str | None]):
+class TextPrompt(Dialog[str | None]):
     """Multi-line text (typed YAML input, an edited reply or error texts); Ctrl+S or Use accepts."""
 
     BINDINGS = [

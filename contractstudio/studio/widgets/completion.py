@@ -5,11 +5,11 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from contractstudio.editing.items import CodeAction, CompletionItem
+from contractstudio.studio.keys import Dialog
 
 MAX_SHOWN = 8  # rows of the popup; more items scroll
 
@@ -65,7 +65,7 @@ class CompletionMenu(OptionList):
             self.highlighted = ((self.highlighted or 0) + step) % len(self.items)
 
 
-class QuickFixes(ModalScreen[int | None]):
+class QuickFixes(Dialog[int | None]):
     """The fixes of the finding under the cursor; Enter applies one, Escape closes."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
@@ -91,7 +91,7 @@ class QuickFixes(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class Ask(ModalScreen[str | None]):
+class Ask(Dialog[str | None]):
     """One line of text (a new name, a search, a line number); Enter accepts, Escape cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]

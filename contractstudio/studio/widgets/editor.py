@@ -4,7 +4,8 @@ no highlighting for text nested deeper than tree-sitter survives."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.cells import cell_len
@@ -14,7 +15,7 @@ from textual import events
 from textual.document._document import Document, EditResult, Location
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
-from textual.geometry import Size
+from textual.geometry import Offset, Region, Size, Spacing
 from textual.reactive import Reactive, reactive
 from textual.strip import Strip
 from textual.widgets import TextArea
@@ -230,6 +231,7 @@ class ContractEditor(YamlTextArea):
     # highlights while it is made, before __init__ below sets anything (an attribute set there forgot that build).
     _drawn: tuple[int, dict[int, tuple[str, tuple[Any, ...]]]] | None = None
     _window: tuple[int, int] | None = None
+    _type_over: tuple[Selection, str] | None = None  # (where, character): see type_over
 
     # TextArea repaints its whole widget whenever the selection is set, which every key does: every row on screen went
     # through Textual's styles cache again. Here a new selection repaints the rows it left and the rows it reached
@@ -252,7 +254,18 @@ class ContractEditor(YamlTextArea):
         self._typed: str | None = None
         self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
 
+    def type_over(self, character: str) -> None:
+        """Take the next key as typed already when it is `character` and the cursor has not moved.
+
+        A completion that ends in a space (`message: `) is followed by the author's own space out of habit: as
+        editors do with a closing bracket they inserted, that key only confirms what is there. Any other key, or
+        a move of the cursor, and the next space is typed as usual.
+        """
+        self._type_over = (self.selection, character)
+
     def _watch_selection(self, previous_selection: Selection, selection: Selection) -> None:
+        if self._type_over is not None and self._type_over[0] != selection:
+            self._type_over = None
         bracket = self._matching_bracket_location
         super()._watch_selection(previous_selection, selection)
         last = self.document.line_count - 1
@@ -260,6 +273,43 @@ class ContractEditor(YamlTextArea):
         self.refresh_lines(min(rows), max(rows) - min(rows) + 1)  # the rows selected, and the cursor's (its number too)
         for marked in {bracket, self._matching_bracket_location} - {None}:
             self.refresh_lines(marked[0])  # type: ignore[index]
+
+    def scroll_cursor_visible(self, center: bool = False, animate: bool = False) -> Offset:
+        """TextArea's, except that `center` centres the cursor's row only (a jump to a finding, a definition, a line).
+
+        TextArea centres the column too: a finding at column 42 of a 54-column view scrolled every row 17 columns
+        sideways, and Home to the line's indentation left it 2 columns off. Sideways the view moves only as far as
+        the cursor needs to be seen, as it does for an arrow key.
+        """
+        if not center or not self._has_cursor:
+            return super().scroll_cursor_visible(center, animate)
+        self._recompute_cursor_offset()
+        x, y = self._cursor_offset
+        cursor, spacing = Region(x, y, width=3, height=1), Spacing(right=self.gutter_width)  # as TextArea measures it
+        down = self.scroll_to_region(cursor, spacing=spacing, animate=animate, force=True, center=True, x_axis=False)
+        across = self.scroll_to_region(cursor, spacing=spacing, animate=animate, force=True, y_axis=False)
+        return Offset(across.x, down.y)
+
+    @contextmanager
+    def one_undo(self) -> Iterator[None]:
+        """Every edit made inside is one step of undo and of redo (a rename of many places, a quick fix).
+
+        TextArea's history starts a step at each edit of more than one character: a rename of 4 places took
+        4 undos, each analysed and shown on its way back. Here the steps the edits made are joined into one.
+        """
+        history = self.history
+        stack = history._undo_stack  # noqa: SLF001 - no public way to join steps (tests/test_private_internals.py)
+        history.checkpoint()
+        last = stack[-1] if stack else None
+        try:
+            yield
+        finally:
+            made: list[Any] = []
+            while stack and stack[-1] is not last:
+                made.append(stack.pop())
+            if made:
+                stack.append([edit for batch in reversed(made) for edit in batch])  # in the order they were made
+            history.checkpoint()  # the next key starts a step of its own
 
     @property
     def text_length(self) -> int:
@@ -276,6 +326,11 @@ class ContractEditor(YamlTextArea):
         return self.document[row][col - 1 : col] or None
 
     async def _on_key(self, event: events.Key) -> None:
+        type_over, self._type_over = self._type_over, None
+        if type_over is not None and type_over == (self.selection, event.character) and not self.read_only:
+            event.stop()  # typed already (see type_over)
+            event.prevent_default()
+            return
         if self.key_hook is not None and self.key_hook(event.key):
             event.stop()  # the completion popup took it (Tab / Enter accept, Escape closes)
             event.prevent_default()

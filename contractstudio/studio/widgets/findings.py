@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from contractstudio.findings.diagnostics import Diagnostic
+from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 
 SEVERITY_LABEL = {"error": "E", "warning": "W", "info": "I"}
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -59,7 +59,12 @@ class FindingsPanel(OptionList):
         self._targets: list[tuple[Place, Diagnostic]] = []
 
     def show(self, diagnostics: list[Diagnostic]) -> None:
-        """Replace the list, keeping the highlighted row where possible."""
+        """Replace the list, keeping the highlighted row where possible.
+
+        Errors first, then warnings, then infos, each by place: a few rows high, the panel shows the errors even
+        when long infos come before them in the text.
+        """
+        diagnostics = sorted(diagnostics, key=_worst_first)
         if diagnostics == self.diagnostics and self.option_count:
             return
         keep = self.highlighted
@@ -108,6 +113,10 @@ class FindingsPanel(OptionList):
         event.stop()
         found = self.target(event.option_index)
         self.post_message(self.Chosen(self, found[1] if found else None))
+
+
+def _worst_first(d: Diagnostic) -> tuple[int, int, int]:
+    return -SEVERITY_RANK[d.severity], d.line, d.column
 
 
 def _hanging(lead: Text, body: Text) -> Table:
