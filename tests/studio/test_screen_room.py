@@ -3,6 +3,7 @@ that grows with the terminal, the status line's file name, every table column an
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -80,3 +81,53 @@ async def test_the_status_line_keeps_the_file_name(samples: Path, size: tuple[in
         status = region_rows(app, app.edit_screen.query_one("#status"))[0]
         assert "multidoc_qa_typos.contract.yaml" in status, status
         assert "modified" in status, status
+
+
+def eval_folder(tmp_path: Path) -> Path:
+    from .test_eval_mode import ROWS, SAMPLE
+
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    shutil.copy(SAMPLE, folder)
+    shutil.copy(ROWS, folder)
+    shutil.copy(ROWS, folder / "other.rows.jsonl")
+    return folder
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_eval_shows_every_column_the_whole_summary_and_the_results_it_shows(tmp_path: Path, size) -> None:
+    from .test_eval_mode import results_file
+
+    folder = eval_folder(tmp_path)
+    results = results_file(folder)
+    app = StudioApp([folder], config=load_config())
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#eval-data").value = str(folder / "other.rows.jsonl")
+        await pilot.pause()
+        app.open_file(results)
+        await pilot.pause(0.5)
+        assert app.screen is screen
+        # The dataset box no longer names a dataset these rows did not come from.
+        data_box = region_rows(app, screen.query_one("#eval-data"))[0]
+        assert "other.rows" not in data_box and "multidoc_qa.res" in data_box, data_box
+        # Every column's header is on screen, `ms` too.
+        rows = screen.query_one("#eval-rows")
+        header = region_rows(app, rows)[1]
+        assert all(column in header for column in ("row", "input", "outcome", "calls", "ms")), header
+        # The summary scrolls to its last lines (structured output).
+        summary = screen.query_one("#eval-figures-box")
+        summary.focus()
+        await pilot.press("end")
+        await pilot.pause()
+        drawn = " ".join(" ".join(row.replace("│", " ").split()) for row in region_rows(app, summary))
+        assert "structured output: off 46" in drawn, drawn  # wrapped at 80 columns: read as the lines run on
+        # Count axes have whole-number ticks only.
+        for plot in ("#plot-attempts", "#plot-checks"):
+            widget = screen.query_one(plot)
+            if widget.display and widget.size.width:
+                ticks = region_rows(app, widget)[-1]
+                assert not re.search(r"\d\.\d", ticks), (plot, ticks)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -71,6 +72,8 @@ def _first_difference(a: str, b: str) -> int:
 
 class FileList(OptionList):
     """Files by kind; selecting one opens it. Labels are made for the list's width, again when it changes."""
+
+    BINDINGS = [Binding("enter", "select", "Open")]  # in the footer while the list has the focus
 
     class Open(Message):
         def __init__(self, path: Path) -> None:
