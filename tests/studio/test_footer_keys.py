@@ -17,9 +17,14 @@ OTHER_MODES = {"edit": ["f3 Graph", "f4 Debug", "f5 Eval"], "graph": ["f2 Edit",
                "debug": ["f2 Edit", "f3 Graph", "f5 Eval"], "eval": ["f2 Edit", "f3 Graph", "f4 Debug"]}
 
 
-def footer(app) -> str:
-    """The footer's row as drawn."""
-    return screen_rows(app)[-1]
+async def footer(app, pilot) -> str:
+    """The footer's row as drawn (once it is: the footer is composed again after each change of focus)."""
+    for _ in range(50):
+        row = screen_rows(app)[-1]
+        if "palette" in row and row.split("palette")[0].strip(" ▏"):
+            return row
+        await pilot.pause(0.1)
+    return row
 
 
 def before(row: str, first: str, then: str) -> bool:
@@ -31,19 +36,19 @@ async def test_the_footer_shows_the_focused_widget_s_keys_first_and_every_mode_k
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
-        row = footer(app)
+        row = await footer(app, pilot)
         assert "⏎" not in row, row  # the editor: Enter is a new line
         assert "f1 Help" in row and all(key in row for key in OTHER_MODES["edit"]), row
         assert "f2 Edit" not in row, row  # the mode we are in
         await pilot.press("ctrl+o")  # the file list
         await pilot.pause()
-        row = footer(app)
+        row = await footer(app, pilot)
         assert row.lstrip().startswith("⏎ Open"), row
         assert before(row, "⏎ Open", "^s Save") and before(row, "^s Save", "f1 Help"), row
         assert all(key in row for key in OTHER_MODES["edit"]), row
         await pilot.press("ctrl+g")  # the findings
         await pilot.pause()
-        row = footer(app)
+        row = await footer(app, pilot)
         assert row.lstrip().startswith("⏎ Jump"), row
         assert all(key in row for key in OTHER_MODES["edit"]), row
 
@@ -51,7 +56,7 @@ async def test_the_footer_shows_the_focused_widget_s_keys_first_and_every_mode_k
         await settle(pilot)
         app.screen.query_one("#timeline").focus()
         await pilot.pause()
-        row = footer(app)
+        row = await footer(app, pilot)
         assert "f1 Help" in row and all(key in row for key in OTHER_MODES["debug"]), row
         assert before(row, "s Step", "f1 Help"), row
         if size[0] >= 120:
@@ -61,13 +66,13 @@ async def test_the_footer_shows_the_focused_widget_s_keys_first_and_every_mode_k
 
         await pilot.press("f5")
         await pilot.pause()
-        row = footer(app)
+        row = await footer(app, pilot)
         assert row.lstrip().startswith("⏎ Open in debugger"), row  # the rows have the focus
         assert all(key in row for key in OTHER_MODES["eval"]), row
 
         await pilot.press("f3")
         await settle(pilot)
-        row = footer(app)
+        row = await footer(app, pilot)
         assert all(key in row for key in OTHER_MODES["graph"]), row
 
 
