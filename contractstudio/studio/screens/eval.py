@@ -283,7 +283,9 @@ class EvalScreen(StudioScreen):
         plt.title(title)
         if labels:
             plt.bar(labels, values, orientation="horizontal", width=0.4)
-            ticks = evals.count_ticks(max(values))
+            # As many ticks as the bars' width has room for, each label apart (plotext drops crowded ones at random).
+            room = plot.size.width - max(len(label) for label in labels) - 3
+            ticks = evals.count_ticks(max(values), most=max(1, room // (len(str(max(values))) + 2)))
             plt.xticks([float(t) for t in ticks], [str(t) for t in ticks])  # counts: whole numbers on the axis
             plt.xlim(0, ticks[-1])
         plot.refresh()
