@@ -65,18 +65,22 @@ def input_summary(value: Any, limit: int = 40) -> str:
 
 
 def row_cells(rec: dict[str, Any], input_width: int = 40) -> tuple[Any, ...]:
-    """The table cells of one row: number, id, input (its summary), outcome, attempts, calls, failed conditions, latency."""
+    """The table cells of one row: number, id, input (its summary), outcome, attempts, calls, latency, failed conditions.
+
+    The failed conditions (as long as a row failed many) come last: every column before them is on screen at 80 columns.
+    """
     from rich.text import Text
 
     query = Text(input_summary(rec.get("input"), input_width))  # never read as markup: it is the dataset's text
+    ms = f"{1e3 * float(rec.get('latency_s') or 0):.0f}"
     if rec.get("kind") == "pipeline":
         return (str(rec.get("row")), str(rec.get("id")), query, str(rec.get("outcome")), str(len(rec.get("path") or [])), "",
-                ", ".join(failed_checks(rec)) or " -> ".join(rec.get("path") or []), f"{1e3 * float(rec.get('latency_s') or 0):.0f}")
+                ms, ", ".join(failed_checks(rec)) or " -> ".join(rec.get("path") or []))
     return (str(rec.get("row")), str(rec.get("id")), query, str(rec.get("outcome")), str(rec.get("attempts")),
-            str(rec.get("llm_calls")), ", ".join(failed_checks(rec)), f"{1e3 * float(rec.get('latency_s') or 0):.0f}")
+            str(rec.get("llm_calls")), ms, ", ".join(failed_checks(rec)))
 
 
-COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "failed conditions", "ms")
+COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "ms", "failed conditions")
 
 
 def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -157,6 +161,13 @@ def check_bars(summary: dict[str, Any], limit: int = 6, room: int = 12) -> tuple
     entries = summary.get("failing_conditions") or []
     names = [bar_label(e["check"].split(".")[-1], room) for e in entries[:limit]]
     return names, [int(e["count"]) for e in entries[:limit]]
+
+
+def count_ticks(top: int, most: int = 5) -> list[int]:
+    """Whole-number ticks from 0 to at least `top` for an axis of counts (at most `most`+1 of them): 0 2 4 6, never 0.83."""
+    top = max(top, 1)
+    step = -(-top // most)
+    return list(range(0, -(-top // step) * step + 1, step))
 
 
 def cost_series(rows: list[dict[str, Any]]) -> tuple[str, list[float]]:

@@ -45,8 +45,8 @@ class DebugScreen(RecordedTraces):
         Binding("R", "restart", "Restart", id="debug.restart"),
         Binding("b,f9", "toggle_breakpoint", "Breakpoint", id="debug.breakpoint"),
         Binding("e", "edit_pending", "Edit", id="debug.edit"),
-        Binding("w", "save_trace", "Save trace", show=False, id="debug.save_trace"),
-        Binding("o", "open_trace_prompt", "Open trace", show=False, id="debug.open_trace"),
+        Binding("w", "save_trace", "Save trace", id="debug.save_trace"),
+        Binding("o", "open_trace_prompt", "Open trace", id="debug.open_trace"),
     ]
 
     def __init__(self) -> None:

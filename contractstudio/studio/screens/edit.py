@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.markup import escape
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,7 +22,7 @@ from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
 from contractstudio.studio.screens.base import StudioScreen
 from contractstudio.studio.widgets.completion import CompletionMenu
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
-from contractstudio.studio.widgets.files import FileList
+from contractstudio.studio.widgets.files import FileList, elide_middle
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.widgets.footer import StudioFooter
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
@@ -105,6 +107,8 @@ class EditScreen(EditingAssist, StudioScreen):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")
+        if self.studio.buffer is not None:
+            self.update_status(pending=self._debounce is not None)  # the name gets the new width's room
 
     # Loading and analysis -----------------------------------------------------------
 
@@ -248,8 +252,16 @@ class EditScreen(EditingAssist, StudioScreen):
             state += f" · [b yellow]highlighting off[/] (indented past {MAX_HIGHLIGHT_INDENT} levels)"
         errors = f"[b red]{counted(counts.error, 'error')}[/]" if counts.error else "0 errors"
         warnings = f"[b yellow]{counted(counts.warning, 'warning')}[/]" if counts.warning else "0 warnings"
-        # Position and counts first: on a narrow terminal the end of the line (the long name) is what gets cut.
-        line = f" {row + 1}:{col + 1} · {kind} · {errors} · {warnings} · {name}{dirty}{state}"
+        # Position and counts first, then the name, its folders cut in the middle to what the line leaves it; when
+        # even the file's own name would not fit, the kind (mostly its suffix) makes room: the name and `modified`
+        # stay on the one row at 80 columns, and only `checking…` may be cut at its end.
+        tail = f"{dirty}{state}"
+        for head in (f" {row + 1}:{col + 1} · {kind} · {errors} · {warnings} · ", f" {row + 1}:{col + 1} · {errors} · {warnings} · "):
+            room = self.size.width - Text.from_markup(head + tail).cell_len
+            if room >= len(buffer.path.name):
+                break
+        shown = name if len(name) <= room else (elide_middle(name, room) if room > len(buffer.path.name) else buffer.path.name)
+        line = head + escape(shown) + tail
         if line != self._status_line:
             self._status_line = line
             status.update(line, layout=False)  # one fixed-height row: no need to lay out the screen per keystroke

@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, ScrollableContainer
 from textual.message import Message
 from textual.widgets import DataTable, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState
@@ -38,6 +38,12 @@ class SafePlot(PlotextPlot):
             return super().render()
         except Exception:  # noqa: BLE001 - plotext's layout errors must never take the studio down
             return Text("(no room for this plot)", style="dim")
+
+
+class RowsTable(DataTable[Any]):
+    """The rows; Enter (the table's own select, which opens the row) is named in the footer while it has the focus."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Open in debugger")]
 
 
 class EvalDone(Message):
@@ -68,6 +74,7 @@ class EvalScreen(StudioScreen):
         self._progress = (0, 0)
         self._folder: Path | None = None
         self._wanted_data: Path | None = None
+        self._results_shown: Path | None = None  # a results file opened as it is: no dataset is chosen meanwhile
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="eval-setup"):
@@ -79,12 +86,13 @@ class EvalScreen(StudioScreen):
             yield ProgressBar(id="eval-progress", show_eta=False)
             yield Static("", id="eval-status")
         with Horizontal(id="eval-summary"):
-            yield Static("", id="eval-figures")
+            with ScrollableContainer(id="eval-figures-box"):  # the summary is longer and wider than its box: it scrolls
+                yield Static("", id="eval-figures")
             yield SafePlot(id="plot-attempts")
             yield SafePlot(id="plot-checks")
             yield SafePlot(id="plot-cost")
         yield Select(evals.BASE_FILTERS, value="all", allow_blank=False, id="eval-filter", compact=True)
-        yield DataTable(id="eval-rows", cursor_type="row", zebra_stripes=True)
+        yield RowsTable(id="eval-rows", cursor_type="row", zebra_stripes=True)
         yield StudioFooter()
 
     def on_mount(self) -> None:
@@ -126,7 +134,7 @@ class EvalScreen(StudioScreen):
         if self._wanted_data is not None and str(self._wanted_data) in [v for _, v in data]:
             data_select.value = str(self._wanted_data)
             self._wanted_data = None
-        elif not isinstance(data_select.value, str) and data:
+        elif not isinstance(data_select.value, str) and data and self._results_shown is None:
             data_select.value = data[0][1]
         self._guess_target()
         target = self.query_one("#eval-target", Select)
@@ -146,6 +154,10 @@ class EvalScreen(StudioScreen):
 
     @on(Select.Changed, "#eval-data")
     def _data_changed(self) -> None:
+        data = self.query_one("#eval-data", Select)
+        if isinstance(data.value, str):  # a dataset chosen again: the next run's
+            self._results_shown = None
+            data.prompt = "dataset"
         self._guess_target()
 
     def open_data(self, path: Path) -> None:
@@ -230,6 +242,11 @@ class EvalScreen(StudioScreen):
             self.notify(str(err), severity="error")
             return
         self.results = path
+        # Its rows came from a dataset the file does not name: the box says what is shown, not the last dataset.
+        self._results_shown = path
+        data = self.query_one("#eval-data", Select)
+        data.prompt = path.name
+        data.clear()
         self.query_one("#eval-progress", ProgressBar).update(total=len(self.rows), progress=len(self.rows))
         self._show_summary()
         self._status(f"{path.name}: {len(self.rows)} rows. Enter opens a row in the debugger.")
@@ -237,7 +254,8 @@ class EvalScreen(StudioScreen):
     def _show_summary(self) -> None:
         summary = self.summary or {}
         timeless = {k: v for k, v in summary.items() if k not in ("duration_s", "rows_this_run", "rows_per_s")}
-        self.query_one("#eval-figures", Static).update(Text(evals.summary_text(timeless), no_wrap=True, overflow="ellipsis"))
+        # Wrapped, and the box scrolls (↑ ↓ End): the last lines (requests, structured output) and long messages are read whole.
+        self.query_one("#eval-figures", Static).update(Text(evals.summary_text(timeless)))
         self._show_plots()
         self._fill_filters()
         self._apply_filter()
@@ -265,6 +283,11 @@ class EvalScreen(StudioScreen):
         plt.title(title)
         if labels:
             plt.bar(labels, values, orientation="horizontal", width=0.4)
+            # As many ticks as the bars' width has room for, each label apart (plotext drops crowded ones at random).
+            room = plot.size.width - max(len(label) for label in labels) - 3
+            ticks = evals.count_ticks(max(values), most=max(1, room // (len(str(max(values))) + 2)))
+            plt.xticks([float(t) for t in ticks], [str(t) for t in ticks])  # counts: whole numbers on the axis
+            plt.xlim(0, ticks[-1])
         plot.refresh()
 
     def _fill_filters(self) -> None:

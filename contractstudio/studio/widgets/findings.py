@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 from rich.text import Text
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -27,6 +28,8 @@ class Place:
 
 class FindingsPanel(OptionList):
     """One entry per finding, followed by its related places (each navigable)."""
+
+    BINDINGS = [Binding("enter", "select", "Jump")]  # in the footer while the panel has the focus
 
     class Jump(Message):
         """The user chose a place to go to."""
