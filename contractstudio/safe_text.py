@@ -99,7 +99,7 @@ _PARTIAL_MIN = 6  # a cut-off start of a key in use, this long or longer, at the
 _HINTS = re.compile(
     r"(?:key|token|secret|passw(?:or)?d|passphrase|authorization|credentials?|bearer)[\"']?\s*[:=]"  # name: value
     r"|bearer\s|[spr]k[-_]|gh[pousr]_|github_pat_|xox|glpat-|akia|asia|aiza|hf_|r8_|npm_|pypi-|eyj|-----begin"
-    r"|://[^\s/?#@]*:[^\s/?#]*@"  # a password in a URL
+    r"|://[^\s/?#@:]*:[^\s/?#@]*@"  # a password in a URL (user and password each end at one character: linear)
 )
 # The characters re's IGNORECASE matches to ASCII letters that lower() leaves alone (or makes two characters of)
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})

@@ -13,6 +13,8 @@ CONFTEST = (Path(__file__).parent / "conftest.py").read_text()
 
 def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, body: str, ci: str | None, *args: str) -> pytest.RunResult:
     pytester.makeconftest(CONFTEST)
+    # the conftest imports a module of the tests' own (the real model server's fixture): beside it, as in tests/
+    pytester.makepyfile(real_model=(Path(__file__).parent / "real_model.py").read_text())
     pytester.makepyfile(body)
     if ci is None:
         monkeypatch.delenv("CI", raising=False)

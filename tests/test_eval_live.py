@@ -454,7 +454,7 @@ def test_ctrl_c_mid_run_keeps_the_finished_rows_and_resume_finishes_the_rest(tmp
     queries = [f"ok-{i}" for i in range(40)]
     data = dataset(tmp_path / "rows.jsonl", queries)
     out = tmp_path / "r.jsonl"
-    with OpenAIServer([Reply(GOOD, delay=0.05)] * 200) as server:
+    with OpenAIServer([Reply(GOOD, delay=0.2)] * 200) as server:  # rows still in flight for seconds after the 6th
         child = subprocess.run([sys.executable, "-c", INTERRUPTED_RUN, str(QA), str(data), str(out), MODEL, server.base_url],
                                capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
         assert child.returncode == 0, child.stderr
