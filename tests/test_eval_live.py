@@ -431,7 +431,10 @@ def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Pa
 # leaves the interpreter's AST recursion counter wrong ("AST constructor recursion depth mismatch" in every later
 # parse), so a test that interrupts its own process could break the tests after it; a user's Ctrl+C ends the process.
 INTERRUPTED_RUN = """
-import _thread, json, sys, threading
+import _thread, json, signal, sys, threading
+# Ctrl+C as a terminal delivers it: pytest-xdist's workers ignore SIGINT, and an ignored signal is inherited by
+# the processes they start, where interrupt_main() would then do nothing
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 from contractstudio.evaluation.evaluate import EvalConfig, evaluate
 

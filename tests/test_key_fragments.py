@@ -182,7 +182,7 @@ def test_a_key_interleaved_with_characters_a_terminal_shows_as_nothing_is_masked
 def test_every_control_and_format_character_is_one_the_key_matcher_reads_through() -> None:
     import unicodedata
 
-    from contractstudio.safe_text import _BLANK_RE
+    from contractstudio.key_pieces import _BLANK_RE
 
     unseen = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Cc", "Cf")
               or 0xFE00 <= c <= 0xFE0F or 0xE0100 <= c <= 0xE01EF]
