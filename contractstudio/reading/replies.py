@@ -131,16 +131,23 @@ def extract_json(text: str, *, strict: bool = False) -> tuple[Any, str | None]:
     return value, problem
 
 
+def _whole(stripped: str) -> tuple[Any, str | None, bool]:
+    """The reply read as one JSON document: (value, problem, settled), settled when no extraction can change it."""
+    if not stripped:
+        return None, "the reply is empty: expected one JSON object", True
+    try:
+        return _loads(stripped), None, True
+    except json.JSONDecodeError as err:
+        return None, _json_error(err, stripped), False
+    except RecursionError:  # json's C reader gives up on deep nesting; a reply must never crash the call
+        return None, _DEEP, True
+
+
 def _strict(text: str) -> tuple[Any, str | None]:
     stripped = text.strip()
-    if not stripped:
-        return None, "the reply is empty: expected one JSON object"
-    try:
-        return _loads(stripped), None
-    except json.JSONDecodeError as err:
-        problem = _json_error(err, stripped)
-    except RecursionError:
-        return None, _DEEP
+    value, problem, settled = _whole(stripped)
+    if settled:
+        return value, problem
     found, lenient = _extract(stripped)
     if lenient is not None:
         return None, problem
@@ -151,14 +158,9 @@ def _strict(text: str) -> tuple[Any, str | None]:
 
 def _extract(text: str) -> tuple[Any, str | None]:
     stripped = text.strip()
-    if not stripped:
-        return None, "the reply is empty: expected one JSON object"
-    try:
-        return _loads(stripped), None
-    except json.JSONDecodeError as err:
-        first_error = _json_error(err, stripped)
-    except RecursionError:  # json's C reader gives up on deep nesting; a reply must never crash the call
-        return None, _DEEP
+    value, first_error, settled = _whole(stripped)
+    if settled:
+        return value, first_error
     fences = _FENCE.findall(stripped)
     fences.sort(key=lambda f: f[0].lower() != "json")  # a ```json block first, then any other fence
     for _lang, body in fences:
