@@ -29,7 +29,7 @@ class Place:
 class FindingsPanel(OptionList):
     """One entry per finding, followed by its related places (each navigable)."""
 
-    BINDINGS = [Binding("enter", "select", "Jump")]  # in the footer while the panel has the focus
+    BINDINGS = [Binding("enter", "select", "Jump", id="findings.jump")]  # in the footer while the panel has the focus
 
     class Jump(Message):
         """The user chose a place to go to."""
