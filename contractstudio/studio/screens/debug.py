@@ -8,6 +8,7 @@ The set-up pickers are call_setup.py's, the trace files recorded_traces.py's. Th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,8 @@ class DebugScreen(RecordedTraces):
         self.query_one("#perf", Static).update("")
         self._status()
 
-    def _start(self) -> bool:
+    def _start(self, then: Callable[[], None] | None = None) -> bool:
+        """Start a session of the chosen set-up; `then` is what was asked for, done once a trust question is answered."""
         chosen = self.contract_doc
         if chosen is None:
             self.notify(self._problem or "No contract without errors in the workspace.", severity="warning")
@@ -145,7 +147,7 @@ class DebugScreen(RecordedTraces):
             self._session_doc = chosen[1]
         except Untrusted as err:  # a hook, or a key sent where only the file says
             self.session = None
-            self._ask_trust(chosen[0], str(err))
+            self._ask_trust(chosen[0], str(err), then)
             return False
         except Exception as err:  # noqa: BLE001 - a refused or broken set-up is shown, never a traceback
             self.session = None
@@ -160,7 +162,7 @@ class DebugScreen(RecordedTraces):
     def _drive(self, how: str) -> None:
         if self.session is None and self.trace_file is None and self._waiting(how):
             return
-        if self.session is None and self.trace_file is None and not self._start():
+        if self.session is None and self.trace_file is None and not self._start(lambda: self._drive(how)):
             return
         if self.session is None:
             self.notify("This is a recorded trace: choose a model and press R to run the call again.", timeout=4)
@@ -322,7 +324,7 @@ class DebugScreen(RecordedTraces):
             self._sync()
             return
         self._reset()
-        if self._start():
+        if self._start(self.action_restart):
             self._status()
 
     def action_toggle_breakpoint(self) -> None:
