@@ -156,7 +156,7 @@ class DebugScreen(RecordedTraces):
         self.events = []
         self.trace_file = None
         self._last_setup = self._setup_key()
-        self.query_one("#timeline", OptionList).clear_options()
+        self._show_stages()  # the outline until the first event: a breakpoint can still be set on a stage
         return True
 
     def _drive(self, how: str) -> None:
@@ -242,6 +242,8 @@ class DebugScreen(RecordedTraces):
         timeline.add_options([Option(event_line(e, self.breakpoints)) for e in new])
         if self.events:
             timeline.highlighted = len(self.events) - 1
+            # Scrolled to once the new rows are laid out: before that the list is as long as it was (issue 35.11)
+            self.call_after_refresh(timeline.scroll_to_highlight)
             self._show(self.events[-1])
         self._perf()
         self._status()
@@ -320,8 +322,8 @@ class DebugScreen(RecordedTraces):
         if self.session is not None and not running and chosen is not None and chosen[1] is self._session_doc:
             self.session.restart()  # the same model, its replies from the first again
             self.events = []
-            self.query_one("#timeline", OptionList).clear_options()
-            self._sync()
+            self._show_stages()  # the outline again, as before the first step: breakpoints can be set on it
+            self._status()
             return
         self._reset()
         if self._start(self.action_restart):

@@ -124,6 +124,7 @@ class GraphScreen(StudioScreen):
         text = self._text_of(path)
         self._loaded_text = text
         self.banner = None
+        self.query_one("#simulate", Input).value = ""  # a reply typed for the previous file is not this one's
         self.query_one("#graph-files", OptionList).highlighted = self._choices.index(path) if path in self._choices else None
         analysis = self.studio.analysis
         if analysis is not None and analysis.path == path and analysis.text == text:

@@ -61,6 +61,12 @@ class FindingsPanel(OptionList):
         self.diagnostics: list[Diagnostic] = []
         self._targets: list[tuple[Place, Diagnostic]] = []
 
+    def on_mount(self) -> None:
+        # A scroll bar that comes or goes narrows or widens the rows, but is no resize: OptionList kept each finding's
+        # height measured at the old width, and a hint wrapped onto one more line lost its last line (issue 35.11).
+        # Measured again as Textual does on a resize.
+        self.watch(self, "show_vertical_scrollbar", self._clear_caches, init=False)
+
     def show(self, diagnostics: list[Diagnostic]) -> None:
         """Replace the list, keeping the highlighted row where possible.
 
