@@ -155,3 +155,50 @@ def test_the_watch_is_fed_the_reply_so_far_in_chunks_of_any_size(tmp_path: Path)
     for end in (5, 17, 30, len(reply)):
         found = found or watch.feed(reply[:end])
     assert found is not None and found.position == reply.index("nope") + 1  # "n" may still be "negative"
+
+
+PATTERNED = """kind: contract
+name: codes
+types:
+  Code:
+    fields:
+      code: {type: str, pattern: "^[A-Z][0-9]{2}$"}
+      tail: {type: str, pattern: "b$", default: "b"}
+      word: {type: str, pattern: "(?i)^abc$", default: "abc"}
+      short: {type: str, min_length: 3, default: "abc"}
+input: str
+output: Code
+prompt: Code it.
+json_reply: strict
+"""
+
+
+def test_an_anchored_pattern_stops_at_the_first_character_no_match_continues(tmp_path: Path) -> None:
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED)
+    contract = cs.load(path)
+    reply = '{"code": "A1x9", "tail": "..."}'
+    found = first_stop(contract, reply)
+    assert found is not None and found.position == reply.index("x")
+    assert found.message == "output.code = \"A1x\": String should match pattern '^[A-Z][0-9]{2}$' (constraint: pattern=\"^[A-Z][0-9]{2}$\")"
+    assert first_stop(contract, '{"code": "A12"}') is None
+
+
+def test_an_unanchored_pattern_and_a_minimum_length_are_judged_when_the_string_ends(tmp_path: Path) -> None:
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED)
+    contract = cs.load(path)
+    reply = '{"code": "A12", "tail": "abc", "word": "more"}'
+    found = first_stop(contract, reply)
+    assert found is not None and found.position == reply.index('"abc"') + 4 and found.clause == "output.tail: pattern"
+    found = first_stop(contract, '{"code": "A12", "short": "ab", "x": 1}')
+    assert found is not None and "String should have at least 3 characters" in found.message
+
+
+def test_a_pattern_engines_may_read_differently_is_left_to_the_whole_reply(tmp_path: Path) -> None:
+    # Python's case folding and word classes are not the Rust engine's that pydantic runs: never decided early
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED)
+    contract = cs.load(path)
+    assert first_stop(contract, '{"code": "A12", "word": "ABC"}') is None
+    assert first_stop(contract, '{"code": "A12", "word": "xyz"}') is None

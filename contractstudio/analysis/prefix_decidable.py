@@ -2,8 +2,9 @@
 
 A clause is decidable on a prefix when some prefix of a reply can show that no continuation passes it: a string
 value that no Literal value starts with, a string longer than its `max_length`, a list past its `max_items`, a number
-outside its bounds once it is written out, text that can no longer become JSON. Every other clause (`min_length` of a
-string still being written, a required field, a `post` condition not marked monotone) is checked after the reply.
+outside its bounds once it is written out, a string too short or not matching its pattern once it ends, text that can
+no longer become JSON. Every other clause (a required field, a type pydantic may coerce, a `post` condition not
+marked monotone) is checked after the reply.
 The analyzer shows this classification (hover, `check -v`); the runtime's prefix watch (runtime/prefix_watch.py)
 is built from the same tree, so what the author is told stops a reply early is what stops it.
 
@@ -15,8 +16,11 @@ here: only strings, null, objects and arrays have a kind an option refuses outri
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from contractstudio.documents.patterns import parse_pattern, pattern_problem
 
 ANY_KIND = frozenset({"string", "number", "object", "array", "literal"})
 _REF = "#/$defs/"
@@ -43,6 +47,9 @@ class Option:
     kinds: frozenset[str] = ANY_KIND  # the JSON kinds it may take ("literal": true, false; null is its own)
     enum: tuple[str, ...] | None = None  # the strings it takes (Literal values, enum members), all strings
     max_length: int | None = None  # of a string
+    min_length: int | None = None  # of a string: decided when the string ends
+    pattern: str | None = None  # of a string: decided when the string ends (searched, as pydantic does)
+    anchored: bool = False  # the pattern is anchored at the start: decided at the first character no match continues
     max_items: int | None = None  # of an array
     bounds: tuple[tuple[str, float], ...] = ()  # (keyword, limit) of a number: maximum, minimum, exclusive...
     integer: bool = False  # the number is an int (its bounds are worded as an int's)
@@ -59,7 +66,8 @@ class Slot:
 
     def open(self) -> bool:
         """Whether a value here is unconstrained (some option takes any value unchecked)."""
-        return not self.options or any(o.kinds == ANY_KIND and o.enum is None and o.max_length is None
+        return not self.options or any(o.kinds == ANY_KIND and o.enum is None and o.max_length is None and o.pattern is None
+                                       and o.min_length is None
                                        and o.max_items is None and not o.bounds and o.properties is None
                                        and o.extra is None for o in self.options)
 
@@ -143,7 +151,20 @@ class _Builder:
             if isinstance(node.get("maxLength"), int):
                 opt.max_length = node["maxLength"]
                 self.clause(path, "maxLength", True, "refused at the character past the bound", node["maxLength"])
-            self._after(node, path, ("minLength", "pattern", "format"))
+            if isinstance(node.get("minLength"), int):
+                opt.min_length = node["minLength"]
+                self.clause(path, "minLength", True, "refused when the string ends", node["minLength"])
+            pattern = node.get("pattern")
+            if isinstance(pattern, str):
+                how = pattern_decided(pattern)
+                if how is None:
+                    self.clause(path, "pattern", False, "its matching may differ between regex engines on a prefix "
+                                "(case folding, word classes, look-around): decided by the whole reply", pattern)
+                else:
+                    opt.pattern, opt.anchored = pattern, how == "prefix"
+                    self.clause(path, "pattern", True, "anchored: refused at the first character no match continues"
+                                if opt.anchored else "refused when the string ends", pattern)
+            self._after(node, path, ("format",))
             return opt
         if kinds == ["null"]:
             return Option(frozenset({"null"}))
@@ -172,6 +193,54 @@ class _Builder:
         for k in keywords:
             if k in node:
                 self.clause(path, k, False, "decided by the whole value", node[k])
+
+
+# What a pattern may hold for a prefix to decide it: Python's matcher (the `regex` package, partial matching) and
+# pydantic's linear engine (Rust's regex crate) agree on these, or Python's is the more lenient (`$` before a final
+# newline), so Python never refuses what the reply check would accept. Case folding, word and space classes, word
+# boundaries, look-around and back-references are left to the whole reply.
+_SAFE_OPS = frozenset({"LITERAL", "NOT_LITERAL", "ANY", "IN", "MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT",
+                       "SUBPATTERN", "BRANCH", "AT", "RANGE", "NEGATE", "CATEGORY"})
+_SAFE_AT = frozenset({"AT_BEGINNING", "AT_BEGINNING_STRING", "AT_END", "AT_END_STRING"})
+_SAFE_CATEGORY = frozenset({"CATEGORY_DIGIT", "CATEGORY_NOT_DIGIT"})
+_UNSAFE_FLAGS = re.IGNORECASE | re.MULTILINE | re.ASCII | re.LOCALE
+
+
+def pattern_decided(pattern: str) -> str | None:
+    """How a prefix decides a pattern: "prefix" (anchored at the start), "end" (when the string ends), or None."""
+    if pattern_problem(pattern):
+        return None
+    try:
+        parsed = parse_pattern(pattern)
+    except Exception:  # noqa: BLE001 - the pattern's own rule reports it (SCH103)
+        return None
+    if parsed.state.flags & _UNSAFE_FLAGS or not _safe(list(parsed), 0):
+        return None
+    first = list(parsed)[:1]
+    anchored = bool(first) and str(first[0][0]) == "AT" and str(first[0][1]) in ("AT_BEGINNING", "AT_BEGINNING_STRING")
+    return "prefix" if anchored else "end"
+
+
+def _safe(items: Any, depth: int) -> bool:
+    if depth > 50:
+        return False
+    for op, arg in items:
+        name = str(op)
+        if name not in _SAFE_OPS:
+            return False
+        if name == "AT" and str(arg) not in _SAFE_AT:
+            return False
+        if name == "CATEGORY" and str(arg) not in _SAFE_CATEGORY:
+            return False
+        if name == "IN" and not _safe(arg, depth + 1):
+            return False
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and not _safe(list(arg[2]), depth + 1):
+            return False
+        if name == "SUBPATTERN" and (arg[1] or arg[2] or not _safe(list(arg[3]), depth + 1)):
+            return False  # a group's own flags (?i:...)
+        if name == "BRANCH" and not all(_safe(list(b), depth + 1) for b in arg[1]):
+            return False
+    return True
 
 
 def _escape(name: str) -> str:

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import Field, TypeAdapter, ValidationError
 
 from contractstudio.analysis.prefix_decidable import Option, PrefixPlan, Slot, prefix_plan
+from contractstudio.documents import patterns
+from contractstudio.documents.constraints import TYPE_PATTERN_S, with_pattern
 from contractstudio.reading.json_prefix import JsonPrefix, Listener
 from contractstudio.reading.replies import CUT_HINT, extract_json, first_json_fence
 from contractstudio.runtime.validation import format_errors
@@ -41,7 +43,8 @@ class PrefixWatch(Protocol):
 
 # -- the checks on values as they grow
 
-_WORDS = {"enum": "the Literal values", "maxLength": "max_length", "maxItems": "max_length", "maximum": "le",
+_WORDS = {"enum": "the Literal values", "maxLength": "max_length", "minLength": "min_length", "pattern": "pattern",
+          "maxItems": "max_length", "maximum": "le",
           "exclusiveMaximum": "lt", "minimum": "ge", "exclusiveMinimum": "gt"}
 _PYDANTIC_BOUND = {"maximum": "le", "exclusiveMaximum": "lt", "minimum": "ge", "exclusiveMinimum": "gt"}
 
@@ -62,6 +65,7 @@ class _Checks(Listener):
 
     def __init__(self, root: Slot, root_name: str) -> None:
         self.root, self.root_name = root, root_name
+        self.budget = patterns.RegexBudget(TYPE_PATTERN_S)  # the patterns of one reply share it, as one validation's do
 
     def value(self, parent: Any, key: str | int | None, kind: str, at: int) -> Any:
         if parent is None:
@@ -81,7 +85,7 @@ class _Checks(Listener):
         ctx.text[:] = [before + text]
         deciding, refused = -1, None
         for o in ctx.strings:  # each option refuses at its own character; the string is refused at the last of them
-            found = _refuses_at(o, before, text)
+            found = self._refuses_at(o, before, text)
             if found is None:
                 return None  # this option still takes the string
             if found[0] > deciding:
@@ -90,9 +94,43 @@ class _Checks(Listener):
         return _violation(ctx.path, refused, before + text[:deciding + 1]), at - (len(text) - 1 - deciding)
 
     def string_end(self, ctx: _Value, text: str, at: int) -> Any:
-        if not ctx.strings or not all(o.enum is not None and text not in o.enum for o in ctx.strings):
-            return None
-        return _violation(ctx.path, ("enum", ctx.strings[0].enum), text)
+        refused: tuple[str, Any] | None = None
+        for o in ctx.strings:
+            if o.enum is not None and text not in o.enum:
+                refused = refused or ("enum", o.enum)
+            elif o.min_length is not None and len(text) < o.min_length:
+                refused = refused or ("minLength", o.min_length)
+            elif o.pattern is not None and not self._matches(o.pattern, text, whole=True):
+                refused = refused or ("pattern", o.pattern)
+            else:
+                return None
+        return _violation(ctx.path, refused, text) if refused is not None else None
+
+    def _matches(self, pattern: str, text: str, whole: bool) -> bool:
+        """Whether the string (whole: searched, as pydantic does) or some continuation of it (anchored) may match;
+        True when the pattern cannot be run within the budget (nothing is decided then)."""
+        try:
+            return self.budget.search(pattern, text) if whole else self.budget.could_match(pattern, text)
+        except (patterns.PatternError, patterns.RegexTimeout):
+            return True
+
+    def _refuses_at(self, option: Option, before: str, text: str) -> tuple[int, tuple[str, Any]] | None:
+        """The index in `text` (what follows `before` in a string) of the first character the option refuses, and why."""
+        first: tuple[int, tuple[str, Any]] | None = None
+        if option.enum is not None:
+            kept = max((len(_common(v[len(before):], text)) for v in option.enum if v.startswith(before)), default=-1)
+            if kept < len(text):
+                first = (max(kept, 0), ("enum", option.enum))
+        if option.max_length is not None and len(before) + len(text) > option.max_length:
+            at = max(option.max_length - len(before), 0)
+            if first is None or at < first[0]:
+                first = (at, ("maxLength", option.max_length))
+        if option.anchored and option.pattern is not None and (first is None or first[0] > 0) \
+                and not self._matches(option.pattern, before + text[:first[0] if first else len(text)], whole=False):
+            end = first[0] if first else len(text)
+            at = next(i for i in range(end) if not self._matches(option.pattern, before + text[:i + 1], whole=False))
+            first = (at, ("pattern", option.pattern))
+        return first
 
     def number_end(self, ctx: _Value, token: str, at: int) -> Any:
         options = [o for o in ctx.slot.options if "number" in o.kinds]
@@ -121,20 +159,6 @@ def _common(a: str, b: str) -> str:
     return os.path.commonprefix([a, b])
 
 
-def _refuses_at(option: Option, before: str, text: str) -> tuple[int, tuple[str, Any]] | None:
-    """The index in `text` (what follows `before` in a string) of the first character the option refuses, and why."""
-    first: tuple[int, tuple[str, Any]] | None = None
-    if option.enum is not None:
-        kept = max((len(_common(v[len(before):], text)) for v in option.enum if v.startswith(before)), default=-1)
-        if kept < len(text):
-            first = (max(kept, 0), ("enum", option.enum))
-    if option.max_length is not None and len(before) + len(text) > option.max_length:
-        at = max(option.max_length - len(before), 0)
-        if first is None or at < first[0]:
-            first = (at, ("maxLength", option.max_length))
-    return first
-
-
 def _within(number: float, keyword: str, limit: float) -> bool:
     if keyword == "maximum":
         return number <= limit
@@ -151,8 +175,10 @@ def _adapter(constraint: tuple[str, Any]) -> TypeAdapter[Any]:
     keyword, value = constraint
     if keyword == "enum":
         return TypeAdapter(Literal[value])  # type: ignore[arg-type]
-    if keyword == "maxLength":
-        return TypeAdapter(Annotated[str, Field(max_length=value)])
+    if keyword in ("maxLength", "minLength", "pattern"):
+        words = {"maxLength": "max_length", "minLength": "min_length", "pattern": "pattern"}[keyword]
+        annotation, constraints = with_pattern(str, {words: value})  # the same validator the output type is built with
+        return TypeAdapter(Annotated[annotation, Field(**constraints)])  # type: ignore[arg-type]
     if keyword == "maxItems":
         return TypeAdapter(Annotated[list[Any], Field(max_length=value)])
     limit, integer = value
