@@ -9,6 +9,7 @@ import pytest
 
 import contractstudio as cs
 from contractstudio.runtime.call_state import CallOptions
+from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.prefix_watch import EarlyViolation, watch_for
 
 CONTRACT = """kind: contract
@@ -45,8 +46,12 @@ def first_stop(contract: cs.Contract, reply: str, mode: str = "off") -> EarlyVio
 
 
 def whole_errors(contract: cs.Contract, reply: str) -> list[str]:  # type: ignore[name-defined]
-    result = contract.call("x", [reply, GOOD], options=CallOptions(wait=False))
-    return list(result.errors)
+    """The errors the whole-reply check finds in `reply` (the remedy's reply aside)."""
+    try:
+        result = contract.call("x", [reply, GOOD], options=CallOptions(wait=False))
+    except ContractViolation as err:
+        result = err.result  # type: ignore[attr-defined]
+    return [e for e in result.errors if not e.startswith("model:")]
 
 
 def test_a_label_no_literal_value_starts_with_stops_at_its_first_wrong_character(tmp_path: Path) -> None:
@@ -202,3 +207,70 @@ def test_a_pattern_engines_may_read_differently_is_left_to_the_whole_reply(tmp_p
     contract = cs.load(path)
     assert first_stop(contract, '{"code": "A12", "word": "ABC"}') is None
     assert first_stop(contract, '{"code": "A12", "word": "xyz"}') is None
+
+
+MONOTONE = """kind: contract
+name: summary
+types:
+  Summary:
+    fields:
+      summary: {type: str}
+      tags: {type: "list[str]", default: []}
+input: str
+output: Summary
+prompt: Summarize.
+json_reply: strict
+post:
+  - id: short
+    assert: len(output.summary) <= 20
+    monotone: true
+  - id: no_todo
+    assert: "'TODO' not in output.summary and len(output.tags) < 3"
+    monotone: true
+    message: "no placeholders, at most two tags"
+  - id: long_enough
+    assert: len(output.summary) >= 5
+    monotone: true
+  - id: bounded_by_input
+    assert: len(output.summary) <= len(input) + 10
+    monotone: true
+"""
+
+
+def test_a_monotone_post_condition_stops_the_reply_at_the_character_that_breaks_it(tmp_path: Path) -> None:
+    path = tmp_path / "summary.contract.yaml"
+    path.write_text(MONOTONE)
+    contract = cs.load(path)
+    reply = '{"summary": "a TODO list of things", "tags": []}'
+    found = first_stop(contract, reply)
+    assert found is not None and found.position == reply.index("TODO") + 3 and found.clause == "post[1] 'no_todo'"
+    assert found.message == ("no placeholders, at most two tags (condition: 'TODO' not in output.summary and "
+                             'len(output.tags) < 3; output.summary = "a TODO", output.tags = [])')
+    assert any(e.startswith("no placeholders, at most two tags (condition:") for e in whole_errors(contract, reply))
+    found = first_stop(contract, '{"summary": "' + "x" * 30 + '"}')
+    assert found is not None and found.clause == "post[0] 'short'" and found.position == len('{"summary": "') + 20
+
+
+def test_a_lower_bound_marked_monotone_is_refused_by_the_analyzer_and_never_stops_a_reply(tmp_path: Path) -> None:
+    path = tmp_path / "summary.contract.yaml"
+    path.write_text(MONOTONE)
+    contract = cs.load(path)
+    assert first_stop(contract, '{"summary": "abc"}') is None  # too short while written, but it could have grown
+    from contractstudio.analysis.check import Context, check_file
+    from contractstudio.trust import hook_folder
+
+    report = check_file(path, Context(hooks=hook_folder(path, False)))
+    found = [d for d in report.diagnostics if d.code == "CON133"]
+    assert [d.message.split(" is marked")[0] for d in found] == ["post[2]"]
+
+
+def test_a_bound_read_from_the_input_is_watched_only_when_the_watch_has_the_calls_values(tmp_path: Path) -> None:
+    path = tmp_path / "summary.contract.yaml"
+    path.write_text(MONOTONE.replace("len(output.summary) <= 20", "len(output.summary) <= 200"))
+    contract = cs.load(path)
+    reply = '{"summary": "' + "y" * 14 + '"}'
+    assert first_stop(contract, reply) is None
+    watch = watch_for(contract.plan, "off", {"input": "abc"})
+    assert watch is not None
+    found = next(f for f in (watch.feed(reply[:n]) for n in range(1, len(reply) + 1)) if f is not None)
+    assert found.clause == "post[3] 'bounded_by_input'" and found.position == len('{"summary": "') + 13

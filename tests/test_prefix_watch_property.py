@@ -69,8 +69,17 @@ def _contract(draw: Any) -> dict[str, Any]:
         fields = {f"f{j}": draw(_field(names)) for j in range(draw(st.integers(1, 4)))}
         types[f"T{i}"] = {"extra": draw(st.sampled_from(["forbid", "ignore"])), "fields": fields}
     top = list(types)[-1]
+    fields = list(types[top]["fields"])
+    post = [{"assert": draw(st.sampled_from(_CONDITIONS)).format(f=draw(st.sampled_from(fields))), "monotone": True}
+            for _ in range(draw(st.integers(0, 2)))]
     return {"kind": "contract", "name": "p", "types": types, "input": "str", "output": top, "prompt": "x",
-            "json_reply": draw(st.sampled_from(["lenient", "strict"]))}
+            "json_reply": draw(st.sampled_from(["lenient", "strict"])), "post": post}
+
+
+# Conditions marked monotone: the analyzer keeps those that are (on a str or list field) and refuses the others.
+_CONDITIONS = ["len(output.{f}) <= 2", "len(output.{f}) < len(input) + 1", "'b' not in output.{f}",
+               "not ('TODO' in output.{f})", "3 >= len(output.{f}) and 'a' not in output.{f}", "len(output.{f}) >= 2",
+               "output.{f} != 'ab'", "len(output.{f}) <= 1 or 'x' in output.{f}"]
 
 
 def _near(draw: Any, schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> Any:
@@ -147,6 +156,19 @@ def _passes(plan: CompiledContract, reply: str) -> bool:
     return all(check.evaluate({"input": "x", "output": output})[1] for check in plan.post)
 
 
+def test_the_generated_contracts_are_read_by_the_analyzer_as_the_runtime_reads_them() -> None:
+    # the monotone forms the generator writes are classified: some kept, some refused (so both paths are exercised)
+    from contractstudio.analysis.monotone import monotonicity
+    from contractstudio.documents.types import TypeSystem
+
+    types = TypeSystem.from_decls(Contract.model_validate({
+        "kind": "contract", "name": "p", "input": "str", "output": "T", "prompt": "x",
+        "types": {"T": {"fields": {"f": {"type": "str"}, "n": {"type": "int"}}}}}).types)
+    kept = [c for c in _CONDITIONS if monotonicity(c.format(f="f"), None, types, "T").problem is None]
+    assert 0 < len(kept) < len(_CONDITIONS)
+    assert all(monotonicity(c.format(f="n"), None, types, "T").problem for c in _CONDITIONS)
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data(), spec=_contract(), mode=st.sampled_from(["off", "off", "json_object"]))
 def test_no_reply_the_watch_stops_would_have_passed_when_whole(data: Any, spec: dict[str, Any], mode: str) -> None:
@@ -157,7 +179,7 @@ def test_no_reply_the_watch_stops_would_have_passed_when_whole(data: Any, spec: 
     value, other = _near(data.draw, schema, defs), _near(data.draw, schema, defs)
     reply = _reply(data.draw, _text(data.draw, value), _text(data.draw, other), mode != "off")
     whole = _passes(plan, reply)
-    watch = watch_maker(plan, mode)
+    watch = watch_maker(plan, mode, {"input": "x"})
     if watch is None:
         return
     cuts = sorted(set(data.draw(st.lists(st.integers(1, max(len(reply), 1)), max_size=6)) + [len(reply)]))

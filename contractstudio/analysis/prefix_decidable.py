@@ -17,10 +17,14 @@ here: only strings, null, objects and arrays have a kind an option refuses outri
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contractstudio.analysis.monotone import Monotonicity, monotonicity
+from contractstudio.documents.models import Condition
 from contractstudio.documents.patterns import parse_pattern, pattern_problem
+from contractstudio.documents.types import TypeSystem
 
 ANY_KIND = frozenset({"string", "number", "object", "array", "literal"})
 _REF = "#/$defs/"
@@ -249,10 +253,11 @@ def _escape(name: str) -> str:
 
 @dataclass(frozen=True)
 class PrefixPlan:
-    """The output's slot tree and its clauses, each classified."""
+    """The output's slot tree and its clauses, each classified; the monotone post conditions by their index."""
 
     root: Slot
     clauses: tuple[PrefixClause, ...]
+    monotone: tuple[tuple[int, Monotonicity], ...] = ()
 
     def early(self) -> tuple[PrefixClause, ...]:
         """The clauses a prefix decides."""
@@ -270,8 +275,23 @@ def syntax_clause(mode: str, json_reply: str) -> PrefixClause:
                         "not JSON (until then a later fence could still carry the answer)")
 
 
-def prefix_plan(schema: dict[str, Any] | None, *, mode: str = "off", json_reply: str = "lenient") -> PrefixPlan:
-    """The classification of an output type's clauses (its JSON Schema; None when it cannot be written)."""
+def prefix_plan(schema: dict[str, Any] | None, *, mode: str = "off", json_reply: str = "lenient",
+                post: Sequence[Condition] = (), types: TypeSystem | None = None, output: str = "") -> PrefixPlan:
+    """The classification of an output type's clauses (its JSON Schema; None when it cannot be written) and of the
+    post conditions (those marked monotone, checked to be so against the declared types)."""
     builder = _Builder(schema or {})
     root = builder.slot(schema, "") if schema is not None else Slot()
-    return PrefixPlan(root, (syntax_clause(mode, json_reply), *builder.clauses))
+    clauses = [syntax_clause(mode, json_reply), *builder.clauses]
+    monotone: list[tuple[int, Monotonicity]] = []
+    for index, cond in enumerate(post):
+        where = f"post[{index}]"
+        if not getattr(cond, "monotone", False):
+            clauses.append(PrefixClause(where, "post", False, "not marked monotone: judged on the whole output"))
+            continue
+        found = monotonicity(cond.assert_, cond.when, types, output) if types is not None else \
+            Monotonicity((), "a Python contract's conditions are not read by the analyzer", False)
+        if found.problem is None:
+            monotone.append((index, found))
+        clauses.append(PrefixClause(where, "post", found.problem is None, found.problem or "monotone in the output: "
+                                    "refused as soon as the text written breaks it"))
+    return PrefixPlan(root, tuple(clauses), tuple(monotone))

@@ -1,27 +1,21 @@
 """The prefix watch: a streaming reply read as it grows, stopped at the first clause it can no longer pass.
 
 The clauses watched, and how each is decided, come from the analyzer's classification (analysis/prefix_decidable.py):
-this module only finds the JSON the reply check will read (reading/reply_prefix.py mirrors reading/replies.py),
-reads it a chunk at a time (reading/json_prefix.py) and words each violation as the whole-reply check words it
-(runtime/validation.py). A watch never stops a reply that would pass when whole: where the reply check could still
+this module only finds the JSON the reply check will read (reading/replies.py says which fence it reads), reads it
+a chunk at a time (reading/json_prefix.py) and judges each value (runtime/prefix_checks.py), in the whole-reply
+check's words. A watch never stops a reply that would pass when whole: where the reply check could still
 read the JSON from elsewhere (a later fence), nothing is decided.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Annotated, Any, Literal, Protocol
+from typing import Any, Protocol
 
-from pydantic import Field, TypeAdapter, ValidationError
-
-from contractstudio.analysis.prefix_decidable import Option, PrefixPlan, Slot, prefix_plan
-from contractstudio.documents import patterns
-from contractstudio.documents.constraints import TYPE_PATTERN_S, with_pattern
-from contractstudio.reading.json_prefix import JsonPrefix, Listener
+from contractstudio.analysis.prefix_decidable import PrefixPlan, prefix_plan
+from contractstudio.reading.json_prefix import JsonPrefix
 from contractstudio.reading.replies import CUT_HINT, extract_json, first_json_fence
-from contractstudio.runtime.validation import format_errors
+from contractstudio.runtime.prefix_checks import Checks, Monotone
 
 DECODER_MODES = ("json_schema", "json_object")
 
@@ -41,174 +35,15 @@ class PrefixWatch(Protocol):
     def feed(self, reply_so_far: str) -> EarlyViolation | None: ...
 
 
-# -- the checks on values as they grow
-
-_WORDS = {"enum": "the Literal values", "maxLength": "max_length", "minLength": "min_length", "pattern": "pattern",
-          "maxItems": "max_length", "maximum": "le",
-          "exclusiveMaximum": "lt", "minimum": "ge", "exclusiveMinimum": "gt"}
-_PYDANTIC_BOUND = {"maximum": "le", "exclusiveMaximum": "lt", "minimum": "ge", "exclusiveMinimum": "gt"}
-
-
-class _Value:
-    """A value being read at a slot: the string options it is judged against, and its text so far."""
-
-    __slots__ = ("slot", "path", "strings", "text")
-
-    def __init__(self, slot: Slot, path: str) -> None:
-        self.slot, self.path = slot, path
-        self.strings = [o for o in slot.options if "string" in o.kinds]
-        self.text: list[str] = []
-
-
-class _Checks(Listener):
-    """The listener that judges each value against its slot's options (a violation: every option refuses it)."""
-
-    def __init__(self, root: Slot, root_name: str) -> None:
-        self.root, self.root_name = root, root_name
-        self.budget = patterns.RegexBudget(TYPE_PATTERN_S)  # the patterns of one reply share it, as one validation's do
-
-    def value(self, parent: Any, key: str | int | None, kind: str, at: int) -> Any:
-        if parent is None:
-            slot: Slot | None = self.root
-            path = self.root_name
-        else:
-            slot = parent.slot.child(key if isinstance(key, str) else None)
-            path = f"{parent.path}[{key}]" if isinstance(key, int) else f"{parent.path}.{key}"
-        if slot is None or not slot.options:
-            return None
-        return _Value(slot, path)
-
-    def chars(self, ctx: _Value, text: str, at: int) -> tuple[Any, int] | None:
-        if not ctx.strings:
-            return None
-        before = ctx.text[0] if ctx.text else ""
-        ctx.text[:] = [before + text]
-        deciding, refused = -1, None
-        for o in ctx.strings:  # each option refuses at its own character; the string is refused at the last of them
-            found = self._refuses_at(o, before, text)
-            if found is None:
-                return None  # this option still takes the string
-            if found[0] > deciding:
-                deciding, refused = found
-        assert refused is not None
-        return _violation(ctx.path, refused, before + text[:deciding + 1]), at - (len(text) - 1 - deciding)
-
-    def string_end(self, ctx: _Value, text: str, at: int) -> Any:
-        refused: tuple[str, Any] | None = None
-        for o in ctx.strings:
-            if o.enum is not None and text not in o.enum:
-                refused = refused or ("enum", o.enum)
-            elif o.min_length is not None and len(text) < o.min_length:
-                refused = refused or ("minLength", o.min_length)
-            elif o.pattern is not None and not self._matches(o.pattern, text, whole=True):
-                refused = refused or ("pattern", o.pattern)
-            else:
-                return None
-        return _violation(ctx.path, refused, text) if refused is not None else None
-
-    def _matches(self, pattern: str, text: str, whole: bool) -> bool:
-        """Whether the string (whole: searched, as pydantic does) or some continuation of it (anchored) may match;
-        True when the pattern cannot be run within the budget (nothing is decided then)."""
-        try:
-            return self.budget.search(pattern, text) if whole else self.budget.could_match(pattern, text)
-        except (patterns.PatternError, patterns.RegexTimeout):
-            return True
-
-    def _refuses_at(self, option: Option, before: str, text: str) -> tuple[int, tuple[str, Any]] | None:
-        """The index in `text` (what follows `before` in a string) of the first character the option refuses, and why."""
-        first: tuple[int, tuple[str, Any]] | None = None
-        if option.enum is not None:
-            kept = max((len(_common(v[len(before):], text)) for v in option.enum if v.startswith(before)), default=-1)
-            if kept < len(text):
-                first = (max(kept, 0), ("enum", option.enum))
-        if option.max_length is not None and len(before) + len(text) > option.max_length:
-            at = max(option.max_length - len(before), 0)
-            if first is None or at < first[0]:
-                first = (at, ("maxLength", option.max_length))
-        if option.anchored and option.pattern is not None and (first is None or first[0] > 0) \
-                and not self._matches(option.pattern, before + text[:first[0] if first else len(text)], whole=False):
-            end = first[0] if first else len(text)
-            at = next(i for i in range(end) if not self._matches(option.pattern, before + text[:i + 1], whole=False))
-            first = (at, ("pattern", option.pattern))
-        return first
-
-    def number_end(self, ctx: _Value, token: str, at: int) -> Any:
-        options = [o for o in ctx.slot.options if "number" in o.kinds]
-        if not options:
-            return None
-        number: float = float(token) if any(c in token for c in ".eE") else int(token)
-        refused: tuple[str, Any] | None = None
-        for o in options:
-            failed = [(k, v) for k, v in o.bounds if not _within(number, k, v)]
-            if not failed:
-                return None
-            refused = refused or (failed[0][0], (failed[0][1], o.integer))
-        assert refused is not None
-        return _violation(ctx.path, refused, number)
-
-    def item(self, ctx: _Value, count: int, at: int) -> Any:
-        options = [o for o in ctx.slot.options if "array" in o.kinds]
-        if not options or not all(o.max_items is not None and count > o.max_items for o in options):
-            return None
-        return _violation(ctx.path, ("maxItems", options[0].max_items), [None] * count,
-                          shown=f"a list of {count} items so far")
-
-
-def _common(a: str, b: str) -> str:
-    """The longest common start of two texts."""
-    return os.path.commonprefix([a, b])
-
-
-def _within(number: float, keyword: str, limit: float) -> bool:
-    if keyword == "maximum":
-        return number <= limit
-    if keyword == "exclusiveMaximum":
-        return number < limit
-    if keyword == "minimum":
-        return number >= limit
-    return number > limit
-
-
-@lru_cache(maxsize=256)
-def _adapter(constraint: tuple[str, Any]) -> TypeAdapter[Any]:
-    """A validator of one clause alone, so its error reads word for word as the whole-reply check's."""
-    keyword, value = constraint
-    if keyword == "enum":
-        return TypeAdapter(Literal[value])  # type: ignore[arg-type]
-    if keyword in ("maxLength", "minLength", "pattern"):
-        words = {"maxLength": "max_length", "minLength": "min_length", "pattern": "pattern"}[keyword]
-        annotation, constraints = with_pattern(str, {words: value})  # the same validator the output type is built with
-        return TypeAdapter(Annotated[annotation, Field(**constraints)])  # type: ignore[arg-type]
-    if keyword == "maxItems":
-        return TypeAdapter(Annotated[list[Any], Field(max_length=value)])
-    limit, integer = value
-    if integer:
-        return TypeAdapter(Annotated[int, Field(**{_PYDANTIC_BOUND[keyword]: limit})])
-    return TypeAdapter(Annotated[float, Field(**{_PYDANTIC_BOUND[keyword]: limit})])
-
-
-def _violation(path: str, constraint: tuple[str, Any], value: Any, shown: str | None = None) -> tuple[str, str]:
-    """(the clause, the error text the whole-reply check gives for this value)."""
-    keyword, limit = constraint
-    clause = f"{path}: {_WORDS.get(keyword, keyword)}"
-    try:
-        _adapter((keyword, tuple(limit) if isinstance(limit, list) else limit)).validate_python(value)
-    except ValidationError as err:
-        lines = format_errors(err, path, shown)
-        if lines:
-            return clause, lines[0]
-    return clause, f"{path}: breaks {clause}"  # pragma: no cover - the value was refused by the same clause
-
-
 # -- finding the document the reply check will read
 
 
 class _Watch:
     """One reply's watch: where its JSON is, read as it grows, and the first violation."""
 
-    def __init__(self, plan: PrefixPlan, mode: str, strict: bool, root_name: str) -> None:
+    def __init__(self, plan: PrefixPlan, mode: str, strict: bool, root_name: str, monotone: list[Monotone]) -> None:
         self.strict, self.decoder = strict, mode in DECODER_MODES
-        checks = _Checks(plan.root, root_name) if plan.root.options else None
+        checks = Checks(plan.root, root_name, monotone) if plan.root.options or monotone else None
         self.syntax = not self.decoder and any(c.keyword == "json" and c.early for c in plan.clauses)
         # the whole reply as one document: checked (strict, or a decoder's JSON), or only read to see it is not JSON
         self.whole = JsonPrefix(checks if (strict or self.decoder) else None)
@@ -279,18 +114,26 @@ class _Watch:
         return self.found
 
 
-def watch_for(plan: Any, mode: str) -> PrefixWatch | None:
-    """The prefix watch of a compiled contract under a structured-output mode; None when no prefix decides anything."""
+def watch_for(plan: Any, mode: str, scope: dict[str, Any] | None = None) -> PrefixWatch | None:
+    """The prefix watch of a compiled contract under a structured-output mode; None when no prefix decides anything.
+
+    `scope`: the call's values besides the output (`input`, `act`), for monotone conditions whose bound or guard
+    reads them; without it those are left to the whole reply."""
     prefixes = plan.__dict__.setdefault("_prefix_plans", {})
     strict = getattr(plan.doc, "json_reply", "lenient") == "strict"
     key = (mode, strict)
     classified = prefixes.get(key)
     if classified is None:
-        classified = prefixes[key] = prefix_plan(_schema(plan), mode=mode, json_reply="strict" if strict else "lenient")
-    watched = classified.root.options or any(c.keyword == "json" and c.early for c in classified.clauses)
+        yaml_types = plan.output.types  # None: a Python contract (its conditions are methods, never monotone)
+        classified = prefixes[key] = prefix_plan(
+            _schema(plan), mode=mode, json_reply="strict" if strict else "lenient",
+            post=plan.doc.post if yaml_types is not None else (), types=yaml_types, output=str(plan.doc.output))
+    monotone = [Monotone(plan.post[index], found.watched, scope or {}) for index, found in classified.monotone
+                if scope is not None or not found.reads_input]
+    watched = classified.root.options or monotone or any(c.keyword == "json" and c.early for c in classified.clauses)
     if not watched:
         return None
-    return _Watch(classified, mode, strict, plan.output.root)
+    return _Watch(classified, mode, strict, plan.output.root, monotone)
 
 
 def _schema(plan: Any) -> dict[str, Any] | None:
