@@ -195,7 +195,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             llm["early_stops"] += 1
             yield st.emit(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
                                     position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
-                                    seconds=stream.times[-1], saved_tokens=stream.rest_tokens, saved_s=stream.rest_s))
+                                    seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens, saved_s=stream.rest_s))
         if not reply.refusal:
             answered(st, structure)
         why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
