@@ -187,7 +187,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
         if stream is not None and stream.ends:
             event.chunk_ends, event.chunk_s = stream.ends, [round(t, 6) for t in stream.times]
-            llm["first_token_s"] += stream.times[0]
+            llm["first_token_s"] += event.chunk_s[0]
             llm["streamed"] += 1
         yield st.emit(event)
         if stream is not None and stream.stopped is not None:
