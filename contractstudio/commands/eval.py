@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.documents.provider_profiles import REQUESTED
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
@@ -50,7 +51,7 @@ def add_parser(sub: Any) -> None:
     mode = v.add_mutually_exclusive_group()
     mode.add_argument("--scripted", action="store_true", help="answer with each row's 'replies' (offline)")
     mode.add_argument("--replay", metavar="RESULTS", help="replay the traces recorded in an earlier results file (offline)")
-    v.add_argument("--structured", choices=("off", "auto", "json_schema", "json_object"),
+    v.add_argument("--structured", choices=REQUESTED,
                    help="ask every row's replies in this structure mode instead of the contract's llm.structured_output "
                         "(compare two runs with --baseline)")
     v.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
