@@ -41,6 +41,29 @@ def unknown_label(labels: dict[str, str], known: list[str]) -> str | None:
     return None
 
 
+def truth(label: dict[str, Any], name: str) -> str | None:
+    """What the labels say condition `name` should have said: its own label, else `pass` when the whole output is
+    good, else nothing (a bad output does not say which clause should catch it). None for `output.type`."""
+    if name == "output.type":
+        return None
+    given = {condition_name(k): v for k, v in (label.get("conditions") or {}).items()}
+    return given.get(name) or ("pass" if label.get("output") == "pass" else None)
+
+
+def disagreement(rec: dict[str, Any], name: str) -> str | None:
+    """`false_fail` or `false_pass` when condition `name` (or CONTRACT) disagreed with the labels on this record."""
+    label, said = rec.get("label"), rec.get("verdicts") or {}
+    if not isinstance(label, dict):
+        return None
+    if name == CONTRACT:
+        wanted, verdict = label.get("output"), ("pass" if rec.get("successful") else "fail")
+    else:
+        wanted, verdict = truth(label, name), said.get(name)
+    if wanted is None or verdict is None or wanted == verdict:
+        return None
+    return "false_fail" if verdict == "fail" else "false_pass"
+
+
 class _Table:
     __slots__ = ("both_fail", "false_fail", "false_pass", "both_pass", "false_fails", "false_passes")
 
@@ -103,20 +126,16 @@ class JudgeTally:
             if len(self.not_judged) < MAX_ROWS_KEPT:
                 self.not_judged.append(where)
             return
-        whole = label.get("output")
-        given = {condition_name(k): v for k, v in (label.get("conditions") or {}).items()}
         for name, verdict in said.items():
-            if name == "output.type":
-                continue
-            truth = given.get(name) or ("pass" if whole == "pass" else None)
-            if truth is None:
+            wanted = truth(label, name)
+            if wanted is None:
                 continue
             if name not in self.tables:
                 self.order.append(name)
                 self.tables[name] = _Table()
-            self.tables[name].add(verdict, truth, where)
-        if whole is not None:
-            self.contract.add("pass" if rec.get("successful") else "fail", whole, where)
+            self.tables[name].add(verdict, wanted, where)
+        if label.get("output") is not None:
+            self.contract.add("pass" if rec.get("successful") else "fail", label["output"], where)
 
     def summary(self) -> dict[str, Any]:
         return {"rows": self.rows, "not_judged": self.not_judged,
