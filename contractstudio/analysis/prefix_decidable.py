@@ -104,13 +104,16 @@ class Slot:
 class _Builder:
     """One walk over a JSON Schema: the slot tree, and each clause with its classification."""
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], decoder: frozenset[tuple[str, str]] = frozenset()) -> None:
+        self.decoder = decoder
         self.defs: dict[str, Any] = {**schema.get("definitions", {}), **schema.get("$defs", {})}
         self.made: dict[str, Slot] = {}
         self.clauses: list[PrefixClause] = []
         self.seen_paths: set[tuple[str, str]] = set()
 
     def clause(self, path: str, keyword: str, early: bool, reason: str, value: Any = None) -> None:
+        if (path, keyword) in self.decoder:
+            return  # the decoder enforces it: nothing is left to watch (structure.py shows it as enforced)
         if (path, keyword) not in self.seen_paths:
             self.seen_paths.add((path, keyword))
             self.clauses.append(PrefixClause(path, keyword, early, reason, value))
@@ -186,10 +189,11 @@ class _Builder:
                           properties={k: self.slot(v, f"{path}/{_escape(k)}", depth + 1) for k, v in props.items()},
                           extra=self.slot(extra, f"{path}/*", depth + 1) if isinstance(extra, dict) else None)
         if kinds in (["integer"], ["number"]):
-            bounds = tuple((k, float(node[k])) for k in ("maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum")
-                           if isinstance(node.get(k), (int, float)) and not isinstance(node.get(k), bool))
-            for k, v in bounds:
-                self.clause(path, k, True, "refused as soon as the number is written out", v)
+            written = [k for k in ("maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum")
+                       if isinstance(node.get(k), (int, float)) and not isinstance(node.get(k), bool)]
+            bounds = tuple((k, float(node[k])) for k in written)
+            for k in written:
+                self.clause(path, k, True, "refused as soon as the number is written out", node[k])
             return Option(bounds=bounds, integer=kinds == ["integer"])
         return Option()
 
@@ -276,10 +280,12 @@ def syntax_clause(mode: str, json_reply: str) -> PrefixClause:
 
 
 def prefix_plan(schema: dict[str, Any] | None, *, mode: str = "off", json_reply: str = "lenient",
-                post: Sequence[Condition] = (), types: TypeSystem | None = None, output: str = "") -> PrefixPlan:
+                post: Sequence[Condition] = (), types: TypeSystem | None = None, output: str = "",
+                decoder: frozenset[tuple[str, str]] = frozenset()) -> PrefixPlan:
     """The classification of an output type's clauses (its JSON Schema; None when it cannot be written) and of the
-    post conditions (those marked monotone, checked to be so against the declared types)."""
-    builder = _Builder(schema or {})
+    post conditions (those marked monotone, checked to be so against the declared types). `decoder`: the clauses
+    (path, keyword) the structured-output decoder enforces, left out of the list (the watch never sees them broken)."""
+    builder = _Builder(schema or {}, decoder)
     root = builder.slot(schema, "") if schema is not None else Slot()
     clauses = [syntax_clause(mode, json_reply), *builder.clauses]
     monotone: list[tuple[int, Monotonicity]] = []
@@ -295,3 +301,26 @@ def prefix_plan(schema: dict[str, Any] | None, *, mode: str = "off", json_reply:
         clauses.append(PrefixClause(where, "post", found.problem is None, found.problem or "monotone in the output: "
                                     "refused as soon as the text written breaks it"))
     return PrefixPlan(root, tuple(clauses), tuple(monotone))
+
+
+def clause_label(c: PrefixClause, post_ids: Sequence[str | None] = ()) -> str:
+    """A clause as `check -v` lists it: `output.label: the Literal values`, `post[0] 'short'`, `the reply: JSON syntax`."""
+    from contractstudio.analysis.structure import clause_name
+
+    if c.keyword == "post":
+        index = int(c.path[5:-1])
+        cid = post_ids[index] if index < len(post_ids) else None
+        return f"{c.path} '{cid}'" if cid else c.path
+    where = "the reply" if not c.path else "output" + "".join(
+        "[*]" if p == "*" else "." + p.replace("~2", "*").replace("~1", "/").replace("~0", "~") for p in c.path.split("/")[1:])
+    return f"{where}: {clause_name(c.keyword, c.value)}"
+
+
+def prefix_lines(plan: PrefixPlan, post_ids: Sequence[str | None] = ()) -> list[str]:
+    """The clauses grouped by what a streaming reply does with them: `stops the reply early: ...`, `checked after ...`."""
+    out = []
+    for early, words in ((True, EARLY), (False, AFTER)):
+        found = [c for c in plan.clauses if c.early == early and (early or c.keyword != "json")]
+        if found:
+            out.append(f"{words}: " + "; ".join(dict.fromkeys(clause_label(c, post_ids) for c in found)))
+    return out
