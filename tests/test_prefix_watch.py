@@ -274,3 +274,35 @@ def test_a_bound_read_from_the_input_is_watched_only_when_the_watch_has_the_call
     assert watch is not None
     found = next(f for f in (watch.feed(reply[:n]) for n in range(1, len(reply) + 1)) if f is not None)
     assert found.clause == "post[3] 'bounded_by_input'" and found.position == len('{"summary": "') + 13
+
+
+def test_a_python_contracts_type_with_a_before_validator_is_judged_only_whole() -> None:
+    # the author's own validator may turn "NEG" into "negative": a prefix decides nothing of such a type
+    from types import SimpleNamespace
+    from typing import Literal
+
+    from pydantic import BaseModel, field_validator
+
+    from contractstudio.documents.models import Contract
+    from contractstudio.runtime.validation import Shape
+
+    class Plain(BaseModel):
+        label: Literal["positive", "negative"]
+
+    class Lowered(Plain):
+        @field_validator("label", mode="before")
+        @classmethod
+        def _lower(cls, value: object) -> object:
+            return value.lower() if isinstance(value, str) else value
+
+    def plan(model: type[BaseModel]) -> SimpleNamespace:
+        doc = Contract(kind="contract", name="p", input="str", output=model.__name__, prompt="x", json_reply="strict")
+        return SimpleNamespace(doc=doc, output=Shape.of_python(model, "output", model.__name__), post=[])
+
+    reply = '{"label": "NEGATIVE"}'
+    assert Lowered.model_validate_json(reply).label == "negative"
+    for model, stops in ((Plain, True), (Lowered, False)):
+        watch = watch_for(plan(model), "off")
+        assert watch is not None
+        found = [watch.feed(reply[:n]) for n in range(1, len(reply) + 1)]
+        assert any(found) is stops

@@ -9,6 +9,7 @@ read the JSON from elsewhere (a later fence), nothing is decided.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -119,7 +120,7 @@ def watch_for(plan: Any, mode: str, scope: dict[str, Any] | None = None) -> Pref
 
     `scope`: the call's values besides the output (`input`, `act`), for monotone conditions whose bound or guard
     reads them; without it those are left to the whole reply."""
-    prefixes = plan.__dict__.setdefault("_prefix_plans", {})
+    prefixes = _cache(plan)
     strict = getattr(plan.doc, "json_reply", "lenient") == "strict"
     key = (mode, strict)
     classified = prefixes.get(key)
@@ -134,6 +135,24 @@ def watch_for(plan: Any, mode: str, scope: dict[str, Any] | None = None) -> Pref
     if not watched:
         return None
     return _Watch(classified, mode, strict, plan.output.root, monotone)
+
+
+# A Python contract's plan is made per call, its output shape once per class: its classification is kept by the
+# shape's model (or adapter), and goes with it.
+_BY_SHAPE: weakref.WeakKeyDictionary[Any, dict[Any, PrefixPlan]] = weakref.WeakKeyDictionary()
+
+
+def _cache(plan: Any) -> dict[Any, PrefixPlan]:
+    shape = plan.output
+    if shape.types is not None:
+        found: dict[Any, PrefixPlan] = plan.__dict__.setdefault("_prefix_plans", {})
+        return found
+    owner = shape.model if shape.model is not None else shape.adapter
+    try:
+        return _BY_SHAPE.setdefault(owner, {})
+    except TypeError:  # not weakly referable: kept with the plan
+        kept: dict[Any, PrefixPlan] = plan.__dict__.setdefault("_prefix_plans", {})
+        return kept
 
 
 def _schema(plan: Any) -> dict[str, Any] | None:
