@@ -306,3 +306,15 @@ def test_a_python_contracts_type_with_a_before_validator_is_judged_only_whole() 
         assert watch is not None
         found = [watch.feed(reply[:n]) for n in range(1, len(reply) + 1)]
         assert any(found) is stops
+
+
+def test_a_backtracking_pattern_spends_the_replys_regex_budget_and_is_then_left_to_the_whole_reply(tmp_path: Path) -> None:
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED.replace('"^[A-Z][0-9]{2}$"', '"^(a|a)+$"'))
+    contract = cs.load(path)
+    reply = '{"code": "' + "a" * 40 + 'b", "tail": "b"}'
+    watch = watch_for(contract.plan, "off")
+    assert watch is not None
+    assert watch.feed(reply) is None  # the matcher ran out of the reply's budget: nothing decided, nothing hung
+    errors = whole_errors(contract, reply)
+    assert errors and "String should match pattern '^(a|a)+$'" in errors[0]  # pydantic's linear engine decides it

@@ -17,9 +17,11 @@ from pydantic import Field, TypeAdapter, ValidationError
 from contractstudio.analysis.monotone import Watched
 from contractstudio.analysis.prefix_decidable import Option, Slot
 from contractstudio.documents import patterns
-from contractstudio.documents.constraints import TYPE_PATTERN_S, with_pattern
+from contractstudio.documents.constraints import with_pattern
 from contractstudio.reading.json_prefix import Listener
 from contractstudio.runtime.validation import format_errors
+
+WATCH_PATTERN_S = 0.05  # seconds of regex work for the patterns the watch runs on one streamed reply
 
 _WORDS = {"enum": "the Literal values", "maxLength": "max_length", "minLength": "min_length", "pattern": "pattern",
           "maxItems": "max_length", "maximum": "le",
@@ -67,7 +69,9 @@ class Checks(Listener):
 
     def __init__(self, root: Slot, root_name: str, monotone: list[Monotone]) -> None:
         self.root, self.root_name = root, root_name
-        self.budget = patterns.RegexBudget(TYPE_PATTERN_S)  # the patterns of one reply share it, as one validation's do
+        # The patterns of one reply share a budget, far below a validation's (TYPE_PATTERN_S): the watch only saves
+        # tokens, and a pattern it cannot run in time is left to the whole reply (pydantic's engine is linear).
+        self.budget = patterns.RegexBudget(WATCH_PATTERN_S)
         self.watching: dict[tuple[str, ...], list[Monotone]] = {}
         self.on_way: set[tuple[str, ...]] = set()  # the objects a watched field is inside of
         self.current: dict[tuple[str, ...], Any] = {}
