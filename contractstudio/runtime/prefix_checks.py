@@ -17,11 +17,11 @@ from pydantic import Field, TypeAdapter, ValidationError
 from contractstudio.analysis.monotone import Watched
 from contractstudio.analysis.prefix_decidable import Option, Slot
 from contractstudio.documents import patterns
-from contractstudio.documents.constraints import with_pattern
+from contractstudio.documents.constraints import TYPE_PATTERN_S, with_pattern
 from contractstudio.reading.json_prefix import Listener
 from contractstudio.runtime.validation import format_errors
 
-WATCH_PATTERN_S = 0.05  # seconds of regex work for the patterns the watch runs on one streamed reply
+WATCH_PATTERN_S = 0.2  # seconds of regex matching for the patterns the watch runs on one streamed reply
 
 _WORDS = {"enum": "the Literal values", "maxLength": "max_length", "minLength": "min_length", "pattern": "pattern",
           "maxItems": "max_length", "maximum": "le",
@@ -158,6 +158,7 @@ class Checks(Listener):
         """Whether the string (whole: searched, as pydantic does) or some continuation of it (anchored) may match;
         True when the pattern cannot be run within the budget (nothing is decided then)."""
         try:
+            patterns.RegexBudget(TYPE_PATTERN_S).compile(pattern)  # compiled once (cached) on a validation's budget
             return self.budget.search(pattern, text) if whole else self.budget.could_match(pattern, text)
         except (patterns.PatternError, patterns.RegexTimeout):
             return True

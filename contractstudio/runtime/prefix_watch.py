@@ -53,6 +53,7 @@ class _Watch:
         self.fence_fed = 0
         self.fence_checks = checks
         self.fed = 0
+        self.whole_fed = 0  # lenient: how far the whole reply has been read as one document (only once needed)
         self.found: EarlyViolation | None = None
         self.gave_up = False
 
@@ -61,23 +62,26 @@ class _Watch:
         if self.found is not None or self.gave_up:
             return self.found
         new = reply[self.fed:]
+        if not (self.strict or self.decoder):
+            return self._lenient(reply, new)
         dead = self.whole.feed(new, self.fed) if self.whole.dead is None else self.whole.dead
         self.fed = len(reply)
-        if self.strict or self.decoder:
-            if self.whole.violation is not None:
-                return self._found(self.whole.violation, reply)
-            if dead is not None:
-                if self.decoder or not self.syntax:
-                    self.gave_up = True  # the decoder did not write JSON: the reply check says what it is
-                    return None
-                return self._syntax(reply, dead)
-            return None
-        return self._lenient(reply, new, dead)
+        if self.whole.violation is not None:
+            return self._found(self.whole.violation, reply)
+        if dead is not None:
+            if self.decoder or not self.syntax:
+                self.gave_up = True  # the decoder did not write JSON: the reply check says what it is
+                return None
+            return self._syntax(reply, dead)
+        return None
 
-    def _lenient(self, reply: str, new: str, dead: int | None) -> EarlyViolation | None:
-        """json_reply: lenient: only the first ```json fence after text that is not JSON is final."""
+    def _lenient(self, reply: str, new: str) -> EarlyViolation | None:
+        """json_reply: lenient: only the first ```json fence after text that is not JSON is final. Until a fence
+        opens nothing can be decided, so nothing is read (a bare JSON reply costs no more than its fence search)."""
+        first = self.fed == 0
+        self.fed = len(reply)
         if self.fence is None:
-            if "```" not in reply or ("`" not in new and "\n" not in new and self.fed != len(new)):
+            if "```" not in reply or ("`" not in new and "\n" not in new and not first):
                 return None
             body = first_json_fence(reply)
             if body is None:
@@ -86,14 +90,20 @@ class _Watch:
             self.fence = JsonPrefix(self.fence_checks)
         assert self.fence_at is not None
         close = reply.find("```", self.fence_at)
-        upto = close if close >= 0 else len(reply) - (len(reply) - len(reply.rstrip("`")))
+        upto = close if close >= 0 else len(reply.rstrip("`"))  # a backtick or two may be the closing fence's
         if upto > self.fence_fed:
             self.fence.feed(reply[self.fence_fed:upto], self.fence_fed)
             self.fence_fed = upto
         if close >= 0 and self.fence.dead is None and self.fence.violation is None:
             self.fence.finish(close + 2)  # decided by the closing fence's last backtick
+        if self.fence.violation is None and self.fence.dead is None:
+            return None
+        # the whole reply read as one document, from where it was left: while it may still be one, the reader
+        # takes it and not the fence
+        dead = self.whole.feed(reply[self.whole_fed:], self.whole_fed) if self.whole.dead is None else self.whole.dead
+        self.whole_fed = len(reply)
         if dead is None:
-            return None  # the reply may still be one JSON document: the fence is not what the check reads
+            return None
         if self.fence.violation is not None:
             found, at = self.fence.violation
             return self._found((found, max(at, dead)), reply)
