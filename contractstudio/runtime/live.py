@@ -120,7 +120,7 @@ def _met(err: Exception, litellm: Any) -> Exception:
     timeout = getattr(litellm, "Timeout", None)
     if timeout is not None and not isinstance(err, timeout) and _caused_by(err, _httpx_timeout(), ()):
         try:
-            return timeout(message=str(err), model="", llm_provider="")  # type: ignore[no-any-return]
+            return timeout(message=str(err), model="", llm_provider="")
         except Exception:  # noqa: BLE001 - a litellm whose Timeout takes other arguments: judged as it came
             return err
     return err
