@@ -374,7 +374,7 @@ class LiveModel:
             if response is not None and streamed.open:
                 _close(response)
         streamed.check(transport.last if transport is not None else None)
-        return streamed.reply(sink, time.perf_counter() - started)
+        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
 
     async def astream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
         """`stream` on an event loop (litellm.acompletion)."""
@@ -399,7 +399,7 @@ class LiveModel:
             if response is not None and streamed.open:
                 await response.aclose()
         streamed.check(answers[-1] if answers else None)
-        return streamed.reply(sink, time.perf_counter() - started)
+        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
 
     def _streaming_kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
         kwargs = self._kwargs(litellm, request)
@@ -497,14 +497,25 @@ class _Streamed:
         raise TransportFault(f"the server answered {seen.describe()}, which is not a chat completion",
                              kind="bad_response", retryable=True, status=seen.status)
 
-    def reply(self, sink: ReplyStream, latency: float) -> LLMReply:
+    def reply(self, sink: ReplyStream, latency: float, litellm: Any, model: str) -> LLMReply:
         """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
-        counts as a token (servers of the llama.cpp family send one token a chunk)."""
+        counts as a token (servers of the llama.cpp family send one token a chunk). Priced as litellm prices the same
+        tokens of a whole reply."""
         usage = self.usage
         completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
-        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion or self.chunks, latency_s=latency,
-                        refusal=self.refusal)
+        completion = completion or self.chunks
+        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency,
+                        refusal=self.refusal, cost_usd=_token_cost(litellm, model, prompt, completion))
+
+
+def _token_cost(litellm: Any, model: str, prompt: int, completion: int) -> float:
+    """What these tokens cost by litellm's offline price map (0 when the model is not in it)."""
+    try:
+        paid = litellm.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
+        return float(sum(paid))
+    except Exception:  # noqa: BLE001 - a model missing from the offline price map costs "unknown", shown as 0
+        return 0.0
 
 
 def _close(response: Any) -> None:
