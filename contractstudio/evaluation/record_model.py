@@ -60,6 +60,14 @@ class _Assertion(_Part):
     phase: str | None = None
 
 
+Verdict = Literal["pass", "fail"]
+
+
+class _Label(_Part):
+    output: Verdict | None = None
+    conditions: dict[str, Verdict] = {}
+
+
 class _Record(_Part):
     key: str
     row: Annotated[int, Field(ge=1, le=10**15)]
@@ -98,6 +106,8 @@ class ContractRecord(_Record):
     limit_wait_s: AMOUNT
     structured: Mode | None = None  # the mode its output requests asked in
     structure_fallbacks: COUNT = 0
+    label: _Label | None = None  # eval --judge: what a person said of the row's output
+    verdicts: dict[str, Verdict] | None = None  # eval --judge: what each condition said of it
 
     @model_validator(mode="after")
     def _consistent(self) -> ContractRecord:
