@@ -12,9 +12,23 @@ from pydantic import BaseModel
 
 from contractstudio.documents.models import Condition as WrittenCondition
 from contractstudio.expressions import ExpressionError, compile_expression, render_template
+from contractstudio.hooks import HookError, hook_outcome, resolve_hook
 from contractstudio.runtime.errors import ContractError, UntrustedHook
-from contractstudio.runtime.hooks import hook_outcome, load_hook
 from contractstudio.safe_text import shorten
+
+
+def load_hook(spec: str, root: Path | None, trusted: bool, where: str) -> Callable[..., Any]:
+    """Import a `module:function` hook (contractstudio/hooks.py resolves it), only in a trusted workspace; a hook that
+    cannot be resolved is a ContractError."""
+    if not trusted:
+        raise UntrustedHook(
+            f"{where} names the Python hook '{spec}'; Python hooks run only in a trusted workspace "
+            "(pass --trust on the command line, or trust=True to cs.load)"
+        )
+    try:
+        return resolve_hook(spec, root)
+    except HookError as err:
+        raise ContractError(f"{where}: the Python hook '{spec}': {err}") from None
 
 
 class Condition(Protocol):
