@@ -160,8 +160,8 @@ def test_the_analyzer_never_reads_the_users_config_the_face_gives_it(tmp_path: P
 
 
 def test_the_studio_and_the_language_server_read_the_users_config_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from contractstudio.lsp.analyses import Analyses
     from contractstudio import user_config
+    from contractstudio.lsp.analyses import Analyses
     from contractstudio.studio.app import StudioApp
 
     reads: list[Path] = []
