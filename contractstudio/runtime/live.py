@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from contractstudio.documents.models import LLMSettings
+from contractstudio.documents.provider_profiles import profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
@@ -348,8 +349,15 @@ class LiveModel:
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
 
-    # Streaming: the engine asks for it only when something watches the chunks (runtime/streaming.py)
-    streams = True
+    @property
+    def streams(self) -> bool:
+        """Whether replies can stream from this model (its provider's profile says; the engine asks for a stream only
+        when something watches the chunks: runtime/streaming.py)."""
+        return profile_for(self.model, self.api_base).streams
+
+    def streams_in(self, mode: str) -> bool:
+        """Whether a reply asked in this structure mode can stream (not where a refusal would be lost in the stream)."""
+        return mode not in profile_for(self.model, self.api_base).whole_in
 
     def stream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
         """`complete`, the reply streamed into `sink` chunk by chunk; when `sink` stops it, the HTTP stream is closed at
