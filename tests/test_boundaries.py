@@ -1,7 +1,8 @@
 """The dependency boundaries deny by default (issue 36.3): only the studio imports textual, only the language server
-pygls and lsprotocol, only the live model litellm, only the Ray engine ray, only the span exporter opentelemetry. The import-linter contracts forbid each
-package to all of contractstudio and exempt its owner, so a module that did not exist when they were written is
-covered too: here an import is planted in a copy of the package, and lint-imports must say which contract broke."""
+pygls and lsprotocol, only the live model litellm, only the Ray engine ray, only the span exporter opentelemetry.
+The import-linter contracts forbid each package to all of contractstudio and exempt its owner, so a module that did
+not exist when they were written is covered too: here an import is planted in a copy of the package, and
+lint-imports must say which contract broke."""
 
 from __future__ import annotations
 
