@@ -201,3 +201,19 @@ def test_a_call_exported_without_content_says_how_to_get_it(exporter: InMemorySp
     assert main(["spans", str(export), "--traces", str(tmp_path / "t")]) == 0
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in capsys.readouterr().out
     assert not (tmp_path / "t").exists()
+
+
+def test_names_from_an_export_never_leave_the_traces_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = json.dumps({"seq": 1, "t": 0.0, "stage": "input", "type": "stage_start", "contract": "qa", "value": INPUT})
+    def attr(key: str, value: str) -> dict[str, Any]:
+        return {"key": key, "value": {"stringValue": value}}
+    span = {"traceId": "../../x", "spanId": "../../../etc/passwd", "name": "contract", "startTimeUnixNano": "1",
+            "attributes": [attr("contractstudio.contract", "../../outside/qa"), attr("contractstudio.outcome", "/x/../y"),
+                           attr(otel.TRACE_ATTRIBUTE, line + "\n")]}
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    folder = tmp_path / "deep" / "calls"
+    assert main(["spans", str(export), "--traces", str(folder)]) == 0
+    [written] = list(folder.iterdir())
+    assert written.name == "______outside_qa._x____y._________etc_pas.trace.jsonl"
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(["export.json", written.name])

@@ -114,7 +114,7 @@ def report(args: argparse.Namespace, calls: list[Any], written: dict[int, Path],
     for n, call in enumerate(calls):
         where = f" -> {written[n]}" if n in written else (f" ({call.problem})" if call.problem else "")
         print(printable(redact_text(f"{call.span.where}: {call.contract}: {call.outcome}{where}")))
-    if not calls:
+    if not calls and verdicts is None:
         print("no contracted call in the export")
     if args.dataset:
         print(printable(f"dataset written to {args.dataset}"))

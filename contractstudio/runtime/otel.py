@@ -96,9 +96,15 @@ def _tracer() -> Any:
         _provider = TracerProvider(resource=resource)
         _provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))  # reads OTEL_EXPORTER_OTLP_* itself
     provider = _provider if _provider is not None else api.get_tracer_provider()
-    from contractstudio import __version__
+    cached = _TRACERS.get(id(provider))
+    if cached is None or cached[0] is not provider:
+        from contractstudio import __version__
 
-    return provider.get_tracer(SCOPE, __version__)
+        cached = _TRACERS[id(provider)] = (provider, provider.get_tracer(SCOPE, __version__))
+    return cached[1]
+
+
+_TRACERS: dict[int, tuple[Any, Any]] = {}  # each provider's tracer, made once
 
 
 def export_call(lines: list[dict[str, Any]], duration_s: float, end_ns: int | None = None) -> None:
