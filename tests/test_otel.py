@@ -160,3 +160,17 @@ def test_otlp_takes_a_url(capsys: pytest.CaptureFixture[str]) -> None:
         main(["run", str(HERE / "qa.contract.yaml"), "--otlp", "localhost:4318"])
     assert info.value.code == 2
     assert "--otlp takes an http:// or https:// URL, not 'localhost:4318'" in capsys.readouterr().err
+
+
+def test_an_early_stop_marks_the_model_request_it_cut(spans: InMemorySpanExporter, tmp_path: Path) -> None:
+    from test_early_stop import CONTRACT, DOOMED, REVIEW, WATCHED
+    from test_early_stop import GOOD as LABELLED
+
+    (tmp_path / "verdict.contract.yaml").write_text(CONTRACT)
+    result = cs.load(tmp_path / "verdict.contract.yaml").call(REVIEW, cs.ScriptedModel([DOOMED, LABELLED], streamed=True),
+                                                             options=WATCHED)
+    assert result.successful and result.trace.of_type("early_stop")
+    cut, repaired = sorted(named(spans, "chat "), key=lambda s: s.start_time or 0)
+    assert attrs(cut)["contractstudio.early_stop"] is True and "contractstudio.early_stop" not in attrs(repaired)
+    [event] = [e for e in cut.events if e.name == "contractstudio.early_stop"]
+    assert event.attributes is not None and event.attributes["contractstudio.clause"] == "output.label"

@@ -199,6 +199,7 @@ def _messages_out(text: Any, finish: Any = None) -> str:
 # Events of these types become span events (their scalar data as attributes) on the span open when they happened;
 # a type this module does not know (a later version's, such as early stopping) does too, under its own name.
 _QUIET = frozenset({"stage_start", "stage_end", "llm_request", "llm_response", "parsed", "act_value", "result"})
+_AFTER_REPLY = frozenset({"early_stop", "replay_divergence"})  # events of the request whose reply just came
 
 
 def _export_call(lines: list[dict[str, Any]], duration_s: float, end_ns: int) -> None:
@@ -243,8 +244,12 @@ def _export_call(lines: list[dict[str, Any]], duration_s: float, end_ns: int) ->
     stage: Any = None
     stage_context = call_context
     model: Any = None
+    replied: int | None = None  # the model span's end once its reply came (an early stop after it still belongs to it)
     for d in lines:
         kind = d.get("type")
+        if replied is not None and kind not in _AFTER_REPLY:
+            model.end(end_time=replied)
+            model = replied = None
         if kind == "stage_start":
             stage = tracer.start_span(f"stage {d.get('stage')}", context=call_context, start_time=at(d),
                                       attributes={"contractstudio.stage": str(d.get("stage")),
@@ -268,8 +273,7 @@ def _export_call(lines: list[dict[str, Any]], duration_s: float, end_ns: int) ->
             model.set_attributes(_reply_attributes(d))
             if content:
                 model.set_attribute("gen_ai.output.messages", _messages_out(d.get("text"), d.get("finish_reason")))
-            model.end(end_time=at(d))
-            model = None
+            replied = at(d)
         elif kind in ("transport_error", "model_error") and model is not None:
             model.set_status(Status(StatusCode.ERROR, str(d.get("message") or "")[:500]))
             model.set_attribute("error.type", str(d.get("kind") or d.get("exception") or kind))
@@ -293,9 +297,10 @@ def _export_call(lines: list[dict[str, Any]], duration_s: float, end_ns: int) ->
             (model or stage or call).add_event(f"contractstudio.{kind}", _attributes(d, keys), timestamp=at(d))
             if kind == "early_stop" and model is not None:
                 model.set_attribute("contractstudio.early_stop", True)
-    for open_span in (model, stage):
-        if open_span is not None:
-            open_span.end(end_time=end_ns)
+    if model is not None:
+        model.end(end_time=replied if replied is not None else end_ns)
+    if stage is not None:
+        stage.end(end_time=end_ns)
     call.end(end_time=end_ns)
 
 
