@@ -232,6 +232,8 @@ class _Pool:
             self.flush_spans()
         for worker in self.workers:
             _stop(worker)
+        if self.hub is not None:
+            self.hub.close()
 
     def flush_spans(self, timeout_s: float = 30.0) -> None:
         """Each worker sends its rows' spans (runtime/otel.py) and says so, before it is told to end: a worker ends
@@ -251,11 +253,9 @@ class _Pool:
                 except (EOFError, OSError):
                     message = ("flushed",)
                 if message[0] == "flushed":
-                    waiting.pop(conn, None)
+                    waiting.pop(worker.receive, None)
                 elif message[0] in ("call", "tell"):
                     self.answer(worker, message)
-        if self.hub is not None:
-            self.hub.close()
 
 
 def run_workers(rows: Iterator[Row], job: EvalJob, concurrency: int, count: int, *,
