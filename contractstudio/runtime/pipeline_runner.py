@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.documents.actions import SETTINGS, ActionSpec, action_catalog
+from contractstudio.documents.actions import CALL_MODEL, SETTINGS, ActionSpec, action_catalog
 from contractstudio.documents.models import Pipeline, Step
 from contractstudio.reading.replies import extract_json
 from contractstudio.runtime.events import Event
 from contractstudio.runtime.pipeline_events import STAGE, PipelineFinished, StepEnded, StepSkipped, StepStarted
+from contractstudio.runtime.trace import redacted_json as redacted_copy
 
 Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
 EventSink = Callable[[Event], None]
@@ -150,7 +151,35 @@ class PipelineRunner:
     def run(self, state: Mapping[str, Any] | None = None, handlers: Mapping[str, Handler] | None = None, *,
             on_event: EventSink | None = None, max_steps: int | None = None) -> PipelineRun:
         """Execute from the entry step until an `end: true` step, asserting every action's contract."""
+        from contractstudio.runtime import otel
+
         state = dict(state or {})
+        if not otel.active():
+            return self._run(state, handlers, on_event, max_steps)
+        # The run's spans (runtime/otel.py), whether it ends or raises: its events, its first state and the replies of
+        # its model calls (what a dataset row of it needs: evaluation/pipelines.py answers call_model with them).
+        events: list[dict[str, Any]] = []
+        first, replies = redacted_copy(state), []
+
+        def keep(event: Event) -> None:
+            events.append({"seq": event.seq, "t": event.t, "stage": event.stage, "type": event.type, **event.data})
+            if event.type == "step_end" and event.get("action") == CALL_MODEL and "last_model_response" in state:
+                replies.append(state["last_model_response"])
+            if on_event is not None:
+                on_event(event)
+
+        started = time.perf_counter()
+        try:
+            run = self._run(state, handlers, keep, max_steps)
+        except Exception as err:
+            otel.export_pipeline(self.pipeline.name, events, time.perf_counter() - started, first, replies,
+                                 f"{type(err).__name__}: {err}")
+            raise
+        otel.export_pipeline(self.pipeline.name, events, time.perf_counter() - started, first, replies)
+        return run
+
+    def _run(self, state: dict[str, Any], handlers: Mapping[str, Handler] | None,
+             on_event: EventSink | None, max_steps: int | None) -> PipelineRun:
         handlers = dict(handlers or {})
         limit = max_steps or self.max_steps
         run = PipelineRun(state, [])

@@ -135,8 +135,9 @@ class StudioApp(OrderedKeys, OpenFile):
 
     def __init__(self, paths: list[str | Path] | None = None, *, trusted: bool = False,
                  config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None,
-                 call_options: Callable[[], CallOptions] | None = None) -> None:
+                 call_options: Callable[[], CallOptions] | None = None, debug_trace: Path | None = None) -> None:
         super().__init__()
+        self._debug_trace = debug_trace  # a trace to open in the debugger at start, ready to replay (studio --trace)
         self._call_options = call_options  # how the debugger's calls behave (a test passes its clock); None: the defaults
         self.dialect = dialect  # --dialect: how every file is read (None: by .contractstudio.yaml and shape)
         self.config = config or load_config()
@@ -199,6 +200,13 @@ class StudioApp(OrderedKeys, OpenFile):
         self.set_timer(0.5, self.count_workspace)
         if self.buffer is None:  # no first analysis to wait for: the client loads after the first screen
             self.call_after_refresh(self._load_client_when_quiet)
+        if self._debug_trace is not None:
+            self.workspace.add(self._debug_trace)  # its replay is offered among the workspace's traces
+            self.call_later(self._open_in_debugger, self._debug_trace)
+
+    async def _open_in_debugger(self, path: Path) -> None:
+        await self.switch_mode("debug")
+        self.screen.open_trace(path)  # type: ignore[attr-defined]  # the debug screen: once its contracts are known
 
     def context_for(self, path: Path | None) -> Context:
         """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
