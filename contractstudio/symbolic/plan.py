@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
+from contractstudio.documents.base import Condition
 from contractstudio.documents.contract_model import Contract, Remedy
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.messages import system_message
@@ -157,11 +158,13 @@ class SymbolicPlan(CompiledContract):
     def __init__(self, name: str, prompt: str, remedy: Remedy, *, input_shape: Shape, output_shape: Shape,
                  returns: ReturnShape, pre: list[MethodCheck], post: list[MethodCheck],
                  act: Callable[[Any], Any] | None, intermediate: Shape | None, forward: Any, path: str | None,
-                 output_schema: str | None = None) -> None:
+                 output_schema: str | None = None, post_conditions: list[Condition] | None = None) -> None:
         self.name, self.path, self.trusted = name, path, True  # the user's own code, already imported and running
+        # `post_conditions`: the conditions behind `post`, in its order (the class's `monotone_post` among them), which
+        # the prefix watch classifies as it does a YAML contract's
         self.doc = Contract(kind="contract", name=name, prompt=prompt, input=input_shape.type_name, output=output_shape.type_name,
                             intermediate=intermediate.type_name if intermediate is not None else None,
-                            remedy=remedy, on_failure="fallback")
+                            remedy=remedy, on_failure="fallback", post=post_conditions or [])
         self.types = None  # type: ignore[assignment]
         self.input, self.output, self.intermediate = input_shape, output_shape, intermediate
         self.pre, self.post = pre, post  # type: ignore[assignment]
