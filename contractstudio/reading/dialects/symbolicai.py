@@ -29,6 +29,7 @@ from contractstudio.reading.dialects.python_tree import (
     literal,
     literal_style,
     models_of,
+    monotone_post,
     name_node,
 )
 from contractstudio.reading.dialects.synth import data_of
@@ -252,15 +253,13 @@ class PythonReader:
             pairs.append((self.scalar("act", name_node(act)), hook))
         for role in ("pre", "post"):
             method = methods.get(role)
-            items: list[Node] = []
-            if method is not None:  # the method is the condition: the engine calls it as a hook
-                items.append(self.mapping([(self.scalar("python", method), self.scalar(f"{cls.name}.{role}", method))],
-                                          method))
-            if role == "post":
-                items += self._monotone_post(cls)
+            items: list[Node] = [] if method is None else [  # the method is the condition: the engine calls it as a hook
+                self.mapping([(self.scalar("python", method), self.scalar(f"{cls.name}.{role}", method))], method)]
+            items += [self.mapping([(self.scalar("assert", item), self.scalar(item.value, item)),  # monotone: true
+                                    (self.scalar("monotone", at), self.scalar(True, at))], item)
+                      for item, at in (monotone_post(cls) if role == "post" else [])]
             if items:
-                at = name_node(method) if method is not None else cls
-                pairs.append((self.scalar(role, at), self.sequence(items, method or cls)))
+                pairs.append((self.scalar(role, name_node(method) if method else cls), self.sequence(items, method or cls)))
         remedy, post_remedy = self._remedy(decorator)
         if remedy is not None:
             pairs.append(remedy)
@@ -271,23 +270,6 @@ class PythonReader:
                         hint="add `def post(self, output) -> bool` raising a message on bad output, or drop post_remedy=True")
         pairs.append((self.scalar("types", cls), self._types(models, used, cls)))
         return self.mapping(pairs, cls)
-
-    def _monotone_post(self, cls: ast.ClassDef) -> list[Node]:
-        """`monotone_post = ("len(output.answer) <= 200", ...)`: post conditions in the expression language, marked
-        monotone (a YAML condition's `monotone: true`), after the `post` method: checked after the reply as every
-        condition, and, where the analyzer shows them monotone, on a streamed reply as it is written (CON133)."""
-        found: list[Node] = []
-        for stmt in cls.body:
-            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
-                stmt.target if isinstance(stmt, ast.AnnAssign) else None
-            if not (isinstance(target, ast.Name) and target.id == "monotone_post"):
-                continue
-            value = getattr(stmt, "value", None)
-            for item in value.elts if isinstance(value, (ast.Tuple, ast.List)) else []:
-                if isinstance(item, ast.Constant) and isinstance(item.value, str):
-                    found.append(self.mapping([(self.scalar("assert", item), self.scalar(item.value, item)),
-                                               (self.scalar("monotone", target), self.scalar(True, target))], item))
-        return found
 
     def _prompt(self, cls: ast.ClassDef, method: Function | None) -> tuple[Node, Node]:
         at = name_node(cls)
