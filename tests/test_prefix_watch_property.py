@@ -160,7 +160,7 @@ def test_the_generated_contracts_are_read_by_the_analyzer_as_the_runtime_reads_t
     # the monotone forms the generator writes are classified: some kept, some refused (so both paths are exercised)
     from contractstudio.analysis.monotone import monotonicity
 
-    plan = CompiledContract(Contract.model_validate({
+    plan = CompiledContract.of_document(Contract.model_validate({
         "kind": "contract", "name": "p", "input": "str", "output": "T", "prompt": "x",
         "types": {"T": {"fields": {"f": {"type": "str"}, "n": {"type": "int"}}}}}))
     schema = plan.output.json_schema()
@@ -172,7 +172,7 @@ def test_the_generated_contracts_are_read_by_the_analyzer_as_the_runtime_reads_t
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data(), spec=_contract(), mode=st.sampled_from(["off", "off", "json_object"]))
 def test_no_reply_the_watch_stops_would_have_passed_when_whole(data: Any, spec: dict[str, Any], mode: str) -> None:
-    plan = CompiledContract(Contract.model_validate(spec))
+    plan = CompiledContract.of_document(Contract.model_validate(spec))
     watch_maker = watch_for
     schema = plan.output.json_schema()
     defs = schema.get("$defs", {})

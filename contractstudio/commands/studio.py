@@ -11,7 +11,7 @@ def run(args: argparse.Namespace) -> int:
 
     if (refused := files_refused(args.paths, folders=True)) is not None:  # the rule of every command's file arguments
         return refused
-    from contractstudio.reading.collector import keep_readings
+    from contractstudio.collector import keep_readings
     from contractstudio.studio.app import StudioApp  # textual is imported only for this command
 
     keep_readings()  # what analyses build stays out of the collector's passes; the studio sweeps when the keys are quiet

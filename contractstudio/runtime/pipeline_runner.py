@@ -23,9 +23,11 @@ from typing import Any
 from contractstudio.documents.actions import SETTINGS, ActionSpec, action_catalog
 from contractstudio.documents.models import Pipeline, Step
 from contractstudio.reading.replies import extract_json
+from contractstudio.runtime.events import Event
+from contractstudio.runtime.pipeline_events import STAGE, PipelineFinished, StepEnded, StepSkipped, StepStarted
 
 Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
-EventSink = Callable[[dict[str, Any]], None]
+EventSink = Callable[[Event], None]
 MAX_STEPS = 1000  # a router loop that never exits stops here instead of hanging
 
 
@@ -105,7 +107,7 @@ class PipelineRun:
 
     state: dict[str, Any]
     path: list[str]
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)  # typed as a call's (runtime/pipeline_events.py)
 
 
 class PipelineRunner:
@@ -154,8 +156,8 @@ class PipelineRunner:
         run = PipelineRun(state, [])
         started = time.perf_counter()
 
-        def emit(kind: str, **data: Any) -> None:
-            event = {"seq": len(run.events), "t": round(time.perf_counter() - started, 6), "stage": "pipeline", "type": kind, **data}
+        def emit(event: Event) -> None:
+            event.seq, event.t, event.stage = len(run.events), round(time.perf_counter() - started, 6), STAGE
             run.events.append(event)
             if on_event is not None:
                 on_event(event)
@@ -170,22 +172,22 @@ class PipelineRunner:
                                     f"(last step '{current}'): a loop that never exits?", current)
             step = self.steps[current]
             run.path.append(step.id)
-            emit("step_start", step=step.id, action=step.action)
+            emit(StepStarted(step=step.id, action=step.action))
             t0 = time.perf_counter()
             try:
                 spec = self.catalog.get(step.action)
                 skipped = self.skipped(step, spec, state) if spec is not None else None
                 if skipped is not None:
-                    emit("step_skipped", step=step.id, action=step.action, reason=skipped)
+                    emit(StepSkipped(step=step.id, action=step.action, reason=skipped))
                 target, route = self._execute(step, state, handlers, passes)
             except Exception as err:
-                emit("step_end", step=step.id, action=step.action, ok=False, error=str(err),
-                     duration_s=round(time.perf_counter() - t0, 6))
+                emit(StepEnded(step=step.id, action=step.action, ok=False, error=str(err),
+                               duration_s=round(time.perf_counter() - t0, 6)))
                 raise
-            emit("step_end", step=step.id, action=step.action, ok=True, route=route, next=target,
-                 duration_s=round(time.perf_counter() - t0, 6))
+            emit(StepEnded(step=step.id, action=step.action, ok=True, route=route, next=target,
+                           duration_s=round(time.perf_counter() - t0, 6)))
             if target is None:
-                emit("result", successful=True, steps=len(run.path))
+                emit(PipelineFinished(successful=True, steps=len(run.path)))
                 return run
             current = target
 

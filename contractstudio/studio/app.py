@@ -50,7 +50,7 @@ WORKSPACE_POLL_S = 5.0  # a walk of the workspace folders for new files: cheap, 
 # The model client (litellm) loads in the background once the keys have been quiet this long: its import is seconds
 # of the interpreter, which every key typed meanwhile would share.
 CLIENT_AFTER_QUIET_S = 2.0
-# What analyses build is frozen out of the collector's passes (reading/collector.py); once the keys have been quiet
+# What analyses build is frozen out of the collector's passes (contractstudio/collector.py); once the keys have been quiet
 # this long and the heap was frozen this often since, the whole heap is collected once (a closed screen's cycles).
 SWEEP_QUIET_S = 5.0
 SWEEP_AFTER_FREEZES = 10
@@ -330,7 +330,7 @@ class StudioApp(OrderedKeys, OpenFile):
 
     def _sweep_when_quiet(self) -> None:
         """Collect the whole heap once the keys have been quiet a while, if enough was frozen since the last time."""
-        from contractstudio.reading import collector
+        from contractstudio import collector
 
         if (collector.freezes - self._freezes_after_sweep < SWEEP_AFTER_FREEZES
                 or time.monotonic() - self.last_key_at < SWEEP_QUIET_S):
