@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
+from contractstudio.documents.base import Condition
 from contractstudio.documents.contract_model import Contract, Remedy
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.messages import system_message
@@ -158,10 +159,12 @@ class SymbolicPlan(CompiledContract):
     def __init__(self, name: str, prompt: str, remedy: Remedy, *, input_shape: Shape, output_shape: Shape,
                  returns: ReturnShape, pre: list[MethodCheck], post: list[MethodCheck],
                  act: Callable[[Any], Any] | None, intermediate: Shape | None, forward: Any, path: str | None,
-                 output_schema: str | None = None) -> None:
+                 output_schema: str | None = None, post_conditions: list[Condition] | None = None) -> None:
+        # `post_conditions`: the conditions behind `post`, in its order (the class's `monotone_post` among them), which
+        # the prefix watch classifies as it does a YAML contract's
         doc = Contract(kind="contract", name=name, prompt=prompt, input=input_shape.type_name, output=output_shape.type_name,
                        intermediate=intermediate.type_name if intermediate is not None else None,
-                       remedy=remedy, on_failure="fallback")
+                       remedy=remedy, on_failure="fallback", post=post_conditions or [])
         super().__init__(
             doc, input=input_shape, output=output_shape, intermediate=intermediate, pre=pre, post=post,
             # the class's output schema is made once per class (JSON Schema generation costs more than the call's work)
