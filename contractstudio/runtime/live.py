@@ -10,7 +10,6 @@ puts each one in the trace.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,15 @@ from contractstudio.documents.models import LLMSettings
 from contractstudio.documents.provider_profiles import profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
+from contractstudio.runtime.live_faults import (
+    REFUSED_RETRIES,
+    RESET_MARKERS,
+    RESET_RETRIES_AT_ONCE,
+    caused_by,
+    classify,
+    refused,
+)
+from contractstudio.runtime.live_stream import StreamedReply, close
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
 from contractstudio.runtime.success_logging import listened as success_logging_listened
@@ -89,128 +97,6 @@ def _build_reply_models(litellm: Any) -> None:
 def live_client_ready() -> bool:
     """Whether litellm and the OpenAI client's resources are imported and set up (a live call starts without waiting)."""
     return _LOGS_FILTERED and "openai.resources" in sys.modules
-
-
-def _retry_after(err: Exception) -> float | None:
-    """The server's Retry-After, in seconds, when it sent one (litellm keeps the headers in several places)."""
-    response = getattr(err, "response", None)
-    for headers in (getattr(err, "litellm_response_headers", None), getattr(err, "headers", None), getattr(response, "headers", None)):
-        try:
-            value = headers.get("retry-after") if headers else None
-            if value is not None:
-                seconds = float(value)
-                return 0.0 if seconds < 0 else seconds  # NaN and inf stay as sent: too long to honour
-        except (AttributeError, TypeError, ValueError):
-            continue
-    return None
-
-
-def classify(err: Exception, litellm: Any) -> TransportFault:
-    """A litellm exception as a transport fault: what kind, and whether retrying can help (not when the server's
-    answer says the request itself is invalid, whatever its status)."""
-    return invalid_request(_by_class(_met(err, litellm), litellm))
-
-
-def _met(err: Exception, litellm: Any) -> Exception:
-    """The error a request really met. In the middle of a stream litellm wraps it in a MidStreamFallbackError
-    (a "service unavailable", 503, whatever happened) and reports a read timeout as a connection error: a stream is
-    judged as the same fault would be without it."""
-    wrapper = getattr(getattr(litellm, "exceptions", None), "MidStreamFallbackError", None)
-    if wrapper is not None and isinstance(err, wrapper) and isinstance(getattr(err, "original_exception", None), Exception):
-        err = err.original_exception
-    timeout = getattr(litellm, "Timeout", None)
-    if timeout is not None and not isinstance(err, timeout) and _caused_by(err, _httpx_timeout(), ()):
-        try:
-            return timeout(message=str(err), model="", llm_provider="")
-        except Exception:  # noqa: BLE001 - a litellm whose Timeout takes other arguments: judged as it came
-            return err
-    return err
-
-
-def _httpx_timeout() -> type[BaseException]:
-    import httpx  # litellm's own transport: imported with it
-
-    return httpx.TimeoutException
-
-
-def _by_class(err: Exception, litellm: Any) -> TransportFault:
-    """A litellm exception as a transport fault, by its class and status."""
-    status = getattr(err, "status_code", None)
-    status = status if isinstance(status, int) else None
-    name = type(err).__name__
-    # Some litellm routes (ollama_chat, for one) put a whole Python traceback of their own into the message:
-    # the user gets the error's words, never a stack of litellm's internals.
-    text = str(err).split("Traceback (most recent call last):", 1)[0].strip() or name
-    table: list[tuple[str, str, bool]] = [
-        ("AuthenticationError", "authentication", False),
-        ("PermissionDeniedError", "authentication", False),
-        ("RateLimitError", "rate_limit", True),
-        ("Timeout", "timeout", True),
-        ("APIConnectionError", "connection", True),
-        ("InternalServerError", "server", True),
-        ("ServiceUnavailableError", "server", True),
-        ("BadGatewayError", "server", True),
-    ]
-    lowered = text.lower()
-    if any(marker in lowered for marker in ("missing credentials", "api_key client option", "no api key")):
-        # litellm reports a key that was never given as a 500; retrying cannot help
-        return TransportFault(text, kind="authentication", retryable=False, status=None, exc_class=name)
-    for cls_name, kind, retryable in table:
-        cls = getattr(litellm, cls_name, None)
-        if cls is not None and isinstance(err, cls):
-            if kind == "server" and "connection error" in lowered:
-                kind, status = "connection", None  # litellm reports a refused connection as a 500; no HTTP status came back
-            return TransportFault(text, kind=kind, retryable=retryable, status=status, exc_class=name, retry_after=_retry_after(err))
-    if status is not None and (status >= 500 or status == 429):
-        return TransportFault(text, kind="server" if status >= 500 else "rate_limit", retryable=True, status=status, exc_class=name)
-    return TransportFault(text, kind="request", retryable=False, status=status, exc_class=name)
-
-
-# Words of a server's answer that say the request itself is invalid, whatever its status (llama-cpp-python answers a
-# field it cannot validate with HTTP 500): sent again, it gets the same answer. pydantic's and FastAPI's validation
-# errors, OpenAI's and vLLM's unknown parameters, and the context overflows of OpenAI, llama.cpp and vLLM.
-_INVALID_REQUEST = re.compile(
-    r"validation errors? for|\binput should be\b|\bfield required\b|extra inputs are not permitted|"
-    r"unrecognized request argument|unknown (?:parameter|field|argument)|unsupported parameter|"
-    r"maximum context length|context window|context length|exceeds? (?:the )?(?:available )?context|"
-    r"requested tokens \(\d+\) exceed", re.I)
-
-
-def invalid_request(fault: TransportFault) -> TransportFault:
-    """The fault as the server's own reason says it: a 4xx or 5xx that says the request itself was invalid is
-    `request`, not retried (a deterministic answer is not transient)."""
-    if fault.status is not None and fault.status >= 400 and fault.kind != "authentication" \
-            and _INVALID_REQUEST.search(str(fault)):
-        fault.kind, fault.retryable = "request", False
-    return fault
-
-
-# A refused connection to this machine is retried once, after the first backoff (a server starting up), not four times.
-REFUSED_RETRIES = 1
-
-
-# A connection the server reset (or had closed while idle in the pool) is retried at once, once, on a fresh
-# connection: an overloaded listen queue drops connections, and a wait of its own says nothing about the server.
-RESET_RETRIES_AT_ONCE = 1
-_RESET_MARKERS = ("connection reset", "server disconnected without sending a response")
-
-
-def _caused_by(err: BaseException, kind: type[BaseException], markers: tuple[str, ...]) -> bool:
-    """Whether `err` or one of its causes is a `kind` or says one of `markers`."""
-    seen: set[int] = set()
-    current: BaseException | None = err
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        text = str(current).lower()
-        if isinstance(current, kind) or any(marker in text for marker in markers):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def _refused(err: BaseException) -> bool:
-    """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
-    return _caused_by(err, ConnectionRefusedError, ("connection refused",))
 
 
 def _litellm_sender() -> Any:
@@ -367,7 +253,7 @@ class LiveModel:
         transport = self._openai_wire(litellm, kwargs)
         started = time.perf_counter()
         sink.begin()
-        streamed = _Streamed()
+        streamed = StreamedReply()
         response = None
         try:
             response = litellm.completion(**kwargs)
@@ -380,7 +266,7 @@ class LiveModel:
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         finally:
             if response is not None and streamed.open:
-                _close(response)
+                close(response)
         streamed.check(transport.last if transport is not None else None)
         return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
 
@@ -392,7 +278,7 @@ class LiveModel:
         answers = transport.watch() if transport is not None else []
         started = time.perf_counter()
         sink.begin()
-        streamed = _Streamed()
+        streamed = StreamedReply()
         response = None
         try:
             response = await litellm.acompletion(**kwargs)
@@ -423,14 +309,14 @@ class LiveModel:
         if fault.kind == "connection" and seen is not None and not seen.oversize:
             fault.args = (redact(f"the server answered HTTP {seen.status} but the connection ended before the "
                                  f"whole reply arrived ({seen.size:,} bytes read): {fault}"),)
-        elif fault.kind == "connection" and self.api_base and is_loopback(self.api_base) and _refused(err):
+        elif fault.kind == "connection" and self.api_base and is_loopback(self.api_base) and refused(err):
             # this machine answered at once that no server listens there: retrying for 15 s will not start one
             fault.args = (redact(f"nothing is listening at {self.api_base} (connection refused): start the server "
                                  f"or check the port: {fault}"),)
             fault.most_retries = REFUSED_RETRIES
         elif fault.kind == "connection" and self.api_base:
             fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
-        if fault.kind == "connection" and _caused_by(err, ConnectionResetError, _RESET_MARKERS):
+        if fault.kind == "connection" and caused_by(err, ConnectionResetError, RESET_MARKERS):
             fault.at_once = RESET_RETRIES_AT_ONCE
         if seen is not None and seen.oversize:
             from contractstudio.runtime import wire
@@ -466,75 +352,6 @@ class LiveModel:
     def structure_support(self) -> tuple[bool, bool]:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""
         return _structure_support(_litellm(), self.model)
-
-
-class _Streamed:
-    """A streamed reply as litellm's chunks bring it: the text goes to the sink; the usage, when the server sends it."""
-
-    __slots__ = ("chunks", "usage", "open", "refusal")
-
-    def __init__(self) -> None:
-        self.chunks = 0
-        self.usage: Any = None
-        self.open = True  # not read to its end (cut, or failed): closed, so that the server stops sending
-        self.refusal: str | None = None
-
-    def take(self, chunk: Any, sink: ReplyStream) -> bool:
-        """One chunk; False: the sink stopped the reply."""
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            self.usage = usage
-        try:
-            delta = chunk.choices[0].delta
-        except (AttributeError, IndexError, TypeError):
-            return True
-        text = getattr(delta, "content", None)
-        if text:
-            self.chunks += 1
-            return sink.take(text)
-        if getattr(delta, "refusal", None):
-            self.refusal = (self.refusal or "") + str(delta.refusal)
-        return True
-
-    def check(self, seen: Any) -> None:
-        """A stream that brought no text, from a server whose answer was no event stream at all (an HTML page, a
-        JSON body without choices): litellm reads it as an empty reply that stopped; it is a bad response, as the
-        same answer to a request for a whole reply is (`seen`: the answer as our own transport saw it)."""
-        if self.chunks or self.refusal or seen is None or seen.status >= 400 or b"data:" in seen.head:
-            return
-        raise TransportFault(f"the server answered {seen.describe()}, which is not a chat completion",
-                             kind="bad_response", retryable=True, status=seen.status)
-
-    def reply(self, sink: ReplyStream, latency: float, litellm: Any, model: str) -> LLMReply:
-        """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
-        counts as a token (servers of the llama.cpp family send one token a chunk). Priced as litellm prices the same
-        tokens of a whole reply."""
-        usage = self.usage
-        completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
-        completion = completion or self.chunks
-        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency,
-                        refusal=self.refusal, cost_usd=_token_cost(litellm, model, prompt, completion))
-
-
-def _token_cost(litellm: Any, model: str, prompt: int, completion: int) -> float:
-    """What these tokens cost by litellm's offline price map (0 when the model is not in it)."""
-    try:
-        paid = litellm.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
-        return float(sum(paid))
-    except Exception:  # noqa: BLE001 - a model missing from the offline price map costs "unknown", shown as 0
-        return 0.0
-
-
-def _close(response: Any) -> None:
-    """Close a stream litellm returned: its HTTP response goes, so the server sees the client leave."""
-    inner = getattr(response, "completion_stream", None)
-    close = getattr(inner, "close", None)
-    if close is not None:
-        try:
-            close()
-        except Exception:  # noqa: BLE001 - a stream that cannot be closed more is closed enough
-            pass
 
 
 def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
