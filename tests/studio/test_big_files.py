@@ -405,3 +405,37 @@ async def test_background_work_waits_while_a_key_is_handled_and_goes_on_once_it_
         assert any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)  # a worker's imports give way too
     assert give_way.way_open() and not any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)
 
+
+
+async def test_a_key_that_makes_the_running_analysis_stale_stops_it(make_app) -> None:
+    """An analysis of a text the author has typed on is stopped when the key comes, not finished: a big one-document
+    file's analysis took seconds of the interpreter beside every key (issue 35.1); the newest text is analyzed then."""
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        started = threading.Event()
+        ends: list[str] = []
+        real = screen.live.analyze
+
+        def long(text, context, name=None):
+            if "\nanalysed at length" in text and not started.is_set():  # a big file's analysis: pure Python
+                started.set()
+                try:
+                    for _ in range(200_000_000):  # seconds: far longer than a key takes
+                        pass
+                    ends.append("finished")
+                except BaseException:
+                    ends.append("stopped")
+                    raise
+            return real(text, context, name)
+
+        screen.live.analyze = long
+        screen.editor.move_cursor((screen.editor.document.line_count - 1, 0))
+        screen.editor.insert("\nanalysed at length: 1\n")
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 30)
+        screen.editor.move_cursor((1, 0))
+        await pilot.press("x")  # the running analysis is of a stale text now
+        await settle(pilot)
+        assert ends == ["stopped"]
+        assert screen.live.current is not None and screen.live.current.text.split("\n")[1].startswith("x")
