@@ -21,7 +21,6 @@ from typing import Any
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.editing.text import rows
 from contractstudio.findings.diagnostics import Span
-from contractstudio.reading.give_way import give_way
 from contractstudio.reading.kinds import KIND_LINE
 from contractstudio.reading.source import document_markers
 
@@ -157,7 +156,6 @@ def document_starts(text: str) -> tuple[int, ...]:
     starts: list[int] = []
     row = previous = 0  # the row and offset where the text since the last `---` line begins
     for at in document_markers(text):
-        give_way()
         row += text.count("\n", previous, at)
         if _has_content(text, previous, at):
             starts.append(row)

@@ -381,9 +381,9 @@ async def test_the_status_line_reads_the_kind_of_a_file_its_analysis_names_none_
 
 
 async def test_background_work_waits_while_a_key_is_handled_and_goes_on_once_it_is_drawn(make_app, monkeypatch) -> None:
-    """The studio tells reading/give_way.py when a key comes and when it is drawn (tests/test_give_way.py holds the
+    """The studio tells studio/give_way.py when a key comes and when it is drawn (tests/test_give_way.py holds the
     waiting itself): an analysis or import in a worker then runs between keys, not beside them."""
-    from contractstudio.reading import give_way
+    from contractstudio.studio import give_way
 
     seen: list[bool] = []
     on_key = ContractEditor._on_key
