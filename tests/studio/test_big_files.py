@@ -439,3 +439,39 @@ async def test_a_key_that_makes_the_running_analysis_stale_stops_it(make_app) ->
         await settle(pilot)
         assert ends == ["stopped"]
         assert screen.live.current is not None and screen.live.current.text.split("\n")[1].startswith("x")
+
+
+def test_a_big_unwrapped_text_is_laid_out_without_measuring_each_line(monkeypatch) -> None:
+    """A 5 MB one-document file's first screen took 14-25 s, most of it Textual measuring the tabs of each of its
+    200,000 lines on each of six layouts (issue 35.1); without a tab and without wrapping there is nothing to measure."""
+    import textual.document._wrapped_document as wrapped
+
+    from contractstudio.studio.widgets.editor_documents import _RowCountCache
+
+    measured = [0]
+    measure = wrapped.get_tab_widths
+
+    def counting(line: str, tab_size: int = 4):
+        measured[0] += 1
+        return measure(line, tab_size)
+
+    monkeypatch.setattr(wrapped, "get_tab_widths", counting)
+    text = "steps:\n" + "".join(f"  - id: s{n}\n    next: s{n + 1}\n\n" for n in range(2000))
+    layout = _RowCountCache(Document(text), 0)
+    assert measured[0] == 0
+    plain = wrapped.WrappedDocument(Document(text), 0)
+    assert measured[0] > 0  # Textual's own measures every line: the layouts are compared next
+    for name in ("_wrap_offsets", "_offset_to_line_info", "_line_index_to_offsets", "_tab_width_cache", "_width"):
+        assert getattr(layout, name) == getattr(plain, name), name
+    assert layout.height == plain.height and layout.get_offsets(7) == plain.get_offsets(7)
+
+
+@pytest.mark.parametrize("text", ["a:\tb\n  c: d\n", "x\n\ty\n\n"])
+def test_a_text_with_tabs_is_laid_out_as_textual_lays_it_out(text: str) -> None:
+    import textual.document._wrapped_document as wrapped
+
+    from contractstudio.studio.widgets.editor_documents import _RowCountCache
+
+    layout, plain = _RowCountCache(Document(text), 0), wrapped.WrappedDocument(Document(text), 0)
+    for name in ("_wrap_offsets", "_offset_to_line_info", "_line_index_to_offsets", "_tab_width_cache"):
+        assert getattr(layout, name) == getattr(plain, name), name
