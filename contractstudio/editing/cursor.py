@@ -327,7 +327,7 @@ def _locate(lines: Sequence[str], line: int, column: int, known: FileReport | No
     word_span = Span(line, col0 - len(word) + 1, line, col0 + len(after) + 1)
     top = _doc_start(lines, li)
     doc = document_index(lines, li, known)
-    bottom = next((j for j in range(li + 1, len(lines)) if _DOC_SEP.match(lines[j])), len(lines))
+    bottom = len(lines)  # the lines below are read as far as they are needed: each scan stops at a `---` itself
 
     owner = _block_scalar_owner(lines, li, col0, top)
     if owner is not None:
