@@ -15,7 +15,7 @@ from __future__ import annotations
 import _imp
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
@@ -30,11 +30,22 @@ _open.set()
 _keys_thread: int | None = None  # the thread that handles keys: it never waits for itself
 
 
+_on_key: list[Callable[[], None]] = []  # called as each key arrives (the edit screen stops its running analysis)
+
+
 def keys_arrived() -> None:
     """A key came (call it on the thread that handles keys): background work waits at its next checkpoint."""
     global _keys_thread
     _keys_thread = threading.get_ident()
     _open.clear()
+    for then in list(_on_key):
+        then()
+
+
+def on_each_key(then: Callable[[], None]) -> Callable[[], None]:
+    """Call `then` as each key arrives, before it is handled (on the thread that handles keys); returns the undoing."""
+    _on_key.append(then)
+    return lambda: _on_key.remove(then) if then in _on_key else None
 
 
 def keys_done() -> None:

@@ -475,3 +475,37 @@ def test_a_text_with_tabs_is_laid_out_as_textual_lays_it_out(text: str) -> None:
     layout, plain = _RowCountCache(Document(text), 0), wrapped.WrappedDocument(Document(text), 0)
     for name in ("_wrap_offsets", "_offset_to_line_info", "_line_index_to_offsets", "_tab_width_cache"):
         assert getattr(layout, name) == getattr(plain, name), name
+
+
+async def test_any_key_stops_the_running_analysis_as_it_arrives_and_it_runs_again_after(make_app) -> None:
+    """A key that moves the cursor leaves the text as it was, but its handling (and an edit's, before the edit is
+    seen) would share the interpreter with the analysis: the analysis stops as the key arrives and runs again once
+    the keys pause, so its findings still come."""
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        started = threading.Event()
+        ends: list[str] = []
+        real = screen.live.analyze
+
+        def long(text, context, name=None):
+            if "\nanalysed at length" in text and not started.is_set():
+                started.set()
+                try:
+                    for _ in range(200_000_000):  # seconds: far longer than a key takes
+                        pass
+                    ends.append("finished")
+                except BaseException:
+                    ends.append("stopped")
+                    raise
+            return real(text, context, name)
+
+        screen.live.analyze = long
+        screen.editor.move_cursor((screen.editor.document.line_count - 1, 0))
+        screen.editor.insert("\nanalysed at length: 1\n")
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 30)
+        await pilot.press("up")  # no edit
+        await settle(pilot)
+        assert ends == ["stopped"]
+        assert screen.live.current is not None and "analysed at length" in screen.live.current.text

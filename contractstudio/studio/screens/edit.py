@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.markup import escape
@@ -16,6 +17,7 @@ from textual.worker import Worker, WorkerState
 
 from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
 from contractstudio.findings.diagnostics import Counts, Diagnostic
+from contractstudio.studio import give_way
 from contractstudio.studio.analyses import Analysis, AnalysisDone
 from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
@@ -62,6 +64,7 @@ class EditScreen(EditingAssist, StudioScreen):
         self._analyzing = False  # an analysis worker is running (one at a time: see start_analysis)
         self._analyze_again = False  # asked for while one ran
         self.running_analysis = Stoppable()  # an edit stops the analysis of the text before it (studio/stoppable.py)
+        self._not_on_keys: Callable[[], None] = lambda: None  # stops listening for keys (on_mount sets it)
         self._loading = False
         self._last_failure = ""
         self._status_line = ""
@@ -94,6 +97,9 @@ class EditScreen(EditingAssist, StudioScreen):
     def on_mount(self) -> None:
         give_priority(self, self.studio.keymap.priority)  # a remapped key beats the editor's own use of it
         self.editor.key_hook = self.popup_key
+        # A key stops the running analysis as it arrives, before its own handling (a 5 MB document's highlighting,
+        # a second of the interpreter) would share the interpreter with it; it starts again once the keys pause.
+        self._not_on_keys = give_way.on_each_key(self._key_arrived)
         self.findings.border_title = "Findings"
         self.query_one(FileList).border_title = "Workspace"
         self.refresh_files()
@@ -104,7 +110,15 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.disabled = True
             self.update_status()
 
+    def _key_arrived(self) -> None:
+        if self.running_analysis.stop():
+            self._analyze_again = True
+            if self._debounce is not None:
+                self._debounce.stop()
+            self._debounce = self.set_timer(DEBOUNCE_S, self.start_analysis)
+
     def on_unmount(self) -> None:
+        self._not_on_keys()
         self.live.close()  # quitting never waits for a big file's analysis: it stops at its next document
         self.running_analysis.stop()  # or at once, wherever it is (studio/stoppable.py)
         self.running_analysis.stop()  # or at once, wherever it is
