@@ -96,11 +96,10 @@ COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "ms", "failed c
 
 def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A results file's rows (without traces) and its summary."""
+    from contractstudio.evaluation.judge import JudgeTally
     from contractstudio.evaluation.pipelines import PipelineTally
     from contractstudio.evaluation.results import read_records
     from contractstudio.evaluation.summary import Tally
-
-    from contractstudio.evaluation.judge import JudgeTally
 
     rows: list[dict[str, Any]] = []
     tally: Any = None
