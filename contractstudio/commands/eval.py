@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.documents.provider_profiles import REQUESTED
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
@@ -53,7 +54,7 @@ def add_parser(sub: Any) -> None:
     mode.add_argument("--judge", action="store_true",
                       help="judge each row's labelled 'output' with every condition (no model, no remedy) and report "
                            "how each condition agrees with the labels: false fails, false passes, kappa (docs/eval.md)")
-    v.add_argument("--structured", choices=("off", "auto", "json_schema", "json_object"),
+    v.add_argument("--structured", choices=REQUESTED,
                    help="ask every row's replies in this structure mode instead of the contract's llm.structured_output "
                         "(compare two runs with --baseline)")
     v.add_argument("--limit", type=int, metavar="N", help="only the first N rows")

@@ -55,6 +55,7 @@ def disagreement(rec: dict[str, Any], name: str) -> str | None:
     label, said = rec.get("label"), rec.get("verdicts") or {}
     if not isinstance(label, dict):
         return None
+    verdict: str | None
     if name == CONTRACT:
         wanted, verdict = label.get("output"), ("pass" if rec.get("successful") else "fail")
     else:

@@ -15,6 +15,7 @@ from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.events import E, StageEnd, StageStart
 from contractstudio.runtime.models import Model
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
+from contractstudio.runtime.streaming import ReplyStream, WatchFor, default_watch_for
 from contractstudio.runtime.trace import Trace
 
 
@@ -56,6 +57,11 @@ class CallOptions:
     # the pauses of a stepped call) is read from it, so a caller can make the timings reproducible.
     clock: Callable[[], float] = time.perf_counter
     structured_output: str | None = None  # eval's --structured: overrides the contract's llm.structured_output
+    # The prefix watch of an output's clauses (runtime/prefix_watch.py's watch_for); None: replies are never cut early
+    watch_for: WatchFor | None = default_watch_for
+    # Called with the ReplyStream at each chunk of a streamed reply (the debugger shows the reply growing); a model
+    # that streams streams every reply while it is set
+    on_chunk: Callable[[ReplyStream], None] | None = None
     remedies: bool = True  # False (eval --judge): the first reply is judged and nothing is asked again
 
 
