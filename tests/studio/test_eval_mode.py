@@ -61,7 +61,7 @@ async def test_run_filter_and_open_a_row_in_the_debugger(eval_workspace: Path) -
         await pilot.app.workers.wait_for_complete()
         await pilot.pause(0.5)
         figures = str(screen.query_one("#eval-figures").render())
-        assert "successful: 42 (87.5%)" in figures and "remedied at attempt: #1: 14, #2: 3, #3: 1" in figures
+        assert "successful: 42 (87.5% [75.3, 94.1])" in figures and "remedied at attempt: #1: 14, #2: 3, #3: 1" in figures
         table = screen.query_one("#eval-rows")
         assert table.row_count == 48
         assert "2 bad row(s) skipped (first: row 9" in str(screen.query_one("#eval-status").render())
@@ -134,7 +134,7 @@ async def test_a_pipeline_dataset(tmp_path: Path) -> None:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause(0.5)
         screen = app.screen
-        assert "reached an end: 10 (83.3%)" in str(screen.query_one("#eval-figures").render())
+        assert "reached an end: 10 (83.3% [55.2, 95.3])" in str(screen.query_one("#eval-figures").render())
         assert screen.query_one("#eval-rows").row_count == 12
 
 
