@@ -77,9 +77,10 @@ class Sprt:
     """Wald's sequential probability ratio test of a success rate against a gate `rate`.
 
     H_fail: p = rate - margin, H_pass: p = rate + margin (the margin at most half-way from the rate to 0 or 1).
-    Each row adds log(p1/p0) when it succeeds and log((1-p1)/(1-p0)) when it does not; the test decides `pass`
-    when the sum reaches log((1-beta)/alpha) and `fail` when it falls to log(beta/(1-alpha)). Wald's bounds keep the chance of deciding `pass` when
-    p <= rate - margin near alpha (at most alpha/(1-beta)), and of deciding `fail` when p >= rate + margin near beta.
+    Each row adds log(p1/p0) when it succeeds and log((1-p1)/(1-p0)) when it does not; the test decides
+    `pass` when the sum reaches log((1-beta)/alpha) and `fail` when it falls to log(beta/(1-alpha)).
+    Wald's bounds keep the chance of deciding `pass` when p <= rate - margin near alpha (at most
+    alpha/(1-beta)), and of deciding `fail` when p >= rate + margin near beta (at most beta/(1-alpha)).
     Between the two (the indifference zone) either decision is acceptable.
     """
 
