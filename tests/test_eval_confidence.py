@@ -136,3 +136,27 @@ def test_stop_when_decided_stops_and_says_what_it_saved(capsys: pytest.CaptureFi
 def test_stop_when_decided_needs_a_gate(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--stop-when-decided")
     assert code == 2 and "--stop-when-decided decides a gate: give it --fail-under RATE" in err
+
+
+def test_results_record_the_seed_model_version_and_fingerprint_the_provider_gives(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openai_server import OpenAIServer, Reply
+
+    monkeypatch.setenv("CONTRACTSTUDIO_CACHE", str(tmp_path / "cache"))
+    contract = tmp_path / "qa.contract.yaml"
+    contract.write_text(SAMPLE.read_text().replace("  temperature: 0\n", "  temperature: 0\n  seed: 7\n"))
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps({"query": "q", "documents": [{"id": "A1", "content": "t"}]}) + "\n")
+    reply = Reply(GOOD, model="gpt-4o-mini-2024-07-18", system_fingerprint="fp_39abc")
+    out_file = tmp_path / "r.jsonl"
+    with OpenAIServer([reply]) as server:
+        code, out, err = run(capsys, "eval", str(contract), "--data", str(data), "--model", "openai/gpt-4o-mini",
+                             "--api-base", server.base_url, "--quiet", "--no-wait", "--out", str(out_file))
+    assert code == 0, err
+    rec = json.loads(out_file.read_text())
+    assert rec["reproducibility"] == {"seed": [7], "model_version": ["gpt-4o-mini-2024-07-18"],
+                                      "system_fingerprint": ["fp_39abc"]}
+    assert "reproducibility: seed 7; model version gpt-4o-mini-2024-07-18; system fingerprint fp_39abc" in out
+    # a scripted run has nothing of the kind to say, and says nothing
+    code, out, _ = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--quiet")
+    assert "reproducibility" not in out

@@ -49,6 +49,8 @@ class Tally:
         self.requests = self.remedies = self.structure_fallbacks = 0
         self.structured: Counter[str] = Counter()  # rows by the structure mode they asked in
         self.first_error = ""  # why the first row that could not run did not (a run where none ran says it)
+        # what the provider said of the run's replies: the seeds sent, the model versions and fingerprints
+        self.reproducibility: dict[str, set[Any]] = {"seed": set(), "model_version": set(), "system_fingerprint": set()}
 
     def add(self, rec: dict[str, Any]) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
@@ -97,6 +99,10 @@ class Tally:
         if rec.get("structured"):  # a row that never asked for an output (its input failed) asked in no mode
             self.structured[str(rec["structured"])] += 1
         self.structure_fallbacks += int(rec.get("structure_fallbacks") or 0)
+        for name, values in (rec.get("reproducibility") or {}).items():
+            seen = self.reproducibility.get(name)
+            if seen is not None and len(seen) < MAX_MESSAGES * 10:  # a handful, never one per row
+                seen.update(values)
         return True
 
     def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
@@ -131,6 +137,8 @@ class Tally:
         out["intervals"] = {name: interval(part, n) for name, part in
                             (("success_rate", ok), ("first_try_rate", self.outcomes["first_try"]),
                              ("remedied_rate", self.outcomes["remedied"]))}
+        if any(self.reproducibility.values()):  # what the provider said of the run: seed, model versions, fingerprints
+            out["reproducibility"] = {k: sorted(v) for k, v in self.reproducibility.items()}
         if self.first_error:
             out["first_error"] = self.first_error
         if duration_s is not None:
@@ -242,6 +250,10 @@ def render(s: dict[str, Any]) -> str:
                  + (f"; fell back {s['structure_fallbacks']} time(s)" if s.get("structure_fallbacks") else ""))
     lat = s["latency_s"]
     lines.append(f"latency per row: p50 {lat['p50']:.3f} s, p95 {lat['p95']:.3f} s, p99 {lat['p99']:.3f} s")
+    if s.get("reproducibility"):
+        found = s["reproducibility"]
+        lines.append("reproducibility: " + "; ".join(f"{k.replace('_', ' ')} {', '.join(str(v) for v in found[k])}"
+                                                      for k in ("seed", "model_version", "system_fingerprint") if found.get(k)))
     cache = s["cache"]
     if cache["hits"] or cache["misses"]:
         lines.append(f"cache: {cache['hits']} hit(s), {cache['misses']} miss(es)")

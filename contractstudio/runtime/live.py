@@ -429,19 +429,26 @@ class LiveModel:
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
-                        latency_s=latency, refusal=_refusal(response))
+                        latency_s=latency, refusal=_refusal(response), **served_by(response))
 
     def structure_support(self) -> tuple[bool, bool]:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""
         return _structure_support(_litellm(), self.model)
 
 
+def served_by(response: Any) -> dict[str, str | None]:
+    """What makes a reply reproducible, where the provider says it: the model version and the system fingerprint."""
+    found = {"model_version": getattr(response, "model", None), "system_fingerprint": getattr(response, "system_fingerprint", None)}
+    return {k: v if isinstance(v, str) and v else None for k, v in found.items()}
+
+
 class _Streamed:
     """A streamed reply as litellm's chunks bring it: the text goes to the sink; the usage, when the server sends it."""
 
-    __slots__ = ("chunks", "usage", "open", "refusal")
+    __slots__ = ("chunks", "usage", "open", "refusal", "served")
 
     def __init__(self) -> None:
+        self.served: dict[str, str | None] = {}  # the model version and fingerprint the first chunk names
         self.chunks = 0
         self.usage: Any = None
         self.open = True  # not read to its end (cut, or failed): closed, so that the server stops sending
@@ -449,6 +456,8 @@ class _Streamed:
 
     def take(self, chunk: Any, sink: ReplyStream) -> bool:
         """One chunk; False: the sink stopped the reply."""
+        if not self.served:
+            self.served = served_by(chunk)
         usage = getattr(chunk, "usage", None)
         if usage is not None:
             self.usage = usage
@@ -471,7 +480,8 @@ class _Streamed:
         completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion or self.chunks, latency_s=latency,
-                        refusal=self.refusal)
+                        refusal=self.refusal, model_version=self.served.get("model_version"),
+                        system_fingerprint=self.served.get("system_fingerprint"))
 
 
 def _close(response: Any) -> None:
