@@ -79,6 +79,14 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--decide-margin", type=float, default=0.05, metavar="M",
                    help="--stop-when-decided tells RATE-M (fail) from RATE+M (pass), each wrong at most 5%% of the time "
                         "(default 0.05)")
+    v.add_argument("--sweep", metavar="CONDITION",
+                   help="with --judge: move CONDITION's numeric threshold over the labelled rows; a table of false fails "
+                        "against false passes and the threshold --objective chooses")
+    v.add_argument("--objective", default="balanced", metavar="OBJ",
+                   help="what --sweep minimises: balanced (false fails + false passes, the default), fewest-false-passes, "
+                        "fewest-false-fails, or cost:R (a false pass costs R false fails)")
+    v.add_argument("--write-threshold", action="store_true",
+                   help="with --sweep: write the chosen threshold into the file (the editor's quick fix)")
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.add_argument("--quiet", action="store_true", help="no progress output")
     v.add_argument("--trust", action="store_true", help="trust the file's folder: python: hooks, keys where it says")
@@ -206,6 +214,14 @@ def _usage(args: argparse.Namespace) -> str | None:
     for name in ("fail_under", "fail_under_point"):
         if getattr(args, name) is not None and not 0 <= getattr(args, name) <= 1:
             return f"--{name.replace('_', '-')} is a rate between 0 and 1"
+    if (args.sweep or args.write_threshold) and not args.judge:
+        return "--sweep and --write-threshold measure a condition against labelled outputs: give --judge"
+    if args.write_threshold and not args.sweep:
+        return "--write-threshold writes the threshold --sweep CONDITION chooses: give --sweep"
+    from contractstudio.evaluation.sweep import objective_problem
+
+    if args.sweep and (problem := objective_problem(args.objective)):
+        return problem
     if args.stop_when_decided and _gate(args) is None:
         return "--stop-when-decided decides a gate: give it --fail-under RATE (or --fail-under-point RATE)"
     if args.stop_when_decided and not 0 < (_gate(args) or 0) < 1:
@@ -257,6 +273,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         view.finish()
     summary = outcome.summary
+    if args.sweep:
+        from contractstudio.evaluation.sweep import SweepError, sweep_file
+
+        try:
+            summary["sweep"] = sweep_file(_config(args), args.sweep, args.objective, write=args.write_threshold)
+        except SweepError as err:
+            return usage_error(str(err))
     if args.json:
         doc: dict[str, Any] = {"summary": summary}
         if outcome.comparison is not None:
@@ -274,6 +297,10 @@ def run(args: argparse.Namespace) -> int:
             from contractstudio.evaluation.judge import render as render_judge
 
             print(printable(redact(render_judge(summary["judge"])), lines=True))
+            if "sweep" in summary:
+                from contractstudio.evaluation.sweep import render as render_sweep
+
+                print(printable(redact(render_sweep(summary["sweep"])), lines=True))
         else:
             print(printable(redact(render(summary)), lines=True))
         if outcome.comparison is not None:
