@@ -87,6 +87,8 @@ def add_parser(sub: Any) -> None:
                         "fewest-false-fails, or cost:R (a false pass costs R false fails)")
     v.add_argument("--write-threshold", action="store_true",
                    help="with --sweep: write the chosen threshold into the file (the editor's quick fix)")
+    v.add_argument("--otlp", metavar="URL", help="send each row's OpenTelemetry spans to this OTLP/HTTP endpoint "
+                   "(as OTEL_EXPORTER_OTLP_ENDPOINT does; needs the otel extra)")
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.add_argument("--quiet", action="store_true", help="no progress output")
     v.add_argument("--trust", action="store_true", help="trust the file's folder: python: hooks, keys where it says")

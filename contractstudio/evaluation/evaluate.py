@@ -187,7 +187,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
     DatasetError or ResultsError for what cannot start. `sleep` does the local engine's waits (tests record them)."""
     from contractstudio.analysis.check import kind_of_text
-    from contractstudio.reading.dialects import sniff_kind
+    from contractstudio.reading.dialect_registry import sniff_kind
 
     text = cfg.target.read_text(encoding="utf-8")
     planned = count_rows(cfg.data, cfg.data_format)
