@@ -21,6 +21,7 @@ from typing import Any
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.rows import RECORD_VERSION
+from contractstudio.evaluation.summary import interval, with_interval
 from contractstudio.runtime.events import Event
 from contractstudio.runtime.pipeline_events import StepStarted
 from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner, bounded_route
@@ -148,6 +149,7 @@ class PipelineTally:
         out: dict[str, Any] = {
             "kind": "pipeline", "rows": n, "bad_rows": self.bad_rows,
             "reached_end": self.outcomes["end"], "reached_end_rate": self.outcomes["end"] / n if n else 0.0,
+            "intervals": {"reached_end_rate": interval(self.outcomes["end"], n)},
             "outcomes": dict(self.outcomes.most_common()),
             "paths": [{"path": list(p), "count": c} for p, c in self.paths.most_common()],
             "end_steps": dict(self.ends.most_common()),
@@ -164,7 +166,7 @@ def render(s: dict[str, Any]) -> str:
     """A pipeline summary as text."""
     n = s["rows"]
     lines = [f"rows: {n}" + (f" ({s['bad_rows']} bad row(s) skipped)" if s.get("bad_rows") else ""),
-             f"reached an end: {s['reached_end']} ({100 * s['reached_end_rate']:.1f}%)   outcomes: "
+             f"reached an end: {s['reached_end']} ({with_interval(s, 'reached_end_rate')})   outcomes: "
              + ", ".join(f"{k} {v}" for k, v in s["outcomes"].items())]
     if s["end_steps"]:
         lines.append("end steps: " + ", ".join(f"{k} {v}" for k, v in s["end_steps"].items()))

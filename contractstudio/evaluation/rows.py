@@ -170,15 +170,22 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     gave_up = False
     structured: str | None = None  # the mode the row's first output request asked in
     fallbacks = 0
+    seeds: set[int] = set()  # what makes the row reproducible, where the provider gives it
+    versions: set[str] = set()
+    fingerprints: set[str] = set()
     for event in result.trace:
         match event:
             case ev.ModelRequest():
                 attempt = event.attempt
+                if isinstance(event.params.get("seed"), int):
+                    seeds.add(event.params["seed"])
                 if structured is None and event.purpose != "remedy_pre":
                     structured = event.structured_output or "off"
             case ev.StructureFallback():
                 fallbacks += 1
             case ev.ModelReply():
+                versions.update([event.model_version] if event.model_version else [])
+                fingerprints.update([event.system_fingerprint] if event.system_fingerprint else [])
                 prompt += event.prompt_tokens
                 completion += event.completion_tokens
                 cost += event.cost_usd
@@ -216,6 +223,9 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         "limit_wait_s": round(limited.waited_s, 6) if limited else 0.0,
         "structured": structured, "structure_fallbacks": fallbacks,  # structured: None when no output was asked for
     }
+    if seeds or versions or fingerprints:
+        out["reproducibility"] = {"seed": sorted(seeds), "model_version": sorted(versions),
+                                  "system_fingerprint": sorted(fingerprints)}
     if row.labelled is not None and job.mode == "judge":
         out["label"] = {"output": row.labelled.label, "conditions": dict(row.labelled.labels)}
         out["verdicts"] = verdicts(result.trace)

@@ -201,7 +201,7 @@ class ModelReply(Event):
 
     TYPE: ClassVar[str] = "llm_response"
     OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"text_chars", "truncated", "edited", "chunk_ends",
-                                                                 "chunk_s"})
+                                                                 "chunk_s", "model_version", "system_fingerprint"})
 
     attempt: int = 0
     text: str = ""
@@ -216,6 +216,8 @@ class ModelReply(Event):
     # request was sent); a replay streams the text in the same chunks, at the same times
     chunk_ends: list[int] | None = None
     chunk_s: list[float] | None = None
+    model_version: str | None = None  # the model that answered, where the provider names it
+    system_fingerprint: str | None = None  # the provider's backend configuration, where it gives one
 
     @property
     def first_token_s(self) -> float | None:

@@ -28,7 +28,7 @@ from contractstudio.runtime.live_faults import (
     classify,
     refused,
 )
-from contractstudio.runtime.live_stream import StreamedReply, close
+from contractstudio.runtime.live_stream import StreamedReply, close, served_by
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
 from contractstudio.runtime.success_logging import listened as success_logging_listened
@@ -347,7 +347,7 @@ class LiveModel:
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
-                        latency_s=latency, refusal=_refusal(response))
+                        latency_s=latency, refusal=_refusal(response), **served_by(response))
 
     def structure_support(self) -> tuple[bool, bool]:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""

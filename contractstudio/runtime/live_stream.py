@@ -11,12 +11,19 @@ from contractstudio.runtime.models import LLMReply, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
 
 
+def served_by(response: Any) -> dict[str, str | None]:
+    """What makes a reply reproducible, where the provider says it: the model version and the system fingerprint."""
+    found = {"model_version": getattr(response, "model", None), "system_fingerprint": getattr(response, "system_fingerprint", None)}
+    return {k: v if isinstance(v, str) and v else None for k, v in found.items()}
+
+
 class StreamedReply:
     """A streamed reply as litellm's chunks bring it: the text goes to the sink; the usage, when the server sends it."""
 
-    __slots__ = ("chunks", "usage", "open", "refusal")
+    __slots__ = ("chunks", "usage", "open", "refusal", "served")
 
     def __init__(self) -> None:
+        self.served: dict[str, str | None] = {}  # the model version and fingerprint the first chunk names
         self.chunks = 0
         self.usage: Any = None
         self.open = True  # not read to its end (cut, or failed): closed, so that the server stops sending
@@ -24,6 +31,8 @@ class StreamedReply:
 
     def take(self, chunk: Any, sink: ReplyStream) -> bool:
         """One chunk; False: the sink stopped the reply."""
+        if not self.served:
+            self.served = served_by(chunk)
         usage = getattr(chunk, "usage", None)
         if usage is not None:
             self.usage = usage
@@ -57,7 +66,9 @@ class StreamedReply:
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         completion = completion or self.chunks
         return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency,
-                        refusal=self.refusal, cost_usd=_token_cost(litellm, model, prompt, completion))
+                        refusal=self.refusal, cost_usd=_token_cost(litellm, model, prompt, completion),
+                        model_version=self.served.get("model_version"),
+                        system_fingerprint=self.served.get("system_fingerprint"))
 
 
 def _token_cost(litellm: Any, model: str, prompt: int, completion: int) -> float:

@@ -145,6 +145,7 @@ class StudioApp(OrderedKeys, OpenFile):
         # Per folder, as in every face: --trust trusts the folders it was given; remembered folders stay trusted.
         self.trust = Trust(self.workspace.roots if trusted else ())
         self.buffer: Buffer | None = None
+        self.threshold_choice: tuple[Path, str, float, str] | None = None  # Eval mode's sweep: the editor's quick fix
         self.analysis: Analysis | None = None
         self.counts: dict[Path, tuple[int, int]] = {}
         self._again: set[str] = set()  # worker groups to run once more when the one under way ends
@@ -327,6 +328,13 @@ class StudioApp(OrderedKeys, OpenFile):
             if self.counts.get(analysis.path) != (c.error, c.warning):
                 self.counts[analysis.path] = (c.error, c.warning)
                 self.edit_screen.refresh_files()
+
+    def write_threshold_choice(self) -> None:
+        """Open the file of Eval mode's sweep in the editor and apply the quick fix of its chosen threshold."""
+        if self.threshold_choice is None:
+            return
+        self.open_file(self.threshold_choice[0])
+        self.call_after_refresh(self.edit_screen.apply_threshold_choice)
 
     def call_options(self) -> CallOptions:
         """A new call's options in the debugger: waits shown, not slept; the clock and randomness the studio was given."""
