@@ -81,3 +81,15 @@ def test_the_studio_lists_ignored_files_but_not_links_out_of_the_project(tmp_pat
     names = {f.path.name for f in Workspace.open([repo]).files}
     assert "x.gen.yaml" in names  # skipped by check, still one keystroke away in the studio (docs/studio.md)
     assert "link.contract.yaml" not in names  # the path policy's rule for a link out of the project, as check's
+
+
+def test_which_files_hold_python_classes_is_the_dialect_registrys_one_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.analysis.check import is_python
+    from contractstudio.runtime.python_classes import python_target
+
+    assert python_target("agents/qa.py:Answerer") == (Path("agents/qa.py"), "Answerer") and is_python("agents/qa.py")
+    assert python_target("qa.contract.yaml:Answerer") is None and not is_python("qa.contract.yaml")
+    assert python_target("agents/qa.py:not-a-name") is None
+    # a mutant of the one decision (no file dialect owns .py): the analyzer and `run path.py:Class` both follow it
+    monkeypatch.setattr(project_module, "for_file", lambda path: None)
+    assert python_target("agents/qa.py:Answerer") is None and not is_python("agents/qa.py")

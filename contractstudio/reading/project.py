@@ -24,7 +24,7 @@ from contractstudio.reading.data_files import UnreadableData, read_bounded
 from contractstudio.reading.dialect_registry import MAX_FILE_BYTES, for_file, sniff_kind
 from contractstudio.reading.dialects import FolderSettings, folder_settings
 from contractstudio.reading.json_lines import first_json_line
-from contractstudio.reading.kinds import first_kind
+from contractstudio.reading.kinds import NATIVE, first_kind
 from contractstudio.storage.paths import project_of
 
 IGNORE_FILE = ".contractstudioignore"
@@ -34,9 +34,16 @@ MAX_IGNORE_BYTES = 64 * 1024  # as for folder settings: a list of patterns, not 
 MAX_IGNORE_PATTERN = 256
 
 
-def kind_of_text(text: str) -> str | None:
-    """The first top-level `kind:` of a YAML text (or the kind another format reads as), without parsing it."""
-    return first_kind(text) or sniff_kind(text)
+def kind_of_text(text: str, dialect: str | None = None) -> str | None:
+    """The first top-level `kind:` of a YAML text (or the kind another format reads it as, unless `dialect` is the
+    native one: `--dialect contractstudio`), without parsing it."""
+    return first_kind(text) or (sniff_kind(text) if dialect != NATIVE else None)
+
+
+def is_python(path: str | Path) -> bool:
+    """Whether a path names a file a file dialect reads (a `.py` file's contracted classes, read statically): the
+    dialect registry's endings decide, for the analyzer, the loader and `run path.py:Class` alike."""
+    return for_file(path) is not None
 
 
 def _jsonl_kind(path: Path) -> str:
