@@ -128,9 +128,18 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
     return None
 
 
-def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) -> Events:
-    """Parse and validate a reply (in generate), then evaluate `post` (in post); returns (output, errors)."""
+def _judge(st: CallState, reply: Any, scope: dict[str, Any], attempt: int) -> Events:
+    """Parse and validate a reply (in generate), then evaluate `post` (in post); returns (output, errors).
+
+    A reply cut early (its prefix broke a clause) fails with that clause's error, as the whole reply would have.
+    """
     plan = st.plan
+    reply_text = reply.text
+    if reply.stopped is not None:
+        where = "post" if str(reply.stopped.clause).startswith("post") else "type"
+        errors = yield from _rejected(st, "generate", where, [str(reply.stopped.message)], attempt)
+        yield st.end("generate", False)
+        return None, errors
     parsed, problem = extract_json(reply_text, strict=plan.doc.json_reply == "strict")
     if not problem and st.asked is not None:
         parsed = st.asked.read(parsed)  # optional fields the schema sent as required-and-nullable, mapped back
@@ -165,11 +174,11 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     if plan.act_is_set:
         scope["act"] = act_value
     yield st.start(StageStart(stage="generate", attempt=0))
-    reply = yield from ask(st, "generate", base, "generate", 0)
+    reply = yield from ask(st, "generate", base, "generate", 0, of_output=True)
     if reply is None:
         yield st.end("generate", False)
         return False, None
-    output, errors = yield from _judge(st, reply.text, scope, 0)
+    output, errors = yield from _judge(st, reply, scope, 0)
     if not errors:
         return True, output
     history = [errors]
@@ -184,11 +193,11 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         yield from _wait_before(st, "generate", attempt)
         sending = _errors_to_send(plan.remedy.accumulate_errors, history)
         messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}", plan.remedy.accumulate_errors)
-        reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending)
+        reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending, of_output=True)
         if reply is None:
             yield st.end("generate", False)
             return False, None
-        output, errors = yield from _judge(st, reply.text, scope, attempt)
+        output, errors = yield from _judge(st, reply, scope, attempt)
         if not errors:
             return True, output
         st.errors.extend(errors)

@@ -10,7 +10,7 @@ written, so a trace's JSON Lines are what they were before events were typed:
     condition   ConditionChecked  parsed       ReplyParsed      model_error       ModelFailure
     act_value   ActValue          forward      Forwarded        replay_divergence ReplayDivergence
     result      CallResult        validation_error ValidationFailure  remedy_exhausted RemedyExhausted
-    structure_fallback StructureFallback
+    structure_fallback StructureFallback    early_stop        EarlyStop
 
 A type this module does not know (a pipeline run's `step_start`, a later version's
 new event) is read as a `PlainEvent` holding its data as it came. Reading checks
@@ -199,7 +199,8 @@ class ModelReply(Event):
     """The model's raw reply (whole, or cut past the trace's limit with its real length) and what it cost."""
 
     TYPE: ClassVar[str] = "llm_response"
-    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"text_chars", "truncated", "edited"})
+    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"text_chars", "truncated", "edited", "chunk_ends",
+                                                                 "chunk_s"})
 
     attempt: int = 0
     text: str = ""
@@ -210,6 +211,15 @@ class ModelReply(Event):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     edited: bool = False  # written in the debugger instead of asking the model
+    # a streamed reply: where each chunk ended (characters into the text) and when it came (seconds after the
+    # request was sent); a replay streams the text in the same chunks, at the same times
+    chunk_ends: list[int] | None = None
+    chunk_s: list[float] | None = None
+
+    @property
+    def first_token_s(self) -> float | None:
+        """Seconds from the request to the reply's first chunk (a streamed reply), else None."""
+        return self.chunk_s[0] if self.chunk_s else None
 
     @property
     def chars(self) -> int:
@@ -219,6 +229,26 @@ class ModelReply(Event):
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(slots=True, eq=False, kw_only=True, repr=False)
+class EarlyStop(Event):
+    """A streamed reply cut while the model was still writing: a clause its prefix already broke (`clause`, the
+    error the remedy sends), `position` characters into the reply, after `tokens` tokens and `seconds`; what the
+    rest would have cost, when the model knew it (a scripted or replayed reply: `saved_tokens`, `saved_s`)."""
+
+    TYPE: ClassVar[str] = "early_stop"
+    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"saved_tokens", "saved_s"})
+
+    attempt: int = 0
+    clause: str = ""
+    message: str = ""
+    position: int = 0
+    chars: int = 0  # the reply's length when it was cut
+    tokens: int = 0
+    seconds: float = 0.0
+    saved_tokens: int | None = None
+    saved_s: float | None = None
 
 
 @dataclass(slots=True, eq=False, kw_only=True, repr=False)
@@ -352,7 +382,8 @@ class CallResult(Event):
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in (
     StageStart, StageEnd, ConditionChecked, ModelRequest, ModelReply, ReplyParsed, ValidationFailure, RetryWait,
-    TransportFailure, ModelFailure, ReplayDivergence, RemedyExhausted, ActValue, Forwarded, CallResult, StructureFallback)}
+    TransportFailure, ModelFailure, ReplayDivergence, RemedyExhausted, ActValue, Forwarded, CallResult, StructureFallback,
+    EarlyStop)}
 """Every typed event class by the type written in a trace."""
 
 E = TypeVar("E", bound=Event)
@@ -403,6 +434,11 @@ def _checked(kind: str, name: str, annotation: str, value: Any) -> Any:
             return float(value)
     elif base == "str":
         ok = isinstance(value, str)
+    elif base in ("list[int]", "list[float]"):  # a streamed reply's chunks
+        ok = isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                             and (base == "list[float]" or isinstance(v, int)) for v in value)
+        if ok and base == "list[float]":
+            return [float(v) for v in value]
     elif base.startswith("list["):  # the messages are mappings, error texts are strings
         item = dict if base.startswith("list[dict") else str
         ok = isinstance(value, list) and all(isinstance(v, item) for v in value)
@@ -411,7 +447,8 @@ def _checked(kind: str, name: str, annotation: str, value: Any) -> Any:
     else:  # pragma: no cover - a field annotation this reader does not know is a bug here
         raise TypeError(f"{kind}.{name}: cannot read a field of type {annotation}")
     if not ok:
-        want = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string"}.get(
+        want = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string",
+                "list[int]": "a list of integers", "list[float]": "a list of numbers"}.get(
             base, "a list of objects" if base.startswith("list[dict") else "a list of strings" if base.startswith("list[") else "an object")
         raise ValueError(f"{kind}: {name!r} must be {want}{' or null' if optional else ''}, not {value!r:.40}")
     return value

@@ -18,7 +18,7 @@ from contractstudio.safe_text import shown_lines
 def new_llm_counts() -> dict[str, Any]:
     """The LLM usage counters of a call or of many calls."""
     return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
-            "waited_s": 0.0, "transport_retries": 0}
+            "waited_s": 0.0, "transport_retries": 0, "streamed": 0, "first_token_s": 0.0, "early_stops": 0}
 
 
 class Series:

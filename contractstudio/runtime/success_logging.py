@@ -45,6 +45,11 @@ def _listened(lit: Any) -> bool:
                 or lit.callbacks or lit.max_budget or os.environ.get("LITELLM_PRINT_STANDARD_LOGGING_PAYLOAD"))
 
 
+def listened(lit: Any) -> bool:
+    """Whether anything reads litellm's success logging (a streamed call's per-chunk logging is turned off otherwise)."""
+    return _listened(lit)
+
+
 def _callbacks(names: list[Any], lit: Any) -> list[Any]:
     """The callbacks that do something: litellm's own "cache" entry only while a cache is set (importing its Vertex
     context caching, as any Gemini call does, adds the entry for good without setting `litellm.cache`)."""
