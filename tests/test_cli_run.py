@@ -227,30 +227,33 @@ def test_replay_refuses_a_trace_line_holding_a_non_finite_number_with_its_positi
 
 
 @pytest.mark.parametrize("source", [QA, SAMPLES / "local" / "sentiment.contract.yaml"], ids=["with-scenarios", "without"])
-def test_a_live_call_saved_as_a_scenario_is_replayed_offline_by_test(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch, source: Path) -> None:
+def test_a_recorded_call_saved_as_a_scenario_is_replayed_offline_by_test(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                         source: Path) -> None:
+    # a call recorded in a trace (here from scripted replies; tests/test_real_model_cli.py records a live one), run
+    # again from its trace with --save-scenario: the scenario `test` then replays offline
     contract = tmp_path / source.name
     contract.write_text(source.read_text())
     sentiment = "sentiment" in source.name
-    replies = ['{"label": "pos", "reason": "loves it"}'] if sentiment else [LOW, GOOD]
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text("\n".join(json.dumps(r) for r in (['{"label": "pos", "reason": "loves it"}'] if sentiment else [LOW, GOOD])))
     inp = tmp_path / "in.json"
     inp.write_text(json.dumps({"text": "I love this phone"} if sentiment else INPUT))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    with OpenAIServer(replies) as server:
-        code, out, err = run(capsys, "run", str(contract), "--input", str(inp), "--model", "openai/test-model",
-                             "--api-base", server.base_url, "--no-wait", "--save-scenario", "recorded-live")
+    trace = tmp_path / "call.jsonl"
+    code, out, err = run(capsys, "run", str(contract), "--input", str(inp), "--replies", str(replies), "--no-wait",
+                         "--trace", str(trace))
     assert code == 0, out + err
-    assert f"scenario 'recorded-live' added to {contract}" in out
+    code, out, err = run(capsys, "run", str(contract), "--replay", str(trace), "--no-wait", "--save-scenario", "kept-call")
+    assert code == 0, out + err
+    assert f"scenario 'kept-call' added to {contract}" in out
     assert contract.read_text().startswith(source.read_text())  # every character as written, the scenario after it
-    assert KEY not in contract.read_text()
-    code, out, err = run(capsys, "test", str(contract), "-k", "recorded-live")
+    code, out, err = run(capsys, "test", str(contract), "-k", "kept-call")
     assert code == 0, out + err
-    assert "::recorded-live PASSED" in out and "1 passed, 0 failed" in out
+    assert "::kept-call PASSED" in out and "1 passed, 0 failed" in out
     contract.write_text(contract.read_text().replace("coverage_score: 0.9", "coverage_score: 0.8")
                         .replace("reason: loves it", "reason: hates it"))
-    code, out, _ = run(capsys, "test", str(contract), "-k", "recorded-live")  # the scenario holds what the call gave
-    assert code == 1 and "recorded-live FAILED" in out
-    code, out, err = run(capsys, "run", str(contract), "--input", str(inp), "--scenario", "recorded-live",
+    code, out, _ = run(capsys, "test", str(contract), "-k", "kept-call")  # the scenario holds what the call gave
+    assert code == 1 and "kept-call FAILED" in out
+    code, out, err = run(capsys, "run", str(contract), "--input", str(inp), "--scenario", "kept-call",
                          "--save-scenario", "again")
     assert code == 2 and "scripted already" in err
 
