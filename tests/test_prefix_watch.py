@@ -9,6 +9,7 @@ import pytest
 
 import contractstudio as cs
 from contractstudio.runtime.call_state import CallOptions
+from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.prefix_watch import EarlyViolation, watch_for
 
 CONTRACT = """kind: contract
@@ -45,8 +46,12 @@ def first_stop(contract: cs.Contract, reply: str, mode: str = "off") -> EarlyVio
 
 
 def whole_errors(contract: cs.Contract, reply: str) -> list[str]:  # type: ignore[name-defined]
-    result = contract.call("x", [reply, GOOD], options=CallOptions(wait=False))
-    return list(result.errors)
+    """The errors the whole-reply check finds in `reply` (the remedy's reply aside)."""
+    try:
+        result = contract.call("x", [reply, GOOD], options=CallOptions(wait=False))
+    except ContractViolation as err:
+        result = err.result  # type: ignore[attr-defined]
+    return [e for e in result.errors if not e.startswith("model:")]
 
 
 def test_a_label_no_literal_value_starts_with_stops_at_its_first_wrong_character(tmp_path: Path) -> None:
@@ -155,3 +160,161 @@ def test_the_watch_is_fed_the_reply_so_far_in_chunks_of_any_size(tmp_path: Path)
     for end in (5, 17, 30, len(reply)):
         found = found or watch.feed(reply[:end])
     assert found is not None and found.position == reply.index("nope") + 1  # "n" may still be "negative"
+
+
+PATTERNED = """kind: contract
+name: codes
+types:
+  Code:
+    fields:
+      code: {type: str, pattern: "^[A-Z][0-9]{2}$"}
+      tail: {type: str, pattern: "b$", default: "b"}
+      word: {type: str, pattern: "(?i)^abc$", default: "abc"}
+      short: {type: str, min_length: 3, default: "abc"}
+input: str
+output: Code
+prompt: Code it.
+json_reply: strict
+"""
+
+
+def test_an_anchored_pattern_stops_at_the_first_character_no_match_continues(tmp_path: Path) -> None:
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED)
+    contract = cs.load(path)
+    reply = '{"code": "A1x9", "tail": "..."}'
+    found = first_stop(contract, reply)
+    assert found is not None and found.position == reply.index("x")
+    assert found.message == "output.code = \"A1x\": String should match pattern '^[A-Z][0-9]{2}$' (constraint: pattern=\"^[A-Z][0-9]{2}$\")"
+    assert first_stop(contract, '{"code": "A12"}') is None
+
+
+def test_an_unanchored_pattern_and_a_minimum_length_are_judged_when_the_string_ends(tmp_path: Path) -> None:
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED)
+    contract = cs.load(path)
+    reply = '{"code": "A12", "tail": "abc", "word": "more"}'
+    found = first_stop(contract, reply)
+    assert found is not None and found.position == reply.index('"abc"') + 4 and found.clause == "output.tail: pattern"
+    found = first_stop(contract, '{"code": "A12", "short": "ab", "x": 1}')
+    assert found is not None and "String should have at least 3 characters" in found.message
+
+
+def test_a_pattern_engines_may_read_differently_is_left_to_the_whole_reply(tmp_path: Path) -> None:
+    # Python's case folding and word classes are not the Rust engine's that pydantic runs: never decided early
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED)
+    contract = cs.load(path)
+    assert first_stop(contract, '{"code": "A12", "word": "ABC"}') is None
+    assert first_stop(contract, '{"code": "A12", "word": "xyz"}') is None
+
+
+MONOTONE = """kind: contract
+name: summary
+types:
+  Summary:
+    fields:
+      summary: {type: str}
+      tags: {type: "list[str]", default: []}
+input: str
+output: Summary
+prompt: Summarize.
+json_reply: strict
+post:
+  - id: short
+    assert: len(output.summary) <= 20
+    monotone: true
+  - id: no_todo
+    assert: "'TODO' not in output.summary and len(output.tags) < 3"
+    monotone: true
+    message: "no placeholders, at most two tags"
+  - id: long_enough
+    assert: len(output.summary) >= 5
+    monotone: true
+  - id: bounded_by_input
+    assert: len(output.summary) <= len(input) + 10
+    monotone: true
+"""
+
+
+def test_a_monotone_post_condition_stops_the_reply_at_the_character_that_breaks_it(tmp_path: Path) -> None:
+    path = tmp_path / "summary.contract.yaml"
+    path.write_text(MONOTONE)
+    contract = cs.load(path)
+    reply = '{"summary": "a TODO list of things", "tags": []}'
+    found = first_stop(contract, reply)
+    assert found is not None and found.position == reply.index("TODO") + 3 and found.clause == "post[1] 'no_todo'"
+    assert found.message == ("no placeholders, at most two tags (condition: 'TODO' not in output.summary and "
+                             'len(output.tags) < 3; output.summary = "a TODO", output.tags = [])')
+    assert any(e.startswith("no placeholders, at most two tags (condition:") for e in whole_errors(contract, reply))
+    found = first_stop(contract, '{"summary": "' + "x" * 30 + '"}')
+    assert found is not None and found.clause == "post[0] 'short'" and found.position == len('{"summary": "') + 20
+
+
+def test_a_lower_bound_marked_monotone_is_refused_by_the_analyzer_and_never_stops_a_reply(tmp_path: Path) -> None:
+    path = tmp_path / "summary.contract.yaml"
+    path.write_text(MONOTONE)
+    contract = cs.load(path)
+    assert first_stop(contract, '{"summary": "abc"}') is None  # too short while written, but it could have grown
+    from contractstudio.analysis.check import Context, check_file
+    from contractstudio.trust import hook_folder
+
+    report = check_file(path, Context(hooks=hook_folder(path, False)))
+    found = [d for d in report.diagnostics if d.code == "CON133"]
+    assert [d.message.split(" is marked")[0] for d in found] == ["post[2]"]
+
+
+def test_a_bound_read_from_the_input_is_watched_only_when_the_watch_has_the_calls_values(tmp_path: Path) -> None:
+    path = tmp_path / "summary.contract.yaml"
+    path.write_text(MONOTONE.replace("len(output.summary) <= 20", "len(output.summary) <= 200"))
+    contract = cs.load(path)
+    reply = '{"summary": "' + "y" * 14 + '"}'
+    assert first_stop(contract, reply) is None
+    watch = watch_for(contract.plan, "off", {"input": "abc"})
+    assert watch is not None
+    found = next(f for f in (watch.feed(reply[:n]) for n in range(1, len(reply) + 1)) if f is not None)
+    assert found.clause == "post[3] 'bounded_by_input'" and found.position == len('{"summary": "') + 13
+
+
+def test_a_python_contracts_type_with_a_before_validator_is_judged_only_whole() -> None:
+    # the author's own validator may turn "NEG" into "negative": a prefix decides nothing of such a type
+    from types import SimpleNamespace
+    from typing import Literal
+
+    from pydantic import BaseModel, field_validator
+
+    from contractstudio.documents.models import Contract
+    from contractstudio.runtime.validation import Shape
+
+    class Plain(BaseModel):
+        label: Literal["positive", "negative"]
+
+    class Lowered(Plain):
+        @field_validator("label", mode="before")
+        @classmethod
+        def _lower(cls, value: object) -> object:
+            return value.lower() if isinstance(value, str) else value
+
+    def plan(model: type[BaseModel]) -> SimpleNamespace:
+        doc = Contract(kind="contract", name="p", input="str", output=model.__name__, prompt="x", json_reply="strict")
+        return SimpleNamespace(doc=doc, output=Shape.of_python(model, "output", model.__name__), post=[])
+
+    reply = '{"label": "NEGATIVE"}'
+    assert Lowered.model_validate_json(reply).label == "negative"
+    for model, stops in ((Plain, True), (Lowered, False)):
+        watch = watch_for(plan(model), "off")
+        assert watch is not None
+        found = [watch.feed(reply[:n]) for n in range(1, len(reply) + 1)]
+        assert any(found) is stops
+
+
+def test_a_backtracking_pattern_spends_the_replys_regex_budget_and_is_then_left_to_the_whole_reply(tmp_path: Path) -> None:
+    path = tmp_path / "codes.contract.yaml"
+    path.write_text(PATTERNED.replace('"^[A-Z][0-9]{2}$"', '"^(a|a)+$"'))
+    contract = cs.load(path)
+    reply = '{"code": "' + "a" * 40 + 'b", "tail": "b"}'
+    watch = watch_for(contract.plan, "off")
+    assert watch is not None
+    assert watch.feed(reply) is None  # the matcher ran out of the reply's budget: nothing decided, nothing hung
+    errors = whole_errors(contract, reply)
+    assert errors and "String should match pattern '^(a|a)+$'" in errors[0]  # pydantic's linear engine decides it

@@ -29,8 +29,8 @@ from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.dialect_registry import for_file
-from contractstudio.reading.dialects import NATIVE
 from contractstudio.reading.give_way import give_way
+from contractstudio.reading.kinds import NATIVE
 from contractstudio.reading.source import SourceDocument, SourceFile, document_chunks
 
 if TYPE_CHECKING:

@@ -12,17 +12,17 @@ from pathlib import Path
 from contractstudio.analysis.loaded import Context, ExpressionChecks, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.shape import validate
+from contractstudio.collector import paused_gc
 from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic, finalize, make
-from contractstudio.reading.collector import paused_gc
 from contractstudio.reading.dialect_registry import for_file
-from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.synth import relocate, texts
+from contractstudio.reading.dialects.translate import read_dialects
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
 from contractstudio.reading.give_way import give_way
-from contractstudio.reading.kinds import KNOWN_KINDS
+from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE
 from contractstudio.reading.project import is_python
 from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 from contractstudio.trust import hook_folder

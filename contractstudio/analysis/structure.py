@@ -140,19 +140,25 @@ def describe(clauses: Iterable[Clause], *, reasons: bool = True) -> str:
 
 # The JSON Schema keywords in the words a contract is written in (docs/format.md, `fields:`).
 _AUTHOR_WORDS = {"minLength": "min_length", "maxLength": "max_length", "minItems": "min_length", "maxItems": "max_length",
+                 "json": "JSON syntax",
                  "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt",
                  "enum": "the Literal values", "const": "the Literal value", "additionalProperties": "extra: forbid",
                  "$ref": "the type's recursion", "schema": "the schema"}
 
 
 def _name(c: Clause) -> str:
-    word = _AUTHOR_WORDS.get(c.keyword, c.keyword)
-    if c.keyword == "additionalProperties" and c.value is not False:
+    return clause_name(c.keyword, c.value)
+
+
+def clause_name(keyword: str, value: Any) -> str:
+    """A JSON Schema clause in the contract's own words (`min_length 2`, `le 1.0`, `the Literal values`)."""
+    word = _AUTHOR_WORDS.get(keyword, keyword)
+    if keyword == "additionalProperties" and value is not False:
         word = "dict[str, ...]"
-    if c.keyword == "required" and c.value is False:  # an optional field: its clause is that it may be left out
+    if keyword == "required" and value is False:  # an optional field: its clause is that it may be left out
         return "optional"
-    if c.keyword == "type" and isinstance(c.value, str):
-        return f"type {c.value}"
-    if c.keyword in ("type", "required", "enum", "const", "additionalProperties", "schema", "$ref") or c.value is None:
+    if keyword == "type" and isinstance(value, str):
+        return f"type {value}"
+    if keyword in ("type", "required", "enum", "const", "additionalProperties", "schema", "$ref") or value is None:
         return word
-    return f"{word} {c.value!r}" if isinstance(c.value, str) else f"{word} {c.value}"
+    return f"{word} {value!r}" if isinstance(value, str) else f"{word} {value}"

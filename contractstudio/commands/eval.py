@@ -68,6 +68,8 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--address", metavar="ADDR", help="the Ray cluster to join (default: start a local one)")
     v.add_argument("--baseline", metavar="OLD.jsonl", help="compare with an earlier results file: metrics and flipped rows")
     v.add_argument("--traces", metavar="DIR", help="write each row's trace to DIR/row-N.jsonl instead of embedding it")
+    v.add_argument("--otlp", metavar="URL", help="send each row's OpenTelemetry spans to this OTLP/HTTP endpoint "
+                   "(as OTEL_EXPORTER_OTLP_ENDPOINT does; needs the otel extra)")
     v.add_argument("--fail-under", type=float, metavar="RATE", help="exit 1 when the success rate is below RATE (0-1)")
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.add_argument("--quiet", action="store_true", help="no progress output")

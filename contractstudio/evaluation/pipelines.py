@@ -21,8 +21,10 @@ from typing import Any
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.rows import RECORD_VERSION
+from contractstudio.runtime.events import Event
+from contractstudio.runtime.pipeline_events import StepStarted
 from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner, bounded_route
-from contractstudio.runtime.trace import redact
+from contractstudio.runtime.trace import Trace, redact
 from contractstudio.safe_text import shown_lines
 
 MAX_PATHS_SHOWN = 10
@@ -82,7 +84,7 @@ class PipelineRowRunner:
 
     def run(self, row: Row) -> dict[str, Any]:
         """Simulate one row; its results record."""
-        events: list[dict[str, Any]] = []
+        events: list[Event] = []
         started = time.perf_counter()
         state = dict(row.value) if isinstance(row.value, dict) else {}
         path: list[str] = []
@@ -99,13 +101,13 @@ class PipelineRowRunner:
         except Exception as err:  # noqa: BLE001 - a row that cannot be simulated is recorded, never lost
             outcome, end, message = "error", None, f"{type(err).__name__}: {err}"
         if not path:
-            path = [e["step"] for e in events if e.get("type") == "step_start"]
+            path = [e.step for e in events if isinstance(e, StepStarted)]
         return {"v": RECORD_VERSION, "kind": "pipeline", "key": row.key, "row": row.number, "id": row.id,
                 "input": redact(row.value), "contract": self.runner.name, "contract_sha": self.digest,
                 "outcome": outcome, "successful": outcome == "end", "path": path, "end_step": end,
                 "failed_step": assertion["step"] if assertion else (path[-1] if outcome != "end" and path else None),
                 "assertion": assertion, "errors": [redact(message)] if message else [],
-                "latency_s": round(time.perf_counter() - started, 6), "trace": redact(events)}
+                "latency_s": round(time.perf_counter() - started, 6), "trace": Trace(events).to_dicts()}
 
 
 class PipelineTally:

@@ -24,7 +24,7 @@ from contractstudio.reading.dialect_registry import (
     foreign,
     sniff_kind,
 )
-from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings
+from contractstudio.reading.folder_settings import SETTINGS_FILE, folder_settings
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, top_kinds
 from contractstudio.reading.project import IGNORE_FILE, kind_of_text, project_for
 from contractstudio.storage.paths import base_problem

@@ -22,7 +22,7 @@ import pathspec
 
 from contractstudio.reading.data_files import UnreadableData, read_bounded
 from contractstudio.reading.dialect_registry import MAX_FILE_BYTES, for_file, sniff_kind
-from contractstudio.reading.dialects import FolderSettings, folder_settings
+from contractstudio.reading.folder_settings import FolderSettings, folder_settings
 from contractstudio.reading.json_lines import first_json_line
 from contractstudio.reading.kinds import NATIVE, first_kind
 from contractstudio.storage.paths import project_of

@@ -12,10 +12,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from contractstudio.collector import paused_gc
 from contractstudio.findings.diagnostics import Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
 from contractstudio.reading.builder import MAX_ALIAS_EXPANSION, MAX_DEPTH, Builder, resolve_plain  # noqa: F401
-from contractstudio.reading.collector import paused_gc
 from contractstudio.reading.give_way import give_way
 from contractstudio.reading.nodes import (  # noqa: F401  (re-exported: the public node API)
     MapNode,

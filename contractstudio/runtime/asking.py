@@ -213,6 +213,9 @@ def _stream_for(st: CallState, mode: str | None) -> ReplyStream | None:
     model = st.model
     if not getattr(model, "streams", False):
         return None
+    streams_in = getattr(model, "streams_in", None)
+    if mode is not None and streams_in is not None and not streams_in(mode):
+        return None
     options = st.options
     watch = options.watch_for(st.plan, mode) if mode is not None and options.watch_for is not None else None
     if watch is None and options.on_chunk is None:

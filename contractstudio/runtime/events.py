@@ -12,8 +12,8 @@ written, so a trace's JSON Lines are what they were before events were typed:
     result      CallResult        validation_error ValidationFailure  remedy_exhausted RemedyExhausted
     structure_fallback StructureFallback    early_stop        EarlyStop
 
-A type this module does not know (a pipeline run's `step_start`, a later version's
-new event) is read as a `PlainEvent` holding its data as it came. Reading checks
+A type this module does not know (a pipeline run's `step_start`, typed in pipeline_events.py,
+a later version's new event) is read as a `PlainEvent` holding its data as it came. Reading checks
 each known field's type, so a hand-edited trace is refused with the field it got
 wrong instead of failing later inside a replay or a drawing.
 """

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from contractstudio.documents.models import LLMSettings
+from contractstudio.documents.provider_profiles import profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
@@ -107,7 +108,29 @@ def _retry_after(err: Exception) -> float | None:
 def classify(err: Exception, litellm: Any) -> TransportFault:
     """A litellm exception as a transport fault: what kind, and whether retrying can help (not when the server's
     answer says the request itself is invalid, whatever its status)."""
-    return invalid_request(_by_class(err, litellm))
+    return invalid_request(_by_class(_met(err, litellm), litellm))
+
+
+def _met(err: Exception, litellm: Any) -> Exception:
+    """The error a request really met. In the middle of a stream litellm wraps it in a MidStreamFallbackError
+    (a "service unavailable", 503, whatever happened) and reports a read timeout as a connection error: a stream is
+    judged as the same fault would be without it."""
+    wrapper = getattr(getattr(litellm, "exceptions", None), "MidStreamFallbackError", None)
+    if wrapper is not None and isinstance(err, wrapper) and isinstance(getattr(err, "original_exception", None), Exception):
+        err = err.original_exception
+    timeout = getattr(litellm, "Timeout", None)
+    if timeout is not None and not isinstance(err, timeout) and _caused_by(err, _httpx_timeout(), ()):
+        try:
+            return timeout(message=str(err), model="", llm_provider="")
+        except Exception:  # noqa: BLE001 - a litellm whose Timeout takes other arguments: judged as it came
+            return err
+    return err
+
+
+def _httpx_timeout() -> type[BaseException]:
+    import httpx  # litellm's own transport: imported with it
+
+    return httpx.TimeoutException
 
 
 def _by_class(err: Exception, litellm: Any) -> TransportFault:
@@ -326,8 +349,15 @@ class LiveModel:
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
 
-    # Streaming: the engine asks for it only when something watches the chunks (runtime/streaming.py)
-    streams = True
+    @property
+    def streams(self) -> bool:
+        """Whether replies can stream from this model (its provider's profile says; the engine asks for a stream only
+        when something watches the chunks: runtime/streaming.py)."""
+        return profile_for(self.model, self.api_base).streams
+
+    def streams_in(self, mode: str) -> bool:
+        """Whether a reply asked in this structure mode can stream (not where a refusal would be lost in the stream)."""
+        return mode not in profile_for(self.model, self.api_base).whole_in
 
     def stream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
         """`complete`, the reply streamed into `sink` chunk by chunk; when `sink` stops it, the HTTP stream is closed at
@@ -351,7 +381,8 @@ class LiveModel:
         finally:
             if response is not None and streamed.open:
                 _close(response)
-        return streamed.reply(sink, time.perf_counter() - started)
+        streamed.check(transport.last if transport is not None else None)
+        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
 
     async def astream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
         """`stream` on an event loop (litellm.acompletion)."""
@@ -375,7 +406,8 @@ class LiveModel:
         finally:
             if response is not None and streamed.open:
                 await response.aclose()
-        return streamed.reply(sink, time.perf_counter() - started)
+        streamed.check(answers[-1] if answers else None)
+        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
 
     def _streaming_kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
         kwargs = self._kwargs(litellm, request)
@@ -464,14 +496,34 @@ class _Streamed:
             self.refusal = (self.refusal or "") + str(delta.refusal)
         return True
 
-    def reply(self, sink: ReplyStream, latency: float) -> LLMReply:
+    def check(self, seen: Any) -> None:
+        """A stream that brought no text, from a server whose answer was no event stream at all (an HTML page, a
+        JSON body without choices): litellm reads it as an empty reply that stopped; it is a bad response, as the
+        same answer to a request for a whole reply is (`seen`: the answer as our own transport saw it)."""
+        if self.chunks or self.refusal or seen is None or seen.status >= 400 or b"data:" in seen.head:
+            return
+        raise TransportFault(f"the server answered {seen.describe()}, which is not a chat completion",
+                             kind="bad_response", retryable=True, status=seen.status)
+
+    def reply(self, sink: ReplyStream, latency: float, litellm: Any, model: str) -> LLMReply:
         """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
-        counts as a token (servers of the llama.cpp family send one token a chunk)."""
+        counts as a token (servers of the llama.cpp family send one token a chunk). Priced as litellm prices the same
+        tokens of a whole reply."""
         usage = self.usage
         completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
-        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion or self.chunks, latency_s=latency,
-                        refusal=self.refusal)
+        completion = completion or self.chunks
+        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency,
+                        refusal=self.refusal, cost_usd=_token_cost(litellm, model, prompt, completion))
+
+
+def _token_cost(litellm: Any, model: str, prompt: int, completion: int) -> float:
+    """What these tokens cost by litellm's offline price map (0 when the model is not in it)."""
+    try:
+        paid = litellm.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
+        return float(sum(paid))
+    except Exception:  # noqa: BLE001 - a model missing from the offline price map costs "unknown", shown as 0
+        return 0.0
 
 
 def _close(response: Any) -> None:

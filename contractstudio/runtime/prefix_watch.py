@@ -1,25 +1,22 @@
 """The prefix watch: a streaming reply read as it grows, stopped at the first clause it can no longer pass.
 
 The clauses watched, and how each is decided, come from the analyzer's classification (analysis/prefix_decidable.py):
-this module only finds the JSON the reply check will read (reading/reply_prefix.py mirrors reading/replies.py),
-reads it a chunk at a time (reading/json_prefix.py) and words each violation as the whole-reply check words it
-(runtime/validation.py). A watch never stops a reply that would pass when whole: where the reply check could still
+this module only finds the JSON the reply check will read (reading/replies.py says which fence it reads), reads it
+a chunk at a time (reading/json_prefix.py) and judges each value (runtime/prefix_checks.py), in the whole-reply
+check's words. A watch never stops a reply that would pass when whole: where the reply check could still
 read the JSON from elsewhere (a later fence), nothing is decided.
 """
 
 from __future__ import annotations
 
-import os
+import weakref
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Annotated, Any, Literal, Protocol
+from typing import Any, Protocol
 
-from pydantic import Field, TypeAdapter, ValidationError
-
-from contractstudio.analysis.prefix_decidable import Option, PrefixPlan, Slot, prefix_plan
-from contractstudio.reading.json_prefix import JsonPrefix, Listener
+from contractstudio.analysis.prefix_decidable import PrefixPlan, prefix_plan
+from contractstudio.reading.json_prefix import JsonPrefix
 from contractstudio.reading.replies import CUT_HINT, extract_json, first_json_fence
-from contractstudio.runtime.validation import format_errors
+from contractstudio.runtime.prefix_checks import Checks, Monotone
 
 DECODER_MODES = ("json_schema", "json_object")
 
@@ -39,150 +36,15 @@ class PrefixWatch(Protocol):
     def feed(self, reply_so_far: str) -> EarlyViolation | None: ...
 
 
-# -- the checks on values as they grow
-
-_WORDS = {"enum": "the Literal values", "maxLength": "max_length", "maxItems": "max_length", "maximum": "le",
-          "exclusiveMaximum": "lt", "minimum": "ge", "exclusiveMinimum": "gt"}
-_PYDANTIC_BOUND = {"maximum": "le", "exclusiveMaximum": "lt", "minimum": "ge", "exclusiveMinimum": "gt"}
-
-
-class _Value:
-    """A value being read at a slot: the string options it is judged against, and its text so far."""
-
-    __slots__ = ("slot", "path", "strings", "text")
-
-    def __init__(self, slot: Slot, path: str) -> None:
-        self.slot, self.path = slot, path
-        self.strings = [o for o in slot.options if "string" in o.kinds]
-        self.text: list[str] = []
-
-
-class _Checks(Listener):
-    """The listener that judges each value against its slot's options (a violation: every option refuses it)."""
-
-    def __init__(self, root: Slot, root_name: str) -> None:
-        self.root, self.root_name = root, root_name
-
-    def value(self, parent: Any, key: str | int | None, kind: str, at: int) -> Any:
-        if parent is None:
-            slot: Slot | None = self.root
-            path = self.root_name
-        else:
-            slot = parent.slot.child(key if isinstance(key, str) else None)
-            path = f"{parent.path}[{key}]" if isinstance(key, int) else f"{parent.path}.{key}"
-        if slot is None or not slot.options:
-            return None
-        return _Value(slot, path)
-
-    def chars(self, ctx: _Value, text: str, at: int) -> tuple[Any, int] | None:
-        if not ctx.strings:
-            return None
-        before = ctx.text[0] if ctx.text else ""
-        ctx.text[:] = [before + text]
-        deciding, refused = -1, None
-        for o in ctx.strings:  # each option refuses at its own character; the string is refused at the last of them
-            found = _refuses_at(o, before, text)
-            if found is None:
-                return None  # this option still takes the string
-            if found[0] > deciding:
-                deciding, refused = found
-        assert refused is not None
-        return _violation(ctx.path, refused, before + text[:deciding + 1]), at - (len(text) - 1 - deciding)
-
-    def string_end(self, ctx: _Value, text: str, at: int) -> Any:
-        if not ctx.strings or not all(o.enum is not None and text not in o.enum for o in ctx.strings):
-            return None
-        return _violation(ctx.path, ("enum", ctx.strings[0].enum), text)
-
-    def number_end(self, ctx: _Value, token: str, at: int) -> Any:
-        options = [o for o in ctx.slot.options if "number" in o.kinds]
-        if not options:
-            return None
-        number: float = float(token) if any(c in token for c in ".eE") else int(token)
-        refused: tuple[str, Any] | None = None
-        for o in options:
-            failed = [(k, v) for k, v in o.bounds if not _within(number, k, v)]
-            if not failed:
-                return None
-            refused = refused or (failed[0][0], (failed[0][1], o.integer))
-        assert refused is not None
-        return _violation(ctx.path, refused, number)
-
-    def item(self, ctx: _Value, count: int, at: int) -> Any:
-        options = [o for o in ctx.slot.options if "array" in o.kinds]
-        if not options or not all(o.max_items is not None and count > o.max_items for o in options):
-            return None
-        return _violation(ctx.path, ("maxItems", options[0].max_items), [None] * count,
-                          shown=f"a list of {count} items so far")
-
-
-def _common(a: str, b: str) -> str:
-    """The longest common start of two texts."""
-    return os.path.commonprefix([a, b])
-
-
-def _refuses_at(option: Option, before: str, text: str) -> tuple[int, tuple[str, Any]] | None:
-    """The index in `text` (what follows `before` in a string) of the first character the option refuses, and why."""
-    first: tuple[int, tuple[str, Any]] | None = None
-    if option.enum is not None:
-        kept = max((len(_common(v[len(before):], text)) for v in option.enum if v.startswith(before)), default=-1)
-        if kept < len(text):
-            first = (max(kept, 0), ("enum", option.enum))
-    if option.max_length is not None and len(before) + len(text) > option.max_length:
-        at = max(option.max_length - len(before), 0)
-        if first is None or at < first[0]:
-            first = (at, ("maxLength", option.max_length))
-    return first
-
-
-def _within(number: float, keyword: str, limit: float) -> bool:
-    if keyword == "maximum":
-        return number <= limit
-    if keyword == "exclusiveMaximum":
-        return number < limit
-    if keyword == "minimum":
-        return number >= limit
-    return number > limit
-
-
-@lru_cache(maxsize=256)
-def _adapter(constraint: tuple[str, Any]) -> TypeAdapter[Any]:
-    """A validator of one clause alone, so its error reads word for word as the whole-reply check's."""
-    keyword, value = constraint
-    if keyword == "enum":
-        return TypeAdapter(Literal[value])  # type: ignore[arg-type]
-    if keyword == "maxLength":
-        return TypeAdapter(Annotated[str, Field(max_length=value)])
-    if keyword == "maxItems":
-        return TypeAdapter(Annotated[list[Any], Field(max_length=value)])
-    limit, integer = value
-    if integer:
-        return TypeAdapter(Annotated[int, Field(**{_PYDANTIC_BOUND[keyword]: limit})])
-    return TypeAdapter(Annotated[float, Field(**{_PYDANTIC_BOUND[keyword]: limit})])
-
-
-def _violation(path: str, constraint: tuple[str, Any], value: Any, shown: str | None = None) -> tuple[str, str]:
-    """(the clause, the error text the whole-reply check gives for this value)."""
-    keyword, limit = constraint
-    clause = f"{path}: {_WORDS.get(keyword, keyword)}"
-    try:
-        _adapter((keyword, tuple(limit) if isinstance(limit, list) else limit)).validate_python(value)
-    except ValidationError as err:
-        lines = format_errors(err, path, shown)
-        if lines:
-            return clause, lines[0]
-    return clause, f"{path}: breaks {clause}"  # pragma: no cover - the value was refused by the same clause
-
-
 # -- finding the document the reply check will read
 
 
 class _Watch:
     """One reply's watch: where its JSON is, read as it grows, and the first violation."""
 
-    def __init__(self, plan: PrefixPlan, mode: str, strict: bool, root_name: str) -> None:
+    def __init__(self, plan: PrefixPlan, mode: str, strict: bool, root_name: str, monotone: list[Monotone]) -> None:
         self.strict, self.decoder = strict, mode in DECODER_MODES
-        checks = _Checks(plan.root, root_name) if plan.root.options else None
+        checks = Checks(plan.root, root_name, monotone) if plan.root.options or monotone else None
         self.syntax = not self.decoder and any(c.keyword == "json" and c.early for c in plan.clauses)
         # the whole reply as one document: checked (strict, or a decoder's JSON), or only read to see it is not JSON
         self.whole = JsonPrefix(checks if (strict or self.decoder) else None)
@@ -191,6 +53,7 @@ class _Watch:
         self.fence_fed = 0
         self.fence_checks = checks
         self.fed = 0
+        self.whole_fed = 0  # lenient: how far the whole reply has been read as one document (only once needed)
         self.found: EarlyViolation | None = None
         self.gave_up = False
 
@@ -199,23 +62,26 @@ class _Watch:
         if self.found is not None or self.gave_up:
             return self.found
         new = reply[self.fed:]
+        if not (self.strict or self.decoder):
+            return self._lenient(reply, new)
         dead = self.whole.feed(new, self.fed) if self.whole.dead is None else self.whole.dead
         self.fed = len(reply)
-        if self.strict or self.decoder:
-            if self.whole.violation is not None:
-                return self._found(self.whole.violation, reply)
-            if dead is not None:
-                if self.decoder or not self.syntax:
-                    self.gave_up = True  # the decoder did not write JSON: the reply check says what it is
-                    return None
-                return self._syntax(reply, dead)
-            return None
-        return self._lenient(reply, new, dead)
+        if self.whole.violation is not None:
+            return self._found(self.whole.violation, reply)
+        if dead is not None:
+            if self.decoder or not self.syntax:
+                self.gave_up = True  # the decoder did not write JSON: the reply check says what it is
+                return None
+            return self._syntax(reply, dead)
+        return None
 
-    def _lenient(self, reply: str, new: str, dead: int | None) -> EarlyViolation | None:
-        """json_reply: lenient: only the first ```json fence after text that is not JSON is final."""
+    def _lenient(self, reply: str, new: str) -> EarlyViolation | None:
+        """json_reply: lenient: only the first ```json fence after text that is not JSON is final. Until a fence
+        opens nothing can be decided, so nothing is read (a bare JSON reply costs no more than its fence search)."""
+        first = self.fed == 0
+        self.fed = len(reply)
         if self.fence is None:
-            if "```" not in reply or ("`" not in new and "\n" not in new and self.fed != len(new)):
+            if "```" not in reply or ("`" not in new and "\n" not in new and not first):
                 return None
             body = first_json_fence(reply)
             if body is None:
@@ -224,14 +90,20 @@ class _Watch:
             self.fence = JsonPrefix(self.fence_checks)
         assert self.fence_at is not None
         close = reply.find("```", self.fence_at)
-        upto = close if close >= 0 else len(reply) - (len(reply) - len(reply.rstrip("`")))
+        upto = close if close >= 0 else len(reply.rstrip("`"))  # a backtick or two may be the closing fence's
         if upto > self.fence_fed:
             self.fence.feed(reply[self.fence_fed:upto], self.fence_fed)
             self.fence_fed = upto
         if close >= 0 and self.fence.dead is None and self.fence.violation is None:
             self.fence.finish(close + 2)  # decided by the closing fence's last backtick
+        if self.fence.violation is None and self.fence.dead is None:
+            return None
+        # the whole reply read as one document, from where it was left: while it may still be one, the reader
+        # takes it and not the fence
+        dead = self.whole.feed(reply[self.whole_fed:], self.whole_fed) if self.whole.dead is None else self.whole.dead
+        self.whole_fed = len(reply)
         if dead is None:
-            return None  # the reply may still be one JSON document: the fence is not what the check reads
+            return None
         if self.fence.violation is not None:
             found, at = self.fence.violation
             return self._found((found, max(at, dead)), reply)
@@ -253,18 +125,44 @@ class _Watch:
         return self.found
 
 
-def watch_for(plan: Any, mode: str) -> PrefixWatch | None:
-    """The prefix watch of a compiled contract under a structured-output mode; None when no prefix decides anything."""
-    prefixes = plan.__dict__.setdefault("_prefix_plans", {})
+def watch_for(plan: Any, mode: str, scope: dict[str, Any] | None = None) -> PrefixWatch | None:
+    """The prefix watch of a compiled contract under a structured-output mode; None when no prefix decides anything.
+
+    `scope`: the call's values besides the output (`input`, `act`), for monotone conditions whose bound or guard
+    reads them; without it those are left to the whole reply."""
+    prefixes = _cache(plan)
     strict = getattr(plan.doc, "json_reply", "lenient") == "strict"
     key = (mode, strict)
     classified = prefixes.get(key)
     if classified is None:
-        classified = prefixes[key] = prefix_plan(_schema(plan), mode=mode, json_reply="strict" if strict else "lenient")
-    watched = classified.root.options or any(c.keyword == "json" and c.early for c in classified.clauses)
+        yaml_types = plan.output.types  # None: a Python contract (its conditions are methods, never monotone)
+        classified = prefixes[key] = prefix_plan(
+            _schema(plan), mode=mode, json_reply="strict" if strict else "lenient",
+            post=plan.doc.post if yaml_types is not None else (), types=yaml_types, output=str(plan.doc.output))
+    monotone = [Monotone(plan.post[index], found.watched, scope or {}) for index, found in classified.monotone
+                if scope is not None or not found.reads_input]
+    watched = classified.root.options or monotone or any(c.keyword == "json" and c.early for c in classified.clauses)
     if not watched:
         return None
-    return _Watch(classified, mode, strict, plan.output.root)
+    return _Watch(classified, mode, strict, plan.output.root, monotone)
+
+
+# A Python contract's plan is made per call, its output shape once per class: its classification is kept by the
+# shape's model (or adapter), and goes with it.
+_BY_SHAPE: weakref.WeakKeyDictionary[Any, dict[Any, PrefixPlan]] = weakref.WeakKeyDictionary()
+
+
+def _cache(plan: Any) -> dict[Any, PrefixPlan]:
+    shape = plan.output
+    if shape.types is not None:
+        found: dict[Any, PrefixPlan] = plan.__dict__.setdefault("_prefix_plans", {})
+        return found
+    owner = shape.model if shape.model is not None else shape.adapter
+    try:
+        return _BY_SHAPE.setdefault(owner, {})
+    except TypeError:  # not weakly referable: kept with the plan
+        kept: dict[Any, PrefixPlan] = plan.__dict__.setdefault("_prefix_plans", {})
+        return kept
 
 
 def _schema(plan: Any) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from contractstudio.runtime.errors import ContractError
+from contractstudio.runtime.python_classes import attach_spec
 from contractstudio.symbolic.choice import current_use
 from contractstudio.symbolic.failure import released_exception
 from contractstudio.symbolic.perf import SymbolicPerf, summary_table
@@ -251,7 +252,7 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
         cls.__init__ = __init__  # type: ignore[misc]
         cls.forward = forward  # type: ignore[attr-defined]
         cls.contract_perf_stats = contract_perf_stats  # type: ignore[attr-defined]
-        cls.__contract__ = spec  # type: ignore[attr-defined]
+        attach_spec(cls, spec)
         return cls
 
 

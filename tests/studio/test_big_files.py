@@ -231,7 +231,7 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
     import time
     import weakref
 
-    from contractstudio.reading import collector
+    from contractstudio import collector
     from contractstudio.studio import app as app_module
 
     monkeypatch.setattr(collector, "_keep", True)  # as `contractstudio studio` runs
@@ -271,7 +271,7 @@ async def test_the_sweeps_check_does_not_walk_the_frozen_heap(make_app, monkeypa
     # the screen's thread each time (found by bench/bench_typing.py --profile)
     import gc
 
-    from contractstudio.reading import collector
+    from contractstudio import collector
 
     walks: list[int] = []
     real = gc.get_freeze_count
