@@ -214,12 +214,7 @@ class ModelReply(Event):
     # a streamed reply: where each chunk ended (characters into the text) and when it came (seconds after the
     # request was sent); a replay streams the text in the same chunks, at the same times
     chunk_ends: list[int] | None = None
-    chunk_s: list[float] | None = None
-
-    @property
-    def first_token_s(self) -> float | None:
-        """Seconds from the request to the reply's first chunk (a streamed reply), else None."""
-        return self.chunk_s[0] if self.chunk_s else None
+    chunk_s: list[float] | None = None  # the first: the time to the first token
 
     @property
     def chars(self) -> int:

@@ -20,9 +20,9 @@ from typing import Any
 from contractstudio.documents.models import LLMSettings
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
+from contractstudio.runtime.live_stream import aread_stream, read_stream, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
-from contractstudio.runtime.success_logging import listened as success_logging_listened
 from contractstudio.runtime.success_logging import quiet_success_logging
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
 from contractstudio.safe_text import register_environment
@@ -302,88 +302,37 @@ class LiveModel:
             raise ModelError(problem)
         return kwargs
 
-    def complete(self, request: LLMRequest) -> LLMReply:
+    def complete(self, request: LLMRequest, sink: ReplyStream | None = None) -> LLMReply:
+        """The reply; with a `sink`, streamed into it, cut (the HTTP stream closed) when it says so (live_stream.py)."""
         litellm = _litellm()
         kwargs = self._kwargs(litellm, request)
         transport = self._openai_wire(litellm, kwargs)
-        started = time.perf_counter()
+        started = streaming(litellm, kwargs, self.model, sink)
         try:
             response = litellm.completion(**kwargs)
+            if sink is not None:
+                return read_stream(response, sink, started)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def acomplete(self, request: LLMRequest, sink: ReplyStream | None = None) -> LLMReply:
         """`complete` on an event loop (litellm.acompletion): the same request, reply and faults."""
         litellm = _litellm()
         kwargs = self._kwargs(litellm, request)
         transport = self._openai_wire(litellm, kwargs, on_loop=True)
         answers = transport.watch() if transport is not None else []
-        started = time.perf_counter()
+        started = streaming(litellm, kwargs, self.model, sink)
         try:
             response = await litellm.acompletion(**kwargs)
+            if sink is not None:
+                return await aread_stream(response, sink, started)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
 
-    # Streaming: the engine asks for it only when something watches the chunks (runtime/streaming.py)
-    streams = True
-
-    def stream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
-        """`complete`, the reply streamed into `sink` chunk by chunk; when `sink` stops it, the HTTP stream is closed at
-        once (the server stops decoding) and the reply is the text so far."""
-        litellm = _litellm()
-        kwargs = self._streaming_kwargs(litellm, request)
-        transport = self._openai_wire(litellm, kwargs)
-        started = time.perf_counter()
-        sink.begin()
-        streamed = _Streamed()
-        response = None
-        try:
-            response = litellm.completion(**kwargs)
-            for chunk in response:
-                if not streamed.take(chunk, sink):
-                    break
-            else:
-                streamed.open = False
-        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
-            raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
-        finally:
-            if response is not None and streamed.open:
-                _close(response)
-        return streamed.reply(sink, time.perf_counter() - started)
-
-    async def astream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
-        """`stream` on an event loop (litellm.acompletion)."""
-        litellm = _litellm()
-        kwargs = self._streaming_kwargs(litellm, request)
-        transport = self._openai_wire(litellm, kwargs, on_loop=True)
-        answers = transport.watch() if transport is not None else []
-        started = time.perf_counter()
-        sink.begin()
-        streamed = _Streamed()
-        response = None
-        try:
-            response = await litellm.acompletion(**kwargs)
-            async for chunk in response:
-                if not streamed.take(chunk, sink):
-                    break
-            else:
-                streamed.open = False
-        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
-            raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
-        finally:
-            if response is not None and streamed.open:
-                await response.aclose()
-        return streamed.reply(sink, time.perf_counter() - started)
-
-    def _streaming_kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
-        kwargs = self._kwargs(litellm, request)
-        kwargs["stream"] = True
-        if provider_of(self.model) == "openai":  # the usage in the last chunk (a server that does not know it ignores it)
-            kwargs["stream_options"] = {"include_usage": True}
-        litellm.disable_streaming_logging = not success_logging_listened(litellm)  # else a thread's task per chunk
-        return kwargs
+    streams = True  # streamed only when something watches the chunks (runtime/streaming.py)
+    stream, astream = complete, acomplete
 
     def _fault(self, litellm: Any, err: Exception, own_wire: bool, seen: Any) -> TransportFault:
         """What a failed request was, said as plainly as what the server really sent allows (`seen`: its last answer)."""
@@ -434,55 +383,6 @@ class LiveModel:
     def structure_support(self) -> tuple[bool, bool]:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""
         return _structure_support(_litellm(), self.model)
-
-
-class _Streamed:
-    """A streamed reply as litellm's chunks bring it: the text goes to the sink; the usage, when the server sends it."""
-
-    __slots__ = ("chunks", "usage", "open", "refusal")
-
-    def __init__(self) -> None:
-        self.chunks = 0
-        self.usage: Any = None
-        self.open = True  # not read to its end (cut, or failed): closed, so that the server stops sending
-        self.refusal: str | None = None
-
-    def take(self, chunk: Any, sink: ReplyStream) -> bool:
-        """One chunk; False: the sink stopped the reply."""
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            self.usage = usage
-        try:
-            delta = chunk.choices[0].delta
-        except (AttributeError, IndexError, TypeError):
-            return True
-        text = getattr(delta, "content", None)
-        if text:
-            self.chunks += 1
-            return sink.take(text)
-        if getattr(delta, "refusal", None):
-            self.refusal = (self.refusal or "") + str(delta.refusal)
-        return True
-
-    def reply(self, sink: ReplyStream, latency: float) -> LLMReply:
-        """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
-        counts as a token (servers of the llama.cpp family send one token a chunk)."""
-        usage = self.usage
-        completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
-        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion or self.chunks, latency_s=latency,
-                        refusal=self.refusal)
-
-
-def _close(response: Any) -> None:
-    """Close a stream litellm returned: its HTTP response goes, so the server sees the client leave."""
-    inner = getattr(response, "completion_stream", None)
-    close = getattr(inner, "close", None)
-    if close is not None:
-        try:
-            close()
-        except Exception:  # noqa: BLE001 - a stream that cannot be closed more is closed enough
-            pass
 
 
 def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
