@@ -66,6 +66,22 @@ def _completion(reply: Reply, model: str) -> bytes:
     }).encode()
 
 
+def _events(reply: Reply, body: dict[str, Any]) -> bytes:
+    """A completion as a stream of chunks (server-sent events), the usage last when the request asked for it."""
+    head = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": body.get("model", "test-model")}
+    text = reply.content or ""
+    pieces = [text[i:i + 8] for i in range(0, len(text), 8)]
+    chunks = [{**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}]}
+              for piece in pieces]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    if (body.get("stream_options") or {}).get("include_usage"):
+        chunks.append({**head, "choices": [], "usage": {"prompt_tokens": reply.prompt_tokens,
+                                                        "completion_tokens": reply.completion_tokens,
+                                                        "total_tokens": reply.prompt_tokens + reply.completion_tokens}})
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
 class _Listening(ThreadingHTTPServer):
     # socketserver listens with a backlog of 5: of a burst of 32 new connections (eval at concurrency 32) the
     # kernel kept 6 until the server accepted them and dropped the rest, which clients saw as resets and waits
@@ -168,6 +184,8 @@ class OpenAIServer:
                     self._send(reply.status, reply.body, reply.headers)
                 elif reply.status != 200:
                     self._send(reply.status, owner.error(reply), reply.headers)
+                elif (body or {}).get("stream") is True:  # as OpenAI's server streams: the reply in server-sent events
+                    self._send(200, _events(reply, body or {}), {"content-type": "text/event-stream", **reply.headers})
                 else:
                     self._send(200, owner.answer(reply, body), reply.headers)
 

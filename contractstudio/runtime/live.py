@@ -311,7 +311,7 @@ class LiveModel:
         try:
             response = litellm.completion(**kwargs)
             if sink is not None:
-                return read_stream(response, sink, started)
+                return read_stream(response, sink, started, lambda: transport.last if transport is not None else None)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
@@ -326,7 +326,7 @@ class LiveModel:
         try:
             response = await litellm.acompletion(**kwargs)
             if sink is not None:
-                return await aread_stream(response, sink, started)
+                return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)

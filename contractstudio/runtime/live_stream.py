@@ -7,6 +7,7 @@ closes the HTTP response, so the server sees the client leave and stops decoding
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from contractstudio.providers import provider_of
@@ -34,7 +35,7 @@ class _Streamed:
     __slots__ = ("chunks", "usage", "refusal")
 
     def __init__(self) -> None:
-        self.chunks = 0
+        self.chunks = 0  # chunks with text
         self.usage: Any = None
         self.refusal: str | None = None
 
@@ -55,9 +56,13 @@ class _Streamed:
             self.refusal = (self.refusal or "") + str(delta.refusal)
         return True
 
-    def reply(self, sink: ReplyStream, started: float) -> LLMReply:
+    def reply(self, sink: ReplyStream, started: float, seen: Any) -> LLMReply:
         """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
-        counts as a token (servers of the llama.cpp family send one token a chunk)."""
+        counts as a token (servers of the llama.cpp family send one token a chunk). No text from an answer that was
+        not a stream of events (`seen`: what our transport saw) is no reply at all (an HTML page, a whole JSON body):
+        a fault, in which the live model says what the server sent."""
+        if not self.chunks and seen is not None and "event-stream" not in seen.content_type:
+            raise ValueError("the answer to a streamed request is not a stream of server-sent events")
         usage = self.usage
         completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
@@ -65,8 +70,9 @@ class _Streamed:
                         latency_s=time.perf_counter() - started, refusal=self.refusal)
 
 
-def read_stream(response: Any, sink: ReplyStream, started: float) -> LLMReply:
-    """Read litellm's stream into `sink` until it ends or `sink` stops it (then the stream is closed at once)."""
+def read_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any]) -> LLMReply:
+    """Read litellm's stream into `sink` until it ends or `sink` stops it (then the stream is closed at once);
+    `seen`: what the server answered, as our transport saw it (None: another transport)."""
     streamed = _Streamed()
     whole = False
     try:
@@ -78,10 +84,10 @@ def read_stream(response: Any, sink: ReplyStream, started: float) -> LLMReply:
     finally:
         if not whole:  # cut, or failed: closed, so that the server stops sending
             _close(response)
-    return streamed.reply(sink, started)
+    return streamed.reply(sink, started, seen())
 
 
-async def aread_stream(response: Any, sink: ReplyStream, started: float) -> LLMReply:
+async def aread_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any]) -> LLMReply:
     """`read_stream` on an event loop."""
     streamed = _Streamed()
     whole = False
@@ -94,7 +100,7 @@ async def aread_stream(response: Any, sink: ReplyStream, started: float) -> LLMR
     finally:
         if not whole:
             await response.aclose()
-    return streamed.reply(sink, started)
+    return streamed.reply(sink, started, seen())
 
 
 def _close(response: Any) -> None:
