@@ -28,8 +28,12 @@ def server():
         yield srv
 
 
-def call(server: OpenAIServer, model: str = "openai/test-model") -> Any:
-    return cs.load(QA).call(INPUT, model, api_base=server.base_url, api_key=KEY, options=CallOptions(wait=False))
+WHOLE = CallOptions(wait=False, watch_for=None)  # nothing watches the chunks: a whole reply, not streamed
+STREAMED = CallOptions(wait=False)  # the output's clauses are watched on a prefix: the reply streams
+
+
+def call(server: OpenAIServer, model: str = "openai/test-model", options: CallOptions = WHOLE) -> Any:
+    return cs.load(QA).call(INPUT, model, api_base=server.base_url, api_key=KEY, options=options)
 
 
 def test_without_a_callback_litellm_does_not_log_each_call_in_the_background(server: OpenAIServer,
@@ -93,16 +97,18 @@ def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAISe
     assert replies[0].choices[0].message.content == GOOD
 
 
-def test_the_cost_is_litellms_price_of_the_reply(server: OpenAIServer) -> None:
+@pytest.mark.parametrize("options", [WHOLE, STREAMED], ids=["whole", "streamed"])
+def test_the_cost_is_litellms_price_of_the_reply(server: OpenAIServer, options: CallOptions) -> None:
     import litellm
 
-    result = call(server, "openai/gpt-4o-mini")  # a model in litellm's offline price map
+    result = call(server, "openai/gpt-4o-mini", options)  # a model in litellm's offline price map
     [reply] = result.trace.of(ModelReply)
+    assert (reply.chunk_ends is not None) is (options is STREAMED)
     prompt, completion = litellm.cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=reply.prompt_tokens,
                                                 completion_tokens=reply.completion_tokens)
     price = prompt + completion
     assert reply.cost_usd > 0 and reply.cost_usd == pytest.approx(price)
-    unpriced = call(server).trace.of(ModelReply)[0]  # a model litellm has no price for costs 0, never an error
+    unpriced = call(server, options=options).trace.of(ModelReply)[0]  # a model with no price costs 0, never an error
     assert unpriced.cost_usd == 0.0
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
+from contractstudio.documents.provider_profiles import REQUESTED
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
@@ -50,7 +51,10 @@ def add_parser(sub: Any) -> None:
     mode = v.add_mutually_exclusive_group()
     mode.add_argument("--scripted", action="store_true", help="answer with each row's 'replies' (offline)")
     mode.add_argument("--replay", metavar="RESULTS", help="replay the traces recorded in an earlier results file (offline)")
-    v.add_argument("--structured", choices=("off", "auto", "json_schema", "json_object"),
+    mode.add_argument("--judge", action="store_true",
+                      help="judge each row's labelled 'output' with every condition (no model, no remedy) and report "
+                           "how each condition agrees with the labels: false fails, false passes, kappa (docs/eval.md)")
+    v.add_argument("--structured", choices=REQUESTED,
                    help="ask every row's replies in this structure mode instead of the contract's llm.structured_output "
                         "(compare two runs with --baseline)")
     v.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
@@ -155,7 +159,7 @@ def _config(args: argparse.Namespace) -> Any:
         out=Path(args.out) if args.out else None, resume=args.resume, overwrite=args.overwrite,
         concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, cache=not args.no_cache,
         cache_dir=Path(args.cache) if args.cache else None,
-        mode="scripted" if args.scripted else ("replay" if args.replay else "live"),
+        mode="judge" if args.judge else "scripted" if args.scripted else ("replay" if args.replay else "live"),
         model=args.model, api_base=args.api_base, replay=Path(args.replay) if args.replay else None,
         limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine, workers=args.workers,
         address=args.address, baseline=Path(args.baseline) if args.baseline else None,
@@ -243,7 +247,12 @@ def run(args: argparse.Namespace) -> int:
             from contractstudio.evaluation.pipelines import render
         else:
             from contractstudio.evaluation.summary import render
-        print(printable(redact(render(summary)), lines=True))
+        if "judge" in summary:
+            from contractstudio.evaluation.judge import render as render_judge
+
+            print(printable(redact(render_judge(summary["judge"])), lines=True))
+        else:
+            print(printable(redact(render(summary)), lines=True))
         if outcome.comparison is not None:
             from contractstudio.evaluation.compare import render as render_comparison
 

@@ -50,7 +50,7 @@ class EvalConfig:
     tpm: float | None = None
     cache: bool = True
     cache_dir: Path | None = None
-    mode: str = "live"  # live | scripted | replay
+    mode: str = "live"  # live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
     model: str | None = None
     api_base: str | None = None
     replay: Path | None = None
@@ -128,7 +128,8 @@ def count_rows(path: Path, fmt: str | None) -> int:
         return 0
 
 
-def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contract_name: str = "") -> None:
+def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contract_name: str = "",
+              judged: Any = None) -> None:
     """Count the records already in the results file (for --resume); refuse results of another contract."""
     assert cfg.out is not None
     for number, _offset, rec in numbered_records(cfg.out, kind):
@@ -140,7 +141,8 @@ def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contr
             shown = f"contract '{ours}'" if ours else cfg.target.name
             raise ResultsError(f"{cfg.out}:{number}: holds results of a different version of {shown} ({cfg.target.name} "
                                "was edited since); start a new results file (unchanged calls come from the reply cache)")
-        tally.add(rec)
+        if tally.add(rec) and judged is not None:
+            judged.add(rec)
 
 
 class _Recordings:
@@ -194,9 +196,16 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     kind = "pipeline" if (kind_of_text(text) or (sniff_kind(text) if cfg.dialect != "contractstudio" else None)) == "pipeline" \
         else "contract"
     tally: Any
+    judged: Any = None  # the judge's confusion tables (--judge)
     workers = 1  # a pipeline's simulation runs in this process
     if kind == "pipeline":
         from contractstudio.evaluation.pipelines import PipelineRowRunner, PipelineTally
+
+        if cfg.mode == "judge":
+            from contractstudio.runtime.errors import ContractError
+
+            raise ContractError(f"{cfg.target.name} is a pipeline: --judge measures a contract's conditions against "
+                                "labelled outputs")
 
         runner: Any = PipelineRowRunner(cfg.target, name=cfg.name, dialect=cfg.dialect)
         tally = PipelineTally()
@@ -220,9 +229,13 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         tally = Tally()
         validate = _validator(runner)
         contract_sha = job.contract_digest
+        if job.mode == "judge":
+            from contractstudio.evaluation.judge import JudgeTally
+
+            judged = JudgeTally(post_names(runner.plan))
     if cfg.out is not None and cfg.resume and cfg.out.exists():
         name = runner.runner.name if kind == "pipeline" else (job.contract_name if job is not None else None)
-        _finished(cfg, tally, kind, contract_sha, name or "")
+        _finished(cfg, tally, kind, contract_sha, name or "", judged)
     already = set(tally.keys)
     comparison = None
     if cfg.baseline is not None:
@@ -234,20 +247,26 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     progress = Progress(planned=max(planned - len(already), 0), resumed=len(already))
     bad: list[BadRow] = []
 
+    def skip(item: BadRow) -> None:
+        progress.bad += 1
+        progress.planned = max(progress.planned - 1, progress.done)  # it was counted, it will not run
+        tally.bad_rows += 1
+        if len(bad) < MAX_BAD_ROWS_KEPT:
+            bad.append(item)
+        if on_progress is not None:
+            on_progress("bad_row", item, progress)
+
     def rows() -> Iterator[Row]:
         source = choose(read_rows(cfg.data, validate, fmt=cfg.data_format, kind=kind),
                         sample=cfg.sample, seed=cfg.seed, limit=cfg.limit)
         for item in source:
             if isinstance(item, BadRow):
-                progress.bad += 1
-                progress.planned = max(progress.planned - 1, progress.done)  # it was counted, it will not run
-                tally.bad_rows += 1
-                if len(bad) < MAX_BAD_ROWS_KEPT:
-                    bad.append(item)
-                if on_progress is not None:
-                    on_progress("bad_row", item, progress)
+                skip(item)
                 continue
             if item.key in already:
+                continue
+            if judged is not None and (problem := _unjudgeable(item, judged.order)) is not None:
+                skip(BadRow(item.number, problem))
                 continue
             if recordings is not None:
                 item.recording = recordings.trace(item.key)
@@ -271,7 +290,8 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                     commit()
                 if writer is not None:
                     writer.write(rec)
-                tally.add(rec)
+                if tally.add(rec) and judged is not None:
+                    judged.add(rec)
                 if comparison is not None:
                     comparison.see(rec)
                 progress.done += 1
@@ -288,6 +308,8 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         if close is not None:
             close()
     summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
+    if judged is not None:
+        summary["judge"] = judged.summary()
     report = comparison.report(summary) if comparison is not None else None
     return EvalOutcome(kind, summary, report, bad, cfg.out, interrupted)
 
@@ -305,6 +327,24 @@ def _kept_out_of_collections() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def post_names(plan: Any) -> list[str]:
+    """The post conditions of a contract as the results name them (`post.id`, `post[i]` without an id)."""
+    if plan is None:  # a Python class: its conditions are named as they are met
+        return []
+    return [f"post.{c.id}" if c.id else f"post[{i}]" for i, c in enumerate(plan.post)]
+
+
+def _unjudgeable(row: Row, known: list[str]) -> str | None:
+    """Why a row cannot be judged (no output, a label naming no condition), or None."""
+    if row.labelled is None:
+        return "no 'output' to judge: --judge needs rows {\"input\": ..., \"output\": ..., \"label\": \"pass\" | \"fail\"}"
+    if known:
+        from contractstudio.evaluation.judge import unknown_label
+
+        return unknown_label(row.labelled.labels, known)
+    return None
 
 
 def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from contractstudio.documents.provider_profiles import Mode
+
 COUNT = Annotated[int, Field(ge=0, le=10**15)]
 AMOUNT = Annotated[float, Field(ge=0, le=1e15)]
 ContractOutcome = Literal["first_try", "remedied", "fallback", "raised", "error"]
@@ -68,6 +70,14 @@ class _Assertion(_Part):
     phase: str | None = None
 
 
+Verdict = Literal["pass", "fail"]
+
+
+class _Label(_Part):
+    output: Verdict | None = None
+    conditions: dict[str, Verdict] = {}
+
+
 class _Record(_Part):
     key: str
     row: Annotated[int, Field(ge=1, le=10**15)]
@@ -104,9 +114,11 @@ class ContractRecord(_Record):
     remedy_tokens: COUNT
     cache: _Cache
     limit_wait_s: AMOUNT
-    structured: Literal["json_schema", "json_object", "off"] | None = None  # the mode its output requests asked in
+    structured: Mode | None = None  # the mode its output requests asked in
     structure_fallbacks: COUNT = 0
     early_stops: _EarlyStops | None = None  # replies cut early (runtime/streaming.py); older records have none
+    label: _Label | None = None  # eval --judge: what a person said of the row's output
+    verdicts: dict[str, Verdict] | None = None  # eval --judge: what each condition said of it
 
     @model_validator(mode="after")
     def _consistent(self) -> ContractRecord:

@@ -20,7 +20,7 @@ from typing import Any
 from contractstudio.documents.models import LLMSettings
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
-from contractstudio.runtime.live_stream import aread_stream, read_stream, streaming
+from contractstudio.runtime.live_stream import aread_stream, caused_by, met_error, read_stream, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
 from contractstudio.runtime.success_logging import quiet_success_logging
@@ -107,7 +107,7 @@ def _retry_after(err: Exception) -> float | None:
 def classify(err: Exception, litellm: Any) -> TransportFault:
     """A litellm exception as a transport fault: what kind, and whether retrying can help (not when the server's
     answer says the request itself is invalid, whatever its status)."""
-    return invalid_request(_by_class(err, litellm))
+    return invalid_request(_by_class(met_error(err, litellm), litellm))
 
 
 def _by_class(err: Exception, litellm: Any) -> TransportFault:
@@ -172,22 +172,9 @@ RESET_RETRIES_AT_ONCE = 1
 _RESET_MARKERS = ("connection reset", "server disconnected without sending a response")
 
 
-def _caused_by(err: BaseException, kind: type[BaseException], markers: tuple[str, ...]) -> bool:
-    """Whether `err` or one of its causes is a `kind` or says one of `markers`."""
-    seen: set[int] = set()
-    current: BaseException | None = err
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        text = str(current).lower()
-        if isinstance(current, kind) or any(marker in text for marker in markers):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
 def _refused(err: BaseException) -> bool:
     """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
-    return _caused_by(err, ConnectionRefusedError, ("connection refused",))
+    return caused_by(err, ConnectionRefusedError, ("connection refused",))
 
 
 def _litellm_sender() -> Any:
@@ -311,7 +298,8 @@ class LiveModel:
         try:
             response = litellm.completion(**kwargs)
             if sink is not None:
-                return read_stream(response, sink, started, lambda: transport.last if transport is not None else None)
+                return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
+                                   litellm, self.model)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
@@ -326,7 +314,8 @@ class LiveModel:
         try:
             response = await litellm.acompletion(**kwargs)
             if sink is not None:
-                return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None)
+                return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
+                                          self.model)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
@@ -347,7 +336,7 @@ class LiveModel:
             fault.most_retries = REFUSED_RETRIES
         elif fault.kind == "connection" and self.api_base:
             fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
-        if fault.kind == "connection" and _caused_by(err, ConnectionResetError, _RESET_MARKERS):
+        if fault.kind == "connection" and caused_by(err, ConnectionResetError, _RESET_MARKERS):
             fault.at_once = RESET_RETRIES_AT_ONCE
         if seen is not None and seen.oversize:
             from contractstudio.runtime import wire

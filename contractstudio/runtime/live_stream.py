@@ -56,21 +56,33 @@ class _Streamed:
             self.refusal = (self.refusal or "") + str(delta.refusal)
         return True
 
-    def reply(self, sink: ReplyStream, started: float, seen: Any) -> LLMReply:
+    def reply(self, sink: ReplyStream, started: float, seen: Any, litellm: Any, model: str) -> LLMReply:
         """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
         counts as a token (servers of the llama.cpp family send one token a chunk). No text from an answer that was
         not a stream of events (`seen`: what our transport saw) is no reply at all (an HTML page, a whole JSON body):
         a fault, in which the live model says what the server sent."""
-        if not self.chunks and seen is not None and "event-stream" not in seen.content_type:
+        if not (self.chunks or self.refusal or seen is None or seen.status >= 400 or b"data:" in seen.head):
             raise ValueError("the answer to a streamed request is not a stream of server-sent events")
         usage = self.usage
         completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
-        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion or self.chunks,
-                        latency_s=time.perf_counter() - started, refusal=self.refusal)
+        completion = completion or self.chunks
+        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion,
+                        cost_usd=_price(litellm, model, prompt, completion), latency_s=time.perf_counter() - started,
+                        refusal=self.refusal)
 
 
-def read_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any]) -> LLMReply:
+def _price(litellm: Any, model: str, prompt: int, completion: int) -> float:
+    """What these tokens cost by litellm's offline price map (0 when the model is not in it)."""
+    try:
+        paid = litellm.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
+        return float(sum(paid))
+    except Exception:  # noqa: BLE001 - a model missing from the offline price map costs "unknown", shown as 0
+        return 0.0
+
+
+def read_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any], litellm: Any,
+                model: str) -> LLMReply:
     """Read litellm's stream into `sink` until it ends or `sink` stops it (then the stream is closed at once);
     `seen`: what the server answered, as our transport saw it (None: another transport)."""
     streamed = _Streamed()
@@ -84,10 +96,11 @@ def read_stream(response: Any, sink: ReplyStream, started: float, seen: Callable
     finally:
         if not whole:  # cut, or failed: closed, so that the server stops sending
             _close(response)
-    return streamed.reply(sink, started, seen())
+    return streamed.reply(sink, started, seen(), litellm, model)
 
 
-async def aread_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any]) -> LLMReply:
+async def aread_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any], litellm: Any,
+                       model: str) -> LLMReply:
     """`read_stream` on an event loop."""
     streamed = _Streamed()
     whole = False
@@ -100,7 +113,7 @@ async def aread_stream(response: Any, sink: ReplyStream, started: float, seen: C
     finally:
         if not whole:
             await response.aclose()
-    return streamed.reply(sink, started, seen())
+    return streamed.reply(sink, started, seen(), litellm, model)
 
 
 def _close(response: Any) -> None:
@@ -112,3 +125,38 @@ def _close(response: Any) -> None:
             close()
         except Exception:  # noqa: BLE001 - a stream that cannot be closed more is closed enough
             pass
+
+
+def met_error(err: Exception, litellm: Any) -> Exception:
+    """The error a request really met. In the middle of a stream litellm wraps it in a MidStreamFallbackError
+    (a "service unavailable", 503, whatever happened) and reports a read timeout as a connection error: a stream is
+    judged as the same fault would be without it."""
+    wrapper = getattr(getattr(litellm, "exceptions", None), "MidStreamFallbackError", None)
+    if wrapper is not None and isinstance(err, wrapper) and isinstance(getattr(err, "original_exception", None), Exception):
+        err = err.original_exception
+    timeout = getattr(litellm, "Timeout", None)
+    if timeout is not None and not isinstance(err, timeout) and caused_by(err, _httpx_timeout(), ()):
+        try:
+            return timeout(message=str(err), model="", llm_provider="")
+        except Exception:  # noqa: BLE001 - a litellm whose Timeout takes other arguments: judged as it came
+            return err
+    return err
+
+
+def _httpx_timeout() -> type[BaseException]:
+    import httpx  # litellm's own transport: imported with it
+
+    return httpx.TimeoutException
+
+
+def caused_by(err: BaseException, kind: type[BaseException], markers: tuple[str, ...]) -> bool:
+    """Whether `err` or one of its causes is a `kind` or says one of `markers`."""
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = str(current).lower()
+        if isinstance(current, kind) or any(marker in text for marker in markers):
+            return True
+        current = current.__cause__ or current.__context__
+    return False

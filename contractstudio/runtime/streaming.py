@@ -34,13 +34,9 @@ WatchFor = Callable[[Any, str], "Watch | None"]
 
 def default_watch_for(plan: Any, mode: str) -> Watch | None:
     """The watch of an output's clauses decidable on a prefix, in this structure mode (None: nothing to watch)."""
-    import importlib
+    from contractstudio.runtime.prefix_watch import watch_for  # the analyzer's classification, loaded when asked
 
-    try:  # the classifier's module (issue 37.2), imported statically once it has landed
-        watching = importlib.import_module("contractstudio.runtime.prefix_watch")
-    except ImportError:  # not yet: nothing is decided on a prefix
-        return None
-    found: Watch | None = watching.watch_for(plan, mode)
+    found: Watch | None = watch_for(plan, mode)
     return found
 
 

@@ -226,3 +226,41 @@ async def test_at_200_columns_plot_labels_are_whole_and_each_row_shows_its_query
         for row in (1, 2):  # "What are hybrid search for?" is cut at 80 columns, whole at 200
             rec = next(r for r in screen.rows if r["row"] == row)
             assert str(table.get_cell(rec["key"], "input")) == rec["input"]["query"]
+
+
+async def test_judge_shows_a_confusion_matrix_per_condition_and_opens_a_disagreement_in_the_debugger(tmp_path: Path) -> None:
+    """Issue 39.1: the studio judges the labelled sample; each condition's matrix is in the summary, its false fails
+    and false passes are filters, and Enter opens a disagreeing row's call in the debugger."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    shutil.copy(SAMPLE, folder)
+    shutil.copy(ROOT / "samples" / "eval" / "multidoc_qa.labelled.jsonl", folder)
+    app = StudioApp([folder], config=load_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#eval-data").value = str(folder / "multidoc_qa.labelled.jsonl")
+        screen.query_one("#eval-model").value = "judge"
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.5)
+        figures = str(screen.query_one("#eval-figures").render())
+        assert "post.coverage_floor: 24 labelled row(s)" in figures
+        assert "    rejects               6           6   (false fails: 6)" in figures
+        assert "    accepts               5          18   (false passes: 5)" in figures  # evidence_for_high_coverage
+        table = screen.query_one("#eval-rows")
+        screen.query_one("#eval-filter").value = "false_fail:post.coverage_floor"
+        await pilot.pause()
+        assert sorted(int(table.get_row_at(i)[0]) for i in range(table.row_count)) == [13, 14, 15, 16, 17, 18]
+        screen.query_one("#eval-filter").value = "false_pass:post.evidence_for_high_coverage"
+        await pilot.pause()
+        assert table.row_count == 5
+        table.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        debug = app.screen
+        assert debug.id == "debug-screen"
+        assert [e for e in debug.events if e.type == "condition" and e.id == "evidence_for_high_coverage"]

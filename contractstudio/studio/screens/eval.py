@@ -80,7 +80,8 @@ class EvalScreen(StudioScreen):
         with Horizontal(id="eval-setup"):
             yield Select([], prompt="contract or pipeline", id="eval-target", compact=True)
             yield Select([], prompt="dataset", id="eval-data", compact=True)
-            yield Select([("scripted: the rows' replies", "scripted"), ("live: the llm: block", "live")],
+            yield Select([("scripted: the rows' replies", "scripted"), ("live: the llm: block", "live"),
+                          ("judge: the rows' labelled outputs", "judge")],
                          value="scripted", allow_blank=False, id="eval-model", compact=True)
         with Horizontal(id="eval-progress-row"):
             yield ProgressBar(id="eval-progress", show_eta=False)
@@ -187,11 +188,10 @@ class EvalScreen(StudioScreen):
         self.query_one("#eval-rows", DataTable).clear()
         self.query_one("#eval-progress", ProgressBar).update(total=None, progress=0)
         self._status(f"Running {Path(target).name} over {Path(data).name} ...")
-        live = self.query_one("#eval-model", Select).value == "live"
-        self.evaluate(Path(target), Path(data), live)
+        self.evaluate(Path(target), Path(data), str(self.query_one("#eval-model", Select).value))
 
     @work(thread=True, exclusive=True, group="eval", exit_on_error=False)
-    def evaluate(self, target: Path, data: Path, live: bool) -> None:
+    def evaluate(self, target: Path, data: Path, mode: str) -> None:
         """Run the evaluation (what `contractstudio eval` runs); records reach the screen through `_drain`, the outcome as EvalDone."""
         from contractstudio.evaluation.evaluate import EvalConfig, evaluate
 
@@ -202,7 +202,7 @@ class EvalScreen(StudioScreen):
                 self._progress = (progress.done, progress.planned)
 
         assert self.results is not None
-        config = EvalConfig(target=target, data=data, out=self.results, overwrite=True, mode="live" if live else "scripted",
+        config = EvalConfig(target=target, data=data, out=self.results, overwrite=True, mode=mode,
                             trust=self.studio.trust.allows(target))  # the file's own folder decides
         self.post_message(EvalDone(evaluate(config, on_progress=sink)))
 
