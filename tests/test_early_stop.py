@@ -18,6 +18,7 @@ import contractstudio as cs
 from contractstudio.runtime.call_state import CallOptions
 from contractstudio.runtime.events import EarlyStop, ModelReply
 from contractstudio.runtime.models import ReplayModel, ScriptedModel
+from contractstudio.runtime.streaming import token_pieces
 from contractstudio.runtime.trace import Trace
 
 CONTRACT = """\
@@ -199,3 +200,43 @@ def test_the_debugger_sees_the_reply_grow_and_the_first_tokens_time(verdict: Any
     assert len(seen) > 5 and seen[-1] == GOOD and all(GOOD.startswith(s) for s in seen)
     llm = session.perf_stats()["llm"]
     assert llm["streamed"] == 1 and llm["first_token_s"] >= 0
+
+
+def test_eval_counts_early_stops_and_what_they_saved(verdict: Any) -> None:
+    from contractstudio.evaluation.dataset import Row
+    from contractstudio.evaluation.record_model import record_problem
+    from contractstudio.evaluation.rows import EvalJob, record
+    from contractstudio.evaluation.summary import Tally, render
+
+    job = EvalJob(contract_text=CONTRACT, contract_path="verdict.contract.yaml", contract_digest="d", mode="scripted")
+    tally = Tally()
+    for number, replies in enumerate([[DOOMED, GOOD], [GOOD], [DOOMED, DOOMED, GOOD]], 1):
+        result = verdict.call(REVIEW, ScriptedModel(replies, streamed=True), options=WATCHED)
+        rec = record(job, Row(number, str(number), REVIEW, f"d{number}"), result)
+        assert record_problem(rec, "contract") is None
+        tally.add(rec)
+    whole = len(token_pieces(DOOMED))
+    stops = tally.summary()["early_stops"]
+    cut = stops["tokens_at_cut"] // 3
+    assert (stops["count"], stops["saved_known"]) == (3, 3)
+    assert stops["saved_tokens"] == 3 * (whole - cut) and stops["saved_tokens_estimated"] == 0
+    assert f"early stops: 3 replies cut while the model wrote, after {3 * cut} tokens" in render(tally.summary())
+    assert f"saved {3 * (whole - cut):,} tokens" in render(tally.summary())
+
+
+def test_with_the_real_prefix_watch_a_literal_label_stops_the_reply_end_to_end(tmp_path: Path) -> None:
+    # runtime/prefix_watch.py's own watch (the default): the label's first letters decide it, worded as the whole check
+    # (a strict JSON reply: a lenient one could still carry its JSON further on, so its prefix decides nothing)
+    path = tmp_path / "strict.contract.yaml"
+    path.write_text(CONTRACT + "json_reply: strict\n")
+    verdict = cs.load(path)
+    whole = verdict.call(REVIEW, ScriptedModel([DOOMED, GOOD]), options=CallOptions(wait=False, watch_for=None))
+    result = verdict.call(REVIEW, ScriptedModel([DOOMED, GOOD], streamed=True), options=CallOptions(wait=False))
+    assert result.successful and result.output.label == "pos" and result.attempts == 1
+    stop = next(e for e in result.trace if isinstance(e, EarlyStop))
+    assert stop.clause.startswith("output.label") and DOOMED.index("maybe") <= stop.position < DOOMED.index("reason")
+    [told] = [e.errors for e in result.trace.of_type("llm_request")][1] or []
+    [told_whole] = [e.errors for e in whole.trace.of_type("llm_request")][1] or []
+    # the words of the whole reply's check, about the value as far as the reply had written it
+    assert told.split(": ", 1)[1] == told_whole.split(": ", 1)[1] and told.startswith('output.label = "m')
+    assert stop.saved_tokens and stop.saved_tokens > 100

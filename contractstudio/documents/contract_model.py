@@ -157,6 +157,8 @@ class Scenario(Model):
     description: str | None = Field(None, description="What the scenario checks.")
     input: Any = Field(description="The input value.")
     responses: list[str] = Field(description="Raw LLM replies, one per LLM call, in order.")
+    stream: bool = Field(False, description="Stream each reply in pieces the size of a model's tokens, as a live model "
+                         "does: a clause its prefix already breaks stops it early, offline.")
     expect: Expect = Field(default_factory=Expect, description="What must hold after the call.")
 
 

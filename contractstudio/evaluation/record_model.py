@@ -53,6 +53,16 @@ class _Cache(_Part):
     saved_usd: AMOUNT = 0.0
 
 
+class _EarlyStops(_Part):
+    count: COUNT = 0
+    tokens: COUNT = 0
+    seconds: AMOUNT = 0.0
+    saved_tokens: COUNT = 0
+    saved_s: AMOUNT = 0.0
+    saved_known: COUNT = 0
+    tokens_unknown: COUNT = 0
+
+
 class _Assertion(_Part):
     step: str
     action: str | None = None
@@ -112,6 +122,7 @@ class ContractRecord(_Record):
     limit_wait_s: AMOUNT
     structured: Mode | None = None  # the mode its output requests asked in
     structure_fallbacks: COUNT = 0
+    early_stops: _EarlyStops | None = None  # replies cut early (runtime/streaming.py); older records have none
     label: _Label | None = None  # eval --judge: what a person said of the row's output
     verdicts: dict[str, Verdict] | None = None  # eval --judge: what each condition said of it
     reproducibility: _Reproducibility | None = None  # the seed sent, the model versions and fingerprints that answered

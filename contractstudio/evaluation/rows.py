@@ -173,8 +173,20 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     seeds: set[int] = set()  # what makes the row reproducible, where the provider gives it
     versions: set[str] = set()
     fingerprints: set[str] = set()
+    stops = {"count": 0, "tokens": 0, "seconds": 0.0, "saved_tokens": 0, "saved_s": 0.0, "saved_known": 0,
+             "tokens_unknown": 0}
     for event in result.trace:
         match event:
+            case ev.EarlyStop():  # what the replies cut early had, and what the rest would have cost (where known)
+                stops["count"] += 1
+                stops["tokens"] += event.tokens
+                stops["seconds"] += event.seconds
+                if event.saved_tokens is not None:
+                    stops["saved_known"] += 1
+                    stops["saved_tokens"] += event.saved_tokens
+                    stops["saved_s"] += event.saved_s or 0.0
+                else:  # a live reply: what the rest held is not known (the summary estimates it)
+                    stops["tokens_unknown"] += event.tokens
             case ev.ModelRequest():
                 attempt = event.attempt
                 if isinstance(event.params.get("seed"), int):
@@ -222,6 +234,7 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
                   "saved_usd": cached.saved_usd if cached else 0.0},
         "limit_wait_s": round(limited.waited_s, 6) if limited else 0.0,
         "structured": structured, "structure_fallbacks": fallbacks,  # structured: None when no output was asked for
+        "early_stops": stops,
     }
     if seeds or versions or fingerprints:
         out["reproducibility"] = {"seed": sorted(seeds), "model_version": sorted(versions),

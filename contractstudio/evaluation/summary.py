@@ -51,6 +51,9 @@ class Tally:
         self.first_error = ""  # why the first row that could not run did not (a run where none ran says it)
         # what the provider said of the run's replies: the seeds sent, the model versions and fingerprints
         self.reproducibility: dict[str, set[Any]] = {"seed": set(), "model_version": set(), "system_fingerprint": set()}
+        self.stops: Counter[str] = Counter()  # replies cut early: how many, what they had, what was saved (where known)
+        self.stop_s: float = 0.0
+        self.saved_s: float = 0.0
 
     def add(self, rec: dict[str, Any]) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
@@ -103,7 +106,25 @@ class Tally:
             seen = self.reproducibility.get(name)
             if seen is not None and len(seen) < MAX_MESSAGES * 10:  # a handful, never one per row
                 seen.update(values)
+        stops = rec.get("early_stops") or {}
+        for key in ("count", "tokens", "saved_tokens", "saved_known", "tokens_unknown"):
+            self.stops[key] += int(stops.get(key) or 0)
+        self.stop_s += float(stops.get("seconds") or 0.0)
+        self.saved_s += float(stops.get("saved_s") or 0.0)
         return True
+
+    def early_stops(self) -> dict[str, Any]:
+        """Replies cut early: how many, the tokens and seconds they had at the cut, and what the rest would have
+        cost where the model knew it (scripted, replayed); for the others (live) the tokens saved are estimated as
+        the run's whole replies' mean length less what the cut reply had."""
+        stops = self.stops
+        unknown = stops["count"] - stops["saved_known"]
+        whole_replies = self.requests - stops["count"]
+        mean_whole = (self.completion_tokens - stops["tokens"]) / whole_replies if whole_replies > 0 else 0.0
+        estimated = max(mean_whole * unknown - stops["tokens_unknown"], 0.0) if unknown else 0.0
+        return {"count": stops["count"], "tokens_at_cut": stops["tokens"], "seconds_at_cut": self.stop_s,
+                "saved_tokens": stops["saved_tokens"], "saved_s": self.saved_s, "saved_known": stops["saved_known"],
+                "saved_tokens_estimated": round(estimated, 1)}
 
     def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
         """Every figure: rates, remedies by attempt, failing conditions, faults, tokens, cost, latency."""
@@ -132,6 +153,7 @@ class Tally:
             "rate_limit_wait_s": self.limit_wait,
             "requests": self.requests, "requests_per_row": _rate(self.requests, n), "remedies_per_row": _rate(self.remedies, n),
             "structured_output": dict(sorted(self.structured.items())), "structure_fallbacks": self.structure_fallbacks,
+            "early_stops": self.early_stops(),
         }
         # every rate with its 95% Wilson interval: a rate from a sample is an estimate, not a fact
         out["intervals"] = {name: interval(part, n) for name, part in
@@ -248,6 +270,15 @@ def render(s: dict[str, Any]) -> str:
     lines.append(f"requests: {s.get('requests', 0):,} ({s.get('requests_per_row', 0.0):.2f} per row)   structured output: "
                  + (", ".join(f"{mode} {rows}" for mode, rows in s.get("structured_output", {}).items()) or "-")
                  + (f"; fell back {s['structure_fallbacks']} time(s)" if s.get("structure_fallbacks") else ""))
+    stops = s.get("early_stops") or {}
+    if stops.get("count"):
+        known, unknown = stops["saved_known"], stops["count"] - stops["saved_known"]
+        lines.append(f"early stops: {stops['count']} repl{'y' if stops['count'] == 1 else 'ies'} cut while the model wrote, "
+                     f"after {stops['tokens_at_cut']:,} tokens and {stops['seconds_at_cut']:.2f} s; saved "
+                     + (f"{stops['saved_tokens']:,} tokens and {stops['saved_s']:.2f} s ({known} known)" if known else "")
+                     + ("; " if known and unknown else "")
+                     + (f"about {stops['saved_tokens_estimated']:,.0f} tokens ({unknown} estimated from the whole replies)"
+                        if unknown else ""))
     lat = s["latency_s"]
     lines.append(f"latency per row: p50 {lat['p50']:.3f} s, p95 {lat['p95']:.3f} s, p99 {lat['p99']:.3f} s")
     if s.get("reproducibility"):

@@ -34,10 +34,8 @@ WatchFor = Callable[[Any, str], "Watch | None"]
 
 def default_watch_for(plan: Any, mode: str) -> Watch | None:
     """The watch of an output's clauses decidable on a prefix, in this structure mode (None: nothing to watch)."""
-    try:
-        from contractstudio.runtime.prefix_watch import watch_for
-    except ImportError:  # the classifier has not landed yet: nothing is decided on a prefix
-        return None
+    from contractstudio.runtime.prefix_watch import watch_for  # the analyzer's classification, loaded when asked
+
     found: Watch | None = watch_for(plan, mode)
     return found
 
