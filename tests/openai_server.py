@@ -40,6 +40,8 @@ class Reply:
     prompt_tokens: int = 11
     completion_tokens: int = 7
     refusal: str | None = None  # a structured request refused (OpenAI's `message.refusal`, content null)
+    model: str | None = None  # the model version the server says answered (default: the model asked for)
+    system_fingerprint: str | None = None  # OpenAI's backend configuration, sent when set
 
 
 @dataclass
@@ -57,13 +59,38 @@ def _completion(reply: Reply, model: str) -> bytes:
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": model,
+        "model": reply.model or model,
+        **({"system_fingerprint": reply.system_fingerprint} if reply.system_fingerprint else {}),
         "choices": [{"index": 0, "finish_reason": "stop", "message": {
             "role": "assistant", "content": None if reply.refusal else reply.content,
             **({"refusal": reply.refusal} if reply.refusal else {})}}],
         "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
                   "total_tokens": reply.prompt_tokens + reply.completion_tokens},
     }).encode()
+
+
+def _sse(reply: Reply, body: dict[str, Any]) -> bytes:
+    """The completion as OpenAI streams it (`stream: true`): server-sent events, a few characters of text each, the
+    finish reason, the usage when `stream_options.include_usage` asks for it, then `[DONE]`."""
+    model = body.get("model", "test-model")
+
+    def event(choices: list[dict[str, Any]], **more: Any) -> bytes:
+        chunk = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                 "choices": choices, **more}
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    events = [event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])]
+    if reply.refusal:
+        events.append(event([{"index": 0, "delta": {"refusal": reply.refusal}, "finish_reason": None}]))
+    text = reply.content or ""
+    size = max(8, len(text) // 64)  # a few characters a chunk, as a model's tokens; at most 64 chunks of a huge reply
+    events += [event([{"index": 0, "delta": {"content": text[i:i + size]}, "finish_reason": None}])
+               for i in range(0, len(text), size)]
+    events.append(event([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        events.append(event([], usage={"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                                       "total_tokens": reply.prompt_tokens + reply.completion_tokens}))
+    return b"".join(events) + b"data: [DONE]\n\n"
 
 
 class _Listening(ThreadingHTTPServer):
@@ -79,6 +106,17 @@ class OpenAIServer:
     @staticmethod
     def answer(reply: Reply, body: dict[str, Any] | None) -> bytes:
         return _completion(reply, (body or {}).get("model", "test-model"))
+
+    @staticmethod
+    def streamed(reply: Reply, body: dict[str, Any]) -> tuple[bytes, str]:
+        """A completion asked with `stream: true`: its body and content type."""
+        return _sse(reply, body), "text/event-stream"
+
+    def payload(self, reply: Reply, body: dict[str, Any] | None) -> tuple[bytes, str]:
+        """The body of a successful answer, streamed when the request asked for a stream."""
+        if body and body.get("stream"):
+            return self.streamed(reply, body)
+        return self.answer(reply, body), "application/json"
 
     @staticmethod
     def error(reply: Reply) -> bytes:
@@ -153,23 +191,28 @@ class OpenAIServer:
                     self.connection.close()
                     return
                 if reply.cut:
-                    payload = owner.answer(reply, body)
+                    payload, kind = owner.payload(reply, body)
                     self.send_response(200)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", kind)
                     self.send_header("content-length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload[: len(payload) // 2])
                     self.wfile.flush()
                     self.close_connection = True
                 elif reply.trickle or reply.stall:
-                    payload = reply.body if reply.body is not None else owner.answer(reply, body)
-                    self._send(reply.status, payload, reply.headers, trickle=reply.trickle, chunk=reply.chunk, stall=reply.stall)
+                    if reply.body is not None:
+                        payload, kind = reply.body, "application/json"
+                    else:
+                        payload, kind = owner.payload(reply, body)
+                    self._send(reply.status, payload, {"content-type": kind, **reply.headers}, trickle=reply.trickle,
+                               chunk=reply.chunk, stall=reply.stall)
                 elif reply.body is not None:
                     self._send(reply.status, reply.body, reply.headers)
                 elif reply.status != 200:
                     self._send(reply.status, owner.error(reply), reply.headers)
                 else:
-                    self._send(200, owner.answer(reply, body), reply.headers)
+                    payload, kind = owner.payload(reply, body)
+                    self._send(200, payload, {"content-type": kind, **reply.headers})
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, *,
                       trickle: float = 0.0, chunk: int = 4, stall: float = 0.0) -> None:

@@ -54,8 +54,10 @@ def _comparable(text: str) -> list[list[tuple[str, Any]]]:
     out = []
     for line in text.splitlines():
         d = json.loads(line)
-        for key in ("t", "duration_s", "latency_s"):
+        for key in ("t", "duration_s", "latency_s", "chunk_s"):
             d.pop(key, None)
+        if d["type"] == "early_stop":
+            d.pop("seconds")
         if d["type"] == "retry_wait" and d["kind"] == "remedy":
             d.pop("seconds")
         out.append(list(d.items()))
@@ -89,7 +91,22 @@ def _calls() -> dict[str, Trace]:
     out["pre-remedy-exhausted"] = pre.call({"name": " "}, ScriptedModel(['{"name": "Ada"}', *['{"text": "Hi"}'] * 3]), options=opts).trace
     out["invalid-input-repaired"] = pre.call({"nom": 3}, ScriptedModel(['{"name": "Bo"}', '{"text": "Hello Bo"}']), options=opts).trace
     out["input-null"] = qa.session(None, ScriptedModel([good])).run(raise_on_violation=False).trace
+    watched = CallOptions(wait=False, rng=random.Random(0), watch_for=lambda plan, mode: _NotAnObject())
+    out["early-stop"] = qa.call(value, ScriptedModel(["Sure! Here is the answer you asked for: {}", good], streamed=True),
+                                options=watched).trace
     return out
+
+
+class _NotAnObject:
+    """A prefix watch of a test's own: a reply whose first character is not `{` can never be the output's object."""
+
+    def feed(self, reply_so_far: str) -> Any:
+        text = reply_so_far.lstrip()
+        if text and not text.startswith("{"):
+            from types import SimpleNamespace
+
+            return SimpleNamespace(clause="output", message="the reply is not a JSON object", position=0)
+        return None
 
 
 def test_the_engine_writes_the_lines_it_wrote_before_events_were_typed() -> None:

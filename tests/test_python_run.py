@@ -10,6 +10,7 @@ import pytest
 
 import contractstudio as cs
 from contractstudio.cli import main
+from contractstudio.runtime.api import load_contract
 
 MODULE = '''\
 from pathlib import Path
@@ -129,7 +130,7 @@ def test_eval_runs_a_trusted_class_over_a_dataset_each_row_through_the_engine(pr
                  "--trust", "--out", str(out)])
     captured = capsys.readouterr()
     records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
-    assert code == 0 and "successful: 2 (100.0%)" in captured.out
+    assert code == 0 and "successful: 2 (100.0% [34.2, 100.0])" in captured.out
     assert "row 3: input.text: required field is missing (skipped)" in captured.err  # checked against forward's annotation
     assert (records["first-try"]["contract"], records["first-try"]["llm_calls"]) == ("Answerer", 1)
     assert (records["remedied"]["successful"], records["remedied"]["attempts"]) == (True, 1)
@@ -269,3 +270,18 @@ def test_replies_that_are_not_a_regular_file_or_not_json_lines_are_refused_with_
     bad.write_text('{"answer": "blue"}\n' + "[" * 30000 + "\n")
     assert main([*args, "--replies", str(bad)]) == 2
     assert "replies.jsonl:2" in capsys.readouterr().err  # the line too deep to read, by its number
+
+
+def test_a_class_target_goes_through_the_analyzers_gate_before_its_module_is_imported(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 36, point 4: `path.py:Class` was imported without the check load_file applies to every other load; a file
+    # the analyzer refuses (here a class without its `prompt`: PYC104) is refused before its module runs.
+    (project / "answerer_mod.py").write_text(MODULE.replace("    @property\n    def prompt(self) -> str:\n"
+                                                            "        return \"Answer the question in one word.\"\n", ""))
+    code = main(["run", f"{project / 'answerer_mod.py'}:Answerer", "--input", str(project / "question.yaml"), "--trust"])
+    err = capsys.readouterr().err
+    assert code == 1 and "PYC104" in err and "fix them before running" in err
+    assert not (project / "imported.marker").exists()
+    with pytest.raises(cs.ContractError, match="fix them before running"):
+        load_contract(project / "answerer_mod.py", name="Answerer", trust=True)
+    assert not (project / "imported.marker").exists()

@@ -147,3 +147,20 @@ def test_an_openai_compatible_servers_model_is_analyzed_as_its_decoder_enforces_
     report = check_file(path, Context())
     shown = hover(report, 14, 8)
     assert shown is not None and "enforced by the decoder" in shown.markdown
+
+
+def test_a_written_response_format_is_shown_as_sent_not_as_a_schema_the_runtime_never_sends(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The runtime sends the author's `llm.response_format` as written and compiles no schema (issue 36, point 1): the
+    # analyzer asks the same choose_mode, so `check -v`, hover and CON131 say no decoder enforces the type.
+    path = tmp_path / "own.contract.yaml"
+    path.write_text(AFTER.read_text().replace("model: openai/gpt-4o-mini",
+                                              "model: openai/gpt-4o-mini\n  response_format: {type: json_object}"))
+    assert [d.code for d in check_file(path, Context()).diagnostics] == []
+    assert main(["check", "-v", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "json_schema" not in out and "enforced by the decoder" in out
+    assert "structured output with openai/gpt-4o-mini (openai): off (llm.response_format is sent as written); " \
+           "0 enforced by the decoder, 12 checked after the reply, 0 not representable" in out
+    shown = hover(check_file(path, Context()), 14, 8)
+    assert shown is not None and "checked after the reply" in shown.markdown and "json_schema" not in shown.markdown

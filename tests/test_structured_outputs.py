@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from contractstudio.documents.models import TypeDecl
+from contractstudio.documents.provider_profiles import Support, choose_mode
 from contractstudio.documents.structured_outputs import (
     CompiledSchema,
     compile_schema,
@@ -41,7 +42,8 @@ ANSWER = {
 
 
 def _compiled(decls: dict[str, dict[str, Any]], name: str, model: str, **kw: Any) -> CompiledSchema:
-    return compile_schema(_types(decls).json_schema(name), model, **kw)
+    """The profile's schema transform (a schema asked for: under `auto` a guided route sends none, see choose_mode)."""
+    return compile_schema(_types(decls).json_schema(name), model, **({"requested": "json_schema"} | kw))
 
 
 def _enforcement(compiled: CompiledSchema, path: str, keyword: str) -> str:
@@ -177,7 +179,7 @@ def test_what_is_asked_for_decides_the_mode() -> None:
     schema = _types(ANSWER).json_schema("Answer")
     assert compile_schema(schema, "gpt-4o-mini", "off").mode == "off"
     assert compile_schema(schema, "gpt-4o-mini", "json_object").mode == "json_object"
-    no_schema = compile_schema(schema, "gpt-4o-mini", supports_schema=False)
+    no_schema = compile_schema(schema, "gpt-4o-mini", choose_mode("auto", "gpt-4o-mini", support=Support(False, True)))
     assert no_schema.mode == "json_object" and no_schema.fallback_reason
     assert compile_schema(schema, "gpt-3.5-turbo").mode == "json_object"
     assert compile_schema(schema, "mistral/mistral-small").mode == "off"
@@ -341,7 +343,7 @@ def test_the_schema_sent_plus_the_after_reply_checks_accept_exactly_what_the_con
     types = _types(decls)
     top = list(decls)[-1]
     original = types.json_schema(top)
-    compiled = compile_schema(original, model)
+    compiled = compile_schema(original, model, "json_schema")
     if compiled.mode != "json_schema":  # not representable: nothing is sent, the contract's type checks it all
         assert compiled.enforced_by("not_representable") and compiled.schema is None
         return

@@ -21,8 +21,10 @@ from contractstudio.analysis.loaded import (
     TypeString,
     condition_sites,
 )
-from contractstudio.analysis.structure import OutputStructure, output_structure
+from contractstudio.analysis.prefix_decidable import PrefixPlan, prefix_plan
+from contractstudio.analysis.structure import OutputStructure, output_schema, output_structure
 from contractstudio.documents.models import Contract
+from contractstudio.documents.provider_profiles import REQUESTED
 from contractstudio.documents.type_syntax import ANY, TypeExpr, TypeSyntaxError, parse_type
 from contractstudio.documents.types import TypeSystem
 from contractstudio.reading.dialects.symbolicai import NAME as SYMBOLICAI
@@ -87,7 +89,17 @@ class LoadedContract(Loaded):
         llm = self.contract.llm
         model = self.ctx.model or llm.model
         return output_structure(self.types, self.contract.output, model, getattr(llm, "structured_output", "auto"),
-                                llm.api_base)
+                                llm.api_base, written=getattr(llm, "response_format", None) is not None)
+
+    @cached_property
+    def prefix(self) -> PrefixPlan:
+        """Which clauses a streaming reply's prefix decides (issue 37.2), under the structured-output mode in effect."""
+        found = self.structure
+        mode = found.compiled.mode if found is not None else "off"
+        c = self.contract
+        schema = output_schema(self.types, c.output) if c.output else None
+        decoder = frozenset((x.path, x.keyword) for x in found.compiled.enforced_by("decoder")) if found else frozenset()
+        return prefix_plan(schema, mode=mode, json_reply=c.json_reply, post=c.post, decoder=decoder)
 
     def no_structure(self) -> str:
         """Why `structure` is None, in words (`check --verbose`): no model named, or an output type with no schema."""
@@ -96,7 +108,7 @@ class LoadedContract(Loaded):
         if not model:
             return "no model named (llm.model or --model): prompt only"
         requested = getattr(llm, "structured_output", "auto")
-        if requested not in ("auto", "json_schema", "json_object", "off"):
+        if requested not in REQUESTED:
             return f"llm.structured_output {requested!r} is not a mode (its finding says why): prompt only"
         return (f"the output type '{self.contract.output}' cannot be built (its finding says why): no structured output "
                 f"with {model}")

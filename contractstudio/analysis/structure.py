@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
-from contractstudio.documents.provider_profiles import openai_compatible_server, profile_for
+from contractstudio.documents.provider_profiles import REQUESTED, Choice, choose_mode
 from contractstudio.documents.structured_outputs import Clause, CompiledSchema, compile_schema, path_parts
 from contractstudio.documents.type_syntax import DictOf, ListOf, Ref, TypeExpr, TypeSyntaxError, Union, parse_type
 from contractstudio.documents.types import TypeSystem
@@ -34,6 +34,7 @@ class OutputStructure:
     model: str
     compiled: CompiledSchema
     by_field: dict[FieldKey, tuple[Clause, ...]]
+    choice: Choice | None = None  # choose_mode's answer the schema was compiled in
 
     @property
     def falls_back(self) -> bool:
@@ -50,7 +51,8 @@ class OutputStructure:
     def summary(self) -> str:
         """One line: the mode and how many clauses each enforcement has."""
         c = self.compiled
-        mode = f"{c.mode}{' strict' if c.strict else ''}"
+        note = self.choice.note if self.choice is not None else None
+        mode = f"{c.mode}{' strict' if c.strict else ''}" + (f" ({note})" if note else "")
         counts = ", ".join(f"{n} {WORDS[k]}" for k, n in self.counts().items())
         tail = f" (falls back: {c.fallback_reason})" if c.fallback_reason else ""
         return f"structured output with {self.model} ({c.provider}): {mode}; {counts}{tail}"
@@ -69,21 +71,16 @@ def output_schema(types: TypeSystem, output: str) -> dict[str, Any] | None:
 
 
 def output_structure(types: TypeSystem, output: str, model: str | None, requested: Any = "auto",
-                     api_base: str | None = None) -> OutputStructure | None:
-    """The clauses of the output type for `model` (None without a model, or when the type cannot be built)."""
-    if not model or requested not in ("auto", "json_schema", "json_object", "off"):
+                     api_base: str | None = None, *, written: bool = False) -> OutputStructure | None:
+    """The clauses of the output type for `model` in the mode choose_mode gives (the runtime asks it too), with
+    `written`: the contract's own `llm.response_format` (None without a model, or when the type cannot be built)."""
+    if not model or requested not in REQUESTED:
         return None
     schema = output_schema(types, output)
     if schema is None:
         return None
-    if requested == "auto" and profile_for(model, api_base).name == "guided" \
-            and not openai_compatible_server(model, api_base):
-        # Under `auto` the runtime sends a schema to a vLLM or Ollama route (hosted_vllm/, ollama_chat/) only when
-        # litellm knows its model to have response schemas, which a local model's own name rarely is. The analyzer
-        # cannot ask litellm, so it claims no decoder the call may not have: as with `off`, the type is checked after.
-        # An `openai/...` model at a server's api_base is sent the schema (its decoder enforces it).
-        requested = "off"
-    compiled = compile_schema(schema, model, requested, api_base=api_base)
+    choice = choose_mode(requested, model, api_base, written=written)
+    compiled = compile_schema(schema, model, choice, api_base)
     try:
         root = parse_type(output)
     except TypeSyntaxError:
@@ -94,7 +91,7 @@ def output_structure(types: TypeSystem, output: str, model: str | None, requeste
         found = by_field.setdefault(key, [])
         if not any((c.keyword, c.enforcement) == (clause.keyword, clause.enforcement) for c in found):
             found.append(clause)  # a type used at two paths states its clauses once
-    return OutputStructure(model, compiled, {k: tuple(v) for k, v in by_field.items()})
+    return OutputStructure(model, compiled, {k: tuple(v) for k, v in by_field.items()}, choice)
 
 
 def _options(t: TypeExpr) -> Iterable[TypeExpr]:
@@ -143,19 +140,25 @@ def describe(clauses: Iterable[Clause], *, reasons: bool = True) -> str:
 
 # The JSON Schema keywords in the words a contract is written in (docs/format.md, `fields:`).
 _AUTHOR_WORDS = {"minLength": "min_length", "maxLength": "max_length", "minItems": "min_length", "maxItems": "max_length",
+                 "json": "JSON syntax",
                  "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt",
                  "enum": "the Literal values", "const": "the Literal value", "additionalProperties": "extra: forbid",
                  "$ref": "the type's recursion", "schema": "the schema"}
 
 
 def _name(c: Clause) -> str:
-    word = _AUTHOR_WORDS.get(c.keyword, c.keyword)
-    if c.keyword == "additionalProperties" and c.value is not False:
+    return clause_name(c.keyword, c.value)
+
+
+def clause_name(keyword: str, value: Any) -> str:
+    """A JSON Schema clause in the contract's own words (`min_length 2`, `le 1.0`, `the Literal values`)."""
+    word = _AUTHOR_WORDS.get(keyword, keyword)
+    if keyword == "additionalProperties" and value is not False:
         word = "dict[str, ...]"
-    if c.keyword == "required" and c.value is False:  # an optional field: its clause is that it may be left out
+    if keyword == "required" and value is False:  # an optional field: its clause is that it may be left out
         return "optional"
-    if c.keyword == "type" and isinstance(c.value, str):
-        return f"type {c.value}"
-    if c.keyword in ("type", "required", "enum", "const", "additionalProperties", "schema", "$ref") or c.value is None:
+    if keyword == "type" and isinstance(value, str):
+        return f"type {value}"
+    if keyword in ("type", "required", "enum", "const", "additionalProperties", "schema", "$ref") or value is None:
         return word
-    return f"{word} {c.value!r}" if isinstance(c.value, str) else f"{word} {c.value}"
+    return f"{word} {value!r}" if isinstance(value, str) else f"{word} {value}"

@@ -8,6 +8,7 @@ import sys
 
 from contractstudio.analysis.check import Context, FileReport, check_file, findings_of, survey
 from contractstudio.analysis.loaded_contract import LoadedContract
+from contractstudio.analysis.prefix_decidable import prefix_lines
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, files_refused
 from contractstudio.findings.diagnostics import at_least
 from contractstudio.reports import diagnostics as report
@@ -24,6 +25,9 @@ def structure_lines(reports: list[FileReport]) -> list[str]:
                 found = doc.structure
                 what = found.summary() if found is not None else doc.no_structure()
                 out.append(f"{r.path}: contract '{doc.contract.name}': {what}")
+                ids = [c.id for c in doc.contract.post]
+                out.extend(f"{r.path}: contract '{doc.contract.name}': streamed, {line}"
+                           for line in prefix_lines(doc.prefix, ids))
     return out
 
 

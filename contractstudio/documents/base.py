@@ -78,6 +78,10 @@ class Condition(Model):
     message: str | None = Field(None, description="Error text on failure; a template with {expr} placeholders.")
     remedy: bool = Field(True, description="false: when this condition fails the call ends at once, without a remedy "
                          "(a hard rule; the other conditions are still remedied).")
+    monotone: bool = Field(False, description="true (a `post` condition): it only fails more as the reply grows, as "
+                           "`len(output.answer) <= 200` or `'TODO' not in output.answer`; a streaming reply is then "
+                           "checked against it while it is written and stopped at the first failure. The analyzer "
+                           "checks that it is monotone (CON133).")
 
     @model_validator(mode="before")
     @classmethod

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from contractstudio.documents.base import Condition, Model, TypeDecl, _one_of
+from contractstudio.documents.provider_profiles import Requested
 
 
 class Act(Model):
@@ -89,7 +90,7 @@ class LLMSettings(Model):
                                  "(away from loopback, only in a trusted folder).")
     api_key_env: str | None = Field(None, description="Name of the environment variable that holds the API key (never the key); "
                                     "a variable other than the provider's usual one needs a trusted folder.")
-    structured_output: Literal["auto", "json_schema", "json_object", "off"] = Field(
+    structured_output: Requested = Field(
         "auto", description="How the reply's structure is asked for: the output type's JSON Schema (json_schema), JSON mode "
         "(json_object), the prompt alone (off), or auto: the best the model supports. A `response_format` written here wins.")
     # Provider parameters, passed to litellm as written.
@@ -156,6 +157,8 @@ class Scenario(Model):
     description: str | None = Field(None, description="What the scenario checks.")
     input: Any = Field(description="The input value.")
     responses: list[str] = Field(description="Raw LLM replies, one per LLM call, in order.")
+    stream: bool = Field(False, description="Stream each reply in pieces the size of a model's tokens, as a live model "
+                         "does: a clause its prefix already breaks stops it early, offline.")
     expect: Expect = Field(default_factory=Expect, description="What must hold after the call.")
 
 

@@ -143,6 +143,11 @@ class RegexBudget:
         """Whether the pattern matches the whole text."""
         return self._run(self.compile(pattern).fullmatch, text)
 
+    def could_match(self, pattern: str, text: str) -> bool:
+        """Whether some text that starts with `text` has a match at its start (partial matching: the prefix watch)."""
+        compiled = self.compile(pattern)
+        return self._run(lambda t, **kw: compiled.match(t, partial=True, **kw), text)
+
     def _run(self, match: Any, text: str) -> bool:
         if self.left <= 0:
             raise self._spent()

@@ -5,7 +5,7 @@ sent), checked after the reply (removed from the schema: never sent to be refuse
 engine validates the reply with the contract's own type exactly as without structure), or not representable
 (the schema cannot be sent at all: the mode falls back to JSON mode or to the prompt alone). The runtime sends
 `CompiledSchema.schema`; the analyzer and the editor show `CompiledSchema.clauses`. Provider facts and their
-sources: provider_profiles.py. No litellm here: the runtime passes litellm's capability answer in.
+sources, and the one choice of the mode (choose_mode): provider_profiles.py. No litellm here.
 """
 
 from __future__ import annotations
@@ -15,14 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contractstudio.documents.constraints import needs_backtracking
-from contractstudio.documents.provider_profiles import ProviderProfile, profile_for
+from contractstudio.documents.provider_profiles import Choice, Mode, ProviderProfile, Requested, choose_mode, profile_for
 
 __all__ = ["WILDCARD", "Clause", "CompiledSchema", "Enforcement", "Mode", "ProviderProfile", "Requested",
            "compile_schema", "map_back", "path_parts", "profile_for"]
 
 Enforcement = Literal["decoder", "after_reply", "not_representable"]
-Mode = Literal["json_schema", "json_object", "off"]
-Requested = Literal["auto", "json_schema", "json_object", "off"]
 
 NULL = {"type": "null"}
 _KEPT_ANNOTATIONS = ("description",)
@@ -346,23 +344,19 @@ def _resolve_root(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def compile_schema(schema: dict[str, Any], model: str | None, requested: Requested = "auto",
-                   supports_schema: bool | None = None, api_base: str | None = None) -> CompiledSchema:
-    """Compile an output type's JSON Schema (pydantic's) for `model`'s provider and the requested mode.
+def compile_schema(schema: dict[str, Any], model: str | None, requested: Requested | Choice = "auto",
+                   api_base: str | None = None) -> CompiledSchema:
+    """Compile an output type's JSON Schema (pydantic's) for `model`'s profile in the mode chosen for it: the
+    profile's schema transform.
 
-    `supports_schema` is litellm's capability answer when the runtime has one; None decides from the profile
-    alone (the analyzer's case). `api_base` tells an OpenAI-compatible server from OpenAI itself.
+    `requested` is the caller's choose_mode answer (the runtime's, with what it learnt), or a mode asked for,
+    which choose_mode decides from the profile alone (the analyzer's case). `api_base` tells an OpenAI-compatible
+    server from OpenAI itself. A schema the profile cannot represent falls back here, whatever was chosen.
     """
-    profile = profile_for(model, api_base)
-    if requested == "off":
-        return _without_schema("off", profile, schema, None)
-    if requested == "json_object":
-        return _without_schema("json_object", profile, schema, None)
-    can_schema = profile.schema_mode if supports_schema is None else supports_schema and profile.name != "none"
-    if not can_schema:
-        why = f"{model or 'no model'} has no response-schema mode"
-        mode: Mode = "json_object" if profile.json_mode and requested == "auto" else "off"
-        return _without_schema(mode, profile, schema, why)
+    choice = requested if isinstance(requested, Choice) else choose_mode(requested, model, api_base)
+    profile = choice.profile
+    if choice.mode != "json_schema":
+        return _without_schema(choice.mode, profile, schema, choice.fallback_reason)
     compiler = _Compiler(schema, profile)
     root = compiler.walk(schema, "", 0, ())
     ref = root.get("$ref")
@@ -372,7 +366,8 @@ def compile_schema(schema: dict[str, Any], model: str | None, requested: Request
     unsendable = [c for c in compiler.clauses if c.enforcement == "not_representable"]
     if unsendable:
         why = "; ".join(dict.fromkeys(c.reason for c in unsendable))
-        mode = "json_object" if profile.json_mode and _resolve_root(schema).get("type") == "object" else "off"
+        json_mode = profile.json_mode and choice.json_fallback
+        mode: Mode = "json_object" if json_mode and _resolve_root(schema).get("type") == "object" else "off"
         fallen = _without_schema(mode, profile, schema, why)
         return CompiledSchema(fallen.mode, False, None, (*unsendable, *fallen.clauses), (), why, profile.name,
                               profile.source)

@@ -15,10 +15,13 @@ from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.analysis.facts import expression_sites, state_flow, step_graph, type_system
 from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.positions import value_span
+from contractstudio.analysis.prefix_decidable import AFTER, EARLY, clause_label
 from contractstudio.analysis.shape import annotation_at
-from contractstudio.analysis.structure import WORDS, names
+from contractstudio.analysis.structure import WORDS, field_of, names
 from contractstudio.documents.actions import action_catalog
 from contractstudio.documents.models import KINDS, Agent, Pipeline, ToolSet
+from contractstudio.documents.structured_outputs import path_parts
+from contractstudio.documents.type_syntax import TypeSyntaxError, parse_type
 from contractstudio.editing.completion import action_doc, type_label
 from contractstudio.editing.cursor import document_at, locate
 from contractstudio.editing.expression_help import FUNCTION_DOCS
@@ -86,7 +89,8 @@ def describe(loaded: Loaded, occ: Occurrence) -> str:
         types = type_system(loaded)
         if not types.declared(occ.name):
             return f"type `{occ.name}` is not declared"
-        return f"```text\n{types.schema_text(occ.name)}\n```" + _structure(loaded, None, None, occ.name)
+        return f"```text\n{types.schema_text(occ.name)}\n```" + _structure(loaded, None, None, occ.name) \
+            + _streaming(loaded, None, None, occ.name)
     if occ.kind == "field":
         types = type_system(loaded)
         spec = (types.fields(occ.owner) or {}).get(occ.name)
@@ -95,7 +99,7 @@ def describe(loaded: Loaded, occ: Occurrence) -> str:
         t = types.field_type(occ.owner, occ.name)
         state = "required" if spec.required else f"optional, default {spec.default!r}"
         text = f"**{occ.owner}.{occ.name}**: `{t}` ({state})" + (f"\n\n{spec.description}" if spec.description else "")
-        return text + _structure(loaded, occ.owner, occ.name)
+        return text + _structure(loaded, occ.owner, occ.name) + _streaming(loaded, occ.owner, occ.name)
     if isinstance(model, Pipeline):
         return _pipeline(loaded, model, occ)
     if isinstance(model, Agent):
@@ -131,6 +135,29 @@ def _structure(loaded: Loaded, owner: str | None, name: str | None, output: str 
     lines = [f"- {WORDS[e]}: {names(xs)}" + (f" ({'; '.join(dict.fromkeys(x.reason for x in xs))})" if e != "decoder" else "")
              for e, xs in groups.items() if xs]
     return "\n\n" + head + "\n\n" + "\n".join(lines)
+
+
+def _streaming(loaded: Loaded, owner: str | None, name: str | None, output: str | None = None) -> str:
+    """What a streaming reply does with a field's clauses (or, for the output type, the whole reply's and the post
+    conditions'): stops the reply early, or checked after the reply (analysis/prefix_decidable.py)."""
+    if not isinstance(loaded, LoadedContract) or (output is not None and output != loaded.output_type):
+        return ""
+    plan = loaded.prefix
+    try:
+        root = parse_type(loaded.contract.output)
+    except TypeSyntaxError:
+        return ""
+    types = loaded.types
+    if output is not None:
+        mine = [c for c in plan.clauses if not c.path or c.keyword == "post"]
+    else:
+        mine = [c for c in plan.clauses if c.path and c.keyword != "post"
+                and field_of(types, root, path_parts(c.path)) == (owner, name)]
+    ids = [c.id for c in loaded.contract.post]
+    lines = [f"- {words}: " + ", ".join(dict.fromkeys(clause_label(c, ids).split(": ")[-1] for c in found))
+             for early, words in ((True, EARLY), (False, AFTER))
+             if (found := [c for c in mine if c.early == early and (early or c.keyword != "json")])]
+    return "\n\n**streamed reply**\n\n" + "\n".join(lines) if lines else ""
 
 
 def _pipeline(loaded: Loaded, model: Pipeline, occ: Occurrence) -> str:

@@ -200,6 +200,32 @@ class CachedModel:
         self._keep(key, request, reply)
         return reply
 
+    @property
+    def streams(self) -> bool:
+        return bool(getattr(self.inner, "streams", False))
+
+    def stream(self, request: LLMRequest, sink: Any) -> LLMReply:
+        """`complete`, streamed: a hit is given to `sink` whole (its watch decides as on the chunks); a reply cut
+        early is not stored (a later request would read the part as the whole)."""
+        key, hit = self._look_up(request)
+        if hit is not None:
+            return _fed(hit, sink)
+        reply: LLMReply = self.inner.stream(request, sink)
+        if sink.stopped is None:
+            self._keep(key, request, reply)
+        return reply
+
+    async def astream(self, request: LLMRequest, sink: Any) -> LLMReply:
+        """`stream` on an event loop."""
+        key, hit = self._look_up(request)
+        if hit is not None:
+            return _fed(hit, sink)
+        streaming = getattr(self.inner, "astream", None)
+        reply: LLMReply = await streaming(request, sink) if streaming is not None else self.inner.stream(request, sink)
+        if sink.stopped is None:
+            self._keep(key, request, reply)
+        return reply
+
     def _look_up(self, request: LLMRequest) -> tuple[str, LLMReply | None]:
         """The request's key (counting repeats within the row) and the cached reply, or None (a miss)."""
         key = request_key(request.messages, request.params)
@@ -221,3 +247,12 @@ class CachedModel:
         self.store.put(key, {"text": reply.text, "prompt_tokens": reply.prompt_tokens,
                              "completion_tokens": reply.completion_tokens, "cost_usd": reply.cost_usd,
                              "model": str(request.params.get("model", self.name))})
+
+
+def _fed(hit: LLMReply, sink: Any) -> LLMReply:
+    """A cached reply given to a stream in one chunk: cut there (the reply so far is the whole) when its watch says so."""
+    sink.begin()
+    if not sink.take(hit.text) or not hit.text:
+        return LLMReply(text=hit.text, prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
+                        cost_usd=hit.cost_usd)
+    return hit

@@ -26,7 +26,8 @@ from contractstudio.reading.replies import (
     strict_json,
 )
 
-ENVELOPE_KEYS = frozenset({"id", "input", "replies", "reply", "meta"})
+ENVELOPE_KEYS = frozenset({"id", "input", "replies", "reply", "meta", "output", "label", "labels"})
+VERDICTS = ("pass", "fail")
 MAX_JSON_FILE = 256 * 1024 * 1024  # a .json dataset is parsed whole; bigger ones belong in JSON Lines
 MAX_ROW_BYTES = 16 * 1024 * 1024  # a line longer than this is not one input; it is reported, not parsed
 FORMATS = ("jsonl", "json", "csv")
@@ -45,11 +46,47 @@ class Row:
     replies: list[str] | None = None
     recording: list[dict[str, Any]] | None = None  # trace events to replay, attached by the caller
     meta: dict[str, Any] = field(default_factory=dict)
+    labelled: Labelled | None = None  # an output to judge and what a person said of it (eval --judge)
 
     @property
     def key(self) -> str:
         """The row's identity in a results file: its number and the digest of its input."""
         return f"{self.number}:{self.digest[:16]}"
+
+
+@dataclass(slots=True)
+class Labelled:
+    """An output carried by a row and its human labels: the whole output (`label`) and per condition (`labels`)."""
+
+    output: Any
+    label: str | None = None  # "pass" | "fail": the whole output is acceptable or not
+    labels: dict[str, str] = field(default_factory=dict)  # condition (as written: `coverage_floor` or `post.x`) -> verdict
+
+    @property
+    def reply(self) -> str:
+        """The output as the model's reply text: a string as it is, anything else as JSON."""
+        return self.output if isinstance(self.output, str) else json.dumps(self.output, ensure_ascii=False)
+
+
+def _labelled(value: dict[str, Any]) -> Labelled | str | None:
+    """The envelope's output and labels, a message saying what is wrong with them, or None (no output, no label)."""
+    has = [k for k in ("output", "label", "labels") if k in value]
+    if not has:
+        return None
+    if "output" not in value:
+        return f"'{has[0]}' labels an output, but the row has no 'output' (the output to judge)"
+    label = value.get("label")
+    if label is not None and label not in VERDICTS:
+        return f"'label' must be \"pass\" or \"fail\" (the whole output acceptable or not), not {json.dumps(label)[:40]}"
+    labels = value.get("labels") or {}
+    if not isinstance(labels, dict):
+        return "'labels' must be an object: {\"condition\": \"pass\" | \"fail\"}"
+    for name, verdict in labels.items():
+        if verdict not in VERDICTS:
+            return f"'labels'.{name[:40]} must be \"pass\" or \"fail\", not {json.dumps(verdict)[:40]}"
+    if label is None and not labels:
+        return "the row has an 'output' but no 'label' (\"pass\" or \"fail\") and no 'labels' per condition"
+    return Labelled(value["output"], label, dict(labels))
 
 
 @dataclass(slots=True)
@@ -180,6 +217,7 @@ class DatasetError(Exception):
 def _row(number: int, value: Any, kind: str) -> Row | BadRow:
     """A raw value as a Row: the envelope's parts, or the value itself as the input."""
     replies: list[str] | None = None
+    labelled: Labelled | None = None
     row_id = str(number)
     meta: dict[str, Any] = {}
     if isinstance(value, dict) and "input" in value and set(value) <= ENVELOPE_KEYS:
@@ -194,10 +232,14 @@ def _row(number: int, value: Any, kind: str) -> Row | BadRow:
             replies = list(found)
         if isinstance(value.get("meta"), dict):
             meta = dict(value["meta"])
+        found_label = _labelled(value)
+        if isinstance(found_label, str):
+            return BadRow(number, found_label)
+        labelled = found_label
         value = value["input"]
     if kind == "pipeline" and not isinstance(value, dict):
         return BadRow(number, f"a pipeline row's input is the initial state, an object; got {type(value).__name__}")
-    return Row(number, row_id, value, digest(value), replies, None, meta)
+    return Row(number, row_id, value, digest(value), replies, None, meta, labelled)
 
 
 def read_rows(path: Path, validate: Validate | None = None, *, fmt: str | None = None, kind: str = "contract",

@@ -50,7 +50,7 @@ class EvalConfig:
     tpm: float | None = None
     cache: bool = True
     cache_dir: Path | None = None
-    mode: str = "live"  # live | scripted | replay
+    mode: str = "live"  # live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
     model: str | None = None
     api_base: str | None = None
     replay: Path | None = None
@@ -69,6 +69,9 @@ class EvalConfig:
     name: str | None = None  # which document of a file with several
     dialect: str | None = None  # read the file as this format (--dialect); None: by folder setting and shape
     structured: str | None = None  # --structured: overrides the contract's llm.structured_output for every row
+    stop_when_decided: float | None = None  # the gate's rate: stop once a sequential test (stats.Sprt) decides it
+    decide_margin: float = 0.05  # the test's indifference zone: rate - margin (fail) against rate + margin (pass)
+    decide_errors: float = 0.05  # the chance of each wrong decision at the zone's edges (alpha = beta)
 
 
 @dataclass(slots=True)
@@ -128,7 +131,8 @@ def count_rows(path: Path, fmt: str | None) -> int:
         return 0
 
 
-def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contract_name: str = "") -> None:
+def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contract_name: str = "",
+              judged: Any = None) -> None:
     """Count the records already in the results file (for --resume); refuse results of another contract."""
     assert cfg.out is not None
     for number, _offset, rec in numbered_records(cfg.out, kind):
@@ -140,7 +144,8 @@ def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contr
             shown = f"contract '{ours}'" if ours else cfg.target.name
             raise ResultsError(f"{cfg.out}:{number}: holds results of a different version of {shown} ({cfg.target.name} "
                                "was edited since); start a new results file (unchanged calls come from the reply cache)")
-        tally.add(rec)
+        if tally.add(rec) and judged is not None:
+            judged.add(rec)
 
 
 class _Recordings:
@@ -181,8 +186,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
              sleep: Callable[[float], None] = time.sleep) -> EvalOutcome:
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
     DatasetError or ResultsError for what cannot start. `sleep` does the local engine's waits (tests record them)."""
-    from contractstudio.analysis.check import kind_of_text
-    from contractstudio.reading.dialects import sniff_kind
+    from contractstudio.reading.project import kind_of_text
 
     text = cfg.target.read_text(encoding="utf-8")
     planned = count_rows(cfg.data, cfg.data_format)
@@ -191,12 +195,18 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     if cfg.limit is not None:
         planned = min(planned, cfg.limit)
     # a file of another format (a LocalAI-RAG pipeline) has no kind: line; the dialects know what it reads as
-    kind = "pipeline" if (kind_of_text(text) or (sniff_kind(text) if cfg.dialect != "contractstudio" else None)) == "pipeline" \
-        else "contract"
+    kind = "pipeline" if kind_of_text(text, cfg.dialect) == "pipeline" else "contract"
     tally: Any
+    judged: Any = None  # the judge's confusion tables (--judge)
     workers = 1  # a pipeline's simulation runs in this process
     if kind == "pipeline":
         from contractstudio.evaluation.pipelines import PipelineRowRunner, PipelineTally
+
+        if cfg.mode == "judge":
+            from contractstudio.runtime.errors import ContractError
+
+            raise ContractError(f"{cfg.target.name} is a pipeline: --judge measures a contract's conditions against "
+                                "labelled outputs")
 
         runner: Any = PipelineRowRunner(cfg.target, name=cfg.name, dialect=cfg.dialect)
         tally = PipelineTally()
@@ -220,9 +230,13 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         tally = Tally()
         validate = _validator(runner)
         contract_sha = job.contract_digest
+        if job.mode == "judge":
+            from contractstudio.evaluation.judge import JudgeTally
+
+            judged = JudgeTally(post_names(runner.plan))
     if cfg.out is not None and cfg.resume and cfg.out.exists():
         name = runner.runner.name if kind == "pipeline" else (job.contract_name if job is not None else None)
-        _finished(cfg, tally, kind, contract_sha, name or "")
+        _finished(cfg, tally, kind, contract_sha, name or "", judged)
     already = set(tally.keys)
     comparison = None
     if cfg.baseline is not None:
@@ -232,22 +246,36 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     recordings = _Recordings(cfg.replay) if cfg.mode == "replay" and cfg.replay is not None else None
 
     progress = Progress(planned=max(planned - len(already), 0), resumed=len(already))
+    sprt = None
+    if cfg.stop_when_decided is not None:
+        from contractstudio.evaluation.stats import Sprt
+
+        sprt = Sprt(cfg.stop_when_decided, cfg.decide_margin, cfg.decide_errors, cfg.decide_errors)
+        resumed_ok = tally.outcomes["first_try"] + tally.outcomes["remedied"] + tally.outcomes["end"]
+        for i in range(tally.rows):  # the rows of a resumed run count as if they had run now
+            sprt.add(i < resumed_ok)
     bad: list[BadRow] = []
+
+    def skip(item: BadRow) -> None:
+        progress.bad += 1
+        progress.planned = max(progress.planned - 1, progress.done)  # it was counted, it will not run
+        tally.bad_rows += 1
+        if len(bad) < MAX_BAD_ROWS_KEPT:
+            bad.append(item)
+        if on_progress is not None:
+            on_progress("bad_row", item, progress)
 
     def rows() -> Iterator[Row]:
         source = choose(read_rows(cfg.data, validate, fmt=cfg.data_format, kind=kind),
                         sample=cfg.sample, seed=cfg.seed, limit=cfg.limit)
         for item in source:
             if isinstance(item, BadRow):
-                progress.bad += 1
-                progress.planned = max(progress.planned - 1, progress.done)  # it was counted, it will not run
-                tally.bad_rows += 1
-                if len(bad) < MAX_BAD_ROWS_KEPT:
-                    bad.append(item)
-                if on_progress is not None:
-                    on_progress("bad_row", item, progress)
+                skip(item)
                 continue
             if item.key in already:
+                continue
+            if judged is not None and (problem := _unjudgeable(item, judged.order)) is not None:
+                skip(BadRow(item.number, problem))
                 continue
             if recordings is not None:
                 item.recording = recordings.trace(item.key)
@@ -260,9 +288,10 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     interrupted = False
     started = time.perf_counter()
     commit = getattr(getattr(runner, "store", None), "commit", None)  # the replies of the rows done so far, first
+    records = _engine(cfg, kind, job, runner, rows(), workers)
     try:
         with _kept_out_of_collections():
-            for rec in _engine(cfg, kind, job, runner, rows(), workers):
+            for rec in records:
                 if rec is None:
                     if on_progress is not None:
                         on_progress("tick", None, progress)
@@ -271,7 +300,9 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                     commit()
                 if writer is not None:
                     writer.write(rec)
-                tally.add(rec)
+                counted = tally.add(rec)
+                if counted and judged is not None:
+                    judged.add(rec)
                 if comparison is not None:
                     comparison.see(rec)
                 progress.done += 1
@@ -279,15 +310,27 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 progress.cost += float(rec.get("cost_usd") or 0.0) - float((rec.get("cache") or {}).get("saved_usd") or 0.0)
                 if on_progress is not None:
                     on_progress("record", rec, progress)
+                if sprt is not None and counted and sprt.add(bool(rec.get("successful"))) is not None:
+                    break  # decided: the rows still in flight are cancelled as the engine closes
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        close_records = getattr(records, "close", None)
+        if close_records is not None:
+            close_records()
         if writer is not None:
             writer.close()
         close = getattr(getattr(runner, "store", None), "close", None)
         if close is not None:
             close()
     summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
+    if judged is not None:
+        summary["judge"] = judged.summary()
+    if sprt is not None:
+        left = max(progress.planned - progress.done, 0) if sprt.decision is not None else 0
+        summary["sequential"] = {"gate": sprt.rate, "margin": sprt.margin, "alpha": sprt.alpha, "beta": sprt.beta,
+                                 "decision": sprt.decision, "rows": sprt.rows, "rows_not_run": left,
+                                 "saved_usd": left * progress.cost / progress.done if progress.done else 0.0}
     report = comparison.report(summary) if comparison is not None else None
     return EvalOutcome(kind, summary, report, bad, cfg.out, interrupted)
 
@@ -305,6 +348,24 @@ def _kept_out_of_collections() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def post_names(plan: Any) -> list[str]:
+    """The post conditions of a contract as the results name them (`post.id`, `post[i]` without an id)."""
+    if plan is None:  # a Python class: its conditions are named as they are met
+        return []
+    return [f"post.{c.id}" if c.id else f"post[{i}]" for i, c in enumerate(plan.post)]
+
+
+def _unjudgeable(row: Row, known: list[str]) -> str | None:
+    """Why a row cannot be judged (no output, a label naming no condition), or None."""
+    if row.labelled is None:
+        return "no 'output' to judge: --judge needs rows {\"input\": ..., \"output\": ..., \"label\": \"pass\" | \"fail\"}"
+    if known:
+        from contractstudio.evaluation.judge import unknown_label
+
+        return unknown_label(row.labelled.labels, known)
+    return None
 
 
 def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:

@@ -159,6 +159,37 @@ class LimitedModel:
             raise
         return self._settled(estimate, reply)
 
+    @property
+    def streams(self) -> bool:
+        return bool(getattr(self.inner, "streams", False))
+
+    def stream(self, request: LLMRequest, sink: Any) -> LLMReply:
+        """`complete`, streamed into `sink` (runtime/streaming.py)."""
+        estimate, wait = self._book(request)
+        if wait:
+            self.sleep(wait)
+        try:
+            reply: LLMReply = self.inner.stream(request, sink)
+        except TransportFault as fault:
+            self._refused(fault)
+            raise
+        return self._settled(estimate, reply)
+
+    async def astream(self, request: LLMRequest, sink: Any) -> LLMReply:
+        """`stream` on an event loop."""
+        from contractstudio.runtime.asking import pause
+
+        estimate, wait = self._book(request)
+        if wait:
+            await pause(self.sleep, wait)
+        streaming = getattr(self.inner, "astream", None)
+        try:
+            reply: LLMReply = await streaming(request, sink) if streaming is not None else self.inner.stream(request, sink)
+        except TransportFault as fault:
+            self._refused(fault)
+            raise
+        return self._settled(estimate, reply)
+
     def _book(self, request: LLMRequest) -> tuple[int, float]:
         """(the request's estimated tokens, the seconds to wait before sending it: 0 under --no-wait)."""
         estimate = estimate_tokens(request) if self.counts_tokens else 0

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from contractstudio.documents.provider_profiles import Mode
+
 COUNT = Annotated[int, Field(ge=0, le=10**15)]
 AMOUNT = Annotated[float, Field(ge=0, le=1e15)]
 ContractOutcome = Literal["first_try", "remedied", "fallback", "raised", "error"]
@@ -51,11 +53,35 @@ class _Cache(_Part):
     saved_usd: AMOUNT = 0.0
 
 
+class _EarlyStops(_Part):
+    count: COUNT = 0
+    tokens: COUNT = 0
+    seconds: AMOUNT = 0.0
+    saved_tokens: COUNT = 0
+    saved_s: AMOUNT = 0.0
+    saved_known: COUNT = 0
+    tokens_unknown: COUNT = 0
+
+
 class _Assertion(_Part):
     step: str
     action: str | None = None
     field: str | None = None
     phase: str | None = None
+
+
+Verdict = Literal["pass", "fail"]
+
+
+class _Label(_Part):
+    output: Verdict | None = None
+    conditions: dict[str, Verdict] = {}
+
+
+class _Reproducibility(_Part):
+    seed: list[int] = []
+    model_version: list[str] = []
+    system_fingerprint: list[str] = []
 
 
 class _Record(_Part):
@@ -94,8 +120,12 @@ class ContractRecord(_Record):
     remedy_tokens: COUNT
     cache: _Cache
     limit_wait_s: AMOUNT
-    structured: Literal["json_schema", "json_object", "off"] | None = None  # the mode its output requests asked in
+    structured: Mode | None = None  # the mode its output requests asked in
     structure_fallbacks: COUNT = 0
+    early_stops: _EarlyStops | None = None  # replies cut early (runtime/streaming.py); older records have none
+    label: _Label | None = None  # eval --judge: what a person said of the row's output
+    verdicts: dict[str, Verdict] | None = None  # eval --judge: what each condition said of it
+    reproducibility: _Reproducibility | None = None  # the seed sent, the model versions and fingerprints that answered
 
     @model_validator(mode="after")
     def _consistent(self) -> ContractRecord:

@@ -18,7 +18,7 @@ from contractstudio.runtime import events as ev
 from contractstudio.runtime.call_state import CallOptions, TransportRetry
 from contractstudio.runtime.trace import Trace, redact
 
-MODES = ("live", "scripted", "replay")
+MODES = ("live", "scripted", "replay", "judge")  # judge: each row's labelled output, judged once (no remedy)
 RECORD_VERSION = 1
 
 
@@ -32,7 +32,7 @@ class EvalJob:
     contract_digest: str = ""
     trust: bool = False
     dialect: str | None = None  # --dialect: read the file as this format
-    mode: str = "live"  # live | scripted | replay
+    mode: str = "live"  # live | scripted | replay | judge
     model: str | None = None
     api_base: str | None = None
     wait: bool = True
@@ -70,7 +70,8 @@ class RowRunner:
         self.store = store
         self.limits = limits
         # the same for every row of the job (a call never changes its options): made once, not per row
-        self.options = CallOptions(wait=job.wait, transport=job.transport, sleep=sleep, structured_output=job.structured)
+        self.options = CallOptions(wait=job.wait, transport=job.transport, sleep=sleep, structured_output=job.structured,
+                                   remedies=job.mode != "judge")
         self.live: Any = None
         if job.mode == "live":
             self.live = self.contract.model_for(job.model, api_base=job.api_base)  # a missing model is said here
@@ -82,6 +83,11 @@ class RowRunner:
         from contractstudio.runtime.errors import ModelError
         from contractstudio.runtime.models import ReplayModel, ScriptedModel
 
+        if self.job.mode == "judge":  # the labelled output is the one reply; the engine judges it as it judges any
+            if row.labelled is None:
+                raise ModelError("the row has no 'output' to judge (an envelope {\"input\": ..., \"output\": ..., "
+                                 "\"label\": \"pass\" | \"fail\"})")
+            return ScriptedModel([row.labelled.reply], name="labelled"), None, None
         if self.job.mode == "scripted":
             if row.replies is None:
                 raise ModelError("the row has no 'replies' (an envelope {\"input\": ..., \"replies\": [...]}) for --scripted")
@@ -164,15 +170,34 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     gave_up = False
     structured: str | None = None  # the mode the row's first output request asked in
     fallbacks = 0
+    seeds: set[int] = set()  # what makes the row reproducible, where the provider gives it
+    versions: set[str] = set()
+    fingerprints: set[str] = set()
+    stops = {"count": 0, "tokens": 0, "seconds": 0.0, "saved_tokens": 0, "saved_s": 0.0, "saved_known": 0,
+             "tokens_unknown": 0}
     for event in result.trace:
         match event:
+            case ev.EarlyStop():  # what the replies cut early had, and what the rest would have cost (where known)
+                stops["count"] += 1
+                stops["tokens"] += event.tokens
+                stops["seconds"] += event.seconds
+                if event.saved_tokens is not None:
+                    stops["saved_known"] += 1
+                    stops["saved_tokens"] += event.saved_tokens
+                    stops["saved_s"] += event.saved_s or 0.0
+                else:  # a live reply: what the rest held is not known (the summary estimates it)
+                    stops["tokens_unknown"] += event.tokens
             case ev.ModelRequest():
                 attempt = event.attempt
+                if isinstance(event.params.get("seed"), int):
+                    seeds.add(event.params["seed"])
                 if structured is None and event.purpose != "remedy_pre":
                     structured = event.structured_output or "off"
             case ev.StructureFallback():
                 fallbacks += 1
             case ev.ModelReply():
+                versions.update([event.model_version] if event.model_version else [])
+                fingerprints.update([event.system_fingerprint] if event.system_fingerprint else [])
                 prompt += event.prompt_tokens
                 completion += event.completion_tokens
                 cost += event.cost_usd
@@ -209,7 +234,14 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
                   "saved_usd": cached.saved_usd if cached else 0.0},
         "limit_wait_s": round(limited.waited_s, 6) if limited else 0.0,
         "structured": structured, "structure_fallbacks": fallbacks,  # structured: None when no output was asked for
+        "early_stops": stops,
     }
+    if seeds or versions or fingerprints:
+        out["reproducibility"] = {"seed": sorted(seeds), "model_version": sorted(versions),
+                                  "system_fingerprint": sorted(fingerprints)}
+    if row.labelled is not None and job.mode == "judge":
+        out["label"] = {"output": row.labelled.label, "conditions": dict(row.labelled.labels)}
+        out["verdicts"] = verdicts(result.trace)
     if job.trace_dir:
         from contractstudio.storage.atomic import write_named
         from contractstudio.storage.paths import make_folder
@@ -220,6 +252,20 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         out["trace"] = result.trace.to_dicts()
     return out
 
+
+
+def verdicts(trace: Any) -> dict[str, str]:
+    """What each post condition said of the first reply (`pass` / `fail`; a `when` that did not apply passes), and
+    `output.type` when the reply was not a valid output (then no post condition ran)."""
+    out: dict[str, str] = {}
+    for event in trace:
+        if isinstance(event, ev.ConditionChecked) and event.stage == "post" and check_name(event) not in out:
+            out[check_name(event)] = "fail" if event.failed else "pass"
+        elif isinstance(event, ev.ValidationFailure) and event.stage == "generate" and event.where == "type":
+            out.setdefault("output.type", "fail")
+        elif isinstance(event, ev.ReplyParsed):
+            out.setdefault("output.type", "pass")
+    return out
 
 
 def check_name(event: Any) -> str:

@@ -17,13 +17,16 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _FENCE = re.compile(r"```[ \t]*(?:([A-Za-z0-9_-]+)[ \t]*)?\r?\n(.*?)(?:```|\Z)", re.S)
 
 
+CUT_HINT = "; the JSON ends early (was the reply cut off, e.g. by max_tokens?)"
+
+
 def _json_error(err: json.JSONDecodeError, text: str) -> str:
     body = text.rstrip()
     cut = (err.pos >= len(body) - 1 or err.msg.startswith("Unterminated string")
            or body.count("{") > body.count("}") or body.count("[") > body.count("]"))
     where = f"line {err.lineno}, column {err.colno}"
     joined = f"{err.msg} {where}" if err.msg.endswith(" at") else f"{err.msg} at {where}"
-    hint = "; the JSON ends early (was the reply cut off, e.g. by max_tokens?)" if cut else ""
+    hint = CUT_HINT if cut else ""
     return f"the reply is not valid JSON: {joined}{hint}"
 
 
@@ -35,15 +38,39 @@ def _reject_constant(name: str) -> Any:
     raise _NotJSONNumber(name)
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return found
+
+
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # made once: json.loads makes one per call with an option
+# A reply's objects name each key once: Python's reader would keep the last of a repeated key, so a value already
+# written could still be replaced, and no clause could be decided before the reply ends (runtime/prefix_watch.py).
+_REPLY_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
 
 
-def _loads(text: str) -> Any:
-    """Strict JSON: NaN and Infinity (which Python's reader accepts) are not JSON, and would make the trace invalid JSON."""
+def _loads(text: str, *, reply: bool = False) -> Any:
+    """Strict JSON: NaN and Infinity (which Python's reader accepts) are not JSON, and would make the trace invalid JSON;
+    in a `reply`, a key repeated in one object is refused too."""
     try:
         if type(text) is str and not text.startswith("\ufeff"):  # json.loads's own checks, which say a BOM is one
-            return _DECODER.decode(text)
-        return json.loads(text, parse_constant=_reject_constant)
+            return (_REPLY_DECODER if reply else _DECODER).decode(text)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys if reply else None)
+    except _RepeatedKey as err:
+        key = str(err)
+        at = text.rfind(json.dumps(key, ensure_ascii=False))
+        raise json.JSONDecodeError(f"the key {json.dumps(key, ensure_ascii=False)} is repeated in one object "
+                                   "(write each key once)", text, max(at, 0)) from None
     except _NotJSONNumber as err:
         raise json.JSONDecodeError(f"{err} is not a JSON number (write a number, or null)", text, max(text.find(str(err)), 0)) from None
     except json.JSONDecodeError:
@@ -136,7 +163,7 @@ def _whole(stripped: str) -> tuple[Any, str | None, bool]:
     if not stripped:
         return None, "the reply is empty: expected one JSON object", True
     try:
-        return _loads(stripped), None, True
+        return _loads(stripped, reply=True), None, True
     except json.JSONDecodeError as err:
         return None, _json_error(err, stripped), False
     except RecursionError:  # json's C reader gives up on deep nesting; a reply must never crash the call
@@ -166,7 +193,7 @@ def _extract(text: str) -> tuple[Any, str | None]:
     for _lang, body in fences:
         body = body.strip()
         try:
-            return _loads(body), None
+            return _loads(body, reply=True), None
         except json.JSONDecodeError as err:
             first_error = _json_error(err, body)
             break
@@ -175,7 +202,16 @@ def _extract(text: str) -> tuple[Any, str | None]:
     start, end = stripped.find("{"), stripped.rfind("}")
     if not fences and 0 <= start < end:
         try:
-            return _loads(stripped[start:end + 1]), None
+            return _loads(stripped[start:end + 1], reply=True), None
         except (json.JSONDecodeError, RecursionError):
             pass
     return None, first_error
+
+
+def first_json_fence(text: str) -> int | None:
+    """Where the body of the first ```json fence of a reply begins: the lenient reader tries that fence before any
+    other, and once its opening line is complete no later text changes which fence that is; None when none is open."""
+    for match in _FENCE.finditer(text):
+        if (match.group(1) or "").lower() == "json":
+            return match.start(2)
+    return None

@@ -23,7 +23,7 @@ class Contract:
     def __init__(self, doc: Any, *, path: str | None = None, trusted: bool = False) -> None:
         from contractstudio.runtime.compiled import CompiledContract
 
-        self.plan = CompiledContract(doc, path=path, trusted=trusted)
+        self.plan = CompiledContract.of_document(doc, path=path, trusted=trusted)
         self.doc = doc
         self.name: str = doc.name
         self.path = path
@@ -116,19 +116,20 @@ def build(doc: Any, path: str | Path, trusted: bool) -> Any:
 
 def load_contract(path: str | Path, *, name: str | None = None, replay: str | None = None, scenario: str | None = None,
                   text: str | None = None, trust: bool = False, dialect: str | None = None) -> Any:
-    """The contract a face runs (`run`, eval's rows): the file loaded (runtime.loading), the contract chosen
-    (runtime.choosing: ChoiceError says why none can be), then built. `path.py` with a class `name` is imported by name,
-    behind the trust check, as Python defines it (not read statically first)."""
+    """The contract a face runs (`run`, eval's rows): the file loaded (runtime.loading: the analyzer's gate, for every
+    kind of file), the contract chosen (runtime.choosing: ChoiceError says why none can be), then built. `path.py`
+    with a class `name` is then imported by name, behind the trust check, as Python defines it."""
     from contractstudio.analysis.check import is_python
     from contractstudio.runtime.choosing import choose_class, choose_contract
     from contractstudio.runtime.loading import load_file
 
     if is_python(path) and name is not None:
+        choose_class(f"{path}:{name}", scenario=scenario)
+    loaded = load_file(path, text=text, trust=trust, dialect=dialect)
+    if loaded.python and name is not None:
         from contractstudio.runtime.python_classes import load_class
 
-        choose_class(f"{path}:{name}", scenario=scenario)
-        return load_class(Path(path), name, trust)
-    loaded = load_file(path, text=text, trust=trust, dialect=dialect)
+        return load_class(loaded.path, name, trust)
     return build(choose_contract(loaded, name=name, replay=replay, scenario=scenario), loaded.path, loaded.trusted)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from contractstudio.runtime.call_state import CallState
 from contractstudio.runtime.errors import ModelError, SchemaUnwritable
 from contractstudio.runtime.events import (
+    EarlyStop,
     Event,
     ModelFailure,
     ModelReply,
@@ -20,6 +21,7 @@ from contractstudio.runtime.events import (
 )
 from contractstudio.runtime.messages import clip
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
+from contractstudio.runtime.streaming import ReplyStream
 from contractstudio.runtime.structured import (
     Structure,
     answered,
@@ -46,11 +48,12 @@ class ModelCall:
     same however the call is made, and a session never pauses at one (the caller only sees events).
     """
 
-    __slots__ = ("model", "request")
+    __slots__ = ("model", "request", "stream")
 
-    def __init__(self, model: Any, request: LLMRequest) -> None:
+    def __init__(self, model: Any, request: LLMRequest, stream: ReplyStream | None = None) -> None:
         self.model = model
         self.request = request
+        self.stream = stream  # ask the model to stream its reply into this (model.stream / astream), else complete
 
 
 class Pause:
@@ -91,10 +94,12 @@ def reply_event(stage: str, attempt: int, text: str, *, edited: bool = False) ->
 
 
 def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int,
-         errors: list[str] | None = None) -> Events:
+         errors: list[str] | None = None, *, of_output: bool = False) -> Events:
     """One LLM call with transport retries; returns the reply, or None when the call failed for good.
 
-    A remedy request also records the `errors` it tells the model, as they were sent.
+    A remedy request also records the `errors` it tells the model, as they were sent. A request for the output
+    (`of_output`) is streamed when its clauses can be decided on a prefix, and cut at the first one broken (the
+    reply's `stopped`).
     """
     model = st.model
     own_params = model.request_params() if hasattr(model, "request_params") else {"model": model.name}
@@ -128,9 +133,10 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
             yield st.emit(reply_event(stage, attempt, reply.text, edited=True))
             return reply
+        stream = _stream_for(st, structure.mode if of_output else None)
         started = st.clock()
         try:
-            reply = yield ModelCall(model, LLMRequest(messages, params, purpose, attempt))
+            reply = yield ModelCall(model, LLMRequest(messages, params, purpose, attempt), stream)
         except TransportFault as fault:
             shaped = next_shape(st, structure, status=fault.status, message=str(fault))
             if shaped is not None:  # the server refused this shape of the schema: the next one, in one request
@@ -179,7 +185,18 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         event = reply_event(stage, attempt, reply.text)
         event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
             reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
+        event.model_version, event.system_fingerprint = reply.model_version, reply.system_fingerprint
+        if stream is not None and stream.ends:
+            event.chunk_ends, event.chunk_s = stream.ends, [round(t, 6) for t in stream.times]
+            llm["first_token_s"] += event.chunk_s[0]
+            llm["streamed"] += 1
         yield st.emit(event)
+        if stream is not None and stream.stopped is not None:
+            reply.stopped = stopped = stream.stopped
+            llm["early_stops"] += 1
+            yield st.emit(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
+                                    position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
+                                    seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens, saved_s=stream.rest_s))
         if not reply.refusal:
             answered(st, structure)
         why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
@@ -188,6 +205,23 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             structure = yield from _fall_back(st, stage, structure, why)
             continue
         return reply
+
+
+def _stream_for(st: CallState, mode: str | None) -> ReplyStream | None:
+    """The stream a request's reply comes in, or None (a whole reply): only a model that streams, and only when
+    something watches the chunks: the output's clauses decided on a prefix (`mode`: the structure asked for, when
+    the request is for the output), or a listener (the debugger showing the reply grow)."""
+    model = st.model
+    if not getattr(model, "streams", False):
+        return None
+    streams_in = getattr(model, "streams_in", None)
+    if mode is not None and streams_in is not None and not streams_in(mode):
+        return None
+    options = st.options
+    watch = options.watch_for(st.plan, mode) if mode is not None and options.watch_for is not None else None
+    if watch is None and options.on_chunk is None:
+        return None
+    return ReplyStream(watch, options.on_chunk, st.clock)
 
 
 def _with_structure(params: dict[str, Any], structure: Structure) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.events import E, StageEnd, StageStart
 from contractstudio.runtime.models import Model
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
+from contractstudio.runtime.streaming import ReplyStream, WatchFor, default_watch_for
 from contractstudio.runtime.trace import Trace
 
 
@@ -56,6 +57,12 @@ class CallOptions:
     # the pauses of a stepped call) is read from it, so a caller can make the timings reproducible.
     clock: Callable[[], float] = time.perf_counter
     structured_output: str | None = None  # eval's --structured: overrides the contract's llm.structured_output
+    # The prefix watch of an output's clauses (runtime/prefix_watch.py's watch_for); None: replies are never cut early
+    watch_for: WatchFor | None = default_watch_for
+    # Called with the ReplyStream at each chunk of a streamed reply (the debugger shows the reply growing); a model
+    # that streams streams every reply while it is set
+    on_chunk: Callable[[ReplyStream], None] | None = None
+    remedies: bool = True  # False (eval --judge): the first reply is judged and nothing is asked again
 
 
 def remedy_wait(retry: Any, attempt: int, u: float) -> float:
@@ -93,7 +100,8 @@ class CallState:
         self.remedy_attempts = 0
         self.llm_calls = 0
         self.act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
-        self.no_remedy = False  # a condition with `remedy: false` failed: the call ends without a remedy
+        # a condition with `remedy: false` failed, or the caller judges one reply only: the call ends without a remedy
+        self.no_remedy = not options.remedies
         self.failed_on: str | None = None  # the last validation failure: type (the reply), pre or post (a condition)
         self.forward_error: Exception | None = None  # what a Python contract's forward raised (re-raised after the call)
         self.structure: Any = None  # the structure this call's output requests ask for (runtime/structured.py), once chosen

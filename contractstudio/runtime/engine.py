@@ -9,12 +9,14 @@ simply drives a session to the end. All state lives in one `CallState` per call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.asking import Events, Pause, ask, edited, kept_whole
 from contractstudio.runtime.call_state import CallState, remedy_wait
+from contractstudio.runtime.conditions import Condition
 from contractstudio.runtime.errors import InvalidInput, UntrustedHook
 from contractstudio.runtime.events import (
     STAGES,
@@ -36,16 +38,16 @@ __all__ = ["STAGES", "run_call"]
 
 
 
-def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, Any]) -> Events:
+def _conditions(st: CallState, stage: str, checks: Sequence[Condition], values: dict[str, Any]) -> Events:
     """Evaluate conditions, one event each; returns the error texts of those that failed."""
     errors: list[str] = []
     for index, check in enumerate(checks):
         applies, passed, error = check.evaluate(values)
         yield st.emit(ConditionChecked(stage=stage, id=check.id, index=index, expression=check.source, applies=applies,
-                                       passed=passed, message=error, raised_at=getattr(check, "raised_at", None)))
+                                       passed=passed, message=error, raised_at=check.raised_at))
         if error:
             errors.append(error)
-            if not getattr(check, "remedy", True):
+            if not check.remedy:
                 st.no_remedy = True  # `remedy: false` on the condition: the call ends here, without a remedy
     if errors and st.expressions.spent and not st.no_remedy:
         # Nothing more can be evaluated in this call, so no remedy's reply could be judged: asking is waste.
@@ -128,9 +130,18 @@ def _remedy_pre(st: CallState, value: Any, errors: list[str]) -> Events:
     return None
 
 
-def _judge(st: CallState, reply_text: str, scope: dict[str, Any], attempt: int) -> Events:
-    """Parse and validate a reply (in generate), then evaluate `post` (in post); returns (output, errors)."""
+def _judge(st: CallState, reply: Any, scope: dict[str, Any], attempt: int) -> Events:
+    """Parse and validate a reply (in generate), then evaluate `post` (in post); returns (output, errors).
+
+    A reply cut early (its prefix broke a clause) fails with that clause's error, as the whole reply would have.
+    """
     plan = st.plan
+    reply_text = reply.text
+    if reply.stopped is not None:
+        where = "post" if str(reply.stopped.clause).startswith("post") else "type"
+        errors = yield from _rejected(st, "generate", where, [str(reply.stopped.message)], attempt)
+        yield st.end("generate", False)
+        return None, errors
     parsed, problem = extract_json(reply_text, strict=plan.doc.json_reply == "strict")
     if not problem and st.asked is not None:
         parsed = st.asked.read(parsed)  # optional fields the schema sent as required-and-nullable, mapped back
@@ -165,11 +176,11 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     if plan.act_is_set:
         scope["act"] = act_value
     yield st.start(StageStart(stage="generate", attempt=0))
-    reply = yield from ask(st, "generate", base, "generate", 0)
+    reply = yield from ask(st, "generate", base, "generate", 0, of_output=True)
     if reply is None:
         yield st.end("generate", False)
         return False, None
-    output, errors = yield from _judge(st, reply.text, scope, 0)
+    output, errors = yield from _judge(st, reply, scope, 0)
     if not errors:
         return True, output
     history = [errors]
@@ -184,11 +195,11 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
         yield from _wait_before(st, "generate", attempt)
         sending = _errors_to_send(plan.remedy.accumulate_errors, history)
         messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}", plan.remedy.accumulate_errors)
-        reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending)
+        reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending, of_output=True)
         if reply is None:
             yield st.end("generate", False)
             return False, None
-        output, errors = yield from _judge(st, reply.text, scope, attempt)
+        output, errors = yield from _judge(st, reply, scope, attempt)
         if not errors:
             return True, output
         st.errors.extend(errors)

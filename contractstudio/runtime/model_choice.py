@@ -86,7 +86,7 @@ def replies_model(path: Path) -> ScriptedModel:
 
 def scripted_model(scenario: Any) -> ScriptedModel:
     """A scenario's scripted replies as a model named after it."""
-    return ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}")
+    return ScriptedModel(list(scenario.responses), name=f"scripted:{scenario.name}", streamed=bool(scenario.stream))
 
 
 def choices_for(doc: Any, traces: Sequence[Path] = ()) -> list[ModelChoice]:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from contractstudio.runtime.errors import ModelError, ReplayDivergence
 from contractstudio.runtime.events import ModelReply, ModelRequest
+from contractstudio.runtime.streaming import ReplyStream, stream_pieces, token_pieces
 from contractstudio.runtime.structured import shape_of
 from contractstudio.runtime.trace import Trace, redact
 
@@ -37,6 +38,9 @@ class LLMReply:
     latency_s: float = 0.0
     note: str | None = None  # e.g. why a replayed request differs from the recording
     refusal: str | None = None  # the provider's refusal of a structured request (OpenAI's `message.refusal`)
+    stopped: Any = None  # a streamed reply cut early: the violation its prefix showed (streaming.EarlyStopped)
+    model_version: str | None = None  # the model that answered, as the provider names it (`gpt-4o-mini-2024-07-18`)
+    system_fingerprint: str | None = None  # the provider's backend configuration (OpenAI's `system_fingerprint`)
 
 
 class TransportFault(Exception):
@@ -56,7 +60,12 @@ class TransportFault(Exception):
 
 
 class Model(Protocol):
-    """Anything that turns a request into a reply."""
+    """Anything that turns a request into a reply.
+
+    A model that can stream also has `streams` (True when its next reply can come in chunks) and
+    `stream(request, sink) -> LLMReply`, which gives each chunk to `sink.take` and stops as soon as it answers False
+    (runtime/streaming.py); an async one `astream` too. The engine streams only when something watches the chunks.
+    """
 
     @property
     def name(self) -> str: ...
@@ -65,15 +74,26 @@ class Model(Protocol):
 
 
 class ScriptedModel:
-    """A scenario's replies, one per LLM call, offline. A TransportFault in the list is raised instead."""
+    """A scenario's replies, one per LLM call, offline. A TransportFault in the list is raised instead.
+
+    `streamed`: each reply streams in pieces the size of a model's tokens, so a clause decided on a prefix stops it
+    early, offline (a scenario's `stream: true`).
+    """
 
     def __init__(self, replies: list[str | TransportFault], name: str = "scripted", *,
-                 supports: tuple[bool, bool] = (False, False), stands_for: str | None = None) -> None:
+                 supports: tuple[bool, bool] = (False, False), stands_for: str | None = None,
+                 streamed: bool = False) -> None:
         self.replies = list(replies)
         self.name = name
         self.used = 0
         self.supports = supports  # (response schemas, JSON mode) the scripted model stands for: none, by default
         self.stands_for = stands_for  # the model whose provider a structured schema is compiled for (None: `name`)
+        self.streamed = streamed
+
+    @property
+    def streams(self) -> bool:
+        """Whether its replies come in chunks."""
+        return self.streamed
 
     def structure_support(self) -> tuple[bool, bool]:
         """What structure the model it stands for supports (runtime/structured.py asks)."""
@@ -82,6 +102,13 @@ class ScriptedModel:
     def request_params(self) -> dict[str, Any]:
         """The parameters recorded in the trace: its name, and the model it stands for (a replay compiles for it)."""
         return {"model": self.name, **({"stands_for": self.stands_for} if self.stands_for else {})}
+
+    def stream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
+        """The next reply in token-sized pieces, until `sink` stops it (a piece counts as a completion token)."""
+        whole = self.complete(request).text
+        sink.begin()
+        text, sent = stream_pieces(token_pieces(whole), sink)
+        return LLMReply(text=text, completion_tokens=sent)
 
     def complete(self, request: LLMRequest) -> LLMReply:
         if self.used >= len(self.replies):
@@ -174,6 +201,29 @@ class ReplayModel:
         api_base, stood_for = recorded.params.get("api_base"), recorded.params.get("stands_for")
         return (recorded.structured_output or "off", stood_for if isinstance(stood_for, str) else recorded.model,
                 api_base if isinstance(api_base, str) else None, shape_of(recorded.params.get("response_format")))
+
+    @property
+    def streams(self) -> bool:
+        """Whether the next recorded reply was streamed (it is replayed in the same chunks, at the same times)."""
+        return self.used < len(self.pairs) and bool(self.pairs[self.used][1].chunk_ends)
+
+    def stream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
+        """The next recorded reply in its recorded chunks and times, until `sink` stops it."""
+        reply = self.complete(request)
+        recorded = self.pairs[self.used - 1][1]
+        ends, times = recorded.chunk_ends or [], recorded.chunk_s
+        pieces = [reply.text[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+        if ends and ends[-1] < len(reply.text):
+            pieces.append(reply.text[ends[-1]:])
+        if times is None or len(times) != len(pieces):
+            times = None
+        sink.begin()
+        text, sent = stream_pieces(pieces, sink, times)
+        if sent == len(pieces):
+            return reply
+        share = sent / len(pieces)  # the recorded usage, in proportion to what was sent before the stop
+        return LLMReply(text=text, prompt_tokens=reply.prompt_tokens, completion_tokens=round(reply.completion_tokens * share),
+                        cost_usd=reply.cost_usd * share, note=reply.note)
 
     def complete(self, request: LLMRequest) -> LLMReply:
         if self.used >= len(self.pairs):

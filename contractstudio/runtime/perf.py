@@ -11,14 +11,14 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from contractstudio.runtime.events import STAGES, Event, ModelReply, StageEnd
+from contractstudio.runtime.events import STAGES, EarlyStop, Event, ModelReply, StageEnd
 from contractstudio.safe_text import shown_lines
 
 
 def new_llm_counts() -> dict[str, Any]:
     """The LLM usage counters of a call or of many calls."""
     return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
-            "waited_s": 0.0, "transport_retries": 0}
+            "waited_s": 0.0, "transport_retries": 0, "streamed": 0, "first_token_s": 0.0, "early_stops": 0}
 
 
 class Series:
@@ -106,6 +106,11 @@ class PerfStats:
                 in_stages += e.duration_s
             elif isinstance(e, ModelReply):
                 stats.add_llm(e.prompt_tokens, e.completion_tokens, e.cost_usd, e.latency_s)
+                if e.chunk_s:
+                    stats.llm["streamed"] += 1
+                    stats.llm["first_token_s"] += e.chunk_s[0]
+            elif isinstance(e, EarlyStop):
+                stats.llm["early_stops"] += 1
         if last is not None:  # the call's time: the last event's
             stats.add_call(last, in_stages)
         return stats
@@ -160,5 +165,8 @@ def format_table(stats: dict[str, Any]) -> str:
             f"llm: {llm['calls']} call(s), {llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion tokens, "
             f"${llm['cost_usd']:.6f}, {llm['latency_s']:.3f} s waiting for the model, "
             f"{llm['transport_retries']} transport retr{'y' if llm['transport_retries'] == 1 else 'ies'}"
+            + (f", first token after {llm['first_token_s'] / llm['streamed']:.3f} s on average over {llm['streamed']} "
+               f"streamed repl{'y' if llm['streamed'] == 1 else 'ies'}" if llm.get("streamed") else "")
+            + (f", {llm['early_stops']} cut early" if llm.get("early_stops") else "")
         )
     return shown_lines(lines)  # a stage's name is one line

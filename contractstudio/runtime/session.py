@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from contractstudio.expressions.sandbox import shared_expression_budget
+from contractstudio.runtime import otel
 from contractstudio.runtime.asking import ModelCall, Pause, pause
 from contractstudio.runtime.call_state import CallOptions, CallState
 from contractstudio.runtime.compiled import CompiledContract
@@ -216,9 +217,8 @@ class Session:
                     item = events.throw(error) if error is not None else events.send(sent)
                     sent = error = None
                     if isinstance(item, ModelCall):
-                        asking = getattr(item.model, "acomplete", None)
                         try:
-                            sent = await asking(item.request) if asking is not None else item.model.complete(item.request)
+                            sent = await _areply(item)
                         except Exception as err:  # noqa: BLE001 - the engine's own handlers decide, as in `run`
                             error = err
                     elif isinstance(item, Pause):
@@ -236,7 +236,7 @@ class Session:
         while not isinstance(item, Event):
             if isinstance(item, ModelCall):
                 try:
-                    reply = item.model.complete(item.request)
+                    reply = item.model.complete(item.request) if item.stream is None else item.model.stream(item.request, item.stream)
                 except Exception as err:  # noqa: BLE001 - thrown into the engine, whose handlers decide
                     item = self._events.throw(err)
                     continue
@@ -259,4 +259,17 @@ class Session:
         """The result, once the call is over."""
         if self._result is None and self.state.finished:
             self._result = Result(self.state)
+            if otel.active():  # spans from the finished trace, when an exporter is configured (runtime/otel.py)
+                otel.export_call(self.state.trace.to_dicts(), self._result.duration_s)
         return self._result
+
+
+async def _areply(call: ModelCall) -> Any:
+    """The reply to a model call on an event loop: streamed into the call's stream when it has one, awaited when the
+    model can be (acomplete, astream), else asked in this thread (scripted, replayed)."""
+    model = call.model
+    if call.stream is not None:
+        streaming = getattr(model, "astream", None)
+        return await streaming(call.request, call.stream) if streaming is not None else model.stream(call.request, call.stream)
+    asking = getattr(model, "acomplete", None)
+    return await asking(call.request) if asking is not None else model.complete(call.request)

@@ -1,9 +1,10 @@
 """Asking for structure: which mode a call's requests use, the exact `response_format` they send, and the one fallback.
 
-The schema itself is compiled by documents/structured_outputs.py (pure: which keywords a provider enforces, which
-stay with the engine); this module decides, per call, from the contract's `llm.structured_output` (or eval's
-`--structured`), what the model says it supports, and what a replayed trace recorded. Every keyword the compiler
-removed is still checked after the reply, by the same validation as ever: the output type is never weakened here.
+The mode is chosen by documents/provider_profiles.choose_mode, the one decision the analyzer asks too; this module
+hands it what only a call knows (litellm's capability answer, the request shape each server took, a replayed trace's
+recording) and compiles the schema with documents/structured_outputs.py (pure: which keywords a provider enforces,
+which stay with the engine). Every keyword the compiler removed is still checked after the reply, by the same
+validation as ever: the output type is never weakened here.
 """
 
 from __future__ import annotations
@@ -13,24 +14,28 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-from contractstudio.documents.provider_profiles import openai_compatible_server
+from contractstudio.documents.provider_profiles import (
+    SHAPES,
+    Choice,
+    Mode,
+    Support,
+    choose_mode,
+    openai_compatible_server,
+)
 from contractstudio.documents.structured_outputs import CompiledSchema, compile_schema, map_back
 
-MODES = ("auto", "json_schema", "json_object", "off")
 # The mode a call falls back to, once, when the provider refuses the structure asked for (a 400 about it, or any
 # 4xx / 5xx naming `response_format` once every request shape was refused).
-NEXT_MODE = {"json_schema": "json_object", "json_object": "off"}
+NEXT_MODE: dict[Mode, Mode] = {"json_schema": "json_object", "json_object": "off"}
 # Words of a 400 that is about the structure asked for (OpenAI names `response_format`/`json_schema`, Anthropic the
 # tool's `input_schema`); any other 400 is the request's own fault and is reported as ever.
 _ABOUT_STRUCTURE = re.compile(r"response_format|json_schema|json_object|schema|structured output|tool", re.I)
 # The purposes whose reply is a value of the output type (a pre remedy's reply is an input).
 _OUTPUT_PURPOSES = ("generate", "remedy_post")
 
-# The request shapes an OpenAI-compatible server (an `openai/` model at an api_base that is not OpenAI's) may take a
-# schema in, in the order they are tried: OpenAI's own (vLLM, llama.cpp's server, LM Studio, Ollama's /v1), then
-# llama-cpp-python's (its server answers OpenAI's with HTTP 500 "Input should be 'text' or 'json_object'"). A refusal
-# that names `response_format`, whatever its status, moves to the next shape in one request: never a transport retry.
-SHAPES = ("json_schema", "json_object_schema")
+# An OpenAI-compatible server (an `openai/` model at an api_base that is not OpenAI's) takes a schema in one of its
+# profile's SHAPES, tried in order. A refusal that names `response_format`, whatever its status, moves to the next
+# shape in one request: never a transport retry.
 SHAPE_NAMES = {"json_schema": 'OpenAI\'s shape {"type": "json_schema", "json_schema": {...}}',
                "json_object_schema": 'llama-cpp-python\'s shape {"type": "json_object", "schema": {...}}'}
 NO_SHAPE = "none"  # learnt: the server refused every shape
@@ -43,18 +48,10 @@ _LEARNT_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
-class Support:
-    """What a model can be asked for, by litellm's capability data (a scripted model: what it models)."""
-
-    schema: bool = False
-    json_mode: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Structure:
     """The structure one request asks for: its mode, what goes in `response_format`, and the compiled schema."""
 
-    mode: str = "off"
+    mode: Mode = "off"
     response_format: dict[str, Any] | None = None
     compiled: CompiledSchema | None = None
     shape: str | None = None  # at an OpenAI-compatible server: the request shape of the schema (one of SHAPES)
@@ -93,12 +90,14 @@ def compiled_for(model: Any) -> tuple[str, str | None]:
 
 
 def requested_mode(plan: Any, override: str | None) -> str:
-    """The mode asked for: eval's `--structured`, else the contract's `llm.structured_output`; `off` under a written
-    `response_format` (the author's own, sent as written)."""
-    llm = getattr(plan.doc, "llm", None)
-    if getattr(llm, "response_format", None) is not None:
-        return "off"
-    return override or str(getattr(llm, "structured_output", None) or "auto")
+    """The mode asked for: eval's `--structured`, else the contract's `llm.structured_output` (choose_mode decides
+    what a written `response_format` makes of it)."""
+    return override or str(getattr(getattr(plan.doc, "llm", None), "structured_output", None) or "auto")
+
+
+def written_format(plan: Any) -> bool:
+    """Whether the contract has its own `llm.response_format` (sent as written: no schema is compiled)."""
+    return getattr(getattr(plan.doc, "llm", None), "response_format", None) is not None
 
 
 def schema_name(type_name: str) -> str:
@@ -119,25 +118,18 @@ def response_format(compiled: CompiledSchema, type_name: str, shape: str | None 
     return None
 
 
-def build(plan: Any, target: tuple[str, str | None], mode: str, support: Support, shape: str | None = None) -> Structure:
-    """The structure for `mode` (auto resolved by `support`), compiled for the target (model, api_base), a schema in
-    `shape` at an OpenAI-compatible server; cached on the plan.
-
-    `json_schema` written by the author asks whatever litellm says (a local server litellm has no data on)."""
-    if mode == "off":
+def build(plan: Any, target: tuple[str, str | None], choice: Choice, shape: str | None = None) -> Structure:
+    """The structure of choose_mode's `choice`, compiled for the target (model, api_base), a schema in `shape` at an
+    OpenAI-compatible server; cached on the plan."""
+    if choice.mode == "off":
         return OFF
     cache: dict[tuple[Any, ...], Structure] = plan.__dict__.setdefault("_structures", {})
-    key = (target, mode, support, shape)
+    key = (target, choice, shape)
     found = cache.get(key)
     if found is None:
-        model_name, api_base = target
-        compiled = compile_schema(plan.output.json_schema(), model_name, mode,  # type: ignore[arg-type]
-                                  supports_schema=support.schema if mode == "auto" else True, api_base=api_base)
-        if compiled.mode == "json_object" and mode == "auto" and not support.json_mode:
-            found = OFF  # no JSON mode either: the prompt alone, as before structured outputs
-        else:
-            shaped = shape if compiled.mode == "json_schema" else None
-            found = Structure(compiled.mode, response_format(compiled, str(plan.doc.output), shaped), compiled, shaped)
+        compiled = compile_schema(plan.output.json_schema(), target[0], choice, target[1])
+        shaped = shape if compiled.mode == "json_schema" else None
+        found = Structure(compiled.mode, response_format(compiled, str(plan.doc.output), shaped), compiled, shaped)
         if len(cache) < 32:
             cache[key] = found
     return found
@@ -152,24 +144,26 @@ def structure_for(st: Any, purpose: str) -> Structure:
         recorded = pinned()
         if recorded is not None:
             mode, model_name, api_base, *shape = recorded
-            return build(st.plan, (model_name, api_base), mode, Support(schema=True, json_mode=True),
+            return build(st.plan, (model_name, api_base), choose_mode(mode, model_name, api_base),
                          shape[0] if shape else None)
     if st.structure is None:
-        mode = requested_mode(st.plan, st.options.structured_output)
+        requested = requested_mode(st.plan, st.options.structured_output)
         target = compiled_for(st.model)
-        support = model_support(st.model) if mode == "auto" else Support(True, True)
+        shaped = takes_shapes(target)
+        learnt = learnt_shape(target[1]) if shaped else None
+        choice = choose_mode(requested, *target, written=written_format(st.plan),
+                             support=model_support(st.model) if requested == "auto" else None,
+                             refused_shapes=learnt == NO_SHAPE)
         shape = note = None
-        if mode != "off" and takes_shapes(target):
-            learnt = learnt_shape(target[1])
-            if mode == "auto":  # the server's own decoder enforces the schema, whatever litellm knows of the model's name
-                support = Support(schema=learnt != NO_SHAPE, json_mode=support.json_mode)
+        if choice.mode == "json_schema" and shaped:
             shape = learnt if learnt in SHAPES else SHAPES[0]
             note = (f"{SHAPE_NAMES[shape]}: the shape {target[1]} took earlier in this session" if learnt in SHAPES else
                     f"{SHAPE_NAMES[shape]}: the first shape tried at a server not asked before in this session")
-        structure = build(st.plan, target, mode, support, shape)
-        if structure.shape is None:  # no schema sent: say why when it is what the server refused before
-            refused = note is not None and mode == "auto" and learnt_shape(target[1]) == NO_SHAPE
-            note = f"no schema: {target[1]} refused every request shape earlier in this session" if refused else None
+        elif learnt == NO_SHAPE and requested == "auto":  # no schema sent: say why when it is what the server refused
+            note = f"no schema: {target[1]} refused every request shape earlier in this session"
+        structure = build(st.plan, target, choice, shape)
+        if structure.shape is None and shape is not None:
+            note = None  # the type fell back (not representable): no shape is sent
         st.structure = replace(structure, note=note) if note else structure
     return st.structure
 
@@ -261,5 +255,6 @@ def fall_back(st: Any, structure: Structure) -> Structure:
     mode = NEXT_MODE.get(structure.mode, "off")
     if mode == "json_object" and not model_support(st.model).json_mode and getattr(st.model, "pinned_structure", None) is None:
         mode = "off"
-    st.structure = build(st.plan, compiled_for(st.model), mode, Support(True, True))
+    target = compiled_for(st.model)
+    st.structure = build(st.plan, target, choose_mode(mode, *target))
     return st.structure

@@ -37,8 +37,9 @@ def _path(root: str, loc: tuple[Any, ...]) -> str:
     return out
 
 
-def format_errors(err: ValidationError, root: str) -> list[str]:
-    """One line per pydantic error: path, the bad value, what was expected, the constraint."""
+def format_errors(err: ValidationError, root: str, shown: str | None = None) -> list[str]:
+    """One line per pydantic error: path, the bad value (or `shown`, a description of it), what was expected, the
+    constraint."""
     lines = []
     errors = err.errors(include_url=False)
     for e in errors[:MAX_ERRORS]:
@@ -59,7 +60,7 @@ def format_errors(err: ValidationError, root: str) -> list[str]:
                          "(constraint: extra: forbid, only the declared fields are allowed)")
             continue
         ctx = {k: v for k, v in (e.get("ctx") or {}).items() if k not in ("error", "class_name")}
-        text = f"{path} = {_short(e.get('input'))}: {msg}"
+        text = f"{path} = {shown if shown is not None else _short(e.get('input'))}: {msg}"
         if ctx:
             text += " (constraint: " + ", ".join(f"{k}={_short(v, 40)}" for k, v in ctx.items()) + ")"
         lines.append(text)

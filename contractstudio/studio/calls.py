@@ -183,6 +183,10 @@ def perf_text(stats: dict[str, Any], width: int = FULL_TABLE_WIDTH) -> Text:
     t = Text(no_wrap=True)
     head = (f"LLM calls {llm.get('calls', 0)} · tokens {llm.get('prompt_tokens', 0)}+{llm.get('completion_tokens', 0)} · "
             f"${float(llm.get('cost_usd', 0)):.6f} · transport retries {llm.get('transport_retries', 0)}")
+    if llm.get("streamed"):  # the time to the first token of the streamed replies
+        head += f" · first token {float(llm.get('first_token_s', 0.0)) / llm['streamed'] * 1e3:.1f}ms"
+    if llm.get("early_stops"):
+        head += f" · early stops {llm['early_stops']}"
     if width >= FULL_TABLE_WIDTH:
         t.append(head + "\n", style="bold")
         t.append("\n".join(line for line in format_table(stats).splitlines() if not line.startswith("llm:")))

@@ -38,12 +38,23 @@ def matches(rec: dict[str, Any], chosen: str) -> bool:
         return not rec.get("successful")
     if chosen.startswith("check:"):
         return chosen[len("check:"):] in failed_checks(rec)
+    kind, _, name = chosen.partition(":")
+    if kind in ("false_fail", "false_pass"):  # a judged row the condition got wrong (eval --judge)
+        from contractstudio.evaluation.judge import disagreement
+
+        return disagreement(rec, name) == kind
     return rec.get("outcome") == chosen
 
 
 def filter_choices(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """The base filters plus one per failing condition (or per failing pipeline step)."""
     out = list(BASE_FILTERS)
+    judge = summary.get("judge")
+    if judge:  # the rows each condition got wrong against the labels, first: what a judged run is for
+        for c in [*judge["conditions"], judge["contract"]]:
+            for kind, words in (("false_fail", "false fails"), ("false_pass", "false passes")):
+                if c[kind]:
+                    out.append((f"{words}: {c['check']} ({c[kind]})", f"{kind}:{c['check']}"))
     for entry in summary.get("failing_conditions") or []:
         out.append((f"condition: {entry['check']} ({entry['rows']})", f"check:{entry['check']}"))
     return out
@@ -85,18 +96,24 @@ COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "ms", "failed c
 
 def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A results file's rows (without traces) and its summary."""
+    from contractstudio.evaluation.judge import JudgeTally
     from contractstudio.evaluation.pipelines import PipelineTally
     from contractstudio.evaluation.results import read_records
     from contractstudio.evaluation.summary import Tally
 
     rows: list[dict[str, Any]] = []
     tally: Any = None
+    judged = JudgeTally()
     for rec in read_records(path, None):  # the first record says contract or pipeline; every one is checked
         if tally is None:
             tally = PipelineTally() if rec.get("kind") == "pipeline" else Tally()
         if tally.add(rec):
             rows.append(slim(rec))
-    return rows, (tally or Tally()).summary()
+            judged.add(rec)
+    summary = (tally or Tally()).summary()
+    if judged.rows:  # a judged run (--judge): its confusion tables
+        summary["judge"] = judged.summary()
+    return rows, summary
 
 
 def trace_of(results: Path, key: str) -> list[dict[str, Any]] | None:
@@ -113,6 +130,10 @@ def summary_text(summary: dict[str, Any]) -> str:
     """The summary as the CLI prints it (text)."""
     if summary.get("kind") == "pipeline":
         from contractstudio.evaluation.pipelines import render
+    elif summary.get("judge"):  # a judged run: a confusion matrix per condition, its figures and rows
+        from contractstudio.evaluation.judge import render as render_judge
+
+        return render_judge(summary["judge"])
     else:
         from contractstudio.evaluation.summary import render
     return render(summary)

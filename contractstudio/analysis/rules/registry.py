@@ -17,7 +17,8 @@ from contractstudio.findings.diagnostics import RULES, Diagnostic, Severity, dec
 # listed under; a rule naming a kind its module is not listed under is refused at import.
 MODULES: dict[str, tuple[str, ...]] = {
     "contract": ("secrets", "type_strings", "duplicates", "python_hooks", "contract_types", "contract_remedy",
-                 "contract_fallback", "contract_prompt", "contract_scenarios", "contract_llm", "contract_structure"),
+                 "contract_fallback", "contract_prompt", "contract_scenarios", "contract_llm", "contract_structure",
+                 "contract_streaming"),
     "agent": ("secrets", "type_strings", "duplicates", "agent_policies", "agent_references", "agent_oracles", "agent_budgets"),
     "pipeline": ("secrets", "pipeline_structure", "pipeline_state", "routing"),
     "tools": ("secrets", "type_strings", "duplicates", "python_hooks", "tool_conditions"),

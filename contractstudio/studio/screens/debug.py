@@ -9,6 +9,7 @@ The set-up pickers are call_setup.py's, the trace files recorded_traces.py's. Th
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from contractstudio.runtime.events import STAGES, StageStart
 from contractstudio.studio import calls
 from contractstudio.studio.screens.dialogs import TextPrompt
 from contractstudio.studio.screens.recorded_traces import RecordedTraces
-from contractstudio.studio.widgets.events import event_line, event_view
+from contractstudio.studio.widgets.events import event_line, event_view, growing_view
 from contractstudio.studio.widgets.footer import StudioFooter
 
 REDRAW_EVERY = 8  # events between redraws while a call runs to its end
@@ -34,6 +35,10 @@ REDRAW_EVERY = 8  # events between redraws while a call runs to its end
 
 class Stepped(Message):
     """Posted by the stepping worker: the session has new events to draw."""
+
+
+class Growing(Message):
+    """Posted by the stepping worker while a reply streams in: draw it as it is now (one posted until it is drawn)."""
 
 
 class DebugScreen(RecordedTraces):
@@ -65,6 +70,8 @@ class DebugScreen(RecordedTraces):
         self._last_setup: tuple[Any, Any, Any] = (None, None, None)
         self._contracts_ready = False
         self._session_doc: Any = None  # the contract document the session runs
+        self._stream: Any = None  # the reply streaming in now (runtime/streaming.py's ReplyStream), set by the worker
+        self._growing_posted = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="debug-setup"):
@@ -142,7 +149,8 @@ class DebugScreen(RecordedTraces):
 
             # the loader's build: a contract, or a class imported (its folder trusted, as for hooks), stepped alike
             contract = build(chosen[1], chosen[0], self.studio.trust.allows(chosen[0]))
-            self.session = contract.session(self._input_value(), self._model(contract), options=self.studio.call_options(),
+            options = replace(self.studio.call_options(), on_chunk=self._grown)  # a reply is shown as it streams in
+            self.session = contract.session(self._input_value(), self._model(contract), options=options,
                                             breakpoints=set(self.breakpoints))
             self._session_doc = chosen[1]
         except Untrusted as err:  # a hook, or a key sent where only the file says
@@ -247,6 +255,20 @@ class DebugScreen(RecordedTraces):
             self._show(self.events[-1])
         self._perf()
         self._status()
+
+    def _grown(self, stream: Any) -> None:
+        """A chunk of the reply came (in the stepping worker): one redraw is posted until it is drawn."""
+        self._stream = stream
+        if not self._growing_posted:
+            self._growing_posted = True
+            self.post_message(Growing())
+
+    @on(Growing)
+    def _draw_growing(self) -> None:
+        self._growing_posted = False
+        stream = self._stream
+        if stream is not None and self.session is not None and not self.session.done:
+            self.query_one("#event-body", Static).update(growing_view(stream.text, stream.first_token_s, len(stream.ends)))
 
     def _show(self, event: Any) -> None:
         self.query_one("#event-body", Static).update(event_view(event, self.events))

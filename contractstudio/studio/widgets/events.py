@@ -23,6 +23,7 @@ _BULKY = ("messages", "text", "params", "value", "output")
 ICONS: dict[type[ev.Event], str] = {
     ev.StageStart: "▸", ev.StageEnd: "◂", ev.ConditionChecked: "?", ev.ModelRequest: "→", ev.ModelReply: "←",
     ev.ValidationFailure: "✗", ev.RetryWait: "…", ev.TransportFailure: "⚡", ev.CallResult: "■", ev.ReplyParsed: "{}",
+    ev.EarlyStop: "✂",
 }
 
 
@@ -55,6 +56,11 @@ def event_line(event: Any, breakpoints: set[str]) -> Text:
                 t.append(f" · {d['structured_output']}", style="dim")
         case ev.ModelReply():
             t.append(f"reply #{d.get('attempt', 0)}" + (" (edited)" if d.get("edited") else ""), style="cyan")
+            if event.chunk_s:
+                t.append(f" · streamed, first token {event.chunk_s[0] * 1000:.0f} ms", style="dim")
+        case ev.EarlyStop():
+            t.append(f"cut at character {d.get('position', 0)}", style="bold yellow")
+            t.append(f" · {d.get('clause', '')}", style="dim")
         case ev.ValidationFailure():
             t.append(f"{d.get('where', '')} errors: {len(d.get('errors') or [])}", style="bold red")
         case ev.StageEnd():
@@ -147,6 +153,8 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
     elif isinstance(event, ev.ModelReply):
         usage = (f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f}"
                  f" · {float(d.get('latency_s') or 0) * 1000:.1f} ms")
+        if event.chunk_s:
+            usage += f" · streamed in {len(event.chunk_s)} chunks, the first after {event.chunk_s[0] * 1000:.1f} ms"
         parts.append(Text(usage, style="cyan"))
         parts.append(Rule("raw reply", align="left", style="dim"))
         parts.append(Text(str(d.get("text", ""))))
@@ -160,6 +168,8 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
             parts.append(Rule(f"diff of the output vs reply #{before.get('attempt')}", style="magenta"))
             parts.append(_diff(_pretty(redact(before.get("text", ""))), _pretty(d.get("text", "")),
                                f"reply #{before.get('attempt')}", f"reply #{d.get('attempt')}"))
+    elif isinstance(event, ev.EarlyStop):
+        parts += _early_stop(d, events, event)
     elif isinstance(event, ev.ValidationFailure):
         parts.append(Text(f"where: {d.get('where')} · attempt {d.get('attempt')}", style="red"))
         for i, err in enumerate(d.get("errors") or [], 1):
@@ -184,3 +194,35 @@ def _pretty(text: str) -> str:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(text)
+
+
+def _early_stop(d: dict[str, Any], events: list[Any], event: Any) -> list[RenderableType]:
+    """Where a streamed reply was cut and why: the clause, the error the remedy sends, the reply up to the cut."""
+    parts: list[RenderableType] = [
+        Text(f"the reply was cut while the model was still writing: {d.get('clause', '')}", style="bold yellow"),
+        Text(str(d.get("message", "")), style="red"),
+        Text(f"at character {d.get('position', 0)} of {d.get('chars', 0)} received · {d.get('tokens', 0)} tokens · "
+             f"{float(d.get('seconds') or 0) * 1000:.1f} ms after the request", style="cyan")]
+    if d.get("saved_tokens") is not None:
+        saved = f"the rest of the reply, not waited for: {d['saved_tokens']} tokens"
+        if d.get("saved_s") is not None:
+            saved += f", {float(d['saved_s']) * 1000:.1f} ms"
+        parts.append(Text(saved, style="green"))
+    reply = next((e for e in reversed(events) if isinstance(e, ev.ModelReply) and e.seq < event.seq), None)
+    if reply is not None:
+        text = str(redact(reply.text))
+        at = min(max(int(d.get("position") or 0), 0), len(text))
+        shown = Text(text[:at])
+        shown.append(text[at:], style="bold reverse red")  # from the character that decided it
+        shown.append(" ✂", style="bold yellow")
+        parts += [Rule("the reply up to the cut", align="left", style="dim"), shown]
+    return parts
+
+
+def growing_view(text: str, first_token_s: float | None, chunks: int) -> RenderableType:
+    """A reply as it streams in: its text so far, the chunks so far and the time to its first token."""
+    head = Text("reply streaming in… ", style="bold cyan")
+    head.append(f"{chunks} chunks, {len(text)} characters", style="cyan")
+    if first_token_s is not None:
+        head.append(f" · first token after {first_token_s * 1000:.1f} ms", style="cyan")
+    return Group(head, Rule(style="dim"), Text(str(redact(text))))

@@ -1,0 +1,188 @@
+"""`eval --judge`: each condition measured as a classifier against outputs a person labelled.
+
+A condition accepts or rejects an output. Against the labels, a rejection is the positive call:
+
+                      label fail        label pass
+    condition fails   both_fail (TP)    false_fail (FP)   a good output rejected: a remedy paid for nothing
+    condition passes  false_pass (FN)   both_pass (TN)    a bad output let through
+
+Per condition: agreement, the false-fail rate (of the good outputs), the false-pass rate (of the bad ones),
+precision and recall of its rejections (each with a Wilson interval), Cohen's kappa with its interval, and
+the rows of every disagreement. A condition's truth on a row is its own label (`labels`) when the row gives
+one; else a row whose whole output is labelled `pass` must pass every condition; a row labelled `fail` as a
+whole, without that condition's label, says nothing about that condition (another clause may be the one
+meant to catch it), so it is left out of that condition's table. The whole contract (the output accepted:
+valid and every condition passed) is measured against the whole-output labels the same way.
+The verdicts come from the engine itself (rows.verdicts: the first reply judged, no remedy asked).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from contractstudio.evaluation.stats import Rate, kappa
+
+CONTRACT = "(the whole contract)"
+MAX_ROWS_KEPT = 1000  # disagreement rows kept per condition (the counts are always whole)
+
+
+def condition_name(written: str) -> str:
+    """A label's condition as the results name it: `coverage_floor` is `post.coverage_floor`."""
+    return written if "." in written or "[" in written else f"post.{written}"
+
+
+def unknown_label(labels: dict[str, str], known: list[str]) -> str | None:
+    """Why a row's per-condition labels do not fit the contract (a name that is no post condition), or None."""
+    for written in labels:
+        if condition_name(written) not in known:
+            ids = ", ".join(k.removeprefix("post.") for k in known if k.startswith("post"))
+            return f"'labels' names '{written[:60]}', which is not a post condition of the contract (its conditions: {ids})"
+    return None
+
+
+def truth(label: dict[str, Any], name: str) -> str | None:
+    """What the labels say condition `name` should have said: its own label, else `pass` when the whole output is
+    good, else nothing (a bad output does not say which clause should catch it). None for `output.type`."""
+    if name == "output.type":
+        return None
+    given = {condition_name(k): v for k, v in (label.get("conditions") or {}).items()}
+    return given.get(name) or ("pass" if label.get("output") == "pass" else None)
+
+
+def disagreement(rec: dict[str, Any], name: str) -> str | None:
+    """`false_fail` or `false_pass` when condition `name` (or CONTRACT) disagreed with the labels on this record."""
+    label, said = rec.get("label"), rec.get("verdicts") or {}
+    if not isinstance(label, dict):
+        return None
+    verdict: str | None
+    if name == CONTRACT:
+        wanted, verdict = label.get("output"), ("pass" if rec.get("successful") else "fail")
+    else:
+        wanted, verdict = truth(label, name), said.get(name)
+    if wanted is None or verdict is None or wanted == verdict:
+        return None
+    return "false_fail" if verdict == "fail" else "false_pass"
+
+
+class _Table:
+    __slots__ = ("both_fail", "false_fail", "false_pass", "both_pass", "false_fails", "false_passes")
+
+    def __init__(self) -> None:
+        self.both_fail = self.false_fail = self.false_pass = self.both_pass = 0
+        self.false_fails: list[dict[str, Any]] = []
+        self.false_passes: list[dict[str, Any]] = []
+
+    def add(self, said: str, truth: str, where: dict[str, Any]) -> None:
+        if said == "fail" and truth == "fail":
+            self.both_fail += 1
+        elif said == "fail":
+            self.false_fail += 1
+            if len(self.false_fails) < MAX_ROWS_KEPT:
+                self.false_fails.append(where)
+        elif truth == "fail":
+            self.false_pass += 1
+            if len(self.false_passes) < MAX_ROWS_KEPT:
+                self.false_passes.append(where)
+        else:
+            self.both_pass += 1
+
+    def report(self, name: str) -> dict[str, Any]:
+        a, b, c, d = self.both_fail, self.false_fail, self.false_pass, self.both_pass
+        n = a + b + c + d
+        k, se, low, high = kappa(a, b, c, d)
+        return {
+            "check": name, "n": n, "both_fail": a, "false_fail": b, "false_pass": c, "both_pass": d,
+            "agreement": Rate(a + d, n).as_dict(),
+            "false_fail_rate": Rate(b, b + d).as_dict(),  # of the outputs labelled good
+            "false_pass_rate": Rate(c, a + c).as_dict(),  # of the outputs labelled bad
+            "precision": Rate(a, a + b).as_dict(),  # of its rejections, how many were right
+            "recall": Rate(a, a + c).as_dict(),  # of the bad outputs, how many it rejected
+            "kappa": {"kappa": _finite(k), "se": _finite(se), "low": _finite(low), "high": _finite(high)},
+            "false_fails": self.false_fails, "false_passes": self.false_passes,
+        }
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+class JudgeTally:
+    """The confusion table of every condition (and of the whole contract), record by record."""
+
+    def __init__(self, conditions: list[str] | None = None) -> None:
+        self.order = list(conditions or [])
+        self.tables: dict[str, _Table] = {name: _Table() for name in self.order}
+        self.contract = _Table()
+        self.rows = 0
+        self.not_judged: list[dict[str, Any]] = []  # labelled rows whose output was never judged (pre or act failed)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        label, said = rec.get("label"), rec.get("verdicts")
+        if not isinstance(label, dict) or said is None:
+            return
+        self.rows += 1
+        where = {"row": rec.get("row"), "id": rec.get("id"), "key": rec.get("key")}
+        if not said:
+            if len(self.not_judged) < MAX_ROWS_KEPT:
+                self.not_judged.append(where)
+            return
+        for name, verdict in said.items():
+            wanted = truth(label, name)
+            if wanted is None:
+                continue
+            if name not in self.tables:
+                self.order.append(name)
+                self.tables[name] = _Table()
+            self.tables[name].add(verdict, wanted, where)
+        if label.get("output") is not None:
+            self.contract.add("pass" if rec.get("successful") else "fail", label["output"], where)
+
+    def summary(self) -> dict[str, Any]:
+        return {"rows": self.rows, "not_judged": self.not_judged,
+                "conditions": [self.tables[name].report(name) for name in self.order],
+                "contract": self.contract.report(CONTRACT)}
+
+
+def _pct(r: dict[str, Any]) -> str:
+    if not r["n"]:
+        return "-"
+    return f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
+
+
+def _rows(found: list[dict[str, Any]], total: int, limit: int = 8) -> str:
+    shown = ", ".join(f"row {w['row']}" + (f" ({w['id']})" if str(w["id"]) != str(w["row"]) else "") for w in found[:limit])
+    return shown + (f", ... {total - min(len(found), limit)} more" if total > limit else "")
+
+
+def render_one(c: dict[str, Any]) -> list[str]:
+    """One condition's block: its confusion matrix, the figures with their intervals, and the rows it got wrong."""
+    k = c["kappa"]
+    kappa_text = "undefined (one verdict only)" if k["kappa"] is None else f"{k['kappa']:.2f} [{k['low']:.2f}, {k['high']:.2f}]"
+    lines = [f"{c['check']}: {c['n']} labelled row(s)",
+             "                  label fail  label pass",
+             f"    rejects      {c['both_fail']:>10}  {c['false_fail']:>10}   (false fails: {c['false_fail']})",
+             f"    accepts      {c['false_pass']:>10}  {c['both_pass']:>10}   (false passes: {c['false_pass']})",
+             f"  agreement {_pct(c['agreement'])}   kappa {kappa_text}",
+             f"  false fails {c['false_fail']} of {c['false_fail'] + c['both_pass']} good: {_pct(c['false_fail_rate'])}   "
+             f"false passes {c['false_pass']} of {c['false_pass'] + c['both_fail']} bad: {_pct(c['false_pass_rate'])}",
+             f"  rejections: precision {_pct(c['precision'])}   recall {_pct(c['recall'])}"]
+    if c["false_fails"]:
+        lines.append("  false fails:  " + _rows(c["false_fails"], c["false_fail"]))
+    if c["false_passes"]:
+        lines.append("  false passes: " + _rows(c["false_passes"], c["false_pass"]))
+    return lines
+
+
+def render(j: dict[str, Any]) -> str:
+    """The judge report as text: every condition, then the whole contract (intervals: Wilson 95%)."""
+    from contractstudio.safe_text import shown_lines
+
+    lines = [f"judged: {j['rows']} labelled output(s), each condition against the labels (intervals: 95%)"]
+    if j["not_judged"]:
+        lines.append(f"not judged: {len(j['not_judged'])} row(s) whose input failed before the output was checked: "
+                     + _rows(j["not_judged"], len(j["not_judged"])))
+    for c in [*j["conditions"], j["contract"]]:
+        if c["n"]:
+            lines.extend(render_one(c))
+    return shown_lines(lines)
