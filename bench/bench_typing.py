@@ -7,7 +7,10 @@ line, with pauses like a typist's (20-400 ms, seeded), so the studio's analyses 
 and every 20 keys a pause until the findings of the text typed are shown (the studio's "findings after" time), so
 keys also arrive as a finished analysis is applied.
 
-Cases: big (the 5 MB file), paste (the 147-line sample with 2,000 lines pasted), small (the sample as it is).
+Cases: big (the 5 MB file of 655 `---` documents), chain (a 5 MB pipeline of one document: about 44,000 chained
+steps), examples (a 5 MB contract of one document: about 32,000 `examples:`), paste (the 147-line sample with 2,000
+lines pasted), small (the sample as it is). In chain and examples the keys go into one entry near the top (the first
+step's description, the first example's name): the one-document shapes of issue 35.1.
 
 Programs, interleaved round by round so that each sees the same machine load:
   bare    a bare Textual app: one TextArea(language="yaml") with the same file (the floor a Textual editor has)
@@ -70,6 +73,36 @@ def big_contract() -> str:
         copies.append(copy)
         size += len(copy) + 4
     return "---\n".join(copies)
+
+
+def chain_pipeline() -> str:
+    """One YAML document of 5 MB: bench_pipeline's chain of routed blocks, as many steps as make 5 MB, the steps first
+    (the keys are typed into the first step's description)."""
+    from bench_pipeline import generate
+
+    steps = 38_000 * BIG_BYTES // len(generate(38_000))
+    text = generate(steps)
+    head, steps_text = text.split("steps:\n", 1)
+    kind, rest = head.split("\n", 1)
+    first = steps_text.index("\n") + 1
+    steps_text = steps_text[:first] + "    description: the first step\n" + steps_text[first:]
+    return f"{kind}\nsteps:\n{steps_text.rstrip(chr(10))}\n{rest}"
+
+
+def examples_contract() -> str:
+    """One YAML document of 5 MB: the bundled sample with its `examples:` first and grown to 5 MB (the keys are typed
+    into the first example's name)."""
+    sample = SAMPLE.read_text()
+    head, rest = sample.split("examples:\n", 1)
+    at = rest.index("\nscenarios:") + 1
+    theirs, tail = rest[:at], rest[at:]
+    example = ("  - name: ex-{n}\n    input:\n      query: Why are vector databases useful?\n      documents:\n"
+               "        - {{id: B2, content: Vector databases store embeddings.}}\n")
+    items, size, n = [], len(sample), 0
+    while size < BIG_BYTES:
+        items.append(example.format(n=n))
+        size, n = size + len(items[-1]), n + 1
+    return f"examples:\n{''.join(items)}{theirs}{head}{tail}"
 
 
 def pasted_lines() -> str:
@@ -170,6 +203,10 @@ class Terminal:
         self.tmux("kill-server")
 
 
+# Where the keys go in the one-document cases: Downs from the first line, then End; the text the typed letters follow.
+TYPED_AT = {"chain": (3, "description: the first step"), "examples": (1, "name: ex-0")}
+FIRST_LINE = {"chain": r"kind: pipeline", "examples": r"examples:"}  # the bare editor's first screen
+
 READ = -1.0  # a pause to read the findings: the next key comes once the analysis of what was typed is shown
 READ_EVERY = 20  # keys between two such pauses
 
@@ -209,7 +246,7 @@ def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
         sent = time.perf_counter()
         terminal.control.keys(key)
         while not shown.search(terminal.control.screen()):
-            if time.perf_counter() - sent > 60:
+            if time.perf_counter() - sent > 180:  # a guard: a loaded machine has taken over a minute
                 raise SystemExit(f"{typed!r} never showed:\n{terminal.control.screen()}")
         last = time.perf_counter()
         times.append(last - sent)
@@ -236,8 +273,9 @@ def check_rss_mb(path: Path, env: dict[str, str]) -> float:
 
 def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: list[tuple[str, float]],
               trees: dict[str, Path | None], profile: Path | None = None,
-              sample: Path | None = None, trace: Path | None = None) -> tuple[list[float], float, list[float]]:
-    """One program, one case: the echo times, the program's peak RSS and how long findings took after a key."""
+              sample: Path | None = None, trace: Path | None = None) -> tuple[list[float], float, list[float], float]:
+    """One program, one case: the echo times, the program's peak RSS, how long findings took after a key and how long
+    the first screen took (to the studio's status line, the bare editor's first line)."""
     env = {"XDG_CONFIG_HOME": tempfile.mkdtemp()}
     sampled: Path | None = None
     if program == "bare":
@@ -256,7 +294,7 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
     pid = terminal.start(argv, env)
     started = time.perf_counter()
     if program == "bare":
-        terminal.wait_for(r"name: multidoc_qa")
+        terminal.wait_for(FIRST_LINE.get(case, r"name: multidoc_qa"))
     else:  # the status line drawn; the 5 MB file's first analysis (about 5 s) still runs: keys are typed into it,
         # as by an author who opens the file and types at once, then into the analyses each pause starts
         terminal.wait_for(r"\d+ errors? ·")
@@ -266,6 +304,9 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
     if case in ("big", "small"):  # the end of the (first document's) name
         c.keys("Down", "Down", "Down", "Down", "End")
         marker = "name: multidoc_qa_0" if case == "big" else "name: multidoc_qa"
+    elif case in TYPED_AT:  # one entry near the top of a one-document file
+        downs, marker = TYPED_AT[case]
+        c.keys(*["Down"] * downs, "End")
     else:  # the end of the file, then 2,000 lines pasted (bracketed, as a terminal pastes) and a line to type on
         c.keys("C-End")
         paste = Path(tempfile.mkdtemp()) / "paste"
@@ -302,7 +343,7 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
           f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB"
           + (f"; findings after {statistics.median(findings):.2f} s median" if findings else ""), flush=True)
     terminal.start(["sleep", "3600"], {})
-    return times, rss, findings or []
+    return times, rss, findings or [], loaded
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -319,7 +360,8 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="py-spy profiles while typing, to PROFILE.*.txt (collapsed stacks)")
     parser.add_argument("--sample", type=Path, help="run each studio under bench/key_sampler.py, its samples in this folder")
     parser.add_argument("--trace", type=Path, help="run each studio under bench/key_trace.py, its traces in this folder")
-    parser.add_argument("--cases", nargs="+", default=["big", "paste", "small"], choices=["big", "paste", "small"])
+    parser.add_argument("--cases", nargs="+", default=["big", "chain", "examples", "paste", "small"],
+                        choices=["big", "chain", "examples", "paste", "small"])
     parser.add_argument("--programs", nargs="+", default=["studio"], choices=["bare", "studio"])
     args = parser.parse_args()
     compile_package()
@@ -332,11 +374,13 @@ def main() -> None:
         compileall.compile_dir(str(trees["before"] / "contractstudio"), quiet=1)
         programs.append("before")
     folder = Path(tempfile.mkdtemp())
-    files = {"big": folder / "big" / "big.contract.yaml", "paste": folder / "paste" / "multidoc_qa.contract.yaml",
-             "small": folder / "small" / "multidoc_qa.contract.yaml"}
+    files = {"big": folder / "big" / "big.contract.yaml", "chain": folder / "chain" / "chain.pipeline.yaml",
+             "examples": folder / "examples" / "examples.contract.yaml",
+             "paste": folder / "paste" / "multidoc_qa.contract.yaml", "small": folder / "small" / "multidoc_qa.contract.yaml"}
+    made = {"big": big_contract, "chain": chain_pipeline, "examples": examples_contract}
     for case, path in files.items():
         path.parent.mkdir()
-        path.write_text(big_contract() if case == "big" else SAMPLE.read_text())
+        path.write_text(made[case]() if case in made else SAMPLE.read_text())
     big = files["big"].read_text()
     width, height = (int(n) for n in args.size.split("x"))
     print(f"load before: {os.getloadavg()[0]:.2f}; the 5 MB file: {len(big):,} bytes, {big.count(chr(10)) + 1:,} lines; "
@@ -346,6 +390,7 @@ def main() -> None:
     results: dict[tuple[str, str], list[float]] = {}
     rss: dict[tuple[str, str], list[float]] = {}
     shown: dict[tuple[str, str], list[float]] = {}  # seconds from a key to the findings of the text it made
+    opened: dict[tuple[str, str], list[float]] = {}  # seconds to the first screen
     terminal = Terminal(width, height)
     try:
         for n in range(args.rounds):
@@ -353,11 +398,14 @@ def main() -> None:
             for case in args.cases:
                 keys = typist(1000 * n + len(case), args.keys)
                 for program in programs:
-                    times, peak, found = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample,
+                    if program == "bare" and case in TYPED_AT:
+                        continue  # a bare TextArea re-highlights a one-document 5 MB file per key: over a minute a key
+                    times, peak, found, load = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample,
                                                          args.trace)
                     results.setdefault((program, case), []).extend(times)
                     shown.setdefault((program, case), []).extend(found)
                     rss.setdefault((program, case), []).append(peak)
+                    opened.setdefault((program, case), []).append(load)
     finally:
         terminal.close()
     print(f"load after: {os.getloadavg()[0]:.2f}")
@@ -365,12 +413,17 @@ def main() -> None:
           f"typed with pauses of 20-400 ms and, every {READ_EVERY} keys, until the findings are shown")
     for case in args.cases:
         for program in programs:
+            if (program, case) not in results:
+                continue
             times = results[(program, case)]
             peak = max(rss[(program, case)])
             line = (f"  {case:5} {program:6} median {statistics.median(times) * 1000:6.1f} ms  p99 {percentile(times, 99) * 1000:7.1f} ms"
                     f"  max {max(times) * 1000:7.1f} ms  peak RSS {peak:6.0f} MB")
             if program != "bare" and case == "big":
                 line += f" = {peak / check[program]:.2f}x check's {check[program]:.0f} MB"
+            loads = opened.get((program, case))
+            if loads:
+                line += f"; first screen {min(loads):.1f} / {statistics.median(loads):.1f} / {max(loads):.1f} s"
             if shown.get((program, case)):
                 found = shown[(program, case)]
                 line += f"; findings {statistics.median(found):.2f} s median, {max(found):.2f} s max after the last key"

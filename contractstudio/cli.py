@@ -33,6 +33,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, printable(f"{self.prog}: error: {message}", lines=True) + "\n")  # an argument may hold ESC
 
 
+OTLP_HELP = ("send each call's OpenTelemetry spans to this OTLP/HTTP endpoint (as OTEL_EXPORTER_OTLP_ENDPOINT does; "
+             "needs the otel extra)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     p = _Parser(prog="contractstudio", description="Write, analyze, visualize and debug contracts around LLM calls.")
@@ -43,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="*", help="files or folders (default: the current folder, else the bundled samples)")
     s.add_argument("--trust", action="store_true",
                    help="trust the folders given (not their neighbours): python: hooks run, keys go where their files say")
+    s.add_argument("--trace", metavar="FILE", help="open this trace in the debugger, ready to replay; from a span export "
+                   "(OTLP JSON, Phoenix), its first failed contracted call")
     _dialect(s)
 
     c = sub.add_parser("check", help="analyze files and folders")
@@ -75,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--replies", metavar="FILE", help="scripted replies, a JSON Lines file, one reply a line (offline; "
                    "a Python class's way to run as a scenario does)")
     r.add_argument("--trace", metavar="OUT", help="write the trace as JSON Lines")
+    r.add_argument("--otlp", metavar="URL", help=OTLP_HELP)
     r.add_argument("--json", action="store_true", help="print the result as JSON")
     r.add_argument("--trust", action="store_true", help="trust the contract's folder: python: hooks, keys where it says")
     r.add_argument("--no-wait", action="store_true", help="skip remedy waits (they are still shown)")
@@ -117,8 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     _dialect(ls)
 
     from contractstudio.commands.eval import add_parser as add_eval
+    from contractstudio.commands.spans import add_parser as add_spans
 
     add_eval(sub)
+    add_spans(sub)
     return p
 
 
@@ -162,7 +171,7 @@ def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
     """Run the command line; returns the exit code. With `quick_exit` (a process of its own, never a caller's), a
     command whose module says `QUICK_EXIT = True` ends the process once it is done (`exits.exit_now`)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval", "convert", "lsp"}
+    commands = {"studio", "check", "graph", "run", "test", "simulate", "export", "schema", "eval", "convert", "lsp", "spans"}
     if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")):
         args_list = ["studio", *args_list]
     args_list = _files_named_like_options(args_list)
@@ -177,6 +186,12 @@ def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
     # meant to watch. Set once here for every command; a user who sets the variable keeps their choice.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     register_environment()  # the keys this process can use: no piece of one is shown, live call or not
+    if getattr(args, "otlp", None) is not None:
+        if not str(args.otlp).startswith(("http://", "https://")):
+            commands_of(parser)[args.command].error(f"--otlp takes an http:// or https:// URL, not {args.otlp!r}")
+        from contractstudio.runtime import otel
+
+        otel.configure(args.otlp)
     try:
         module = importlib.import_module(f"contractstudio.commands.{args.command}")
         code = int(module.run(args) or 0)
@@ -189,6 +204,8 @@ def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
         raise
     except Exception:  # noqa: BLE001 - the one place that turns a bug into exit 3
         return _internal_error()
+    if (otel_module := sys.modules.get("contractstudio.runtime.otel")) is not None:
+        otel_module.flush()  # this command's spans are sent before a quick exit skips the exporter's own shutdown
     if quick_exit and getattr(module, "QUICK_EXIT", False):
         exit_now(code)
     return code

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from contractstudio.providers import provider_of
 
 if TYPE_CHECKING:
-    from contractstudio.reading.user_config import UserConfig
+    from contractstudio.user_config import UserConfig
 
 TRUST_FILE = "trusted-folders.txt"
 
@@ -163,7 +163,7 @@ def shown_origin(url: str) -> str:
 
 def user_config() -> UserConfig:
     """The user's own config.yaml, validated by its one model (the defaults when absent or bad: a bad config never crashes)."""
-    from contractstudio.reading.user_config import CONFIG_FILE, load_user_config  # pydantic: only when asked
+    from contractstudio.user_config import CONFIG_FILE, load_user_config  # pydantic: only when asked
 
     return load_user_config(config_folder() / CONFIG_FILE)[0]
 

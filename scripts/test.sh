@@ -15,9 +15,15 @@ if ! command -v tmux >/dev/null; then
 fi
 # ray: the Ray engine's end-to-end test (about 45 s more to install); local: the real model server of the real-model
 # tests (llama-cpp-python builds llama.cpp from source the first time, about 7 minutes on 2 cores; then pip's cache
-# has it). One environment serves this script and studio.sh (bootstrap.sh keeps the extras installed).
-EXTRAS="[test,ray,local]"
+# has it); otel: the OpenTelemetry SDK and OTLP exporter of the span tests (tests/test_otel*.py). One environment
+# serves this script and studio.sh (bootstrap.sh keeps the extras installed).
+EXTRAS="[test,ray,local,otel]"
+# Arize Phoenix, the real OTLP receiver of tests/test_otel_phoenix.py, goes into an environment of its own (its pins
+# are not ours); its first install downloads about 850 MB (7-10 minutes), so it runs beside the project's install.
+bash scripts/phoenix.sh &
+phoenix=$!
 bash scripts/bootstrap.sh "$EXTRAS"
+wait "$phoenix"
 # The static checks (ruff, mypy, import layers) and the pre-commit hook's end-to-end test run beside pytest: the
 # hook test installs the package into a fresh virtualenv (about 45 s, most of it pip waiting on files) and mypy's
 # first run is most of a minute on one core; beside the tests they fill the gaps the tests' waits and the workers'

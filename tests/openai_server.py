@@ -40,6 +40,8 @@ class Reply:
     prompt_tokens: int = 11
     completion_tokens: int = 7
     refusal: str | None = None  # a structured request refused (OpenAI's `message.refusal`, content null)
+    model: str | None = None  # the model version the server says answered (default: the model asked for)
+    system_fingerprint: str | None = None  # OpenAI's backend configuration, sent when set
 
 
 @dataclass
@@ -57,7 +59,8 @@ def _completion(reply: Reply, model: str) -> bytes:
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": model,
+        "model": reply.model or model,
+        **({"system_fingerprint": reply.system_fingerprint} if reply.system_fingerprint else {}),
         "choices": [{"index": 0, "finish_reason": "stop", "message": {
             "role": "assistant", "content": None if reply.refusal else reply.content,
             **({"refusal": reply.refusal} if reply.refusal else {})}}],

@@ -345,7 +345,7 @@ def test_con108_only_reports_scenarios_that_really_fail(remedy_pre: bool, on_fai
     codes = [d.code for d in report.diagnostics]
     assert set(codes) <= {"CON108", "CON101"}, report.diagnostics
     doc = report.documents[0].model
-    contract = SimpleNamespace(plan=CompiledContract(doc), perf=PerfStats())
+    contract = SimpleNamespace(plan=CompiledContract.of_document(doc), perf=PerfStats())
     problems = run_scenario(contract, doc.scenarios[0])
     if "CON108" in codes:
         assert problems, f"CON108 said this cannot hold, but it passed: {[d.message for d in report.diagnostics]}"

@@ -366,7 +366,7 @@ def test_edited_messages_are_what_the_trace_records() -> None:
 
 
 def test_a_missing_key_is_an_authentication_fault_not_a_server_error() -> None:
-    from contractstudio.runtime.live import classify
+    from contractstudio.runtime.live_faults import classify
 
     class InternalServerError(Exception):
         status_code = 500

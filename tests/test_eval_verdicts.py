@@ -39,7 +39,8 @@ def test_a_scripted_run_whose_rows_carry_no_replies_exits_1_and_says_why(capsys:
 def test_fail_under_says_why_it_fails(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--fail-under", "0.9")
     assert code == 1
-    assert "contractstudio: eval failed: the success rate 87.5% is under --fail-under 90.0%" in err
+    assert ("contractstudio: eval failed: the success rate 87.5% [75.3, 94.1] is not surely at or above --fail-under 90.0%: "
+            "the lower bound of its 95% interval, 75.3%, is under it") in err
 
 
 def test_a_csv_record_of_empty_cells_is_a_bad_row_not_dropped(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

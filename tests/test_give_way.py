@@ -1,6 +1,6 @@
-"""Background work gives way to the keys (reading/give_way.py): while a key is handled, a worker thread's long
-passes (reading, analysis, a big text's lines and documents) and imports wait at their next step, and go on once
-the key is drawn. The studio's wiring is in tests/studio/test_big_files.py."""
+"""The model client's import gives way to the keys (studio/give_way.py): while a key is handled, each module a worker
+thread imports waits, and goes on once the key is drawn. The studio's wiring is in tests/studio/test_big_files.py; an
+analysis has no checkpoint (the studio stops a stale one: tests/test_stopped_analysis.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contractstudio.reading import give_way
-
-SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "multidoc_qa.contract.yaml"
+from contractstudio.studio import give_way
 
 
 @pytest.fixture(autouse=True)
@@ -37,11 +35,6 @@ def waits_for_the_key(work: Callable[[], object]) -> None:
     give_way.keys_done()
     thread.join(10)
     assert not thread.is_alive()
-
-
-def many_documents(count: int) -> str:
-    sample = SAMPLE.read_text(encoding="utf-8")
-    return "---\n".join(sample.replace("name: multidoc_qa\n", f"name: multidoc_qa_{n}\n") for n in range(count))
 
 
 def test_a_background_checkpoint_waits_while_a_key_is_handled_and_goes_on_once_it_is_drawn() -> None:
@@ -83,35 +76,6 @@ def test_a_module_a_background_thread_imports_while_a_key_is_handled_waits_for_i
         waits_for_the_key(lambda: __import__("imported_in_the_background"))
     assert sys.modules["imported_in_the_background"].VALUE == 1
     assert not any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)  # gone once the studio is
-
-
-def test_a_big_texts_rows_and_documents_are_worked_out_between_keys() -> None:
-    from contractstudio.editing.cursor import document_starts
-    from contractstudio.reading.source import document_markers, text_rows
-
-    text = many_documents(60) * 4  # past one piece of text_rows
-    waits_for_the_key(lambda: text_rows(text))
-    waits_for_the_key(lambda: document_markers(text))
-    waits_for_the_key(lambda: document_starts(text + "\n"))
-
-
-def test_a_file_of_many_documents_is_read_and_analyzed_between_keys() -> None:
-    from contractstudio.analysis.check import check_text
-    from contractstudio.analysis.incremental import Analyzer
-
-    text = many_documents(8)
-    waits_for_the_key(lambda: check_text(text, "many.contract.yaml"))  # the first analysis: every document
-    analyzer = Analyzer()
-    analyzer.check(text, "many.contract.yaml")
-    edited = text.replace("name: multidoc_qa_3\n", "name: multidoc_qa_3x\n")
-    waits_for_the_key(lambda: analyzer.check(edited, "many.contract.yaml"))  # an edit: its document, then the rest kept
-
-
-def test_one_document_s_rules_give_way_between_them() -> None:
-    from contractstudio.analysis.check import check_text, run_rules
-
-    [loaded] = check_text(SAMPLE.read_text(encoding="utf-8"), "one.contract.yaml").documents
-    waits_for_the_key(lambda: run_rules(loaded))
 
 
 def test_an_import_that_waits_for_a_key_never_holds_up_an_import_on_the_keys_thread(tmp_path: Path,

@@ -137,7 +137,7 @@ def test_a_server_on_a_private_network_is_not_this_machine(tmp_path: Path, base:
 def test_the_analyzer_never_reads_the_users_config_the_face_gives_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """CON110 asks the analysis context for the servers the user named: the face reads config.yaml once, the rule never."""
-    from contractstudio.reading import user_config
+    from contractstudio import user_config
 
     reads: list[Path] = []
     real = user_config.load_user_config
@@ -160,8 +160,8 @@ def test_the_analyzer_never_reads_the_users_config_the_face_gives_it(tmp_path: P
 
 
 def test_the_studio_and_the_language_server_read_the_users_config_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio import user_config
     from contractstudio.lsp.analyses import Analyses
-    from contractstudio.reading import user_config
     from contractstudio.studio.app import StudioApp
 
     reads: list[Path] = []
@@ -183,7 +183,7 @@ def test_the_studio_and_the_language_server_read_the_users_config_once(tmp_path:
 
 
 def test_a_call_reads_the_users_config_only_when_its_file_names_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from contractstudio.reading import user_config
+    from contractstudio import user_config
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usual-variable-0000000000")
     reads: list[Path] = []

@@ -28,34 +28,48 @@ def server():
         yield srv
 
 
-WHOLE = CallOptions(wait=False, watch_for=None)  # nothing watches the chunks: a whole reply, not streamed
-STREAMED = CallOptions(wait=False)  # the output's clauses are watched on a prefix: the reply streams
-
-
-def call(server: OpenAIServer, model: str = "openai/test-model", options: CallOptions = WHOLE) -> Any:
+def call(server: OpenAIServer, model: str = "openai/test-model", *, streamed: bool = True) -> Any:
+    """A call whose reply streams (its output has clauses decided on a prefix), or comes whole (nothing watches)."""
+    options = CallOptions(wait=False) if streamed else CallOptions(wait=False, watch_for=None)
     return cs.load(QA).call(INPUT, model, api_base=server.base_url, api_key=KEY, options=options)
 
 
-def test_without_a_callback_litellm_does_not_log_each_call_in_the_background(server: OpenAIServer,
+# What litellm hands its thread pool to log a call: a whole reply's success handler, or a stream's per-chunk logging
+LOGGING = {"success_handler", "run_success_logging_and_cache_storage"}
+
+
+def _record_background(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """litellm's thread pool (as litellm.utils and its stream reader both use it), recording what it is handed."""
+    import litellm
+    from litellm.litellm_core_utils import streaming_handler
+
+    handed: list[str] = []
+
+    class Recorder:
+        def submit(self, fn: Any, *args: Any, **kwargs: Any) -> None:
+            handed.extend(getattr(f, "__name__", "?") for f in (fn, *args[:1]) if callable(f))
+
+    monkeypatch.setattr(litellm.utils.executor, "executor", Recorder())  # the pool behind our gate of each
+    monkeypatch.setattr(streaming_handler.executor, "executor", Recorder())
+    return handed
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_without_a_callback_litellm_does_not_log_each_call_in_the_background(server: OpenAIServer, streamed: bool,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     call(server)  # litellm imported and set up
     import litellm
 
-    handed: list[str] = []
-
-    class Recorder:  # litellm's thread pool, recording what it is handed instead of running it
-        def submit(self, fn: Any, *args: Any, **kwargs: Any) -> None:
-            handed.append(getattr(args[0] if args else fn, "__name__", "?"))
-
-    monkeypatch.setattr(litellm.utils.executor, "executor", Recorder())
-    assert call(server).successful
-    assert "success_handler" not in handed
+    handed = _record_background(monkeypatch)
+    assert call(server, streamed=streamed).successful
+    assert not LOGGING & set(handed)
     monkeypatch.setattr(litellm, "success_callback", [lambda *a: None])  # someone listens: handed over again
-    assert call(server).successful
-    assert "success_handler" in handed
+    assert call(server, streamed=streamed).successful
+    assert LOGGING & set(handed)
 
 
-def test_litellms_own_cache_entry_without_a_cache_is_nobody_listening(server: OpenAIServer,
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_litellms_own_cache_entry_without_a_cache_is_nobody_listening(server: OpenAIServer, streamed: bool,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # Importing litellm's Vertex context caching (any Gemini call) builds a `Cache` of its own, which adds "cache" to
     # the success callbacks for good; with no `litellm.cache` set that entry does nothing, and it made every later
@@ -63,24 +77,20 @@ def test_litellms_own_cache_entry_without_a_cache_is_nobody_listening(server: Op
     call(server)
     import litellm
 
-    handed: list[str] = []
-
-    class Recorder:
-        def submit(self, fn: Any, *args: Any, **kwargs: Any) -> None:
-            handed.append(getattr(args[0] if args else fn, "__name__", "?"))
-
-    monkeypatch.setattr(litellm.utils.executor, "executor", Recorder())
+    handed = _record_background(monkeypatch)
     monkeypatch.setattr(litellm, "success_callback", ["cache"])
     monkeypatch.setattr(litellm, "_async_success_callback", ["cache"])
     monkeypatch.setattr(litellm, "cache", None)
-    assert call(server).successful
-    assert "success_handler" not in handed
+    assert call(server, streamed=streamed).successful
+    assert not LOGGING & set(handed)
     monkeypatch.setattr(litellm, "cache", litellm.Cache(type="local"))  # a cache the user set reads every reply
-    assert call(server).successful
-    assert "success_handler" in handed
+    assert call(server, streamed=streamed).successful
+    assert LOGGING & set(handed)
 
 
-def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAIServer, streamed: bool,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     call(server)
     import litellm
 
@@ -88,27 +98,27 @@ def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAISe
     replies: list[Any] = []
 
     def on_success(kwargs: Any, response: Any, start: Any, end: Any) -> None:
-        replies.append(response)
-        seen.set()
+        # a stream's callback is also called with its chunks (litellm's way); the whole reply comes once it ended
+        if hasattr(response.choices[0], "message"):
+            replies.append(response)
+            seen.set()
 
     monkeypatch.setattr(litellm, "success_callback", [on_success])
-    result = call(server)
+    result = call(server, streamed=streamed)
     assert seen.wait(10) and result.successful
     assert replies[0].choices[0].message.content == GOOD
 
 
-@pytest.mark.parametrize("options", [WHOLE, STREAMED], ids=["whole", "streamed"])
-def test_the_cost_is_litellms_price_of_the_reply(server: OpenAIServer, options: CallOptions) -> None:
+def test_the_cost_is_litellms_price_of_the_reply(server: OpenAIServer) -> None:
     import litellm
 
-    result = call(server, "openai/gpt-4o-mini", options)  # a model in litellm's offline price map
+    result = call(server, "openai/gpt-4o-mini")  # a model in litellm's offline price map
     [reply] = result.trace.of(ModelReply)
-    assert (reply.chunk_ends is not None) is (options is STREAMED)
     prompt, completion = litellm.cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=reply.prompt_tokens,
                                                 completion_tokens=reply.completion_tokens)
     price = prompt + completion
     assert reply.cost_usd > 0 and reply.cost_usd == pytest.approx(price)
-    unpriced = call(server, options=options).trace.of(ModelReply)[0]  # a model with no price costs 0, never an error
+    unpriced = call(server).trace.of(ModelReply)[0]  # a model litellm has no price for costs 0, never an error
     assert unpriced.cost_usd == 0.0
 
 

@@ -89,22 +89,22 @@ def test_missing_handler_is_a_clear_error() -> None:
 
 
 def test_events_go_to_the_sink_in_order() -> None:
-    seen: list[dict[str, Any]] = []
+    seen: list[Any] = []
     run = PipelineRunner.from_file(RAG).run({"user_query": "q"}, rag_handlers("[DIRECT:] hi"), on_event=seen.append)
     assert seen == run.events
-    assert [(e["type"], e.get("step")) for e in seen[:4]] == [("step_start", "route"), ("step_end", "route"),
+    assert [(e.type, e.get("step")) for e in seen[:4]] == [("step_start", "route"), ("step_end", "route"),
                                                               ("step_start", "dispatch"), ("step_end", "dispatch")]
     assert seen[3]["route"] == "on_direct" and seen[3]["next"] == "answer" and seen[3]["ok"] is True
-    assert seen[-1]["type"] == "result" and seen[-1]["successful"] is True
-    assert [e["seq"] for e in seen] == list(range(len(seen)))
-    assert all(e["stage"] == "pipeline" for e in seen)
+    assert seen[-1].type == "result" and seen[-1]["successful"] is True
+    assert [e.seq for e in seen] == list(range(len(seen)))
+    assert all(e.stage == "pipeline" for e in seen)
 
 
 def test_failing_step_emits_its_end_event_before_raising() -> None:
-    seen: list[dict[str, Any]] = []
+    seen: list[Any] = []
     with pytest.raises(PipelineAssertionError):
         PipelineRunner.from_file(RAG).run({"user_query": "q"}, rag_handlers("[SEMANTIC:]"), on_event=seen.append)
-    assert seen[-1]["type"] == "step_end" and seen[-1]["ok"] is False and seen[-1]["step"] == "search"
+    assert seen[-1].type == "step_end" and seen[-1]["ok"] is False and seen[-1]["step"] == "search"
 
 
 def test_step_limit_stops_a_loop_the_replies_never_leave() -> None:
@@ -216,3 +216,25 @@ def test_a_reply_no_prefix_matches_names_the_missing_on_other_once() -> None:
     sim = simulate(pipeline, "garbage")
     assert sim.outcome == "dead_end"
     assert sim.message == "step 'dispatch': no prefix matches the reply, and the step has no on_other"
+
+
+def test_a_pipeline_run_emits_typed_events_as_a_contract_call_does() -> None:
+    # Issue 36, point 8: the runner emitted dicts where the engine emits typed events; now both are runtime.events'
+    # Event, so the CLI, the studio, eval and a trace read one kind of event, and a trace line keeps its shape.
+    from contractstudio.runtime.events import Event
+    from contractstudio.runtime.pipeline_events import PipelineFinished, StepEnded, StepStarted
+    from contractstudio.runtime.trace import Trace
+
+    run = PipelineRunner.from_file(RAG).run({"user_query": "q"}, rag_handlers("[DIRECT:] hi"))
+    assert all(isinstance(e, Event) for e in run.events)
+    assert [type(e) for e in run.events[:2]] == [StepStarted, StepEnded] and isinstance(run.events[-1], PipelineFinished)
+    first_end, last_end = run.events[1], [e for e in run.events if isinstance(e, StepEnded)][-1]
+    assert isinstance(first_end, StepEnded) and (first_end.step, first_end.ok, first_end.route) == ("route", True, "next")
+    lines = Trace(run.events).to_dicts()
+    assert [line["seq"] for line in lines] == list(range(len(lines)))
+    assert {k: v for k, v in lines[1].items() if k not in ("t", "duration_s")} == {
+        "seq": 1, "stage": "pipeline", "type": "step_end", "step": "route", "action": "call_model", "ok": True,
+        "route": "next", "next": "dispatch"}
+    assert "next" in Trace([last_end]).to_dicts()[0] and Trace([last_end]).to_dicts()[0]["next"] is None  # the end
+    assert {k: v for k, v in lines[-1].items() if k != "t"} == {"seq": len(lines) - 1, "stage": "pipeline", "type": "result",
+                                                               "successful": True, "steps": len(run.path)}

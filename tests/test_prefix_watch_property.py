@@ -159,20 +159,20 @@ def _passes(plan: CompiledContract, reply: str) -> bool:
 def test_the_generated_contracts_are_read_by_the_analyzer_as_the_runtime_reads_them() -> None:
     # the monotone forms the generator writes are classified: some kept, some refused (so both paths are exercised)
     from contractstudio.analysis.monotone import monotonicity
-    from contractstudio.documents.types import TypeSystem
 
-    types = TypeSystem.from_decls(Contract.model_validate({
+    plan = CompiledContract.of_document(Contract.model_validate({
         "kind": "contract", "name": "p", "input": "str", "output": "T", "prompt": "x",
-        "types": {"T": {"fields": {"f": {"type": "str"}, "n": {"type": "int"}}}}}).types)
-    kept = [c for c in _CONDITIONS if monotonicity(c.format(f="f"), None, types, "T").problem is None]
+        "types": {"T": {"fields": {"f": {"type": "str"}, "n": {"type": "int"}}}}}))
+    schema = plan.output.json_schema()
+    kept = [c for c in _CONDITIONS if monotonicity(c.format(f="f"), None, schema).problem is None]
     assert 0 < len(kept) < len(_CONDITIONS)
-    assert all(monotonicity(c.format(f="n"), None, types, "T").problem for c in _CONDITIONS)
+    assert all(monotonicity(c.format(f="n"), None, schema).problem for c in _CONDITIONS)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data(), spec=_contract(), mode=st.sampled_from(["off", "off", "json_object"]))
 def test_no_reply_the_watch_stops_would_have_passed_when_whole(data: Any, spec: dict[str, Any], mode: str) -> None:
-    plan = CompiledContract(Contract.model_validate(spec))
+    plan = CompiledContract.of_document(Contract.model_validate(spec))
     watch_maker = watch_for
     schema = plan.output.json_schema()
     defs = schema.get("$defs", {})

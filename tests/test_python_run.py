@@ -130,7 +130,7 @@ def test_eval_runs_a_trusted_class_over_a_dataset_each_row_through_the_engine(pr
                  "--trust", "--out", str(out)])
     captured = capsys.readouterr()
     records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
-    assert code == 0 and "successful: 2 (100.0%)" in captured.out
+    assert code == 0 and "successful: 2 (100.0% [34.2, 100.0])" in captured.out
     assert "row 3: input.text: required field is missing (skipped)" in captured.err  # checked against forward's annotation
     assert (records["first-try"]["contract"], records["first-try"]["llm_calls"]) == ("Answerer", 1)
     assert (records["remedied"]["successful"], records["remedied"]["attempts"]) == (True, 1)

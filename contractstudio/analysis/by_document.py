@@ -13,6 +13,9 @@ or a file a dialect reads whole, a directive (`%YAML` applies across the cut), N
 no `kind:` (dialects read those, maybe with base files), a `--dialect`, and any analysis in which a budget ran
 out (YML006, or the file's expression budget spent: then the order documents are analyzed in matters).
 
+Each chunk analyzed is kept as soon as it is (an analysis stopped midway, as the studio stops a stale one, keeps
+the documents it finished); the chunks of the last complete analysis replace them all.
+
 The file's regex budget is time, not work, and is renewed per analysis: a kept document spends none of it again.
 A hook module changed on disk is seen by the documents analyzed again; reopening the file analyzes them all.
 """
@@ -29,8 +32,7 @@ from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.dialect_registry import for_file
-from contractstudio.reading.dialects import NATIVE
-from contractstudio.reading.give_way import give_way
+from contractstudio.reading.kinds import NATIVE
 from contractstudio.reading.source import SourceDocument, SourceFile, document_chunks
 
 if TYPE_CHECKING:
@@ -73,19 +75,21 @@ class DocumentsKept:
             self.forget()
             return None
         if self._key != (path, ctx):
-            self._key, self._chunks = (path, ctx), {}
+            self._chunks = {}  # first: an analysis stopped between the two never pairs old chunks with the new key
+            self._key = (path, ctx)
         source = SourceFile(path=path, text=text)
         regex, spend = file_regex_budget(), ExpressionBudget(what="this file's analysis")
         seen: dict[tuple[str, int, int], Chunk] = {}
         with shared_budget(regex), shared_expression_budget(spend):
             for line, piece in chunks:
-                give_way()  # in the studio's worker: a key typed meanwhile is handled first (reading/give_way.py)
                 if stopped():
                     raise AnalysisStopped(path)
                 key = (piece, line, len(source.documents))
                 chunk = self._chunks.get(key)
                 if chunk is None:
                     chunk = _analyze_chunk(source, piece, line, ctx, regex, expressions, spend)
+                    if not (spend.spent or spend.reported) and _complete([chunk]):
+                        self._chunks[key] = chunk  # kept at once: an analysis stopped after it still has it
                 else:
                     spend.used += chunk.spent
                     for item in chunk.loaded:  # its lines are this text's lines: positions map the same

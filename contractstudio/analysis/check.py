@@ -12,17 +12,16 @@ from pathlib import Path
 from contractstudio.analysis.loaded import Context, ExpressionChecks, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
 from contractstudio.analysis.shape import validate
+from contractstudio.collector import paused_gc
 from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
 from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic, finalize, make
-from contractstudio.reading.collector import paused_gc
 from contractstudio.reading.dialect_registry import for_file
-from contractstudio.reading.dialects import NATIVE, read_dialects
 from contractstudio.reading.dialects.synth import relocate, texts
+from contractstudio.reading.dialects.translate import read_dialects
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
-from contractstudio.reading.give_way import give_way
-from contractstudio.reading.kinds import KNOWN_KINDS
+from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE
 from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 from contractstudio.trust import hook_folder
 
@@ -59,7 +58,6 @@ def run_rules(item: Loaded) -> list[Diagnostic]:
         passes.append(constraint_findings)
     passes += [entry.run for entry in rules_for(kind)]
     for run in passes:
-        give_way()  # a document's rules take milliseconds: a key typed meanwhile waits for one rule at most
         try:
             found.extend(run(item))
         except RecursionError:
@@ -107,7 +105,6 @@ def _analyze(source: SourceFile, ctx: Context | None, expressions: ExpressionChe
     # expression the rules evaluate (scenario conditions) on one expression budget of the file.
     with shared_budget(budget), shared_expression_budget(ExpressionBudget(what="this file's analysis")):
         for doc in source.documents:
-            give_way()  # in the studio's worker: a key typed meanwhile is handled first (reading/give_way.py)
             item, findings = analyze_document(source, doc, ctx, budget, expressions)
             loaded.append(item)
             found.extend(findings)
@@ -120,7 +117,6 @@ def analyze_document(source: SourceFile, doc: SourceDocument, ctx: Context, rege
     which the caller holds)."""
     model, shape = validate(doc, source.path)
     found = list(shape)
-    give_way()
     item = load(source.path, source.text, doc, model, ctx, regex)
     item.source = source  # positions of inherited parts map back to their base file (Loaded.place)
     item.expression_cache = expressions

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from contractstudio.analysis.by_document import AnalysisStopped, DocumentsKept
 from contractstudio.analysis.check import Context, FileReport, analyze_source, is_python, read_any, read_file_source
-from contractstudio.reading.collector import paused_gc
+from contractstudio.collector import paused_gc
 from contractstudio.reading.reread import reread
 from contractstudio.reading.source import SourceFile
 

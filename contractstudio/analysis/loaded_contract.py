@@ -99,8 +99,7 @@ class LoadedContract(Loaded):
         c = self.contract
         schema = output_schema(self.types, c.output) if c.output else None
         decoder = frozenset((x.path, x.keyword) for x in found.compiled.enforced_by("decoder")) if found else frozenset()
-        return prefix_plan(schema, mode=mode, json_reply=c.json_reply, post=c.post, types=self.types, output=c.output or "",
-                           decoder=decoder)
+        return prefix_plan(schema, mode=mode, json_reply=c.json_reply, post=c.post, decoder=decoder)
 
     def no_structure(self) -> str:
         """Why `structure` is None, in words (`check --verbose`): no model named, or an output type with no schema."""

@@ -24,7 +24,6 @@ from typing import Any
 from contractstudio.analysis.monotone import Monotonicity, monotonicity
 from contractstudio.documents.models import Condition
 from contractstudio.documents.patterns import parse_pattern, pattern_problem
-from contractstudio.documents.types import TypeSystem
 
 ANY_KIND = frozenset({"string", "number", "object", "array", "literal"})
 _REF = "#/$defs/"
@@ -280,10 +279,9 @@ def syntax_clause(mode: str, json_reply: str) -> PrefixClause:
 
 
 def prefix_plan(schema: dict[str, Any] | None, *, mode: str = "off", json_reply: str = "lenient",
-                post: Sequence[Condition] = (), types: TypeSystem | None = None, output: str = "",
-                decoder: frozenset[tuple[str, str]] = frozenset()) -> PrefixPlan:
+                post: Sequence[Condition] = (), decoder: frozenset[tuple[str, str]] = frozenset()) -> PrefixPlan:
     """The classification of an output type's clauses (its JSON Schema; None when it cannot be written) and of the
-    post conditions (those marked monotone, checked to be so against the declared types). `decoder`: the clauses
+    post conditions (those marked monotone, checked to be so against the same schema). `decoder`: the clauses
     (path, keyword) the structured-output decoder enforces, left out of the list (the watch never sees them broken)."""
     builder = _Builder(schema or {}, decoder)
     root = builder.slot(schema, "") if schema is not None else Slot()
@@ -294,8 +292,7 @@ def prefix_plan(schema: dict[str, Any] | None, *, mode: str = "off", json_reply:
         if not getattr(cond, "monotone", False):
             clauses.append(PrefixClause(where, "post", False, "not marked monotone: judged on the whole output"))
             continue
-        found = monotonicity(cond.assert_, cond.when, types, output) if types is not None else \
-            Monotonicity((), "a Python contract's conditions are not read by the analyzer", False)
+        found = monotonicity(cond.assert_, cond.when, schema)
         if found.problem is None:
             monotone.append((index, found))
         clauses.append(PrefixClause(where, "post", found.problem is None, found.problem or "monotone in the output: "

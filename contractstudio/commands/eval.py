@@ -68,7 +68,27 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--address", metavar="ADDR", help="the Ray cluster to join (default: start a local one)")
     v.add_argument("--baseline", metavar="OLD.jsonl", help="compare with an earlier results file: metrics and flipped rows")
     v.add_argument("--traces", metavar="DIR", help="write each row's trace to DIR/row-N.jsonl instead of embedding it")
-    v.add_argument("--fail-under", type=float, metavar="RATE", help="exit 1 when the success rate is below RATE (0-1)")
+    gate = v.add_mutually_exclusive_group()
+    gate.add_argument("--fail-under", type=float, metavar="RATE",
+                      help="exit 1 unless the success rate is surely at least RATE (0-1): its 95%% interval's lower bound")
+    gate.add_argument("--fail-under-point", type=float, metavar="RATE",
+                      help="exit 1 when the success rate itself (no interval) is below RATE (0-1)")
+    v.add_argument("--stop-when-decided", action="store_true",
+                   help="stop as soon as a sequential test (SPRT) decides the --fail-under gate either way; "
+                        "says how many rows and how much money that saved")
+    v.add_argument("--decide-margin", type=float, default=0.05, metavar="M",
+                   help="--stop-when-decided tells RATE-M (fail) from RATE+M (pass), each wrong at most 5%% of the time "
+                        "(default 0.05)")
+    v.add_argument("--sweep", metavar="CONDITION",
+                   help="with --judge: move CONDITION's numeric threshold over the labelled rows; a table of false fails "
+                        "against false passes and the threshold --objective chooses")
+    v.add_argument("--objective", default="balanced", metavar="OBJ",
+                   help="what --sweep minimises: balanced (false fails + false passes, the default), fewest-false-passes, "
+                        "fewest-false-fails, or cost:R (a false pass costs R false fails)")
+    v.add_argument("--write-threshold", action="store_true",
+                   help="with --sweep: write the chosen threshold into the file (the editor's quick fix)")
+    v.add_argument("--otlp", metavar="URL", help="send each row's OpenTelemetry spans to this OTLP/HTTP endpoint "
+                   "(as OTEL_EXPORTER_OTLP_ENDPOINT does; needs the otel extra)")
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.add_argument("--quiet", action="store_true", help="no progress output")
     v.add_argument("--trust", action="store_true", help="trust the file's folder: python: hooks, keys where it says")
@@ -164,7 +184,13 @@ def _config(args: argparse.Namespace) -> Any:
         limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine, workers=args.workers,
         address=args.address, baseline=Path(args.baseline) if args.baseline else None,
         trust=Trust.for_command([path], args.trust).allows(path),  # the file's own folder decides
-        trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect, structured=args.structured)
+        trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect, structured=args.structured,
+        stop_when_decided=_gate(args) if args.stop_when_decided else None, decide_margin=args.decide_margin)
+
+
+def _gate(args: argparse.Namespace) -> float | None:
+    """The rate the run must reach (--fail-under or --fail-under-point), or None."""
+    return args.fail_under if args.fail_under is not None else args.fail_under_point
 
 
 def _usage(args: argparse.Namespace) -> str | None:
@@ -187,8 +213,23 @@ def _usage(args: argparse.Namespace) -> str | None:
         value = getattr(args, name)
         if value is not None and value <= 0:
             return f"--{name} must be positive"
-    if args.fail_under is not None and not 0 <= args.fail_under <= 1:
-        return "--fail-under is a rate between 0 and 1"
+    for name in ("fail_under", "fail_under_point"):
+        if getattr(args, name) is not None and not 0 <= getattr(args, name) <= 1:
+            return f"--{name.replace('_', '-')} is a rate between 0 and 1"
+    if (args.sweep or args.write_threshold) and not args.judge:
+        return "--sweep and --write-threshold measure a condition against labelled outputs: give --judge"
+    if args.write_threshold and not args.sweep:
+        return "--write-threshold writes the threshold --sweep CONDITION chooses: give --sweep"
+    from contractstudio.evaluation.sweep import objective_problem
+
+    if args.sweep and (problem := objective_problem(args.objective)):
+        return problem
+    if args.stop_when_decided and _gate(args) is None:
+        return "--stop-when-decided decides a gate: give it --fail-under RATE (or --fail-under-point RATE)"
+    if args.stop_when_decided and not 0 < (_gate(args) or 0) < 1:
+        return "--stop-when-decided decides a gate strictly between 0 and 1 (a rate of 1 is decided by the first failure)"
+    if args.stop_when_decided and not 0 < args.decide_margin < 0.5:
+        return "--decide-margin is a rate between 0 and 0.5 (exclusive)"
     if args.resume and not args.out:
         return "--resume needs --out RESULTS.jsonl (the file to continue)"
     if args.out and Path(args.out).exists() and not (args.resume or args.overwrite) and Path(args.out).stat().st_size:
@@ -234,6 +275,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         view.finish()
     summary = outcome.summary
+    if args.sweep:
+        from contractstudio.evaluation.sweep import SweepError, sweep_file
+
+        try:
+            summary["sweep"] = sweep_file(_config(args), args.sweep, args.objective, write=args.write_threshold)
+        except SweepError as err:
+            return usage_error(str(err))
     if args.json:
         doc: dict[str, Any] = {"summary": summary}
         if outcome.comparison is not None:
@@ -251,12 +299,20 @@ def run(args: argparse.Namespace) -> int:
             from contractstudio.evaluation.judge import render as render_judge
 
             print(printable(redact(render_judge(summary["judge"])), lines=True))
+            if "sweep" in summary:
+                from contractstudio.evaluation.sweep import render as render_sweep
+
+                print(printable(redact(render_sweep(summary["sweep"])), lines=True))
         else:
             print(printable(redact(render(summary)), lines=True))
         if outcome.comparison is not None:
             from contractstudio.evaluation.compare import render as render_comparison
 
             print(printable(redact(render_comparison(outcome.comparison)), lines=True))
+        if "sequential" in summary:
+            from contractstudio.evaluation.summary import sequential_text
+
+            print(printable(sequential_text(summary)))
         if outcome.out is not None:
             print(printable(f"results: {outcome.out}"))
     if outcome.interrupted:
@@ -269,11 +325,12 @@ def run(args: argparse.Namespace) -> int:
     if empty is not None:
         print(f"contractstudio: eval failed: {empty}", file=sys.stderr)
         return EXIT_PROBLEM
-    rate = summary.get("success_rate", summary.get("reached_end_rate", 0.0))
-    if args.fail_under is not None and rate < args.fail_under:
-        what = "the success rate" if "success_rate" in summary else "the rate of rows that reached an end"
-        print(f"contractstudio: eval failed: {what} {100 * rate:.1f}% is under --fail-under {100 * args.fail_under:.1f}%",
-              file=sys.stderr)
+    from contractstudio.evaluation.summary import gate_failure
+
+    gate = _gate(args)
+    failure = gate_failure(summary, gate, point=args.fail_under_point is not None) if gate is not None else None
+    if failure is not None:
+        print(f"contractstudio: eval failed: {failure}", file=sys.stderr)
         return EXIT_PROBLEM
     return EXIT_OK
 

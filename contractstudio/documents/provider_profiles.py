@@ -82,6 +82,13 @@ class ProviderProfile:
     int_only_bounds: bool = False  # numeric bounds only on integers (llama.cpp)
     min_items_max: int | None = None  # minItems above this is not supported (Anthropic: 0 or 1)
     simple_patterns_only: bool = False  # no backreferences, look-around or \b (Anthropic)
+    # Replies stream (and a clause broken on a prefix stops them early: runtime/streaming.py) where the streamed path
+    # is verified against the provider's stream shape and its faults (tests/test_faults.py, tests/test_live_streaming.py):
+    # OpenAI and OpenAI-compatible servers. Other providers get whole replies, checked after they end.
+    streams: bool = False
+    # Modes whose replies do not stream: OpenAI may refuse a strict schema, and litellm's stream reader drops the
+    # refusal (`delta.refusal`), so the fallback on a refusal would never happen; such a reply comes whole.
+    whole_in: tuple[Mode, ...] = ()
 
     def removes(self, keyword: str) -> str | None:
         """Why this provider cannot be sent `keyword` (None: it can)."""
@@ -94,7 +101,7 @@ def _all(keys: tuple[str, ...], reason: str) -> tuple[tuple[str, str], ...]:
 
 OPENAI = ProviderProfile(
     name="openai", strict=True, source=OPENAI_SOURCE, all_required=True, closed_objects=True, object_root=True,
-    needs_types=True,
+    needs_types=True, streams=True, whole_in=("json_schema",),
     # The guide (OPENAI_SOURCE, "Objects have limitations on nesting depth and size", read 2026) now states: up to
     # 5,000 object properties with up to 10 levels of nesting; up to 1,000 enum values across all enum properties;
     # property names, definition names, enum and const values of at most 120,000 characters together; and for one
@@ -154,7 +161,7 @@ GUIDED = ProviderProfile(
 # `openai/...` at an api_base that is not OpenAI's: an OpenAI-compatible server, whose `response_format` reaches it as
 # sent and whose own decoder enforces a schema, so `auto` sends one whatever litellm knows of the model's name (in
 # one of SHAPES; runtime/structured.py learns which one each server takes).
-OPENAI_COMPATIBLE = replace(GUIDED, default_mode="json_schema", asks_litellm=False, request_shapes=SHAPES)
+OPENAI_COMPATIBLE = replace(GUIDED, default_mode="json_schema", asks_litellm=False, request_shapes=SHAPES, streams=True)
 
 NONE = ProviderProfile(name="none", strict=False, source="no structured-output mode is known for this model",
                        schema_mode=False, json_mode=False, default_mode="off")
@@ -248,7 +255,7 @@ def _openai_schema_model(bare: str) -> bool:
 
 # Older OpenAI chat models: JSON mode only (no json_schema response format).
 _JSON_ONLY_OPENAI = ProviderProfile(name="openai", strict=False, source=OPENAI_SOURCE, schema_mode=False,
-                                    default_mode="json_object")
+                                    default_mode="json_object", streams=True)
 
 
 def facts_table() -> str:

@@ -21,7 +21,6 @@ from typing import Any
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.editing.text import rows
 from contractstudio.findings.diagnostics import Span
-from contractstudio.reading.give_way import give_way
 from contractstudio.reading.kinds import KIND_LINE
 from contractstudio.reading.source import document_markers
 
@@ -157,7 +156,6 @@ def document_starts(text: str) -> tuple[int, ...]:
     starts: list[int] = []
     row = previous = 0  # the row and offset where the text since the last `---` line begins
     for at in document_markers(text):
-        give_way()
         row += text.count("\n", previous, at)
         if _has_content(text, previous, at):
             starts.append(row)
@@ -329,7 +327,7 @@ def _locate(lines: Sequence[str], line: int, column: int, known: FileReport | No
     word_span = Span(line, col0 - len(word) + 1, line, col0 + len(after) + 1)
     top = _doc_start(lines, li)
     doc = document_index(lines, li, known)
-    bottom = next((j for j in range(li + 1, len(lines)) if _DOC_SEP.match(lines[j])), len(lines))
+    bottom = len(lines)  # the lines below are read as far as they are needed: each scan stops at a `---` itself
 
     owner = _block_scalar_owner(lines, li, col0, top)
     if owner is not None:

@@ -66,7 +66,10 @@ class Comparison:
         metrics = []
         for name, path in METRICS:
             before, after = _get(base, path), _get(current, path)
-            metrics.append({"metric": name, "before": before, "after": after, "delta": after - before})
+            entry = {"metric": name, "before": before, "after": after, "delta": after - before}
+            if name in (base.get("intervals") or {}) and name in (current.get("intervals") or {}):
+                entry["before_interval"], entry["after_interval"] = base["intervals"][name], current["intervals"][name]
+            metrics.append(entry)
         flips = sorted(self.flips, key=lambda f: int(f.get("row") or 0))
         return {"baseline": str(self.path), "baseline_rows": base["rows"], "matched_rows": self.matched,
                 "structured_output": {"before": base.get("structured_output", {}), "after": current.get("structured_output", {})},
@@ -91,6 +94,10 @@ def render(report: dict[str, Any]) -> str:
         fmt = (lambda v: f"{100 * v:.1f}%") if rate else (lambda v: f"{v:,.6g}")
         sign = "+" if m["delta"] > 0 else ""
         delta = f"{sign}{100 * m['delta']:.1f} pts" if rate else f"{sign}{m['delta']:,.6g}"
+        if "before_interval" in m:  # a rate of rows: each side with its 95% interval
+            lines.append(f"  {m['metric']:<26} {_with(m['before'], m['before_interval']):>24} -> "
+                         f"{_with(m['after'], m['after_interval']):<24} ({delta})")
+            continue
         lines.append(f"  {m['metric']:<26} {fmt(m['before']):>12} -> {fmt(m['after']):<12} ({delta})")
     lines.append(f"flipped rows: {report['fixed']} now successful, {report['broken']} now failing")
     for f in report["flipped"][:MAX_FLIPS_SHOWN]:
@@ -98,6 +105,10 @@ def render(report: dict[str, Any]) -> str:
     if len(report["flipped"]) > MAX_FLIPS_SHOWN:
         lines.append(f"  ... and {len(report['flipped']) - MAX_FLIPS_SHOWN} more (--json lists them all)")
     return shown_lines(lines)
+
+
+def _with(rate: float, found: dict[str, float]) -> str:
+    return f"{100 * rate:.1f}% [{100 * found['low']:.1f}, {100 * found['high']:.1f}]"
 
 
 def _modes(rows_by_mode: dict[str, int] | None) -> str:

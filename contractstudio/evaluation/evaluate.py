@@ -69,6 +69,9 @@ class EvalConfig:
     name: str | None = None  # which document of a file with several
     dialect: str | None = None  # read the file as this format (--dialect); None: by folder setting and shape
     structured: str | None = None  # --structured: overrides the contract's llm.structured_output for every row
+    stop_when_decided: float | None = None  # the gate's rate: stop once a sequential test (stats.Sprt) decides it
+    decide_margin: float = 0.05  # the test's indifference zone: rate - margin (fail) against rate + margin (pass)
+    decide_errors: float = 0.05  # the chance of each wrong decision at the zone's edges (alpha = beta)
 
 
 @dataclass(slots=True)
@@ -184,7 +187,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
     DatasetError or ResultsError for what cannot start. `sleep` does the local engine's waits (tests record them)."""
     from contractstudio.analysis.check import kind_of_text
-    from contractstudio.reading.dialects import sniff_kind
+    from contractstudio.reading.dialect_registry import sniff_kind
 
     text = cfg.target.read_text(encoding="utf-8")
     planned = count_rows(cfg.data, cfg.data_format)
@@ -245,6 +248,14 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     recordings = _Recordings(cfg.replay) if cfg.mode == "replay" and cfg.replay is not None else None
 
     progress = Progress(planned=max(planned - len(already), 0), resumed=len(already))
+    sprt = None
+    if cfg.stop_when_decided is not None:
+        from contractstudio.evaluation.stats import Sprt
+
+        sprt = Sprt(cfg.stop_when_decided, cfg.decide_margin, cfg.decide_errors, cfg.decide_errors)
+        resumed_ok = tally.outcomes["first_try"] + tally.outcomes["remedied"] + tally.outcomes["end"]
+        for i in range(tally.rows):  # the rows of a resumed run count as if they had run now
+            sprt.add(i < resumed_ok)
     bad: list[BadRow] = []
 
     def skip(item: BadRow) -> None:
@@ -279,9 +290,10 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     interrupted = False
     started = time.perf_counter()
     commit = getattr(getattr(runner, "store", None), "commit", None)  # the replies of the rows done so far, first
+    records = _engine(cfg, kind, job, runner, rows(), workers)
     try:
         with _kept_out_of_collections():
-            for rec in _engine(cfg, kind, job, runner, rows(), workers):
+            for rec in records:
                 if rec is None:
                     if on_progress is not None:
                         on_progress("tick", None, progress)
@@ -290,7 +302,8 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                     commit()
                 if writer is not None:
                     writer.write(rec)
-                if tally.add(rec) and judged is not None:
+                counted = tally.add(rec)
+                if counted and judged is not None:
                     judged.add(rec)
                 if comparison is not None:
                     comparison.see(rec)
@@ -299,9 +312,14 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 progress.cost += float(rec.get("cost_usd") or 0.0) - float((rec.get("cache") or {}).get("saved_usd") or 0.0)
                 if on_progress is not None:
                     on_progress("record", rec, progress)
+                if sprt is not None and counted and sprt.add(bool(rec.get("successful"))) is not None:
+                    break  # decided: the rows still in flight are cancelled as the engine closes
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        close_records = getattr(records, "close", None)
+        if close_records is not None:
+            close_records()
         if writer is not None:
             writer.close()
         close = getattr(getattr(runner, "store", None), "close", None)
@@ -310,6 +328,11 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
     if judged is not None:
         summary["judge"] = judged.summary()
+    if sprt is not None:
+        left = max(progress.planned - progress.done, 0) if sprt.decision is not None else 0
+        summary["sequential"] = {"gate": sprt.rate, "margin": sprt.margin, "alpha": sprt.alpha, "beta": sprt.beta,
+                                 "decision": sprt.decision, "rows": sprt.rows, "rows_not_run": left,
+                                 "saved_usd": left * progress.cost / progress.done if progress.done else 0.0}
     report = comparison.report(summary) if comparison is not None else None
     return EvalOutcome(kind, summary, report, bad, cfg.out, interrupted)
 

@@ -21,8 +21,11 @@ from typing import Any
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.rows import RECORD_VERSION
+from contractstudio.evaluation.summary import interval, with_interval
+from contractstudio.runtime.events import Event
+from contractstudio.runtime.pipeline_events import StepStarted
 from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner, bounded_route
-from contractstudio.runtime.trace import redact
+from contractstudio.runtime.trace import Trace, redact
 from contractstudio.safe_text import shown_lines
 
 MAX_PATHS_SHOWN = 10
@@ -82,7 +85,7 @@ class PipelineRowRunner:
 
     def run(self, row: Row) -> dict[str, Any]:
         """Simulate one row; its results record."""
-        events: list[dict[str, Any]] = []
+        events: list[Event] = []
         started = time.perf_counter()
         state = dict(row.value) if isinstance(row.value, dict) else {}
         path: list[str] = []
@@ -99,13 +102,13 @@ class PipelineRowRunner:
         except Exception as err:  # noqa: BLE001 - a row that cannot be simulated is recorded, never lost
             outcome, end, message = "error", None, f"{type(err).__name__}: {err}"
         if not path:
-            path = [e["step"] for e in events if e.get("type") == "step_start"]
+            path = [e.step for e in events if isinstance(e, StepStarted)]
         return {"v": RECORD_VERSION, "kind": "pipeline", "key": row.key, "row": row.number, "id": row.id,
                 "input": redact(row.value), "contract": self.runner.name, "contract_sha": self.digest,
                 "outcome": outcome, "successful": outcome == "end", "path": path, "end_step": end,
                 "failed_step": assertion["step"] if assertion else (path[-1] if outcome != "end" and path else None),
                 "assertion": assertion, "errors": [redact(message)] if message else [],
-                "latency_s": round(time.perf_counter() - started, 6), "trace": redact(events)}
+                "latency_s": round(time.perf_counter() - started, 6), "trace": Trace(events).to_dicts()}
 
 
 class PipelineTally:
@@ -146,6 +149,7 @@ class PipelineTally:
         out: dict[str, Any] = {
             "kind": "pipeline", "rows": n, "bad_rows": self.bad_rows,
             "reached_end": self.outcomes["end"], "reached_end_rate": self.outcomes["end"] / n if n else 0.0,
+            "intervals": {"reached_end_rate": interval(self.outcomes["end"], n)},
             "outcomes": dict(self.outcomes.most_common()),
             "paths": [{"path": list(p), "count": c} for p, c in self.paths.most_common()],
             "end_steps": dict(self.ends.most_common()),
@@ -162,7 +166,7 @@ def render(s: dict[str, Any]) -> str:
     """A pipeline summary as text."""
     n = s["rows"]
     lines = [f"rows: {n}" + (f" ({s['bad_rows']} bad row(s) skipped)" if s.get("bad_rows") else ""),
-             f"reached an end: {s['reached_end']} ({100 * s['reached_end_rate']:.1f}%)   outcomes: "
+             f"reached an end: {s['reached_end']} ({with_interval(s, 'reached_end_rate')})   outcomes: "
              + ", ".join(f"{k} {v}" for k, v in s["outcomes"].items())]
     if s["end_steps"]:
         lines.append("end steps: " + ", ".join(f"{k} {v}" for k, v in s["end_steps"].items()))

@@ -78,6 +78,12 @@ class _Label(_Part):
     conditions: dict[str, Verdict] = {}
 
 
+class _Reproducibility(_Part):
+    seed: list[int] = []
+    model_version: list[str] = []
+    system_fingerprint: list[str] = []
+
+
 class _Record(_Part):
     key: str
     row: Annotated[int, Field(ge=1, le=10**15)]
@@ -119,6 +125,7 @@ class ContractRecord(_Record):
     early_stops: _EarlyStops | None = None  # replies cut early (runtime/streaming.py); older records have none
     label: _Label | None = None  # eval --judge: what a person said of the row's output
     verdicts: dict[str, Verdict] | None = None  # eval --judge: what each condition said of it
+    reproducibility: _Reproducibility | None = None  # the seed sent, the model versions and fingerprints that answered
 
     @model_validator(mode="after")
     def _consistent(self) -> ContractRecord:

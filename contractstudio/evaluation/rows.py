@@ -172,6 +172,9 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     fallbacks = 0
     stops = {"count": 0, "tokens": 0, "seconds": 0.0, "saved_tokens": 0, "saved_s": 0.0, "saved_known": 0,
              "tokens_unknown": 0}
+    seeds: set[int] = set()  # what makes the row reproducible, where the provider gives it
+    versions: set[str] = set()
+    fingerprints: set[str] = set()
     for event in result.trace:
         match event:
             case ev.EarlyStop():  # what the replies cut early had, and what the rest would have cost (where known)
@@ -186,11 +189,15 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
                     stops["tokens_unknown"] += event.tokens
             case ev.ModelRequest():
                 attempt = event.attempt
+                if isinstance(event.params.get("seed"), int):
+                    seeds.add(event.params["seed"])
                 if structured is None and event.purpose != "remedy_pre":
                     structured = event.structured_output or "off"
             case ev.StructureFallback():
                 fallbacks += 1
             case ev.ModelReply():
+                versions.update([event.model_version] if event.model_version else [])
+                fingerprints.update([event.system_fingerprint] if event.system_fingerprint else [])
                 prompt += event.prompt_tokens
                 completion += event.completion_tokens
                 cost += event.cost_usd
@@ -229,6 +236,9 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
         "structured": structured, "structure_fallbacks": fallbacks,  # structured: None when no output was asked for
         "early_stops": stops,
     }
+    if seeds or versions or fingerprints:
+        out["reproducibility"] = {"seed": sorted(seeds), "model_version": sorted(versions),
+                                  "system_fingerprint": sorted(fingerprints)}
     if row.labelled is not None and job.mode == "judge":
         out["label"] = {"output": row.labelled.label, "conditions": dict(row.labelled.labels)}
         out["verdicts"] = verdicts(result.trace)

@@ -76,10 +76,11 @@ def kappa(both_fail: int, false_fail: int, false_pass: int, both_pass: int) -> t
 class Sprt:
     """Wald's sequential probability ratio test of a success rate against a gate `rate`.
 
-    H_fail: p = rate - margin, H_pass: p = rate + margin. Each row adds log(p1/p0) when it succeeds and
-    log((1-p1)/(1-p0)) when it does not; the test decides `pass` when the sum reaches log((1-beta)/alpha) and
-    `fail` when it falls to log(beta/(1-alpha)). Wald's bounds keep the chance of deciding `pass` when
-    p <= rate - margin near alpha (at most alpha/(1-beta)), and of deciding `fail` when p >= rate + margin near beta.
+    H_fail: p = rate - margin, H_pass: p = rate + margin (the margin at most half-way from the rate to 0 or 1).
+    Each row adds log(p1/p0) when it succeeds and log((1-p1)/(1-p0)) when it does not; the test decides
+    `pass` when the sum reaches log((1-beta)/alpha) and `fail` when it falls to log(beta/(1-alpha)).
+    Wald's bounds keep the chance of deciding `pass` when p <= rate - margin near alpha (at most
+    alpha/(1-beta)), and of deciding `fail` when p >= rate + margin near beta (at most beta/(1-alpha)).
     Between the two (the indifference zone) either decision is acceptable.
     """
 
@@ -92,8 +93,11 @@ class Sprt:
     decision: str | None = None  # None: undecided; "pass" | "fail"
 
     def __post_init__(self) -> None:
-        self.p0 = min(max(self.rate - self.margin, 1e-6), 1 - 1e-6)
-        self.p1 = min(max(self.rate + self.margin, 1e-6), 1 - 1e-6)
+        if not 0 < self.rate < 1:
+            raise ValueError("a sequential test decides a rate strictly between 0 and 1")
+        # the zone stays inside 0..1, at most half-way to either end: a gate of 0.95 tells 0.925 from 0.975
+        self.margin = min(self.margin, self.rate / 2, (1 - self.rate) / 2)
+        self.p0, self.p1 = self.rate - self.margin, self.rate + self.margin
         self.upper = math.log((1 - self.beta) / self.alpha)
         self.lower = math.log(self.beta / (1 - self.alpha))
         self.step_ok = math.log(self.p1 / self.p0)

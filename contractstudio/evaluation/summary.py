@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from typing import Any
 
+from contractstudio.evaluation.stats import wilson
 from contractstudio.safe_text import shorten, shown_lines
 
 MAX_MESSAGES = 3  # distinct messages kept per failing condition
@@ -51,6 +52,8 @@ class Tally:
         self.stops: Counter[str] = Counter()  # replies cut early: how many, what they had, what was saved (where known)
         self.stop_s: float = 0.0
         self.saved_s: float = 0.0
+        # what the provider said of the run's replies: the seeds sent, the model versions and fingerprints
+        self.reproducibility: dict[str, set[Any]] = {"seed": set(), "model_version": set(), "system_fingerprint": set()}
 
     def add(self, rec: dict[str, Any]) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
@@ -104,6 +107,10 @@ class Tally:
             self.stops[key] += int(stops.get(key) or 0)
         self.stop_s += float(stops.get("seconds") or 0.0)
         self.saved_s += float(stops.get("saved_s") or 0.0)
+        for name, values in (rec.get("reproducibility") or {}).items():
+            seen = self.reproducibility.get(name)
+            if seen is not None and len(seen) < MAX_MESSAGES * 10:  # a handful, never one per row
+                seen.update(values)
         return True
 
     def early_stops(self) -> dict[str, Any]:
@@ -148,6 +155,12 @@ class Tally:
             "structured_output": dict(sorted(self.structured.items())), "structure_fallbacks": self.structure_fallbacks,
             "early_stops": self.early_stops(),
         }
+        # every rate with its 95% Wilson interval: a rate from a sample is an estimate, not a fact
+        out["intervals"] = {name: interval(part, n) for name, part in
+                            (("success_rate", ok), ("first_try_rate", self.outcomes["first_try"]),
+                             ("remedied_rate", self.outcomes["remedied"]))}
+        if any(self.reproducibility.values()):  # what the provider said of the run: seed, model versions, fingerprints
+            out["reproducibility"] = {k: sorted(v) for k, v in self.reproducibility.items()}
         if self.first_error:
             out["first_error"] = self.first_error
         if duration_s is not None:
@@ -173,6 +186,49 @@ def nothing_judged(s: dict[str, Any]) -> str | None:
     return None
 
 
+def gate_failure(s: dict[str, Any], gate: float, *, point: bool = False) -> str | None:
+    """Why a run fails its gate, or None. A decided sequential test (--stop-when-decided) decides; else the rate's
+    95% lower bound must be at or above `gate` (--fail-under), or the rate itself (`point`: --fail-under-point)."""
+    name = "success_rate" if "success_rate" in s else "reached_end_rate"
+    what = "the success rate" if name == "success_rate" else "the rate of rows that reached an end"
+    rate, low = s.get(name, 0.0), (s.get("intervals") or {}).get(name, {}).get("low", 0.0)
+    decided = (s.get("sequential") or {}).get("decision")
+    if decided == "fail":
+        return f"{what} is under {100 * gate:.1f}%, as the sequential test decided after {s['sequential']['rows']} row(s)"
+    if decided == "pass":
+        return None
+    if point:
+        return None if rate >= gate else f"{what} {_pct(rate)} is under --fail-under-point {_pct(gate)}"
+    if low >= gate:
+        return None
+    return (f"{what} {with_interval(s, name)} is not surely at or above --fail-under {_pct(gate)}: the lower bound of "
+            f"its 95% interval, {_pct(low)}, is under it (--fail-under-point compares the rate itself)")
+
+
+def sequential_text(s: dict[str, Any]) -> str:
+    """What --stop-when-decided did: the decision and what stopping saved, or that it did not decide."""
+    q = s["sequential"]
+    test = (f"SPRT of {_pct(q['gate'] - q['margin'])} against {_pct(q['gate'] + q['margin'])}, "
+            f"errors at most {100 * q['alpha']:.0f}% / {100 * q['beta']:.0f}%")
+    if q["decision"] is None:
+        return f"the sequential test did not decide in {q['rows']} row(s) ({test}): the gate reads the interval"
+    return (f"stopped when decided: the gate {'passes' if q['decision'] == 'pass' else 'fails'} after "
+            f"{q['rows']} row(s) ({test}); {q['rows_not_run']} row(s) not run, about ${q['saved_usd']:.6f} saved")
+
+
+def interval(part: int, whole: int) -> dict[str, float]:
+    """A rate's 95% Wilson interval as the summary keeps it."""
+    low, high = wilson(part, whole)
+    return {"low": low, "high": high}
+
+
+def with_interval(s: dict[str, Any], name: str) -> str:
+    """A rate as printed: `87.5% [75.3, 94.1]` (the bounds of its 95% interval, in percent)."""
+    found = (s.get("intervals") or {}).get(name)
+    text = _pct(s[name])
+    return text if found is None else f"{text} [{100 * found['low']:.1f}, {100 * found['high']:.1f}]"
+
+
 def _rate_f(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
 
@@ -187,8 +243,8 @@ def render(s: dict[str, Any]) -> str:
     lines = [f"rows: {n}" + (f" ({s['bad_rows']} bad row(s) skipped)" if s.get("bad_rows") else "")
              + (f", {s['rows_this_run']} run now in {s['duration_s']:.1f} s ({s['rows_per_s']:.1f} rows/s)"
                 if "duration_s" in s else "")]
-    lines.append(f"successful: {s['successful']} ({_pct(s['success_rate'])})   first try: {s['first_try']} "
-                 f"({_pct(s['first_try_rate'])})   remedied: {s['remedied']} ({_pct(s['remedied_rate'])})")
+    lines.append(f"successful: {s['successful']} ({with_interval(s, 'success_rate')})   first try: {s['first_try']} "
+                 f"({with_interval(s, 'first_try_rate')})   remedied: {s['remedied']} ({with_interval(s, 'remedied_rate')})")
     if s["remedied_by_attempt"]:
         lines.append("remedied at attempt: " + ", ".join(f"#{k}: {v}" for k, v in s["remedied_by_attempt"].items()))
     lines.append(f"fallback: {s['fallback']}   raised: {s['raised']}   could not run: {s['errors']}")
@@ -225,6 +281,10 @@ def render(s: dict[str, Any]) -> str:
                         if unknown else ""))
     lat = s["latency_s"]
     lines.append(f"latency per row: p50 {lat['p50']:.3f} s, p95 {lat['p95']:.3f} s, p99 {lat['p99']:.3f} s")
+    if s.get("reproducibility"):
+        found = s["reproducibility"]
+        lines.append("reproducibility: " + "; ".join(f"{k.replace('_', ' ')} {', '.join(str(v) for v in found[k])}"
+                                                      for k in ("seed", "model_version", "system_fingerprint") if found.get(k)))
     cache = s["cache"]
     if cache["hits"] or cache["misses"]:
         lines.append(f"cache: {cache['hits']} hit(s), {cache['misses']} miss(es)")

@@ -175,6 +175,11 @@ def serve(parent: _Parent, job: Any, runner: Any, cache_dir: str | None, share: 
             parent.waiting.pop(message[1]).set_result(message[2])
         elif kind == "pause" and limits is not None:
             limits.pause(message[1])
+        elif kind == "flush":  # the run is over: its rows' spans are sent before this process is told to end
+            from contractstudio.runtime import otel
+
+            otel.flush()
+            parent.send(("flushed",))
 
 
 def main(argv: list[str]) -> None:
@@ -195,6 +200,9 @@ def main(argv: list[str]) -> None:
             from contractstudio.safe_text import register_environment
 
             register_environment()  # its keys are in use here too, live or not: no piece of one is in a record
+            from contractstudio.runtime import otel
+
+            otel.reset()  # spans go where this run's environment says (OTEL_EXPORTER_OTLP_ENDPOINT: eval --otlp)
             os.chdir(cwd)
             # the runner of the last run serves this one when only its cache folder or limits differ (the worker
             # gets those apart) and the folder and environment (keys the client was made with) are the same

@@ -33,6 +33,7 @@ import pickle
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
@@ -225,10 +226,36 @@ class _Pool:
                 self.hand(row, self.tries.get(row_id, 1), row_id)
 
     def close(self) -> None:
+        from contractstudio.runtime import otel
+
+        if otel.active():
+            self.flush_spans()
         for worker in self.workers:
             _stop(worker)
         if self.hub is not None:
             self.hub.close()
+
+    def flush_spans(self, timeout_s: float = 30.0) -> None:
+        """Each worker sends its rows' spans (runtime/otel.py) and says so, before it is told to end: a worker ends
+        without its interpreter's teardown (os._exit), which would have sent them."""
+        waiting = {w.receive: w for w in self.workers}
+        for worker in self.workers:
+            try:
+                worker.send.send(("flush",))
+            except OSError:
+                waiting.pop(worker.receive, None)
+        deadline = time.monotonic() + timeout_s
+        while waiting and time.monotonic() < deadline:
+            for conn in wait(list(waiting), timeout=max(0.0, deadline - time.monotonic())):
+                worker = waiting[conn]  # type: ignore[index]
+                try:
+                    message = worker.receive.recv()
+                except (EOFError, OSError):
+                    message = ("flushed",)
+                if message[0] == "flushed":
+                    waiting.pop(worker.receive, None)
+                elif message[0] in ("call", "tell"):
+                    self.answer(worker, message)
 
 
 def run_workers(rows: Iterator[Row], job: EvalJob, concurrency: int, count: int, *,

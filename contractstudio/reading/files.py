@@ -25,7 +25,7 @@ from contractstudio.reading.dialect_registry import (
     foreign,
     sniff_kind,
 )
-from contractstudio.reading.dialects import SETTINGS_FILE, folder_settings
+from contractstudio.reading.folder_settings import SETTINGS_FILE, folder_settings
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, first_kind, top_kinds
 from contractstudio.storage.paths import base_problem, project_of
 

@@ -12,11 +12,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from contractstudio.collector import paused_gc
 from contractstudio.findings.diagnostics import Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
 from contractstudio.reading.builder import MAX_ALIAS_EXPANSION, MAX_DEPTH, Builder, resolve_plain  # noqa: F401
-from contractstudio.reading.collector import paused_gc
-from contractstudio.reading.give_way import give_way
 from contractstudio.reading.nodes import (  # noqa: F401  (re-exported: the public node API)
     MapNode,
     Node,
@@ -55,7 +54,6 @@ def _read_source(text: str, path: str) -> SourceFile:
         # document must not hide the diagnostics of the rest.
         diagnostics, docs = [], []
         for offset, chunk in document_chunks(text):
-            give_way()  # in the studio's worker: a key typed meanwhile is handled first
             docs.extend(Builder(path, diagnostics, offset).build(chunk, len(docs)))
     source.documents = docs
     source.diagnostics = diagnostics
@@ -68,7 +66,6 @@ def document_markers(text: str) -> list[int]:
     found = [0] if _DOC_START.match(text) else []
     at = text.find("\n---")
     while at >= 0:
-        give_way()
         if text[at + 4 : at + 5] in ("", " ", "\t", "\n"):
             found.append(at + 1)
         at = text.find("\n---", at + 4)
@@ -150,7 +147,6 @@ def text_rows(text: str) -> tuple[str, ...]:
     found: list[str] = []
     start = 0
     while True:
-        give_way()
         cut = text.find("\n", start + _PIECE)
         if cut < 0:
             found += text[start:].split("\n")

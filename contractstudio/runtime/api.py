@@ -23,7 +23,7 @@ class Contract:
     def __init__(self, doc: Any, *, path: str | None = None, trusted: bool = False) -> None:
         from contractstudio.runtime.compiled import CompiledContract
 
-        self.plan = CompiledContract(doc, path=path, trusted=trusted)
+        self.plan = CompiledContract.of_document(doc, path=path, trusted=trusted)
         self.doc = doc
         self.name: str = doc.name
         self.path = path

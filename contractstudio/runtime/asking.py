@@ -185,6 +185,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         event = reply_event(stage, attempt, reply.text)
         event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
             reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
+        event.model_version, event.system_fingerprint = reply.model_version, reply.system_fingerprint
         if stream is not None and stream.ends:
             event.chunk_ends, event.chunk_s = stream.ends, [round(t, 6) for t in stream.times]
             llm["first_token_s"] += event.chunk_s[0]
@@ -212,6 +213,9 @@ def _stream_for(st: CallState, mode: str | None) -> ReplyStream | None:
     the request is for the output), or a listener (the debugger showing the reply grow)."""
     model = st.model
     if not getattr(model, "streams", False):
+        return None
+    streams_in = getattr(model, "streams_in", None)
+    if mode is not None and streams_in is not None and not streams_in(mode):
         return None
     options = st.options
     watch = options.watch_for(st.plan, mode) if mode is not None and options.watch_for is not None else None

@@ -6,28 +6,61 @@ import ast
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from contractstudio.documents.models import Condition
+from contractstudio.documents.models import Condition as WrittenCondition
 from contractstudio.expressions import ExpressionError, compile_expression, render_template
+from contractstudio.hooks import HookError, hook_outcome, resolve_hook
 from contractstudio.runtime.errors import ContractError, UntrustedHook
-from contractstudio.runtime.hooks import hook_outcome, load_hook
 from contractstudio.safe_text import shorten
+
+
+def load_hook(spec: str, root: Path | None, trusted: bool, where: str) -> Callable[..., Any]:
+    """Import a `module:function` hook (contractstudio/hooks.py resolves it), only in a trusted workspace; a hook that
+    cannot be resolved is a ContractError."""
+    if not trusted:
+        raise UntrustedHook(
+            f"{where} names the Python hook '{spec}'; Python hooks run only in a trusted workspace "
+            "(pass --trust on the command line, or trust=True to cs.load)"
+        )
+    try:
+        return resolve_hook(spec, root)
+    except HookError as err:
+        raise ContractError(f"{where}: the Python hook '{spec}': {err}") from None
+
+
+class Condition(Protocol):
+    """What the engine asks of a condition of a plan's `pre` or `post`: a written one (Check) or a Python contract's
+    method (symbolic/plan.py's MethodCheck)."""
+
+    @property
+    def id(self) -> str | None: ...  # the condition's id (the events and eval's counts name it)
+    @property
+    def source(self) -> str: ...  # what it checks, as the debugger shows it
+    @property
+    def remedy(self) -> bool: ...  # False: a failure ends the call at once, without a remedy
+    @property
+    def raised_at(self) -> str | None: ...  # `FILE:LINE` of what a Python condition raised last, else None
+
+    def evaluate(self, values: dict[str, Any], explain: bool = True) -> tuple[bool, bool, str | None]:
+        """(applies, passed, error text)."""
+        ...
 
 
 class Check:
     """One compiled condition of a `pre`, `post`, or tool contract list."""
 
-    __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "remedy", "_shown")
+    __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "remedy", "raised_at", "_shown")
 
-    def __init__(self, cond: Condition, label: str, *, root: Path | None = None, trusted: bool = False) -> None:
+    def __init__(self, cond: WrittenCondition, label: str, *, root: Path | None = None, trusted: bool = False) -> None:
         self.id = cond.id
         self.label = f"{label} '{cond.id}'" if cond.id else label
         self.source = cond.assert_ or f"python: {cond.python}"
         self.message = cond.message
         self.remedy = cond.remedy  # False: a failure ends the call at once, without a remedy
+        self.raised_at: str | None = None  # a written condition names no raising line (its source says what failed)
         try:
             self.when = compile_expression(cond.when) if cond.when else None
             self.test = compile_expression(cond.assert_) if cond.assert_ else None

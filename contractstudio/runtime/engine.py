@@ -9,12 +9,14 @@ simply drives a session to the end. All state lives in one `CallState` per call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from contractstudio.expressions import ExpressionError
 from contractstudio.reading.replies import MAX_JSON_DEPTH, extract_json, nests_too_deep
 from contractstudio.runtime.asking import Events, Pause, ask, edited, kept_whole
 from contractstudio.runtime.call_state import CallState, remedy_wait
+from contractstudio.runtime.conditions import Condition
 from contractstudio.runtime.errors import InvalidInput, UntrustedHook
 from contractstudio.runtime.events import (
     STAGES,
@@ -36,16 +38,16 @@ __all__ = ["STAGES", "run_call"]
 
 
 
-def _conditions(st: CallState, stage: str, checks: list[Any], values: dict[str, Any]) -> Events:
+def _conditions(st: CallState, stage: str, checks: Sequence[Condition], values: dict[str, Any]) -> Events:
     """Evaluate conditions, one event each; returns the error texts of those that failed."""
     errors: list[str] = []
     for index, check in enumerate(checks):
         applies, passed, error = check.evaluate(values)
         yield st.emit(ConditionChecked(stage=stage, id=check.id, index=index, expression=check.source, applies=applies,
-                                       passed=passed, message=error, raised_at=getattr(check, "raised_at", None)))
+                                       passed=passed, message=error, raised_at=check.raised_at))
         if error:
             errors.append(error)
-            if not getattr(check, "remedy", True):
+            if not check.remedy:
                 st.no_remedy = True  # `remedy: false` on the condition: the call ends here, without a remedy
     if errors and st.expressions.spent and not st.no_remedy:
         # Nothing more can be evaluated in this call, so no remedy's reply could be judged: asking is waste.

@@ -12,17 +12,18 @@ written, so a trace's JSON Lines are what they were before events were typed:
     result      CallResult        validation_error ValidationFailure  remedy_exhausted RemedyExhausted
     structure_fallback StructureFallback    early_stop        EarlyStop
 
-A type this module does not know (a pipeline run's `step_start`, a later version's
-new event) is read as a `PlainEvent` holding its data as it came. Reading checks
+A type this module does not know (a pipeline run's `step_start`, typed in pipeline_events.py,
+a later version's new event) is read as a `PlainEvent` holding its data as it came. Reading checks
 each known field's type, so a hand-edited trace is refused with the field it got
 wrong instead of failing later inside a replay or a drawing.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
+
+from contractstudio.runtime.event_fields import checked_field, event_layout, field_annotations
 
 STAGES: tuple[str, ...] = ("input", "pre", "act", "generate", "post", "forward", "finalize")
 """The stages of a call, in the order they run: breakpoints, perf tables and timelines use this order."""
@@ -77,9 +78,9 @@ class Event:
         if cls is None:
             return PlainEvent(seq, t, stage, kind=kind, payload=data)
         values: dict[str, Any] = {}
-        for name, annotation in _annotations(cls):
+        for name, annotation in field_annotations(cls):
             if name in data:
-                values[name] = _checked(kind, name, annotation, data.pop(name))
+                values[name] = checked_field(kind, name, annotation, data.pop(name))
         return cls(seq, t, stage, data or None, **values)
 
     def __repr__(self) -> str:
@@ -200,7 +201,7 @@ class ModelReply(Event):
 
     TYPE: ClassVar[str] = "llm_response"
     OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"text_chars", "truncated", "edited", "chunk_ends",
-                                                                 "chunk_s"})
+                                                                 "chunk_s", "model_version", "system_fingerprint"})
 
     attempt: int = 0
     text: str = ""
@@ -214,7 +215,14 @@ class ModelReply(Event):
     # a streamed reply: where each chunk ended (characters into the text) and when it came (seconds after the
     # request was sent); a replay streams the text in the same chunks, at the same times
     chunk_ends: list[int] | None = None
-    chunk_s: list[float] | None = None  # the first: the time to the first token
+    chunk_s: list[float] | None = None
+    model_version: str | None = None  # the model that answered, where the provider names it
+    system_fingerprint: str | None = None  # the provider's backend configuration, where it gives one
+
+    @property
+    def first_token_s(self) -> float | None:
+        """Seconds from the request to the reply's first chunk (a streamed reply), else None."""
+        return self.chunk_s[0] if self.chunk_s else None
 
     @property
     def chars(self) -> int:
@@ -382,68 +390,3 @@ EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in (
 """Every typed event class by the type written in a trace."""
 
 E = TypeVar("E", bound=Event)
-
-
-# Field tables, made once per class: (name, default) to write, (name, annotation) to read.
-_LAYOUTS: dict[type, tuple[tuple[str, Any], ...]] = {}
-_ANNOTATIONS: dict[type, tuple[tuple[str, str], ...]] = {}
-_BASE = frozenset({"seq", "t", "stage", "extra"})  # every event has these; the rest is its data
-
-
-def event_layout(cls: type) -> tuple[tuple[str, Any], ...]:
-    """(field, default) of an event class's data fields, in the order a trace line writes them."""
-    found = _LAYOUTS.get(cls)
-    if found is None:
-        found = _LAYOUTS[cls] = tuple((f.name, f.default) for f in fields(cls) if f.name not in _BASE)
-    return found
-
-
-def _annotations(cls: type) -> tuple[tuple[str, str], ...]:
-    found = _ANNOTATIONS.get(cls)
-    if found is None:
-        found = _ANNOTATIONS[cls] = tuple((f.name, str(f.type)) for f in fields(cls) if f.name not in _BASE)
-    return found
-
-
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}  # how a trace writes them (trace.jsonable)
-
-
-def _checked(kind: str, name: str, annotation: str, value: Any) -> Any:
-    """A field's value read from a trace, of the field's type; ValueError otherwise."""
-    optional = annotation.endswith(" | None")
-    base = annotation.removesuffix(" | None")
-    if value is None and (optional or base == "Any"):
-        return None
-    ok: bool
-    if base == "Any":
-        return value
-    if base == "bool":
-        ok = isinstance(value, bool)
-    elif base == "int":
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif base == "float":
-        if isinstance(value, str) and value in _NON_FINITE:
-            return _NON_FINITE[value]
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok:
-            return float(value)
-    elif base == "str":
-        ok = isinstance(value, str)
-    elif base in ("list[int]", "list[float]"):  # a streamed reply's chunks
-        ok = isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                             and (base == "list[float]" or isinstance(v, int)) for v in value)
-        if ok and base == "list[float]":
-            return [float(v) for v in value]
-    elif base.startswith("list["):  # the messages are mappings, error texts are strings
-        item = dict if base.startswith("list[dict") else str
-        ok = isinstance(value, list) and all(isinstance(v, item) for v in value)
-    elif base.startswith("dict["):
-        ok = isinstance(value, dict)
-    else:  # pragma: no cover - a field annotation this reader does not know is a bug here
-        raise TypeError(f"{kind}.{name}: cannot read a field of type {annotation}")
-    if not ok:
-        want = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string",
-                "list[int]": "a list of integers", "list[float]": "a list of numbers"}.get(
-            base, "a list of objects" if base.startswith("list[dict") else "a list of strings" if base.startswith("list[") else "an object")
-        raise ValueError(f"{kind}: {name!r} must be {want}{' or null' if optional else ''}, not {value!r:.40}")
-    return value

@@ -10,7 +10,6 @@ puts each one in the trace.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,11 +17,21 @@ from functools import lru_cache
 from typing import Any
 
 from contractstudio.documents.models import LLMSettings
+from contractstudio.documents.provider_profiles import profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
-from contractstudio.runtime.live_stream import aread_stream, caused_by, met_error, read_stream, streaming
+from contractstudio.runtime.live_faults import (
+    REFUSED_RETRIES,
+    RESET_MARKERS,
+    RESET_RETRIES_AT_ONCE,
+    caused_by,
+    classify,
+    refused,
+)
+from contractstudio.runtime.live_stream import StreamedReply, close, served_by
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
+from contractstudio.runtime.success_logging import listened as success_logging_listened
 from contractstudio.runtime.success_logging import quiet_success_logging
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
 from contractstudio.safe_text import register_environment
@@ -88,93 +97,6 @@ def _build_reply_models(litellm: Any) -> None:
 def live_client_ready() -> bool:
     """Whether litellm and the OpenAI client's resources are imported and set up (a live call starts without waiting)."""
     return _LOGS_FILTERED and "openai.resources" in sys.modules
-
-
-def _retry_after(err: Exception) -> float | None:
-    """The server's Retry-After, in seconds, when it sent one (litellm keeps the headers in several places)."""
-    response = getattr(err, "response", None)
-    for headers in (getattr(err, "litellm_response_headers", None), getattr(err, "headers", None), getattr(response, "headers", None)):
-        try:
-            value = headers.get("retry-after") if headers else None
-            if value is not None:
-                seconds = float(value)
-                return 0.0 if seconds < 0 else seconds  # NaN and inf stay as sent: too long to honour
-        except (AttributeError, TypeError, ValueError):
-            continue
-    return None
-
-
-def classify(err: Exception, litellm: Any) -> TransportFault:
-    """A litellm exception as a transport fault: what kind, and whether retrying can help (not when the server's
-    answer says the request itself is invalid, whatever its status)."""
-    return invalid_request(_by_class(met_error(err, litellm), litellm))
-
-
-def _by_class(err: Exception, litellm: Any) -> TransportFault:
-    """A litellm exception as a transport fault, by its class and status."""
-    status = getattr(err, "status_code", None)
-    status = status if isinstance(status, int) else None
-    name = type(err).__name__
-    # Some litellm routes (ollama_chat, for one) put a whole Python traceback of their own into the message:
-    # the user gets the error's words, never a stack of litellm's internals.
-    text = str(err).split("Traceback (most recent call last):", 1)[0].strip() or name
-    table: list[tuple[str, str, bool]] = [
-        ("AuthenticationError", "authentication", False),
-        ("PermissionDeniedError", "authentication", False),
-        ("RateLimitError", "rate_limit", True),
-        ("Timeout", "timeout", True),
-        ("APIConnectionError", "connection", True),
-        ("InternalServerError", "server", True),
-        ("ServiceUnavailableError", "server", True),
-        ("BadGatewayError", "server", True),
-    ]
-    lowered = text.lower()
-    if any(marker in lowered for marker in ("missing credentials", "api_key client option", "no api key")):
-        # litellm reports a key that was never given as a 500; retrying cannot help
-        return TransportFault(text, kind="authentication", retryable=False, status=None, exc_class=name)
-    for cls_name, kind, retryable in table:
-        cls = getattr(litellm, cls_name, None)
-        if cls is not None and isinstance(err, cls):
-            if kind == "server" and "connection error" in lowered:
-                kind, status = "connection", None  # litellm reports a refused connection as a 500; no HTTP status came back
-            return TransportFault(text, kind=kind, retryable=retryable, status=status, exc_class=name, retry_after=_retry_after(err))
-    if status is not None and (status >= 500 or status == 429):
-        return TransportFault(text, kind="server" if status >= 500 else "rate_limit", retryable=True, status=status, exc_class=name)
-    return TransportFault(text, kind="request", retryable=False, status=status, exc_class=name)
-
-
-# Words of a server's answer that say the request itself is invalid, whatever its status (llama-cpp-python answers a
-# field it cannot validate with HTTP 500): sent again, it gets the same answer. pydantic's and FastAPI's validation
-# errors, OpenAI's and vLLM's unknown parameters, and the context overflows of OpenAI, llama.cpp and vLLM.
-_INVALID_REQUEST = re.compile(
-    r"validation errors? for|\binput should be\b|\bfield required\b|extra inputs are not permitted|"
-    r"unrecognized request argument|unknown (?:parameter|field|argument)|unsupported parameter|"
-    r"maximum context length|context window|context length|exceeds? (?:the )?(?:available )?context|"
-    r"requested tokens \(\d+\) exceed", re.I)
-
-
-def invalid_request(fault: TransportFault) -> TransportFault:
-    """The fault as the server's own reason says it: a 4xx or 5xx that says the request itself was invalid is
-    `request`, not retried (a deterministic answer is not transient)."""
-    if fault.status is not None and fault.status >= 400 and fault.kind != "authentication" \
-            and _INVALID_REQUEST.search(str(fault)):
-        fault.kind, fault.retryable = "request", False
-    return fault
-
-
-# A refused connection to this machine is retried once, after the first backoff (a server starting up), not four times.
-REFUSED_RETRIES = 1
-
-
-# A connection the server reset (or had closed while idle in the pool) is retried at once, once, on a fresh
-# connection: an overloaded listen queue drops connections, and a wait of its own says nothing about the server.
-RESET_RETRIES_AT_ONCE = 1
-_RESET_MARKERS = ("connection reset", "server disconnected without sending a response")
-
-
-def _refused(err: BaseException) -> bool:
-    """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
-    return caused_by(err, ConnectionRefusedError, ("connection refused",))
 
 
 def _litellm_sender() -> Any:
@@ -289,39 +211,97 @@ class LiveModel:
             raise ModelError(problem)
         return kwargs
 
-    def complete(self, request: LLMRequest, sink: ReplyStream | None = None) -> LLMReply:
-        """The reply; with a `sink`, streamed into it, cut (the HTTP stream closed) when it says so (live_stream.py)."""
+    def complete(self, request: LLMRequest) -> LLMReply:
         litellm = _litellm()
         kwargs = self._kwargs(litellm, request)
         transport = self._openai_wire(litellm, kwargs)
-        started = streaming(litellm, kwargs, self.model, sink)
+        started = time.perf_counter()
         try:
             response = litellm.completion(**kwargs)
-            if sink is not None:
-                return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
-                                   litellm, self.model)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
 
-    async def acomplete(self, request: LLMRequest, sink: ReplyStream | None = None) -> LLMReply:
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
         """`complete` on an event loop (litellm.acompletion): the same request, reply and faults."""
         litellm = _litellm()
         kwargs = self._kwargs(litellm, request)
         transport = self._openai_wire(litellm, kwargs, on_loop=True)
         answers = transport.watch() if transport is not None else []
-        started = streaming(litellm, kwargs, self.model, sink)
+        started = time.perf_counter()
         try:
             response = await litellm.acompletion(**kwargs)
-            if sink is not None:
-                return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
-                                          self.model)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
 
-    streams = True  # streamed only when something watches the chunks (runtime/streaming.py)
-    stream, astream = complete, acomplete
+    @property
+    def streams(self) -> bool:
+        """Whether replies can stream from this model (its provider's profile says; the engine asks for a stream only
+        when something watches the chunks: runtime/streaming.py)."""
+        return profile_for(self.model, self.api_base).streams
+
+    def streams_in(self, mode: str) -> bool:
+        """Whether a reply asked in this structure mode can stream (not where a refusal would be lost in the stream)."""
+        return mode not in profile_for(self.model, self.api_base).whole_in
+
+    def stream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
+        """`complete`, the reply streamed into `sink` chunk by chunk; when `sink` stops it, the HTTP stream is closed at
+        once (the server stops decoding) and the reply is the text so far."""
+        litellm = _litellm()
+        kwargs = self._streaming_kwargs(litellm, request)
+        transport = self._openai_wire(litellm, kwargs)
+        started = time.perf_counter()
+        sink.begin()
+        streamed = StreamedReply()
+        response = None
+        try:
+            response = litellm.completion(**kwargs)
+            for chunk in response:
+                if not streamed.take(chunk, sink):
+                    break
+            else:
+                streamed.open = False
+        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
+            raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
+        finally:
+            if response is not None and streamed.open:
+                close(response)
+        streamed.check(transport.last if transport is not None else None)
+        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
+
+    async def astream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
+        """`stream` on an event loop (litellm.acompletion)."""
+        litellm = _litellm()
+        kwargs = self._streaming_kwargs(litellm, request)
+        transport = self._openai_wire(litellm, kwargs, on_loop=True)
+        answers = transport.watch() if transport is not None else []
+        started = time.perf_counter()
+        sink.begin()
+        streamed = StreamedReply()
+        response = None
+        try:
+            response = await litellm.acompletion(**kwargs)
+            async for chunk in response:
+                if not streamed.take(chunk, sink):
+                    break
+            else:
+                streamed.open = False
+        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
+            raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
+        finally:
+            if response is not None and streamed.open:
+                await response.aclose()
+        streamed.check(answers[-1] if answers else None)
+        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
+
+    def _streaming_kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
+        kwargs = self._kwargs(litellm, request)
+        kwargs["stream"] = True
+        if provider_of(self.model) == "openai":  # the usage in the last chunk (a server that does not know it ignores it)
+            kwargs["stream_options"] = {"include_usage": True}
+        litellm.disable_streaming_logging = not success_logging_listened(litellm)  # else a thread's task per chunk
+        return kwargs
 
     def _fault(self, litellm: Any, err: Exception, own_wire: bool, seen: Any) -> TransportFault:
         """What a failed request was, said as plainly as what the server really sent allows (`seen`: its last answer)."""
@@ -329,14 +309,14 @@ class LiveModel:
         if fault.kind == "connection" and seen is not None and not seen.oversize:
             fault.args = (redact(f"the server answered HTTP {seen.status} but the connection ended before the "
                                  f"whole reply arrived ({seen.size:,} bytes read): {fault}"),)
-        elif fault.kind == "connection" and self.api_base and is_loopback(self.api_base) and _refused(err):
+        elif fault.kind == "connection" and self.api_base and is_loopback(self.api_base) and refused(err):
             # this machine answered at once that no server listens there: retrying for 15 s will not start one
             fault.args = (redact(f"nothing is listening at {self.api_base} (connection refused): start the server "
                                  f"or check the port: {fault}"),)
             fault.most_retries = REFUSED_RETRIES
         elif fault.kind == "connection" and self.api_base:
             fault.args = (redact(f"cannot reach {self.api_base}: {fault}"),)
-        if fault.kind == "connection" and caused_by(err, ConnectionResetError, _RESET_MARKERS):
+        if fault.kind == "connection" and caused_by(err, ConnectionResetError, RESET_MARKERS):
             fault.at_once = RESET_RETRIES_AT_ONCE
         if seen is not None and seen.oversize:
             from contractstudio.runtime import wire
@@ -367,7 +347,7 @@ class LiveModel:
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
-                        latency_s=latency, refusal=_refusal(response))
+                        latency_s=latency, refusal=_refusal(response), **served_by(response))
 
     def structure_support(self) -> tuple[bool, bool]:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""

@@ -39,6 +39,8 @@ class LLMReply:
     note: str | None = None  # e.g. why a replayed request differs from the recording
     refusal: str | None = None  # the provider's refusal of a structured request (OpenAI's `message.refusal`)
     stopped: Any = None  # a streamed reply cut early: the violation its prefix showed (streaming.EarlyStopped)
+    model_version: str | None = None  # the model that answered, as the provider names it (`gpt-4o-mini-2024-07-18`)
+    system_fingerprint: str | None = None  # the provider's backend configuration (OpenAI's `system_fingerprint`)
 
 
 class TransportFault(Exception):

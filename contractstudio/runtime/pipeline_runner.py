@@ -20,12 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.documents.actions import SETTINGS, ActionSpec, action_catalog
+from contractstudio.documents.actions import CALL_MODEL, SETTINGS, ActionSpec, action_catalog
 from contractstudio.documents.models import Pipeline, Step
 from contractstudio.reading.replies import extract_json
+from contractstudio.runtime.events import Event
+from contractstudio.runtime.pipeline_events import STAGE, PipelineFinished, StepEnded, StepSkipped, StepStarted
+from contractstudio.runtime.trace import redacted_json as redacted_copy
 
 Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
-EventSink = Callable[[dict[str, Any]], None]
+EventSink = Callable[[Event], None]
 MAX_STEPS = 1000  # a router loop that never exits stops here instead of hanging
 
 
@@ -105,7 +108,7 @@ class PipelineRun:
 
     state: dict[str, Any]
     path: list[str]
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)  # typed as a call's (runtime/pipeline_events.py)
 
 
 class PipelineRunner:
@@ -148,14 +151,42 @@ class PipelineRunner:
     def run(self, state: Mapping[str, Any] | None = None, handlers: Mapping[str, Handler] | None = None, *,
             on_event: EventSink | None = None, max_steps: int | None = None) -> PipelineRun:
         """Execute from the entry step until an `end: true` step, asserting every action's contract."""
+        from contractstudio.runtime import otel
+
         state = dict(state or {})
+        if not otel.active():
+            return self._run(state, handlers, on_event, max_steps)
+        # The run's spans (runtime/otel.py), whether it ends or raises: its events, its first state and the replies of
+        # its model calls (what a dataset row of it needs: evaluation/pipelines.py answers call_model with them).
+        events: list[dict[str, Any]] = []
+        first, replies = redacted_copy(state), []
+
+        def keep(event: Event) -> None:
+            events.append({"seq": event.seq, "t": event.t, "stage": event.stage, "type": event.type, **event.data})
+            if event.type == "step_end" and event.get("action") == CALL_MODEL and "last_model_response" in state:
+                replies.append(state["last_model_response"])
+            if on_event is not None:
+                on_event(event)
+
+        started = time.perf_counter()
+        try:
+            run = self._run(state, handlers, keep, max_steps)
+        except Exception as err:
+            otel.export_pipeline(self.pipeline.name, events, time.perf_counter() - started, first, replies,
+                                 f"{type(err).__name__}: {err}")
+            raise
+        otel.export_pipeline(self.pipeline.name, events, time.perf_counter() - started, first, replies)
+        return run
+
+    def _run(self, state: dict[str, Any], handlers: Mapping[str, Handler] | None,
+             on_event: EventSink | None, max_steps: int | None) -> PipelineRun:
         handlers = dict(handlers or {})
         limit = max_steps or self.max_steps
         run = PipelineRun(state, [])
         started = time.perf_counter()
 
-        def emit(kind: str, **data: Any) -> None:
-            event = {"seq": len(run.events), "t": round(time.perf_counter() - started, 6), "stage": "pipeline", "type": kind, **data}
+        def emit(event: Event) -> None:
+            event.seq, event.t, event.stage = len(run.events), round(time.perf_counter() - started, 6), STAGE
             run.events.append(event)
             if on_event is not None:
                 on_event(event)
@@ -170,22 +201,22 @@ class PipelineRunner:
                                     f"(last step '{current}'): a loop that never exits?", current)
             step = self.steps[current]
             run.path.append(step.id)
-            emit("step_start", step=step.id, action=step.action)
+            emit(StepStarted(step=step.id, action=step.action))
             t0 = time.perf_counter()
             try:
                 spec = self.catalog.get(step.action)
                 skipped = self.skipped(step, spec, state) if spec is not None else None
                 if skipped is not None:
-                    emit("step_skipped", step=step.id, action=step.action, reason=skipped)
+                    emit(StepSkipped(step=step.id, action=step.action, reason=skipped))
                 target, route = self._execute(step, state, handlers, passes)
             except Exception as err:
-                emit("step_end", step=step.id, action=step.action, ok=False, error=str(err),
-                     duration_s=round(time.perf_counter() - t0, 6))
+                emit(StepEnded(step=step.id, action=step.action, ok=False, error=str(err),
+                               duration_s=round(time.perf_counter() - t0, 6)))
                 raise
-            emit("step_end", step=step.id, action=step.action, ok=True, route=route, next=target,
-                 duration_s=round(time.perf_counter() - t0, 6))
+            emit(StepEnded(step=step.id, action=step.action, ok=True, route=route, next=target,
+                           duration_s=round(time.perf_counter() - t0, 6)))
             if target is None:
-                emit("result", successful=True, steps=len(run.path))
+                emit(PipelineFinished(successful=True, steps=len(run.path)))
                 return run
             current = target
 

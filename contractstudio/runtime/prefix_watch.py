@@ -135,10 +135,8 @@ def watch_for(plan: Any, mode: str, scope: dict[str, Any] | None = None) -> Pref
     key = (mode, strict)
     classified = prefixes.get(key)
     if classified is None:
-        yaml_types = plan.output.types  # None: a Python contract (its conditions are methods, never monotone)
-        classified = prefixes[key] = prefix_plan(
-            _schema(plan), mode=mode, json_reply="strict" if strict else "lenient",
-            post=plan.doc.post if yaml_types is not None else (), types=yaml_types, output=str(plan.doc.output))
+        classified = prefixes[key] = prefix_plan(_schema(plan), mode=mode, json_reply="strict" if strict else "lenient",
+                                                 post=plan.doc.post)
     monotone = [Monotone(plan.post[index], found.watched, scope or {}) for index, found in classified.monotone
                 if scope is not None or not found.reads_input]
     watched = classified.root.options or monotone or any(c.keyword == "json" and c.early for c in classified.clauses)

@@ -10,12 +10,43 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from contractstudio.runtime.errors import ContractError, ModelError, UntrustedHook
 
 MODEL_VARIABLE = "CONTRACTSTUDIO_MODEL"
 _TARGET = re.compile(r"^(?P<path>.+\.py):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
+_SPEC = "__contract__"  # where @contract keeps a class's ClassSpec (attach_spec / spec_of: the one spelling)
+
+
+class ClassSpec(Protocol):
+    """What `run`, `eval` and the debugger ask of a contracted class (contractstudio.symbolic's `@contract` makes it:
+    symbolic/decorator.py's ClassContract is checked against this protocol, so the dependency is the layers' own:
+    symbolic on runtime, never runtime on symbolic)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def input_annotation(self) -> Any: ...
+
+    def shape(self, annotation: Any, root: str) -> Any:
+        """The check of a value against an annotation (eval validates each row's input with it)."""
+        ...
+
+    def session(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any,
+                options: Any = None, breakpoints: set[str] | None = None) -> Any:
+        """One call of `instance` to step through or run to the end (the engine's Session)."""
+        ...
+
+
+def attach_spec(cls: type, spec: ClassSpec) -> None:
+    """Mark `cls` as contracted by `spec` (the decorator's last step)."""
+    setattr(cls, _SPEC, spec)
+
+
+def spec_of(cls: object) -> ClassSpec | None:
+    """The ClassSpec of a contracted class, or None for anything else."""
+    return getattr(cls, _SPEC, None) if isinstance(cls, type) else None
 
 
 def default_model_name() -> str | None:
@@ -34,7 +65,7 @@ def python_target(text: str) -> tuple[Path, str] | None:
 class PythonContract:
     """A contracted class of a trusted `.py` file, as `run` and `eval` call it: one instance, a Session per call."""
 
-    def __init__(self, cls: type, spec: Any, path: Path) -> None:
+    def __init__(self, cls: type, spec: ClassSpec, path: Path) -> None:
         self.cls, self.spec, self.path = cls, spec, path
         self.name: str = spec.name
         self.input_type: str = _type_label(spec.input_annotation)
@@ -100,7 +131,7 @@ def load_class(path: Path, name: str, trust: Any) -> PythonContract:
         cls = resolve_hook(f"{path.stem}:{name}", where.folder)
     except HookError as err:
         raise ContractError(f"{path}:{name}: {err}", path=str(path)) from None
-    spec = getattr(cls, "__contract__", None)
+    spec = spec_of(cls)
     if not isinstance(cls, type) or spec is None:
         raise ContractError(f"{path}:{name} is not a class decorated with @contract (from contractstudio.symbolic)",
                             path=str(path))

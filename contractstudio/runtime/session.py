@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from contractstudio.expressions.sandbox import shared_expression_budget
+from contractstudio.runtime import otel
 from contractstudio.runtime.asking import ModelCall, Pause, pause
 from contractstudio.runtime.call_state import CallOptions, CallState
 from contractstudio.runtime.compiled import CompiledContract
@@ -258,6 +259,8 @@ class Session:
         """The result, once the call is over."""
         if self._result is None and self.state.finished:
             self._result = Result(self.state)
+            if otel.active():  # spans from the finished trace, when an exporter is configured (runtime/otel.py)
+                otel.export_call(self.state.trace.to_dicts(), self._result.duration_s)
         return self._result
 
 

@@ -27,8 +27,9 @@ class _SuccessLoggingWhenListened:
         self.litellm = litellm
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        handler = args[0] if args else None
-        if getattr(handler, "__name__", "") == "success_handler" and not self.listened():
+        # the completion wrapper hands a runner and the handler; a stream's reader hands the handler itself
+        handler = args[0] if args and callable(args[0]) else fn
+        if getattr(handler, "__name__", "") in _LOGGING and not self.listened():
             return None  # litellm never reads the future of its success logging
         return self.executor.submit(fn, *args, **kwargs)
 
@@ -37,6 +38,11 @@ class _SuccessLoggingWhenListened:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.executor, name)
+
+
+# What litellm hands its pool to log a call: a whole reply's handler, a stream's per-chunk logging (which it also
+# skips itself under `disable_streaming_logging`) and the handler a finished stream hands on its own.
+_LOGGING = frozenset({"success_handler", "run_success_logging_and_cache_storage"})
 
 
 def _listened(lit: Any) -> bool:
@@ -75,10 +81,18 @@ class _AsyncSuccessLoggingWhenListened:
 
 def quiet_success_logging(litellm: Any) -> None:
     """Hand litellm's success logging to its executor only when someone listens (litellm imported and set up)."""
-    utils: Any = getattr(litellm, "utils", None)
-    executor = getattr(utils, "executor", None)  # where litellm's completion wrapper looks it up on every call
-    if executor is not None and not isinstance(executor, _SuccessLoggingWhenListened):
-        utils.executor = _SuccessLoggingWhenListened(executor, litellm)
+    holders: list[Any] = [getattr(litellm, "utils", None)]
+    try:
+        from litellm.litellm_core_utils import streaming_handler
+
+        holders.append(streaming_handler)
+    except ImportError:  # a litellm without its stream reader there: whole replies only
+        pass
+    # where litellm's completion wrapper and its stream reader look their executor up on every call
+    for holder in holders:
+        executor = getattr(holder, "executor", None)
+        if executor is not None and not isinstance(executor, _SuccessLoggingWhenListened):
+            holder.executor = _SuccessLoggingWhenListened(executor, litellm)
     try:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
     except ImportError:  # a litellm without its logging worker queues nothing to skip

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from contractstudio.runtime.hooks import load_hook
+from contractstudio.runtime.conditions import load_hook
 from contractstudio.runtime.tool_arguments import Parameters, argument_error
 from contractstudio.safe_text import redact_text
 from contractstudio.trust import hook_folder

@@ -50,7 +50,7 @@ WORKSPACE_POLL_S = 5.0  # a walk of the workspace folders for new files: cheap, 
 # The model client (litellm) loads in the background once the keys have been quiet this long: its import is seconds
 # of the interpreter, which every key typed meanwhile would share.
 CLIENT_AFTER_QUIET_S = 2.0
-# What analyses build is frozen out of the collector's passes (reading/collector.py); once the keys have been quiet
+# What analyses build is frozen out of the collector's passes (contractstudio/collector.py); once the keys have been quiet
 # this long and the heap was frozen this often since, the whole heap is collected once (a closed screen's cycles).
 SWEEP_QUIET_S = 5.0
 SWEEP_AFTER_FREEZES = 10
@@ -135,8 +135,9 @@ class StudioApp(OrderedKeys, OpenFile):
 
     def __init__(self, paths: list[str | Path] | None = None, *, trusted: bool = False,
                  config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None,
-                 call_options: Callable[[], CallOptions] | None = None) -> None:
+                 call_options: Callable[[], CallOptions] | None = None, debug_trace: Path | None = None) -> None:
         super().__init__()
+        self._debug_trace = debug_trace  # a trace to open in the debugger at start, ready to replay (studio --trace)
         self._call_options = call_options  # how the debugger's calls behave (a test passes its clock); None: the defaults
         self.dialect = dialect  # --dialect: how every file is read (None: by .contractstudio.yaml and shape)
         self.config = config or load_config()
@@ -144,6 +145,7 @@ class StudioApp(OrderedKeys, OpenFile):
         # Per folder, as in every face: --trust trusts the folders it was given; remembered folders stay trusted.
         self.trust = Trust(self.workspace.roots if trusted else ())
         self.buffer: Buffer | None = None
+        self.threshold_choice: tuple[Path, str, float, str] | None = None  # Eval mode's sweep: the editor's quick fix
         self.analysis: Analysis | None = None
         self.counts: dict[Path, tuple[int, int]] = {}
         self._again: set[str] = set()  # worker groups to run once more when the one under way ends
@@ -199,6 +201,13 @@ class StudioApp(OrderedKeys, OpenFile):
         self.set_timer(0.5, self.count_workspace)
         if self.buffer is None:  # no first analysis to wait for: the client loads after the first screen
             self.call_after_refresh(self._load_client_when_quiet)
+        if self._debug_trace is not None:
+            self.workspace.add(self._debug_trace)  # its replay is offered among the workspace's traces
+            self.call_later(self._open_in_debugger, self._debug_trace)
+
+    async def _open_in_debugger(self, path: Path) -> None:
+        await self.switch_mode("debug")
+        self.screen.open_trace(path)  # type: ignore[attr-defined]  # the debug screen: once its contracts are known
 
     def context_for(self, path: Path | None) -> Context:
         """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
@@ -320,6 +329,13 @@ class StudioApp(OrderedKeys, OpenFile):
                 self.counts[analysis.path] = (c.error, c.warning)
                 self.edit_screen.refresh_files()
 
+    def write_threshold_choice(self) -> None:
+        """Open the file of Eval mode's sweep in the editor and apply the quick fix of its chosen threshold."""
+        if self.threshold_choice is None:
+            return
+        self.open_file(self.threshold_choice[0])
+        self.call_after_refresh(self.edit_screen.apply_threshold_choice)
+
     def call_options(self) -> CallOptions:
         """A new call's options in the debugger: waits shown, not slept; the clock and randomness the studio was given."""
         if self._call_options is not None:
@@ -330,7 +346,7 @@ class StudioApp(OrderedKeys, OpenFile):
 
     def _sweep_when_quiet(self) -> None:
         """Collect the whole heap once the keys have been quiet a while, if enough was frozen since the last time."""
-        from contractstudio.reading import collector
+        from contractstudio import collector
 
         if (collector.freezes - self._freezes_after_sweep < SWEEP_AFTER_FREEZES
                 or time.monotonic() - self.last_key_at < SWEEP_QUIET_S):

@@ -1,6 +1,6 @@
 """The user's settings as the studio uses them: theme choice and keymap (a bad config is a message, never a crash).
 
-config.yaml is read and validated by the one model every face shares (`reading/user_config.py`).
+config.yaml is read and validated by the one model every face shares (`contractstudio/user_config.py`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def load_config(path: Path | None = None) -> StudioConfig:
     path = path or config_folder() / "config.yaml"
     if not path.exists() and not path.is_symlink():
         return StudioConfig()  # nothing to validate: pydantic is not imported before the first screen
-    from contractstudio.reading.user_config import load_user_config
+    from contractstudio.user_config import load_user_config
 
     config, problem = load_user_config(path)
     return StudioConfig(theme=config.theme, keymap=dict(config.keymap), api_bases=config.api_bases,

@@ -12,8 +12,8 @@ So the studio holds every key from the terminal in its own queue and releases it
 no node of the app has a message waiting (the key's own bubbling, the Submitted of a dialog's field, the
 dismissal and its callback). Each wait is a callback queued behind the waiting messages of a busy node.
 
-While a key is held or handled, and until the screen is drawn after it, background work (an analysis, the model
-client's import) waits at its next checkpoint (reading/give_way.py): the keys never share the interpreter with it.
+While a key is held or handled, and until the screen is drawn after it, the model client's import waits at its next
+module (studio/give_way.py); an analysis of a text a key changed is stopped (studio/stoppable.py, screens/edit.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from textual.message_pump import MessagePump
 from textual.screen import ModalScreen, ScreenResultType
 from textual.widgets import Button
 
-from contractstudio.reading import give_way
+from contractstudio.studio import give_way
 
 # A node that never stops getting messages (an animation) must not hold the keys back for ever.
 MAX_WAITS_PER_KEY = 200
@@ -69,7 +69,7 @@ class OrderedKeys(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and event is not self._released_key:
             self.last_key_at = time.monotonic()
-            give_way.keys_arrived()  # background work waits at its next checkpoint until the key is drawn
+            give_way.keys_arrived()  # the model client's import waits at its next module until the key is drawn
             if self._held_keys is None:
                 self._imports_give_way = contextlib.ExitStack()
                 self._imports_give_way.enter_context(give_way.imports_give_way())

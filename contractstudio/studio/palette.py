@@ -63,6 +63,8 @@ PALETTE: dict[str, tuple[str, str]] = {
     "eval.run": ("Eval: run", "Run the contract over the dataset"),
     "eval.filter": ("Eval: next filter", "Show the next kind of rows (all, failed, remedied ...)"),
     "eval.open_row": ("Eval: open in the debugger", "The selected row's recorded call, ready to replay"),
+    "eval.sweep": ("Eval: sweep a threshold", "Move the filtered condition's threshold over the labelled rows (judge)"),
+    "eval.write_threshold": ("Eval: write the chosen threshold", "The quick fix, in the editor: set the threshold the sweep chose"),
     "app.quit": ("Quit", "Leave the studio (asks when there are unsaved changes)"),
 }
 NOT_IN_PALETTE = {"edit.completion_down", "edit.completion_up"}  # they move in the completion popup only

@@ -16,7 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from contractstudio.documents.base import Condition
+from contractstudio.runtime.conditions import Check
 from contractstudio.runtime.errors import ContractError
+from contractstudio.runtime.python_classes import attach_spec
 from contractstudio.symbolic.choice import current_use
 from contractstudio.symbolic.failure import released_exception
 from contractstudio.symbolic.perf import SymbolicPerf, summary_table
@@ -75,6 +78,11 @@ class ClassContract:
         self.returns = ReturnShape.of_return(returned, self.output_model if self.wrapped else None)
         self.output_schema = self.output_shape.schema_text()
         self._shapes: dict[Any, Shape] = {}
+        # `monotone_post`: post conditions in the expression language, monotone in the output (docs/symbolicai.md)
+        written = getattr(cls, "monotone_post", ())
+        written = (written,) if isinstance(written, str) else tuple(written)
+        self.monotone = [Condition.model_validate({"assert": str(src), "monotone": True}) for src in written]
+        self.monotone_checks = [Check(c, f"{self.name}.monotone_post[{i}]") for i, c in enumerate(self.monotone)]
 
     def shape(self, annotation: Any, root: str) -> Shape:
         """A shape per annotation, built once per class (pydantic's validators are the costly part)."""
@@ -94,8 +102,10 @@ class ClassContract:
         else:
             input_shape = self.shape(self.input_annotation if self.input_annotation is not None else Any, "input")
         pre = [MethodCheck(instance.pre, "pre", self.name)] if callable(getattr(instance, "pre", None)) else []
-        post = ([MethodCheck(instance.post, "post", self.name, unwrap=self.wrapped)]
-                if callable(getattr(instance, "post", None)) else [])
+        post: list[Any] = ([MethodCheck(instance.post, "post", self.name, unwrap=self.wrapped)]
+                           if callable(getattr(instance, "post", None)) else [])
+        conditions = [Condition(python=f"{self.name}.post")] if post else []
+        post += self.monotone_checks
         act = getattr(instance, "act", None)
         act_hook = intermediate = None
         act_type: Any = None
@@ -113,7 +123,8 @@ class ClassContract:
                     raise
         plan = SymbolicPlan(self.name, str(instance.prompt), self.remedy, input_shape=input_shape, output_shape=self.output_shape,
                             returns=self.returns, pre=pre, post=post, act=act_hook, intermediate=intermediate,
-                            forward=forward, path=self.file, output_schema=self.output_schema)
+                            forward=forward, path=self.file, output_schema=self.output_schema,
+                            post_conditions=conditions + self.monotone)
         plan.intermediate_annotation = act_type
         return plan
 
@@ -251,7 +262,7 @@ class contract:  # SymbolicAI's name (lower case), kept so a user changes only t
         cls.__init__ = __init__  # type: ignore[misc]
         cls.forward = forward  # type: ignore[attr-defined]
         cls.contract_perf_stats = contract_perf_stats  # type: ignore[attr-defined]
-        cls.__contract__ = spec  # type: ignore[attr-defined]
+        attach_spec(cls, spec)
         return cls
 
 

@@ -26,8 +26,8 @@ def released_exception(state: Any, plan: Any, violation: ContractViolation) -> B
     if plan.act_raised is not None:  # act runs after pre and before the output: when it raised, it failed last
         return plan.act_raised
     where = state.failed_on
-    checks = {"pre": plan.pre, "post": plan.post}.get(where or "", [])
-    raised = next((c.raised for c in checks if c.raised is not None), None)
+    checks = {"pre": plan.pre_checks, "post": plan.post_checks}.get(where or "", [])
+    raised = next((c.raised for c in checks if getattr(c, "raised", None) is not None), None)  # monotone_post: no method
     remedied = {"pre": plan.remedy.pre, "post": plan.remedy.post, "type": True}.get(where or "", False)
     if state.no_remedy and raised is not None:
         return raised  # NoRemedy ends the call at once: what the method raised

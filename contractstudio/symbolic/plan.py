@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
+from contractstudio.documents.base import Condition
 from contractstudio.documents.contract_model import Contract, Remedy
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.messages import system_message
@@ -152,29 +153,26 @@ def check_act_signature(act: Callable[..., Any]) -> inspect.Signature:
 
 
 class SymbolicPlan(CompiledContract):
-    """One call's plan of a Python contract: the same attributes the engine reads of a YAML contract's plan."""
+    """A contracted Python class's constructor of the one plan type: the same attributes the engine reads of a YAML
+    contract's plan, made by CompiledContract's own constructor, plus what only a class's call keeps."""
 
     def __init__(self, name: str, prompt: str, remedy: Remedy, *, input_shape: Shape, output_shape: Shape,
                  returns: ReturnShape, pre: list[MethodCheck], post: list[MethodCheck],
                  act: Callable[[Any], Any] | None, intermediate: Shape | None, forward: Any, path: str | None,
-                 output_schema: str | None = None) -> None:
-        self.name, self.path, self.trusted = name, path, True  # the user's own code, already imported and running
-        self.doc = Contract(kind="contract", name=name, prompt=prompt, input=input_shape.type_name, output=output_shape.type_name,
-                            intermediate=intermediate.type_name if intermediate is not None else None,
-                            remedy=remedy, on_failure="fallback")
-        self.types = None  # type: ignore[assignment]
-        self.input, self.output, self.intermediate = input_shape, output_shape, intermediate
-        self.pre, self.post = pre, post  # type: ignore[assignment]
-        self.hooks = []
-        self.act_assign = None
-        self.act_hook = act  # type: ignore[assignment]
-        self.fallback = None
-        self.remedy = remedy
-        # the class's output schema is made once per class (JSON Schema generation costs more than the call's own work)
-        self.system = system_message(prompt, output_shape.type_name, output_schema or output_shape.schema_text())
-        self.generate_type = intermediate.type_name if act is not None and intermediate is not None else input_shape.type_name
-        self.returns = returns
-        self.forward = forward
+                 output_schema: str | None = None, post_conditions: list[Condition] | None = None) -> None:
+        # `post_conditions`: the conditions behind `post`, in its order (the class's `monotone_post` among them), which
+        # the prefix watch classifies as it does a YAML contract's
+        doc = Contract(kind="contract", name=name, prompt=prompt, input=input_shape.type_name, output=output_shape.type_name,
+                       intermediate=intermediate.type_name if intermediate is not None else None,
+                       remedy=remedy, on_failure="fallback", post=post_conditions or [])
+        super().__init__(
+            doc, input=input_shape, output=output_shape, intermediate=intermediate, pre=pre, post=post,
+            # the class's output schema is made once per class (JSON Schema generation costs more than the call's work)
+            system=system_message(prompt, output_shape.type_name, output_schema or output_shape.schema_text()),
+            generate_type=intermediate.type_name if act is not None and intermediate is not None else input_shape.type_name,
+            path=path, trusted=True,  # the user's own code, already imported and running
+            act_hook=act, returns=returns, forward=forward)
+        self.pre_checks, self.post_checks = pre, post  # typed as the class's own (its failure reads what they raised)
         self.returned: list[Any] = []  # what the class's forward returned (graceful mode hands it back unchecked)
         self.act_raised: BaseException | None = None  # what the class's act raised (SymbolicAI's contract_exception)
         self.intermediate_annotation: Any = None  # act's return annotation (verbose's input panel after an act)

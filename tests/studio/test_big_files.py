@@ -231,7 +231,7 @@ async def test_what_analyses_built_stays_out_of_collections_and_garbage_cycles_a
     import time
     import weakref
 
-    from contractstudio.reading import collector
+    from contractstudio import collector
     from contractstudio.studio import app as app_module
 
     monkeypatch.setattr(collector, "_keep", True)  # as `contractstudio studio` runs
@@ -271,7 +271,7 @@ async def test_the_sweeps_check_does_not_walk_the_frozen_heap(make_app, monkeypa
     # the screen's thread each time (found by bench/bench_typing.py --profile)
     import gc
 
-    from contractstudio.reading import collector
+    from contractstudio import collector
 
     walks: list[int] = []
     real = gc.get_freeze_count
@@ -381,9 +381,9 @@ async def test_the_status_line_reads_the_kind_of_a_file_its_analysis_names_none_
 
 
 async def test_background_work_waits_while_a_key_is_handled_and_goes_on_once_it_is_drawn(make_app, monkeypatch) -> None:
-    """The studio tells reading/give_way.py when a key comes and when it is drawn (tests/test_give_way.py holds the
+    """The studio tells studio/give_way.py when a key comes and when it is drawn (tests/test_give_way.py holds the
     waiting itself): an analysis or import in a worker then runs between keys, not beside them."""
-    from contractstudio.reading import give_way
+    from contractstudio.studio import give_way
 
     seen: list[bool] = []
     on_key = ContractEditor._on_key
@@ -405,3 +405,107 @@ async def test_background_work_waits_while_a_key_is_handled_and_goes_on_once_it_
         assert any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)  # a worker's imports give way too
     assert give_way.way_open() and not any(type(f).__name__ == "_ImportsGiveWay" for f in sys.meta_path)
 
+
+
+async def test_a_key_that_makes_the_running_analysis_stale_stops_it(make_app) -> None:
+    """An analysis of a text the author has typed on is stopped when the key comes, not finished: a big one-document
+    file's analysis took seconds of the interpreter beside every key (issue 35.1); the newest text is analyzed then."""
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        started = threading.Event()
+        ends: list[str] = []
+        real = screen.live.analyze
+
+        def long(text, context, name=None):
+            if "\nanalysed at length" in text and not started.is_set():  # a big file's analysis: pure Python
+                started.set()
+                try:
+                    for _ in range(200_000_000):  # seconds: far longer than a key takes
+                        pass
+                    ends.append("finished")
+                except BaseException:
+                    ends.append("stopped")
+                    raise
+            return real(text, context, name)
+
+        screen.live.analyze = long
+        screen.editor.move_cursor((screen.editor.document.line_count - 1, 0))
+        screen.editor.insert("\nanalysed at length: 1\n")
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 30)
+        screen.editor.move_cursor((1, 0))
+        await pilot.press("x")  # the running analysis is of a stale text now
+        await settle(pilot)
+        assert ends == ["stopped"]
+        assert screen.live.current is not None and screen.live.current.text.split("\n")[1].startswith("x")
+
+
+def test_a_big_unwrapped_text_is_laid_out_without_measuring_each_line(monkeypatch) -> None:
+    """A 5 MB one-document file's first screen took 14-25 s, most of it Textual measuring the tabs of each of its
+    200,000 lines on each of six layouts (issue 35.1); without a tab and without wrapping there is nothing to measure."""
+    import textual.document._wrapped_document as wrapped
+
+    from contractstudio.studio.widgets.editor_documents import _RowCountCache
+
+    measured = [0]
+    measure = wrapped.get_tab_widths
+
+    def counting(line: str, tab_size: int = 4):
+        measured[0] += 1
+        return measure(line, tab_size)
+
+    monkeypatch.setattr(wrapped, "get_tab_widths", counting)
+    text = "steps:\n" + "".join(f"  - id: s{n}\n    next: s{n + 1}\n\n" for n in range(2000))
+    layout = _RowCountCache(Document(text), 0)
+    assert measured[0] == 0
+    plain = wrapped.WrappedDocument(Document(text), 0)
+    assert measured[0] > 0  # Textual's own measures every line: the layouts are compared next
+    for name in ("_wrap_offsets", "_offset_to_line_info", "_line_index_to_offsets", "_tab_width_cache", "_width"):
+        assert getattr(layout, name) == getattr(plain, name), name
+    assert layout.height == plain.height and layout.get_offsets(7) == plain.get_offsets(7)
+
+
+@pytest.mark.parametrize("text", ["a:\tb\n  c: d\n", "x\n\ty\n\n"])
+def test_a_text_with_tabs_is_laid_out_as_textual_lays_it_out(text: str) -> None:
+    import textual.document._wrapped_document as wrapped
+
+    from contractstudio.studio.widgets.editor_documents import _RowCountCache
+
+    layout, plain = _RowCountCache(Document(text), 0), wrapped.WrappedDocument(Document(text), 0)
+    for name in ("_wrap_offsets", "_offset_to_line_info", "_line_index_to_offsets", "_tab_width_cache"):
+        assert getattr(layout, name) == getattr(plain, name), name
+
+
+async def test_any_key_stops_the_running_analysis_as_it_arrives_and_it_runs_again_after(make_app) -> None:
+    """A key that moves the cursor leaves the text as it was, but its handling (and an edit's, before the edit is
+    seen) would share the interpreter with the analysis: the analysis stops as the key arrives and runs again once
+    the keys pause, so its findings still come."""
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        started = threading.Event()
+        ends: list[str] = []
+        real = screen.live.analyze
+
+        def long(text, context, name=None):
+            if "\nanalysed at length" in text and not started.is_set():
+                started.set()
+                try:
+                    for _ in range(200_000_000):  # seconds: far longer than a key takes
+                        pass
+                    ends.append("finished")
+                except BaseException:
+                    ends.append("stopped")
+                    raise
+            return real(text, context, name)
+
+        screen.live.analyze = long
+        screen.editor.move_cursor((screen.editor.document.line_count - 1, 0))
+        screen.editor.insert("\nanalysed at length: 1\n")
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 30)
+        await pilot.press("up")  # no edit
+        await settle(pilot)
+        assert ends == ["stopped"]
+        assert screen.live.current is not None and "analysed at length" in screen.live.current.text

@@ -1,5 +1,5 @@
 """The user's own config and themes cannot crash any face (issue 18 point 14): each is read by the one bounded
-reader and checked by its model (reading/user_config.py, studio/themes.py) before a value reaches CSS; a bad file is
+reader and checked by its model (contractstudio/user_config.py, studio/themes.py) before a value reaches CSS; a bad file is
 a message with its position and everything else keeps working with the defaults."""
 
 from __future__ import annotations

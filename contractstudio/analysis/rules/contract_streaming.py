@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.monotone import FORMS, monotonicity
+from contractstudio.analysis.monotone import FORMS
 from contractstudio.analysis.rules.registry import rule
 from contractstudio.findings.diagnostics import Diagnostic
 
@@ -22,11 +22,10 @@ def not_monotone(doc: LoadedContract) -> Iterator[Diagnostic]:
                            hint="remove `monotone: true` here")
     if not c.output:
         return
+    classified = {clause.path: clause for clause in doc.prefix.clauses if clause.keyword == "post"}
     for index, cond in enumerate(c.post):
-        if not cond.monotone:
-            continue
-        found = monotonicity(cond.assert_, cond.when, doc.types, c.output)
-        if found.problem is not None:
-            yield doc.diag("CON133", f"post[{index}] is marked monotone but is not monotone in the output: {found.problem}; "
+        found = classified.get(f"post[{index}]")
+        if cond.monotone and found is not None and not found.early:
+            yield doc.diag("CON133", f"post[{index}] is marked monotone but is not monotone in the output: {found.reason}; "
                            "it is checked after the reply only", ("post", index, "monotone"), key=True,
                            hint=f"write it as one of {', '.join(FORMS)} (joined with `and`), or remove `monotone: true`")

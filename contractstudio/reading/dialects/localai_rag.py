@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.findings.diagnostics import Diagnostic, Payload, Related, Span, make
+from contractstudio.findings.diagnostics import Diagnostic, Payload, Related, Span, declare, make
 from contractstudio.reading.dialect_registry import BaseDialect, YamlFile, forced_hint, register
 from contractstudio.reading.dialects.localai_merge import merge_pipeline, without
 from contractstudio.reading.dialects.synth import data_of, entry, mapping, scalar, sequence, text_of
@@ -28,6 +28,8 @@ MAX_EXTENDS = 20  # LocalAI-RAG's own cap on the depth of an extends chain
 # Characters the pipelines of one file may inherit through `extends:`, counted at every merge (like the alias bound):
 # each entry merges its whole chain again, so 200 entries over 21 bases of 14 KB took 90 s and 2.4 GB.
 MAX_MERGED_CHARS = 2_000_000
+declare("REF203", "bad-extends", "error", "An `extends:` base that cannot be found or read, or a chain of bases that loops.")
+
 COMPAT_MODES = ("locked", "latest", "strict")
 # The state the runner fills from each request (their DynamicPipelineRunner), before the first step.
 REQUEST_FIELDS = (

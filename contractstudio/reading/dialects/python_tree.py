@@ -102,3 +102,16 @@ def literal(node: ast.expr) -> Any:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+
+
+def monotone_post(cls: ast.ClassDef) -> list[tuple[ast.Constant, ast.expr]]:
+    """The strings of a class's `monotone_post = (...)` (post conditions in the expression language, monotone in the
+    output: checked after `post`, and on a streamed reply where the analyzer shows them monotone), with the target."""
+    found: list[tuple[ast.Constant, ast.expr]] = []
+    for stmt in cls.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        value = getattr(stmt, "value", None)
+        if isinstance(target, ast.Name) and target.id == "monotone_post" and isinstance(value, (ast.Tuple, ast.List)):
+            found += [(item, target) for item in value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return found

@@ -29,6 +29,7 @@ from contractstudio.reading.dialects.python_tree import (
     literal,
     literal_style,
     models_of,
+    monotone_post,
     name_node,
 )
 from contractstudio.reading.dialects.synth import data_of
@@ -252,9 +253,13 @@ class PythonReader:
             pairs.append((self.scalar("act", name_node(act)), hook))
         for role in ("pre", "post"):
             method = methods.get(role)
-            if method is not None:  # the method is the condition: the engine calls it as a hook
-                item = self.mapping([(self.scalar("python", method), self.scalar(f"{cls.name}.{role}", method))], method)
-                pairs.append((self.scalar(role, name_node(method)), self.sequence([item], method)))
+            items: list[Node] = [] if method is None else [  # the method is the condition: the engine calls it as a hook
+                self.mapping([(self.scalar("python", method), self.scalar(f"{cls.name}.{role}", method))], method)]
+            items += [self.mapping([(self.scalar("assert", item), self.scalar(item.value, item)),  # monotone: true
+                                    (self.scalar("monotone", at), self.scalar(True, at))], item)
+                      for item, at in (monotone_post(cls) if role == "post" else [])]
+            if items:
+                pairs.append((self.scalar(role, name_node(method) if method else cls), self.sequence(items, method or cls)))
         remedy, post_remedy = self._remedy(decorator)
         if remedy is not None:
             pairs.append(remedy)

@@ -188,9 +188,36 @@ class EditingAssist:
     def action_quick_fix(self) -> None:
         self.with_current_report(self._quick_fix)
 
+    def _threshold_fix(self, report: FileReport) -> Any:
+        """The quick fix of the threshold Eval mode's sweep chose for this file (editing/thresholds.py), or None."""
+        choice = getattr(self.studio, "threshold_choice", None)
+        buffer = self.studio.buffer
+        if choice is None or buffer is None or buffer.path.resolve() != choice[0].resolve():
+            return None
+        from contractstudio.editing.thresholds import threshold_action
+
+        return threshold_action(report, choice[1], choice[2], choice[3])
+
+    def apply_threshold_choice(self) -> None:
+        """Apply the sweep's chosen threshold to the editor's text (Eval mode's w): one step of undo, not saved."""
+
+        def then(report: FileReport) -> None:
+            action = self._threshold_fix(report)
+            if action is None:
+                self.notify("The threshold is not where a quick fix can change it: change it by hand.", severity="warning")
+                return
+            self.apply(action.edits)
+            self.editor.move_cursor((action.edits[0].span.line - 1, action.edits[0].span.column - 1))
+            self.notify(action.title, timeout=3)
+
+        self.with_current_report(then)
+
     def _quick_fix(self, report: FileReport) -> None:
         row, _ = self.editor.cursor_location
         actions = editing.code_actions(report, span=Span(row + 1, 1, row + 1, 1))
+        threshold = self._threshold_fix(report)
+        if threshold is not None and threshold.edits[0].span.line == row + 1:  # the sweep's choice, on its line
+            actions.insert(0, threshold)
         if not actions:
             self.notify("No quick fix for this line.", timeout=2)
             return

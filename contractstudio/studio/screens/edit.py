@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.markup import escape
@@ -16,10 +17,12 @@ from textual.worker import Worker, WorkerState
 
 from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
 from contractstudio.findings.diagnostics import Counts, Diagnostic
+from contractstudio.studio import give_way
 from contractstudio.studio.analyses import Analysis, AnalysisDone
 from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
 from contractstudio.studio.screens.base import StudioScreen
+from contractstudio.studio.stoppable import Stoppable
 from contractstudio.studio.widgets.completion import CompletionMenu
 from contractstudio.studio.widgets.editor import MAX_HIGHLIGHT_INDENT, ContractEditor
 from contractstudio.studio.widgets.files import FileList, elide_middle
@@ -60,6 +63,8 @@ class EditScreen(EditingAssist, StudioScreen):
         self._debounce: Timer | None = None
         self._analyzing = False  # an analysis worker is running (one at a time: see start_analysis)
         self._analyze_again = False  # asked for while one ran
+        self.running_analysis = Stoppable()  # an edit stops the analysis of the text before it (studio/stoppable.py)
+        self._not_on_keys: Callable[[], None] = lambda: None  # stops listening for keys (on_mount sets it)
         self._loading = False
         self._last_failure = ""
         self._status_line = ""
@@ -92,6 +97,9 @@ class EditScreen(EditingAssist, StudioScreen):
     def on_mount(self) -> None:
         give_priority(self, self.studio.keymap.priority)  # a remapped key beats the editor's own use of it
         self.editor.key_hook = self.popup_key
+        # A key stops the running analysis as it arrives, before its own handling (a 5 MB document's highlighting,
+        # a second of the interpreter) would share the interpreter with it; it starts again once the keys pause.
+        self._not_on_keys = give_way.on_each_key(self._key_arrived)
         self.findings.border_title = "Findings"
         self.query_one(FileList).border_title = "Workspace"
         self.refresh_files()
@@ -102,8 +110,18 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.disabled = True
             self.update_status()
 
+    def _key_arrived(self) -> None:
+        if self.running_analysis.stop():
+            self._analyze_again = True
+            if self._debounce is not None:
+                self._debounce.stop()
+            self._debounce = self.set_timer(DEBOUNCE_S, self.start_analysis)
+
     def on_unmount(self) -> None:
+        self._not_on_keys()
         self.live.close()  # quitting never waits for a big file's analysis: it stops at its next document
+        self.running_analysis.stop()  # or at once, wherever it is (studio/stoppable.py)
+        self.running_analysis.stop()  # or at once, wherever it is
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")
@@ -149,6 +167,7 @@ class EditScreen(EditingAssist, StudioScreen):
             self._loading = False
             return
         self.live.edit()  # the text is read from the editor when it is analyzed, not per keystroke
+        self.running_analysis.stop()  # of a text that is no more: it would share the interpreter with the keys for nothing
         if self._debounce is not None:
             self._debounce.stop()
         self._debounce = self.set_timer(DEBOUNCE_S, self.start_analysis)
@@ -158,9 +177,9 @@ class EditScreen(EditingAssist, StudioScreen):
     def start_analysis(self) -> None:
         """Analyze the current text in a worker; a newer edit makes this result stale.
 
-        One analysis at a time: a thread cannot be stopped, and two analyses of a big file side by side would
-        share the interpreter with each other and with the keys. A request while one runs is kept, and the text as
-        it is when that one ends is analyzed then (every edit in between is superseded).
+        One analysis at a time: two analyses of a big file side by side would share the interpreter with each other
+        and with the keys. An edit stops the running one (`_edited`); a request while one runs (or stops) is kept,
+        and the text as it is when that one ends is analyzed then (every edit in between is superseded).
         """
         self._debounce = None
         if self._analyzing:
@@ -171,7 +190,7 @@ class EditScreen(EditingAssist, StudioScreen):
         path = buffer.path if buffer else None
         self.analyze(path, self.editor.text, self.live.version, buffer.unreadable if buffer else None)
 
-    # Not exclusive: a cancelled thread runs on (see start_analysis). The description is fixed: Textual's default
+    # Not exclusive: Textual's cancel leaves a thread running (`running_analysis` stops it). The description is fixed: Textual's default
     # is the repr of every argument, the whole text on every analysis.
     @work(thread=True, group="analysis", exit_on_error=False, description="analysis of the editor's text")
     def analyze(self, path: Path | None, text: str, generation: int, unreadable: Diagnostic | None) -> None:
@@ -187,10 +206,13 @@ class EditScreen(EditingAssist, StudioScreen):
         else:
             from contractstudio.analysis.incremental import AnalysisStopped
 
+            context = self.studio.context_for(path)
             try:
-                report = self.live.analyze(text, self.studio.context_for(path), name)
+                report = self.running_analysis.run(lambda: self.live.analyze(text, context, name))
             except AnalysisStopped:
                 return  # the file or the studio was closed meanwhile: nobody waits for it
+            if report is None:
+                return  # stopped: the text was edited meanwhile, and its analysis comes after this one
             done = Analysis(path, text, report, generation)
         self.post_message(AnalysisDone(done))
 

@@ -54,6 +54,14 @@ class EvalDone(Message):
         self.outcome = outcome
 
 
+class SweepDone(Message):
+    """Posted by the sweep worker: the trade-off of a condition's threshold (evaluation/sweep.py), or why not."""
+
+    def __init__(self, found: dict[str, Any] | None, problem: str | None = None) -> None:
+        super().__init__()
+        self.found, self.problem = found, problem
+
+
 class EvalScreen(StudioScreen):
     """The eval screen (mode `eval`)."""
 
@@ -61,6 +69,8 @@ class EvalScreen(StudioScreen):
         Binding("r", "run_eval", "Run", id="eval.run"),
         Binding("f", "next_filter", "Filter", id="eval.filter"),
         Binding("enter", "open_row", "Open in debugger", id="eval.open_row"),
+        Binding("t", "sweep", "Sweep", id="eval.sweep", show=False),
+        Binding("w", "write_threshold", "Write threshold", id="eval.write_threshold", show=False),
     ]
 
     def __init__(self) -> None:
@@ -75,6 +85,8 @@ class EvalScreen(StudioScreen):
         self._folder: Path | None = None
         self._wanted_data: Path | None = None
         self._results_shown: Path | None = None  # a results file opened as it is: no dataset is chosen meanwhile
+        self.sweep: dict[str, Any] | None = None  # the last sweep of a condition's threshold, and the file it is of
+        self._judged: tuple[Path, Path] | None = None  # (contract, dataset) of the last judged run
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="eval-setup"):
@@ -188,7 +200,10 @@ class EvalScreen(StudioScreen):
         self.query_one("#eval-rows", DataTable).clear()
         self.query_one("#eval-progress", ProgressBar).update(total=None, progress=0)
         self._status(f"Running {Path(target).name} over {Path(data).name} ...")
-        self.evaluate(Path(target), Path(data), str(self.query_one("#eval-model", Select).value))
+        mode = str(self.query_one("#eval-model", Select).value)
+        self._judged = (Path(target), Path(data)) if mode == "judge" else None
+        self.sweep = None
+        self.evaluate(Path(target), Path(data), mode)
 
     @work(thread=True, exclusive=True, group="eval", exit_on_error=False)
     def evaluate(self, target: Path, data: Path, mode: str) -> None:
@@ -275,6 +290,64 @@ class EvalScreen(StudioScreen):
             plt.bar([str(i) for i in range(1, len(values) + 1)], values, width=1)
             plt.xticks([])
         plot.refresh()
+
+    # Thresholds ---------------------------------------------------------------------------------
+
+    def action_sweep(self) -> None:
+        """Sweep the threshold of the condition the filter shows the false fails or passes of (a judged run)."""
+        chosen = str(self.query_one("#eval-filter", Select).value)
+        kind, _, name = chosen.partition(":")
+        if self._judged is None or kind not in ("false_fail", "false_pass") or name.startswith("("):
+            self.notify("Judge labelled outputs, then pick a condition's false fails or false passes (f), then t.",
+                        severity="warning")
+            return
+        self._status(f"Sweeping the threshold of {name} ...")
+        self.run_sweep(*self._judged, name)
+
+    @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
+    def run_sweep(self, target: Path, data: Path, name: str) -> None:
+        from contractstudio.evaluation.evaluate import EvalConfig
+        from contractstudio.evaluation.sweep import SweepError, sweep_file
+
+        config = EvalConfig(target=target, data=data, mode="judge", trust=self.studio.trust.allows(target))
+        try:
+            found = sweep_file(config, name, "balanced")
+        except SweepError as err:
+            self.post_message(SweepDone(None, str(err)))
+            return
+        found["file"] = str(target)
+        self.post_message(SweepDone(found))
+
+    @on(SweepDone)
+    def _swept(self, message: SweepDone) -> None:
+        if message.found is None:
+            self._status(message.problem or "", error=True)
+            return
+        self.sweep = found = message.found
+        xs = [r["threshold"] for r in found["table"]]
+        plot = self.query_one("#plot-cost", PlotextPlot)
+        plt = plot.plt
+        plt.clear_figure()
+        plt.title(f"{found['id']}: threshold")
+        plt.plot(xs, [r["false_fails"] for r in found["table"]], label="false fails", marker="braille")
+        plt.plot(xs, [r["false_passes"] for r in found["table"]], label="false passes", marker="braille")
+        plt.vertical_line(found["chosen"])
+        plot.refresh()
+        from contractstudio.editing.thresholds import number_text
+
+        self._status(f"{found['check']}: {found['subject']} {found['op']} {number_text(found['chosen'])} chosen "
+                     f"(now {number_text(found['current'])}): false fails {found['now']['false_fails']} -> "
+                     f"{found['best']['false_fails']}, false passes {found['now']['false_passes']} -> "
+                     f"{found['best']['false_passes']}. w writes it (the editor's quick fix).")
+
+    def action_write_threshold(self) -> None:
+        """Open the contract in the editor and apply the quick fix that sets the chosen threshold (undo takes it back)."""
+        found = self.sweep
+        if found is None:
+            self.notify("Sweep a condition's threshold first (t).", severity="warning")
+            return
+        self.studio.threshold_choice = (Path(found["file"]), found["id"], found["chosen"], found["key"])
+        self.studio.write_threshold_choice()
 
     def _plot(self, selector: str, title: str, labels: list[str], values: list[int]) -> None:
         plot = self.query_one(selector, PlotextPlot)

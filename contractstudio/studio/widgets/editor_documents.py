@@ -144,8 +144,26 @@ class _RowCountCache(WrappedDocument):
         if revision is not None and (width, tab_width or self._tab_width, revision) == self._wrapped_as:
             return
         self._rows = None
-        super().wrap(width, tab_width)
+        if width or not self._unwrapped(tab_width):
+            super().wrap(width, tab_width)
         self._wrapped_as = None if revision is None else (width, self._tab_width, revision)
+
+    def _unwrapped(self, tab_width: int | None) -> bool:
+        """Not wrapping and no tab in the text: Textual's wrap, whose only work then is measuring each line's tabs
+        (8 s of a 5 MB one-document file's first screen, six times over), made at once: one row per line, no tab.
+        False where a line has a tab (Textual's own wrap measures them)."""
+        lines = self.document.lines
+        if any("\t" in line for line in lines):
+            return False
+        self._width = 0
+        if tab_width:
+            self._tab_width = tab_width
+        count = len(lines)
+        self._wrap_offsets = [[] for _ in range(count)]
+        self._offset_to_line_info = [(n, 0) for n in range(count)]
+        self._line_index_to_offsets = [[n] for n in range(count)]
+        self._tab_width_cache = [[0] if line else [] for line in lines]
+        return True
 
     def wrap_range(self, *args, **kwargs):
         self._rows = None

@@ -1,15 +1,13 @@
-"""Work in background threads gives way to the keys: while a key is handled and drawn, a thread that reaches a
-checkpoint waits until it is.
+"""The model client's import gives way to the keys: while a key is handled and drawn, each module a background thread
+imports waits until it is.
 
-A Python thread holds the interpreter until it blocks or its time slice ends, so a worker that analyzes a big file
-(or imports the model client) takes about half of every key's time from the screen's thread: in a 5 MB contract
-that was behind the slowest keys (bench/bench_typing.py --sample). A shorter time slice (studio/keys.py)
-only shortens each hand-over. So the face says when a key arrives (`keys_arrived`, on the thread that handles
-keys) and when it has been handled and drawn (`keys_done`); long passes call `give_way()` between their steps
-(each document of a file, each piece of a text) and, with `imports_give_way`, each module import does too.
+A Python thread holds the interpreter until it blocks or its time slice ends, so a worker importing the model
+client (hundreds of modules, seconds) takes about half of every key's time from the screen's thread. So the studio
+says when a key arrives (`keys_arrived`, on the thread that handles keys) and when it has been handled and drawn
+(`keys_done`); with `imports_give_way`, each module import waits at `give_way()` meanwhile.
 
-Nothing here knows about keys but these two calls: in a process with no keys (check, eval, the language server)
-the way is never closed, and `give_way()` costs one flag test.
+An analysis has no such checkpoint: the analyzer knows nothing of the studio's keys, and the studio stops a stale
+analysis at once instead (studio/stoppable.py). In a process with no keys the way is never closed.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from __future__ import annotations
 import _imp
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
@@ -32,11 +30,22 @@ _open.set()
 _keys_thread: int | None = None  # the thread that handles keys: it never waits for itself
 
 
+_on_key: list[Callable[[], None]] = []  # called as each key arrives (the edit screen stops its running analysis)
+
+
 def keys_arrived() -> None:
     """A key came (call it on the thread that handles keys): background work waits at its next checkpoint."""
     global _keys_thread
     _keys_thread = threading.get_ident()
     _open.clear()
+    for then in list(_on_key):
+        then()
+
+
+def on_each_key(then: Callable[[], None]) -> Callable[[], None]:
+    """Call `then` as each key arrives, before it is handled (on the thread that handles keys); returns the undoing."""
+    _on_key.append(then)
+    return lambda: _on_key.remove(then) if then in _on_key else None
 
 
 def keys_done() -> None:
