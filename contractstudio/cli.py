@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--replies", metavar="FILE", help="scripted replies, a JSON Lines file, one reply a line (offline; "
                    "a Python class's way to run as a scenario does)")
     r.add_argument("--trace", metavar="OUT", help="write the trace as JSON Lines")
+    r.add_argument("--save-scenario", metavar="NAME", help="add the call to the contract's file as scenario NAME: its "
+                   "input, the model's replies and the outcome, which `contractstudio test` replays offline")
     r.add_argument("--otlp", metavar="URL", help=OTLP_HELP)
     r.add_argument("--json", action="store_true", help="print the result as JSON")
     r.add_argument("--trust", action="store_true", help="trust the contract's folder: python: hooks, keys where it says")

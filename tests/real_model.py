@@ -130,3 +130,71 @@ def serve(log_dir: Path) -> Iterator[RealServer]:
         yield server
     finally:
         stop(server.process)
+
+
+class LoopbackProxy:
+    """A forwarder on another loopback port in front of the server: what a client sends passes through unchanged, and
+    each request's time at the server (from its arrival here to the server's whole answer) is recorded. The tests
+    close it to show a replay needs no server; bench/bench_real_model.py subtracts its times from a row's."""
+
+    def __init__(self, upstream: str) -> None:
+        import http.server
+        import threading
+
+        self.upstream = upstream.rstrip("/").removesuffix("/v1")  # the paths a client asks for carry /v1 already
+        self.asked: list[tuple[bytes, float]] = []  # each request's body and its time at the server
+        proxy = self
+
+        class Forward(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # quiet: the tests read the server's answers
+                pass
+
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                request = urllib.request.Request(proxy.upstream + self.path, data=body if self.command == "POST" else None,
+                                                 method=self.command,
+                                                 headers={"content-type": self.headers.get("content-type", "application/json")})
+                started = time.perf_counter()
+                try:
+                    with urllib.request.urlopen(request, timeout=300) as answer:
+                        status, data, kind = answer.status, answer.read(), answer.headers.get("content-type", "")
+                except urllib.error.HTTPError as err:
+                    status, data, kind = err.code, err.read(), err.headers.get("content-type", "")
+                proxy.asked.append((body, time.perf_counter() - started))
+                self.send_response(status)
+                self.send_header("content-type", kind or "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    @property
+    def seconds(self) -> list[float]:
+        """Each request's time at the server, in the order they were answered."""
+        return [s for _, s in self.asked]
+
+    def close(self) -> None:
+        """Stop forwarding: the port refuses connections from now on (again: nothing)."""
+        if not self.thread.is_alive():
+            return
+        self.server.shutdown()
+        self.thread.join()
+        self.server.server_close()
+
+    def __enter__(self) -> LoopbackProxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

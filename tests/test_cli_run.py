@@ -224,3 +224,48 @@ def test_replay_refuses_a_trace_line_holding_a_non_finite_number_with_its_positi
     trace.write_text("\n".join(lines) + "\n")
     code, _, err = run(capsys, "run", str(SAMPLES / "multidoc_qa.contract.yaml"), "--replay", str(trace), "--no-wait")
     assert code == 2 and f"t.jsonl:3: not a JSON line: {token} is not a JSON number" in err
+
+
+@pytest.mark.parametrize("source", [QA, SAMPLES / "local" / "sentiment.contract.yaml"], ids=["with-scenarios", "without"])
+def test_a_recorded_call_saved_as_a_scenario_is_replayed_offline_by_test(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                         source: Path) -> None:
+    # a call recorded in a trace (here from scripted replies; tests/test_real_model_cli.py records a live one), run
+    # again from its trace with --save-scenario: the scenario `test` then replays offline
+    contract = tmp_path / source.name
+    contract.write_text(source.read_text())
+    sentiment = "sentiment" in source.name
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text("\n".join(json.dumps(r) for r in (['{"label": "pos", "reason": "loves it"}'] if sentiment else [LOW, GOOD])))
+    inp = tmp_path / "in.json"
+    inp.write_text(json.dumps({"text": "I love this phone"} if sentiment else INPUT))
+    trace = tmp_path / "call.jsonl"
+    code, out, err = run(capsys, "run", str(contract), "--input", str(inp), "--replies", str(replies), "--no-wait",
+                         "--trace", str(trace))
+    assert code == 0, out + err
+    code, out, err = run(capsys, "run", str(contract), "--replay", str(trace), "--no-wait", "--save-scenario", "kept-call")
+    assert code == 0, out + err
+    assert f"scenario 'kept-call' added to {contract}" in out
+    assert contract.read_text().startswith(source.read_text())  # every character as written, the scenario after it
+    code, out, err = run(capsys, "test", str(contract), "-k", "kept-call")
+    assert code == 0, out + err
+    assert "::kept-call PASSED" in out and "1 passed, 0 failed" in out
+    contract.write_text(contract.read_text().replace("coverage_score: 0.9", "coverage_score: 0.8")
+                        .replace("reason: loves it", "reason: hates it"))
+    code, out, _ = run(capsys, "test", str(contract), "-k", "kept-call")  # the scenario holds what the call gave
+    assert code == 1 and "kept-call FAILED" in out
+    code, out, err = run(capsys, "run", str(contract), "--input", str(inp), "--scenario", "kept-call",
+                         "--save-scenario", "again")
+    assert code == 2 and "scripted already" in err
+
+
+def test_saving_a_scenario_under_a_name_taken_keeps_the_file_and_says_so(capsys: pytest.CaptureFixture[str],
+                                                                         tmp_path: Path) -> None:
+    contract = tmp_path / QA.name
+    contract.write_text(QA.read_text())
+    trace = tmp_path / "t.jsonl"
+    code, _, _ = run(capsys, "run", str(contract), "--scenario", "remedied-after-low-coverage", "--no-wait", "--trace", str(trace))
+    assert code == 0
+    code, out, err = run(capsys, "run", str(contract), "--replay", str(trace), "--save-scenario", "remedied-after-low-coverage")
+    assert code == 1 and "successful" in out
+    assert "the scenario was not saved" in err and "has a scenario named 'remedied-after-low-coverage' already" in err
+    assert contract.read_text() == QA.read_text()

@@ -28,9 +28,11 @@ def server():
         yield srv
 
 
-def call(server: OpenAIServer, model: str = "openai/test-model", *, streamed: bool = True) -> Any:
+def call(server: OpenAIServer, model: str = "openai/test-model", *, streamed: bool = True,
+         options: CallOptions | None = None) -> Any:
     """A call whose reply streams (its output has clauses decided on a prefix), or comes whole (nothing watches)."""
-    options = CallOptions(wait=False) if streamed else CallOptions(wait=False, watch_for=None)
+    if options is None:
+        options = CallOptions(wait=False) if streamed else CallOptions(wait=False, watch_for=None)
     return cs.load(QA).call(INPUT, model, api_base=server.base_url, api_key=KEY, options=options)
 
 
@@ -109,16 +111,20 @@ def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAISe
     assert replies[0].choices[0].message.content == GOOD
 
 
-def test_the_cost_is_litellms_price_of_the_reply(server: OpenAIServer) -> None:
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_the_cost_is_litellms_price_of_the_reply(server: OpenAIServer, streamed: bool) -> None:
     import litellm
 
-    result = call(server, "openai/gpt-4o-mini")  # a model in litellm's offline price map
+    # OpenAI's strict schema replies come whole (a refusal would be lost in a stream): JSON mode streams
+    options = CallOptions(wait=False, structured_output="json_object") if streamed else CallOptions(wait=False, watch_for=None)
+    result = call(server, "openai/gpt-4o-mini", options=options)  # a model in litellm's offline price map
     [reply] = result.trace.of(ModelReply)
+    assert (reply.chunk_ends is not None) is streamed
     prompt, completion = litellm.cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=reply.prompt_tokens,
                                                 completion_tokens=reply.completion_tokens)
     price = prompt + completion
     assert reply.cost_usd > 0 and reply.cost_usd == pytest.approx(price)
-    unpriced = call(server).trace.of(ModelReply)[0]  # a model litellm has no price for costs 0, never an error
+    unpriced = call(server, options=options).trace.of(ModelReply)[0]  # a model with no price costs 0, never an error
     assert unpriced.cost_usd == 0.0
 
 

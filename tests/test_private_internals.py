@@ -68,6 +68,8 @@ TEXTUAL_AND_OTHERS = [
     ("re._parser", "parse", "tool_pattern regexes are checked for nested repeats before they run", "documents/patterns.py"),
     ("pygls.protocol", "LanguageServerProtocol._handle_notification",
      "the language server forgets each notification's future once done (pygls keeps them forever)", "lsp/server.py"),
+    ("textual.widgets", "OptionList._clear_caches", "the findings panel measures its rows again when a scroll bar comes or goes",
+     "studio/widgets/findings.py"),
     ("textual.widgets", "Select._options", "the studio's pickers check a value is offered before selecting it",
      "studio/screens/eval.py, call_setup.py, recorded_traces.py"),
     ("pygls.protocol", "LanguageServerProtocol._request_futures", "the same leak fix reads the futures' table", "lsp/server.py"),

@@ -22,6 +22,7 @@ from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.dialects.translate import read_dialects
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE
+from contractstudio.reading.project import is_python
 from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 from contractstudio.trust import hook_folder
 
@@ -145,11 +146,6 @@ def read_any(text: str, path: str) -> SourceFile:
     anything else as YAML."""
     own = for_file(path)
     return own.read_file(text, path) if own is not None else read_source(text, path)
-
-
-def is_python(path: str | Path) -> bool:
-    """Whether a path names a Python file (read by the SymbolicAI-class reader)."""
-    return str(path).endswith(".py")
 
 
 def read_file_source(reading: SourceFile, path: str, ctx: Context | None, location: Path | None) -> SourceFile:

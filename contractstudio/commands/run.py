@@ -113,6 +113,8 @@ def run(args: Any) -> int:
         return usage_error(conflict)
     if args.trace and (problem := target_problem(args.trace)):  # checked before the call: a paid result is never lost
         return usage_error(f"cannot write the trace: {problem}")
+    if args.save_scenario and (problem := scenario_problem(args, path)):
+        return usage_error(problem)
     try:  # a file with several contracts runs the first, the one holding --scenario, or the replayed one
         contract = load_contract(path, name=target[1] if target is not None else None, replay=args.replay,
                                  scenario=args.scenario, trust=Trust.for_command([path], args.trust).allows(path),
@@ -177,6 +179,7 @@ def drive(args: Any, name: str, input_type: str, model: Any, session: Any, notes
     result = session.result
     assert result is not None
     trace_problem = _write_trace(session, args.trace) if args.trace else None
+    saved_problem = _save_scenario(args, name, session) if args.save_scenario else None
     raised = result.violation is not None
     invalid = isinstance(result.violation, InvalidInput)
     if args.json:
@@ -202,10 +205,40 @@ def drive(args: Any, name: str, input_type: str, model: Any, session: Any, notes
         print(format_table(result.perf_stats(cumulative=False)))
         if args.trace and not trace_problem:
             print(printable(f"trace written to {args.trace}"))
+        if args.save_scenario and not saved_problem:
+            print(printable(f"scenario '{args.save_scenario}' added to {args.contract}: contractstudio test {args.contract}"))
     if trace_problem:  # after the result: a failed trace write never hides what the call returned
         print(printable(f"contractstudio: the trace was not written: {trace_problem}"), file=sys.stderr)
+    if saved_problem:
+        print(printable(f"contractstudio: the scenario was not saved: {saved_problem}"), file=sys.stderr)
+    if trace_problem or saved_problem:
         return EXIT_PROBLEM
     return EXIT_OK if result.successful and not raised else EXIT_PROBLEM
+
+
+def scenario_problem(args: Any, path: Path) -> str | None:
+    """Why --save-scenario cannot be kept (checked before the call), or None."""
+    if args.scenario or args.replies:
+        return "--save-scenario records a call to a live model or a replayed trace; this one's replies are scripted already"
+    if path.suffix == ".py":
+        return "--save-scenario adds to a YAML contract's scenarios: a Python class has none (--replies replays a call)"
+    problem = target_problem(path)
+    return f"cannot save the scenario: {problem}" if problem else None
+
+
+def _save_scenario(args: Any, contract: str, session: Any) -> str | None:
+    """Add the call to the contract's file as a scenario (the file is re-read: it may have changed since); why not, or None."""
+    from contractstudio.editing.scenario_text import with_scenario
+    from contractstudio.runtime.recorded_scenario import scenario_of
+    from contractstudio.storage.atomic import write_atomic
+
+    path = Path(args.contract)
+    try:
+        text = with_scenario(path.read_text(encoding="utf-8"), contract, scenario_of(session.trace, args.save_scenario))
+        write_atomic(path, text)
+    except (OSError, ValueError) as err:
+        return f"{path}: {getattr(err, 'strerror', None) or err}"
+    return None
 
 
 def _write_trace(session: Any, target: str) -> str | None:

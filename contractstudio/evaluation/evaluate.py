@@ -186,8 +186,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
              sleep: Callable[[float], None] = time.sleep) -> EvalOutcome:
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
     DatasetError or ResultsError for what cannot start. `sleep` does the local engine's waits (tests record them)."""
-    from contractstudio.analysis.check import kind_of_text
-    from contractstudio.reading.dialect_registry import sniff_kind
+    from contractstudio.reading.project import kind_of_text
 
     text = cfg.target.read_text(encoding="utf-8")
     planned = count_rows(cfg.data, cfg.data_format)
@@ -196,8 +195,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     if cfg.limit is not None:
         planned = min(planned, cfg.limit)
     # a file of another format (a LocalAI-RAG pipeline) has no kind: line; the dialects know what it reads as
-    kind = "pipeline" if (kind_of_text(text) or (sniff_kind(text) if cfg.dialect != "contractstudio" else None)) == "pipeline" \
-        else "contract"
+    kind = "pipeline" if kind_of_text(text, cfg.dialect) == "pipeline" else "contract"
     tally: Any
     judged: Any = None  # the judge's confusion tables (--judge)
     workers = 1  # a pipeline's simulation runs in this process

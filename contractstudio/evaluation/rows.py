@@ -170,11 +170,11 @@ def record(job: EvalJob, row: Row, result: Any, cached: Any = None, limited: Any
     gave_up = False
     structured: str | None = None  # the mode the row's first output request asked in
     fallbacks = 0
-    stops = {"count": 0, "tokens": 0, "seconds": 0.0, "saved_tokens": 0, "saved_s": 0.0, "saved_known": 0,
-             "tokens_unknown": 0}
     seeds: set[int] = set()  # what makes the row reproducible, where the provider gives it
     versions: set[str] = set()
     fingerprints: set[str] = set()
+    stops = {"count": 0, "tokens": 0, "seconds": 0.0, "saved_tokens": 0, "saved_s": 0.0, "saved_known": 0,
+             "tokens_unknown": 0}
     for event in result.trace:
         match event:
             case ev.EarlyStop():  # what the replies cut early had, and what the rest would have cost (where known)

@@ -49,11 +49,11 @@ class Tally:
         self.requests = self.remedies = self.structure_fallbacks = 0
         self.structured: Counter[str] = Counter()  # rows by the structure mode they asked in
         self.first_error = ""  # why the first row that could not run did not (a run where none ran says it)
+        # what the provider said of the run's replies: the seeds sent, the model versions and fingerprints
+        self.reproducibility: dict[str, set[Any]] = {"seed": set(), "model_version": set(), "system_fingerprint": set()}
         self.stops: Counter[str] = Counter()  # replies cut early: how many, what they had, what was saved (where known)
         self.stop_s: float = 0.0
         self.saved_s: float = 0.0
-        # what the provider said of the run's replies: the seeds sent, the model versions and fingerprints
-        self.reproducibility: dict[str, set[Any]] = {"seed": set(), "model_version": set(), "system_fingerprint": set()}
 
     def add(self, rec: dict[str, Any]) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
@@ -102,15 +102,15 @@ class Tally:
         if rec.get("structured"):  # a row that never asked for an output (its input failed) asked in no mode
             self.structured[str(rec["structured"])] += 1
         self.structure_fallbacks += int(rec.get("structure_fallbacks") or 0)
+        for name, values in (rec.get("reproducibility") or {}).items():
+            seen = self.reproducibility.get(name)
+            if seen is not None and len(seen) < MAX_MESSAGES * 10:  # a handful, never one per row
+                seen.update(values)
         stops = rec.get("early_stops") or {}
         for key in ("count", "tokens", "saved_tokens", "saved_known", "tokens_unknown"):
             self.stops[key] += int(stops.get(key) or 0)
         self.stop_s += float(stops.get("seconds") or 0.0)
         self.saved_s += float(stops.get("saved_s") or 0.0)
-        for name, values in (rec.get("reproducibility") or {}).items():
-            seen = self.reproducibility.get(name)
-            if seen is not None and len(seen) < MAX_MESSAGES * 10:  # a handful, never one per row
-                seen.update(values)
         return True
 
     def early_stops(self) -> dict[str, Any]:

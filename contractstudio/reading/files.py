@@ -7,7 +7,6 @@ screen, and the analyzer (analysis/check.py) reads every file through them.
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
-from contractstudio.reading.data_files import UnreadableData, decode, read_bounded
+from contractstudio.reading.data_files import decode
 from contractstudio.reading.dialect_registry import (
     MAX_FILE_BYTES,
     YAML_ENDINGS,
@@ -26,21 +25,14 @@ from contractstudio.reading.dialect_registry import (
     sniff_kind,
 )
 from contractstudio.reading.folder_settings import SETTINGS_FILE, folder_settings
-from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, first_kind, top_kinds
-from contractstudio.storage.paths import base_problem, project_of
+from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, top_kinds
+from contractstudio.reading.project import IGNORE_FILE, kind_of_text, project_for
+from contractstudio.storage.paths import base_problem
 
-IGNORE_FILE = ".contractstudioignore"
-MAX_IGNORE_BYTES = 64 * 1024  # as for folder settings: a list of patterns, not a dataset
-# fnmatch's translation of a pattern costs the square of its length when its '[' are left open ('[a' * 30,000 took
-# 147 s); a path pattern is a few dozen characters, so a longer line is a planted one
-MAX_IGNORE_PATTERN = 256
+__all__ = ["IGNORE_FILE", "Ownership", "decode", "discover", "kind_of_text", "ownership", "read_text", "survey"]
+
 _API_VERSION = re.compile(r"^apiVersion[ \t]*:", re.M)
 _CONTENT = re.compile(r"^[ \t]*[^\s#]", re.M)
-
-
-def kind_of_text(text: str) -> str | None:
-    """The first top-level `kind:` of a YAML text (or the kind another format reads as), without parsing it."""
-    return first_kind(text) or sniff_kind(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,39 +94,6 @@ def read_text(path: Path) -> tuple[str | None, Diagnostic | None]:
     return decode(raw, str(path))
 
 
-def ignore_patterns(folder: Path) -> tuple[list[str], str | None]:
-    """The glob patterns of a folder's `.contractstudioignore` (none when it has none), and why the file could not
-    be read, if it could not: read like every data file of ours (reading/data_files.py: the path policy first,
-    at most 64 KB), so a link to /proc or a FIFO is never opened; a line over MAX_IGNORE_PATTERN characters makes the
-    file unread too (matching it would cost the square of its length)."""
-    ignore = folder / IGNORE_FILE
-    if not os.path.lexists(ignore):
-        return [], None
-    try:
-        raw = read_bounded(ignore, MAX_IGNORE_BYTES)
-    except UnreadableData as err:
-        return [], str(err)
-    lines = raw.decode("utf-8", errors="replace").splitlines()
-    patterns: list[str] = []
-    for number, line in enumerate(lines, 1):
-        if line.startswith("#") or not line.strip():
-            continue
-        if len(line.strip()) > MAX_IGNORE_PATTERN:
-            return [], f"line {number} is longer than {MAX_IGNORE_PATTERN} characters, which no pattern needs"
-        patterns.append(line.strip())
-    return patterns, None
-
-
-def _ignored(rel: str, patterns: list[str], is_dir: bool) -> bool:
-    for pat in patterns:
-        if pat.endswith("/"):
-            if is_dir and fnmatch.fnmatch(rel, pat.rstrip("/")):
-                return True
-        elif fnmatch.fnmatch(rel, pat):
-            return True
-    return False
-
-
 def _head(f: Path) -> str | None:
     """The text to tell the file's kind by: a file dialect's file (a .py file) only up to its size bound, which is all
     its dialect ever searches (a bigger one is refused by its reader, saying so)."""
@@ -151,9 +110,8 @@ def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | 
     (and, with `python` (`check`), the files of the file dialects' endings: *.py). A folder file of unknown shape
     is not listed (most YAML is not ours).
 
-    A folder's `.contractstudioignore` lists glob patterns (a trailing '/'
-    for folders) that discovery skips; naming a file or folder explicitly
-    still analyzes it.
+    The project's `.contractstudioignore` files (reading/project.py: gitignore's semantics, from the project's root
+    down) list what discovery skips; naming a file or folder explicitly still analyzes it.
     """
     for given in paths:
         p = Path(given)
@@ -165,16 +123,20 @@ def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | 
                 found = ownership(text, path=p, dialect=dialect, folder=p.parent)
                 yield p, Ownership("ours") if found.verdict == "unknown" else found  # named: YML003 says what it lacks
             continue
-        workspace = (project_of(p / IGNORE_FILE),)  # the project of the folder given (storage/paths.py)
+        project = project_for(p)  # its root, settings and ignore rules (reading/project.py), found once
+        workspace = (project.root,)
+        for file, why in project.unread(p):  # a link to /proc/self/mem, a FIFO, too big: said, and scanned as if absent
+            if file.parent != Path(os.path.realpath(p)):  # the given folder's own is said as the walk reaches it
+                yield file, Ownership("unreadable", f"its patterns are not applied: {why}")
         for dirpath, dirnames, filenames in os.walk(p):
             here = Path(dirpath)
-            patterns, unread = ignore_patterns(here)
-            if unread is not None:  # a link to /proc/self/mem, a FIFO, too big: said, and its folder scanned as if absent
+            unread = project.rules(Path(os.path.realpath(here))).unread
+            if unread is not None:
                 yield here / IGNORE_FILE, Ownership("unreadable", f"its patterns are not applied: {unread}")
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(d, patterns, True))
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not project.ignored(here / d, folder=True))
             for name in sorted(filenames):
                 own_format = python and name.endswith(file_endings())
-                if not (own_format or name.endswith(YAML_ENDINGS)) or name == SETTINGS_FILE or _ignored(name, patterns, False):
+                if not (own_format or name.endswith(YAML_ENDINGS)) or name == SETTINGS_FILE or project.ignored(here / name):
                     continue
                 f = here / name
                 # a FIFO or a device would block the scan; a symlink out of the project (to /proc/self/environ, to

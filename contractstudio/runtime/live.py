@@ -20,18 +20,10 @@ from contractstudio.documents.models import LLMSettings
 from contractstudio.documents.provider_profiles import profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
-from contractstudio.runtime.live_faults import (
-    REFUSED_RETRIES,
-    RESET_MARKERS,
-    RESET_RETRIES_AT_ONCE,
-    caused_by,
-    classify,
-    refused,
-)
-from contractstudio.runtime.live_stream import StreamedReply, close, served_by
+from contractstudio.runtime.live_faults import REFUSED_RETRIES, RESET_MARKERS, RESET_RETRIES_AT_ONCE, caused_by, classify, refused
+from contractstudio.runtime.live_stream import aread_stream, read_stream, served_by, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
-from contractstudio.runtime.success_logging import listened as success_logging_listened
 from contractstudio.runtime.success_logging import quiet_success_logging
 from contractstudio.runtime.trace import filter_logs, redact, register_secret, register_secrets_in
 from contractstudio.safe_text import register_environment
@@ -211,26 +203,33 @@ class LiveModel:
             raise ModelError(problem)
         return kwargs
 
-    def complete(self, request: LLMRequest) -> LLMReply:
+    def complete(self, request: LLMRequest, sink: ReplyStream | None = None) -> LLMReply:
+        """The reply; with a `sink`, streamed into it, cut (the HTTP stream closed) when it says so (live_stream.py)."""
         litellm = _litellm()
         kwargs = self._kwargs(litellm, request)
         transport = self._openai_wire(litellm, kwargs)
-        started = time.perf_counter()
+        started = streaming(litellm, kwargs, self.model, sink)
         try:
             response = litellm.completion(**kwargs)
+            if sink is not None:
+                return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
+                                   litellm, self.model)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def acomplete(self, request: LLMRequest, sink: ReplyStream | None = None) -> LLMReply:
         """`complete` on an event loop (litellm.acompletion): the same request, reply and faults."""
         litellm = _litellm()
         kwargs = self._kwargs(litellm, request)
         transport = self._openai_wire(litellm, kwargs, on_loop=True)
         answers = transport.watch() if transport is not None else []
-        started = time.perf_counter()
+        started = streaming(litellm, kwargs, self.model, sink)
         try:
             response = await litellm.acompletion(**kwargs)
+            if sink is not None:
+                return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
+                                          self.model)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
@@ -244,64 +243,7 @@ class LiveModel:
     def streams_in(self, mode: str) -> bool:
         """Whether a reply asked in this structure mode can stream (not where a refusal would be lost in the stream)."""
         return mode not in profile_for(self.model, self.api_base).whole_in
-
-    def stream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
-        """`complete`, the reply streamed into `sink` chunk by chunk; when `sink` stops it, the HTTP stream is closed at
-        once (the server stops decoding) and the reply is the text so far."""
-        litellm = _litellm()
-        kwargs = self._streaming_kwargs(litellm, request)
-        transport = self._openai_wire(litellm, kwargs)
-        started = time.perf_counter()
-        sink.begin()
-        streamed = StreamedReply()
-        response = None
-        try:
-            response = litellm.completion(**kwargs)
-            for chunk in response:
-                if not streamed.take(chunk, sink):
-                    break
-            else:
-                streamed.open = False
-        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
-            raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
-        finally:
-            if response is not None and streamed.open:
-                close(response)
-        streamed.check(transport.last if transport is not None else None)
-        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
-
-    async def astream(self, request: LLMRequest, sink: ReplyStream) -> LLMReply:
-        """`stream` on an event loop (litellm.acompletion)."""
-        litellm = _litellm()
-        kwargs = self._streaming_kwargs(litellm, request)
-        transport = self._openai_wire(litellm, kwargs, on_loop=True)
-        answers = transport.watch() if transport is not None else []
-        started = time.perf_counter()
-        sink.begin()
-        streamed = StreamedReply()
-        response = None
-        try:
-            response = await litellm.acompletion(**kwargs)
-            async for chunk in response:
-                if not streamed.take(chunk, sink):
-                    break
-            else:
-                streamed.open = False
-        except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
-            raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
-        finally:
-            if response is not None and streamed.open:
-                await response.aclose()
-        streamed.check(answers[-1] if answers else None)
-        return streamed.reply(sink, time.perf_counter() - started, litellm, self.model)
-
-    def _streaming_kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
-        kwargs = self._kwargs(litellm, request)
-        kwargs["stream"] = True
-        if provider_of(self.model) == "openai":  # the usage in the last chunk (a server that does not know it ignores it)
-            kwargs["stream_options"] = {"include_usage": True}
-        litellm.disable_streaming_logging = not success_logging_listened(litellm)  # else a thread's task per chunk
-        return kwargs
+    stream, astream = complete, acomplete
 
     def _fault(self, litellm: Any, err: Exception, own_wire: bool, seen: Any) -> TransportFault:
         """What a failed request was, said as plainly as what the server really sent allows (`seen`: its last answer)."""

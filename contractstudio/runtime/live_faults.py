@@ -30,29 +30,7 @@ def retry_after(err: Exception) -> float | None:
 def classify(err: Exception, litellm: Any) -> TransportFault:
     """A litellm exception as a transport fault: what kind, and whether retrying can help (not when the server's
     answer says the request itself is invalid, whatever its status)."""
-    return invalid_request(_by_class(_met(err, litellm), litellm))
-
-
-def _met(err: Exception, litellm: Any) -> Exception:
-    """The error a request really met. In the middle of a stream litellm wraps it in a MidStreamFallbackError
-    (a "service unavailable", 503, whatever happened) and reports a read timeout as a connection error: a stream is
-    judged as the same fault would be without it."""
-    wrapper = getattr(getattr(litellm, "exceptions", None), "MidStreamFallbackError", None)
-    if wrapper is not None and isinstance(err, wrapper) and isinstance(getattr(err, "original_exception", None), Exception):
-        err = err.original_exception
-    timeout = getattr(litellm, "Timeout", None)
-    if timeout is not None and not isinstance(err, timeout) and caused_by(err, _httpx_timeout(), ()):
-        try:
-            return timeout(message=str(err), model="", llm_provider="")
-        except Exception:  # noqa: BLE001 - a litellm whose Timeout takes other arguments: judged as it came
-            return err
-    return err
-
-
-def _httpx_timeout() -> type[BaseException]:
-    import httpx  # litellm's own transport: imported with it
-
-    return httpx.TimeoutException
+    return invalid_request(_by_class(met_error(err, litellm), litellm))
 
 
 def _by_class(err: Exception, litellm: Any) -> TransportFault:
@@ -117,6 +95,33 @@ RESET_RETRIES_AT_ONCE = 1
 RESET_MARKERS = ("connection reset", "server disconnected without sending a response")
 
 
+def refused(err: BaseException) -> bool:
+    """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
+    return caused_by(err, ConnectionRefusedError, ("connection refused",))
+
+
+def met_error(err: Exception, litellm: Any) -> Exception:
+    """The error a request really met. In the middle of a stream litellm wraps it in a MidStreamFallbackError
+    (a "service unavailable", 503, whatever happened) and reports a read timeout as a connection error: a stream is
+    judged as the same fault would be without it."""
+    wrapper = getattr(getattr(litellm, "exceptions", None), "MidStreamFallbackError", None)
+    if wrapper is not None and isinstance(err, wrapper) and isinstance(getattr(err, "original_exception", None), Exception):
+        err = err.original_exception
+    timeout = getattr(litellm, "Timeout", None)
+    if timeout is not None and not isinstance(err, timeout) and caused_by(err, _httpx_timeout(), ()):
+        try:
+            return timeout(message=str(err), model="", llm_provider="")
+        except Exception:  # noqa: BLE001 - a litellm whose Timeout takes other arguments: judged as it came
+            return err
+    return err
+
+
+def _httpx_timeout() -> type[BaseException]:
+    import httpx  # litellm's own transport: imported with it
+
+    return httpx.TimeoutException
+
+
 def caused_by(err: BaseException, kind: type[BaseException], markers: tuple[str, ...]) -> bool:
     """Whether `err` or one of its causes is a `kind` or says one of `markers`."""
     seen: set[int] = set()
@@ -128,8 +133,3 @@ def caused_by(err: BaseException, kind: type[BaseException], markers: tuple[str,
             return True
         current = current.__cause__ or current.__context__
     return False
-
-
-def refused(err: BaseException) -> bool:
-    """Whether the connection was refused (nothing listens at the port), looking through the exception's causes."""
-    return caused_by(err, ConnectionRefusedError, ("connection refused",))

@@ -1,14 +1,32 @@
-"""A live reply read as litellm streams it: each chunk's text to the engine's ReplyStream, the usage when the server
-sends it, a refusal, and what an answer that was no stream at all was. runtime/live.py's `stream` and `astream` read
-their chunks through a `StreamedReply`; a reply cut early is closed with `close` so the server stops decoding.
+"""A live reply read as it streams (litellm's chunks), and closed the moment the engine's ReplyStream stops it.
+
+The live model (live.py, the only importer of litellm) sends the request and hands the stream here; closing it
+closes the HTTP response, so the server sees the client leave and stops decoding.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
-from contractstudio.runtime.models import LLMReply, TransportFault
+from contractstudio.providers import provider_of
+from contractstudio.runtime.models import LLMReply
 from contractstudio.runtime.streaming import ReplyStream
+from contractstudio.runtime.success_logging import listened
+
+
+def streaming(litellm: Any, kwargs: dict[str, Any], model: str, sink: ReplyStream | None) -> float:
+    """With a sink: make a request's litellm arguments ask for a stream, and start the sink's clock. The time the
+    request is sent (time.perf_counter: its latency is timed from it)."""
+    if sink is None:
+        return time.perf_counter()
+    kwargs["stream"] = True
+    if provider_of(model) == "openai":  # the usage in the last chunk (a server that does not know the option ignores it)
+        kwargs["stream_options"] = {"include_usage": True}
+    litellm.disable_streaming_logging = not listened(litellm)  # else litellm gives a thread a task per chunk
+    sink.begin()
+    return time.perf_counter()
 
 
 def served_by(response: Any) -> dict[str, str | None]:
@@ -17,16 +35,15 @@ def served_by(response: Any) -> dict[str, str | None]:
     return {k: v if isinstance(v, str) and v else None for k, v in found.items()}
 
 
-class StreamedReply:
+class _Streamed:
     """A streamed reply as litellm's chunks bring it: the text goes to the sink; the usage, when the server sends it."""
 
-    __slots__ = ("chunks", "usage", "open", "refusal", "served")
+    __slots__ = ("chunks", "usage", "refusal", "served")
 
     def __init__(self) -> None:
         self.served: dict[str, str | None] = {}  # the model version and fingerprint the first chunk names
-        self.chunks = 0
+        self.chunks = 0  # chunks with text
         self.usage: Any = None
-        self.open = True  # not read to its end (cut, or failed): closed, so that the server stops sending
         self.refusal: str | None = None
 
     def take(self, chunk: Any, sink: ReplyStream) -> bool:
@@ -48,30 +65,23 @@ class StreamedReply:
             self.refusal = (self.refusal or "") + str(delta.refusal)
         return True
 
-    def check(self, seen: Any) -> None:
-        """A stream that brought no text, from a server whose answer was no event stream at all (an HTML page, a
-        JSON body without choices): litellm reads it as an empty reply that stopped; it is a bad response, as the
-        same answer to a request for a whole reply is (`seen`: the answer as our own transport saw it)."""
-        if self.chunks or self.refusal or seen is None or seen.status >= 400 or b"data:" in seen.head:
-            return
-        raise TransportFault(f"the server answered {seen.describe()}, which is not a chat completion",
-                             kind="bad_response", retryable=True, status=seen.status)
-
-    def reply(self, sink: ReplyStream, latency: float, litellm: Any, model: str) -> LLMReply:
+    def reply(self, sink: ReplyStream, started: float, seen: Any, litellm: Any, model: str) -> LLMReply:
         """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
-        counts as a token (servers of the llama.cpp family send one token a chunk). Priced as litellm prices the same
-        tokens of a whole reply."""
+        counts as a token (servers of the llama.cpp family send one token a chunk). No text from an answer that was
+        not a stream of events (`seen`: what our transport saw) is no reply at all (an HTML page, a whole JSON body):
+        a fault, in which the live model says what the server sent."""
+        if not (self.chunks or self.refusal or seen is None or seen.status >= 400 or b"data:" in seen.head):
+            raise ValueError("the answer to a streamed request is not a stream of server-sent events")
         usage = self.usage
         completion = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         completion = completion or self.chunks
-        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency,
-                        refusal=self.refusal, cost_usd=_token_cost(litellm, model, prompt, completion),
-                        model_version=self.served.get("model_version"),
-                        system_fingerprint=self.served.get("system_fingerprint"))
+        return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion,
+                        cost_usd=_price(litellm, model, prompt, completion), latency_s=time.perf_counter() - started,
+                        refusal=self.refusal, **self.served)
 
 
-def _token_cost(litellm: Any, model: str, prompt: int, completion: int) -> float:
+def _price(litellm: Any, model: str, prompt: int, completion: int) -> float:
     """What these tokens cost by litellm's offline price map (0 when the model is not in it)."""
     try:
         paid = litellm.cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
@@ -80,7 +90,42 @@ def _token_cost(litellm: Any, model: str, prompt: int, completion: int) -> float
         return 0.0
 
 
-def close(response: Any) -> None:
+def read_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any], litellm: Any,
+                model: str) -> LLMReply:
+    """Read litellm's stream into `sink` until it ends or `sink` stops it (then the stream is closed at once);
+    `seen`: what the server answered, as our transport saw it (None: another transport)."""
+    streamed = _Streamed()
+    whole = False
+    try:
+        for chunk in response:
+            if not streamed.take(chunk, sink):
+                break
+        else:
+            whole = True
+    finally:
+        if not whole:  # cut, or failed: closed, so that the server stops sending
+            _close(response)
+    return streamed.reply(sink, started, seen(), litellm, model)
+
+
+async def aread_stream(response: Any, sink: ReplyStream, started: float, seen: Callable[[], Any], litellm: Any,
+                       model: str) -> LLMReply:
+    """`read_stream` on an event loop."""
+    streamed = _Streamed()
+    whole = False
+    try:
+        async for chunk in response:
+            if not streamed.take(chunk, sink):
+                break
+        else:
+            whole = True
+    finally:
+        if not whole:
+            await response.aclose()
+    return streamed.reply(sink, started, seen(), litellm, model)
+
+
+def _close(response: Any) -> None:
     """Close a stream litellm returned: its HTTP response goes, so the server sees the client leave."""
     inner = getattr(response, "completion_stream", None)
     close = getattr(inner, "close", None)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from contractstudio.runtime.errors import ContractError, ModelError, UntrustedHook
 
 MODEL_VARIABLE = "CONTRACTSTUDIO_MODEL"
-_TARGET = re.compile(r"^(?P<path>.+\.py):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
+_CLASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPEC = "__contract__"  # where @contract keeps a class's ClassSpec (attach_spec / spec_of: the one spelling)
 
 
@@ -58,8 +58,12 @@ def default_model_name() -> str | None:
 
 def python_target(text: str) -> tuple[Path, str] | None:
     """`module.py:ClassName` as (path, class name); None for anything else (a YAML contract file)."""
-    m = _TARGET.match(text)
-    return (Path(m["path"]), m["name"]) if m else None
+    from contractstudio.reading.project import is_python
+
+    path, colon, name = text.rpartition(":")
+    if not colon or not path or not _CLASS_NAME.fullmatch(name) or not is_python(path):  # the dialect registry's endings
+        return None
+    return Path(path), name
 
 
 class PythonContract:

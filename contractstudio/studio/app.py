@@ -86,8 +86,12 @@ def studio_scopes(app_bindings: BindingsMap) -> dict[str, list[Binding]]:
 
     modals = [b for d in (dialogs.Choice, dialogs.ErrorDialog, dialogs.PathPrompt, dialogs.HelpScreen, dialogs.TextPrompt)
               for b in of(d)]
+    from contractstudio.studio.widgets.files import FileList
+    from contractstudio.studio.widgets.findings import FindingsPanel
+
+    lists = [b for widget in (FileList, FindingsPanel) for b in of(widget)]  # Enter on a file or a finding
     return {"Everywhere": bindings_of(app_bindings), "Edit mode": of(EditScreen), "Graph mode": of(GraphScreen),
-            "Debug mode": of(DebugScreen), "Eval mode": of(EvalScreen), "Dialogs": modals}
+            "Debug mode": of(DebugScreen), "Eval mode": of(EvalScreen), "Lists": lists, "Dialogs": modals}
 
 
 class WorkspaceCounted(Message):

@@ -70,6 +70,21 @@ def traces_of(doc: Any, traces: Sequence[Path]) -> list[Path]:
     return [p for p in traces if getattr(trace_start(p), "contract", None) == doc.name]
 
 
+MAX_BESIDE = 200  # JSON Lines files looked at beside a contract's file (each read to its first line only)
+
+
+def traces_beside(path: Path, known: Sequence[Path]) -> list[Path]:
+    """The workspace's traces and the JSON Lines files beside a contract's file that the workspace does not list: a
+    class's `use_model(..., trace="calls.jsonl")` writes them there, also when the studio was opened on the .py alone.
+    Which of them are this contract's calls is traces_of's (their first line names it)."""
+    try:
+        beside = sorted(p for p in path.parent.glob("*.jsonl") if p.is_file())[:MAX_BESIDE]
+    except OSError:
+        beside = []
+    listed = set(known)
+    return [*known, *(p for p in beside if p not in listed)]
+
+
 def input_choices(doc: Any, traces: Sequence[Path] = ()) -> list[tuple[str, str]]:
     """Scenario inputs, example inputs, inputs recorded in this contract's traces, then typed YAML."""
     out = [(f"scenario: {s.name}", f"scenario:{i}") for i, s in enumerate(doc.scenarios)]

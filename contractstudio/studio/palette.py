@@ -67,7 +67,8 @@ PALETTE: dict[str, tuple[str, str]] = {
     "eval.write_threshold": ("Eval: write the chosen threshold", "The quick fix, in the editor: set the threshold the sweep chose"),
     "app.quit": ("Quit", "Leave the studio (asks when there are unsaved changes)"),
 }
-NOT_IN_PALETTE = {"edit.completion_down", "edit.completion_up"}  # they move in the completion popup only
+# They move in the completion popup only, or choose the focused list's row (the palette has the focus then)
+NOT_IN_PALETTE = {"edit.completion_down", "edit.completion_up", "files.open", "findings.jump"}
 
 
 def palette_actions(scopes: dict[str, list[Binding]]) -> list[tuple[str, str, str, str]]:

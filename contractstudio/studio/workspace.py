@@ -6,44 +6,38 @@ No textual import here: this is plain file handling the app drives.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
-from contractstudio.reading.dialect_registry import MAX_FILE_BYTES, file_endings, for_file
-from contractstudio.reading.files import decode, discover, kind_of_text
-from contractstudio.reading.json_lines import first_json_line
+from contractstudio.reading.dialect_registry import file_endings
+from contractstudio.reading.files import decode, discover
+from contractstudio.reading.project import kind_of_path, kind_of_text, project_for
 from contractstudio.storage.atomic import Saved, write_atomic  # write_atomic re-exported for the studio's modules
+from contractstudio.storage.paths import base_problem
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results")
+__all__ = ["KINDS", "Buffer", "ChangedOnDisk", "DiskStamp", "Workspace", "WorkspaceFile", "kind_of_path", "kind_of_text",
+           "write_atomic"]
 
 
-def _jsonl_kind(path: Path) -> str:
-    """A JSON Lines file's kind from its first line: a trace's event, an eval results record, or a dataset row."""
-    value = first_json_line(path)
-    if value is None:
-        return "trace"  # nothing readable: offered as a trace, whose reader says what is wrong with it
-    if isinstance(value, dict) and "key" in value and "outcome" in value:
-        return "results"
-    if isinstance(value, dict) and "type" in value and "seq" in value:
-        return "trace"
-    return "dataset"
-
-
-def kind_of_path(path: Path) -> str | None:
-    """A file's kind: JSON Lines are traces, datasets or eval results; else its first `kind:` line."""
-    if not path.is_file():  # opening a FIFO would block the studio
-        return None
-    if path.suffix == ".jsonl":
-        return _jsonl_kind(path)
-    own = for_file(path)  # a file dialect's file (a .py file's contracted class is a contract, read statically)
-    try:
-        with path.open(encoding="utf-8", errors="replace") as f:
-            if own is not None:
-                return own.sniff(f.read(MAX_FILE_BYTES))
-            return kind_of_text(f.read(65536))
-    except OSError:
-        return None
+def _listed(root: Path) -> list[Path]:
+    """The files of a folder the studio may list: YAML, the file dialects' files (.py), JSON Lines; none in a hidden
+    folder or hidden itself, and no link whose target is outside the folder's project (storage/paths.py's rule)."""
+    endings = (".yaml", ".yml", ".jsonl", *file_endings())
+    project_root = (project_for(root).root,)
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if name.startswith(".") or not name.endswith(endings):
+                continue
+            if path.is_symlink() and base_problem(path, project_root) is not None:
+                continue
+            found.append(path)
+    return found
 
 
 def bundled_samples() -> Path:
@@ -99,23 +93,12 @@ class Workspace:
                 seen[path.resolve()] = WorkspaceFile(path, kind_of_path(path))
         for root in self.roots:
             if root.is_dir():
-                # Files that `check` skips (.contractstudioignore, e.g. samples/broken/) are still worth opening here.
-                for path in sorted(root.rglob("*.y*ml")):
+                # Files that `check` skips (.contractstudioignore, e.g. samples/broken/) are still worth opening here,
+                # and so are traces, datasets and results (*.jsonl); a link out of the project is not (as for check)
+                for path in _listed(root):
                     key = path.resolve()
-                    if key in seen or path.suffix not in (".yaml", ".yml"):
-                        continue
-                    if any(part.startswith(".") for part in path.relative_to(root).parts):
-                        continue
-                    kind = kind_of_path(path)
-                    if kind in KINDS:
+                    if key not in seen and (kind := kind_of_path(path)) in KINDS:
                         seen[key] = WorkspaceFile(path, kind)
-                for module in sorted(m for ending in file_endings() for m in root.rglob(f"*{ending}")):  # Debug lists .py classes
-                    if module.resolve() not in seen and not any(part.startswith(".") for part in module.relative_to(root).parts):
-                        if (kind := kind_of_path(module)) in KINDS:
-                            seen[module.resolve()] = WorkspaceFile(module, kind)
-                for trace in sorted(root.rglob("*.jsonl")):
-                    if trace.is_file() and not any(part.startswith(".") for part in trace.relative_to(root).parts):
-                        seen[trace.resolve()] = WorkspaceFile(trace, kind_of_path(trace))
         for f in before:
             if f.path.resolve() not in seen and f.path.is_file() and not self.inside(f.path):
                 seen[f.path.resolve()] = f

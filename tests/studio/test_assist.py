@@ -248,7 +248,7 @@ async def test_a_new_file_from_the_template_of_its_kind(make_app, workspace: Pat
     app = make_app("rag_router.pipeline.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("alt+n")
+        await pilot.press("ctrl+right_square_bracket")
         await pilot.pause()
         for _ in range(len("new.contract.yaml")):
             await pilot.press("backspace")

@@ -319,3 +319,40 @@ async def test_a_python_contract_s_trace_opens_in_the_debugger(make_app, workspa
         assert len(app.screen.events) == len(cs.Trace.read(target)) and "calls.jsonl" in status(app)
         errors = [e for e in app.screen.events if e.type == "validation_error"]
         assert errors and errors[0]["errors"] == ["Score 0.2 is below 0.5."]
+
+
+async def test_after_restart_the_stage_outline_is_shown_and_a_breakpoint_can_be_set_before_stepping(make_app) -> None:
+    """Issue 35.11: R emptied the timeline, so no stage could be chosen for a breakpoint before the first step."""
+    from contractstudio.runtime.events import STAGES
+
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        timeline = app.screen.query_one("#timeline", OptionList)
+        for keys in (("R",), ("s", "R")):  # before any step, and after one
+            await press_and_wait(pilot, *keys)
+            assert [plain(timeline.get_option_at_index(i).prompt).strip(" ●\n") for i in range(timeline.option_count)] == list(STAGES)
+        timeline.highlighted = STAGES.index("act")
+        await press_and_wait(pilot, "b")
+        assert "breakpoints: act, post" in status(app)
+        await press_and_wait(pilot, "c")
+        assert "paused at" in status(app) and "act/stage_start" in status(app)
+
+
+async def test_after_running_to_the_end_the_timeline_shows_the_last_event_the_panel_shows(make_app, workspace: Path) -> None:
+    """Issue 35.11: after `g` the timeline stayed on its first rows while the event panel showed the last event."""
+    sample = Path(__file__).resolve().parents[2] / "samples" / "multidoc_qa.contract.yaml"
+    (workspace / "multidoc_qa.contract.yaml").write_text(sample.read_text())
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        inputs = app.screen.query_one("#input-select")
+        inputs.value = next(v for label, v in inputs._options if "falls-back" in str(label))  # 40 events and more
+        await pilot.pause()
+        app.screen.query_one("#timeline").focus()
+        await press_and_wait(pilot, "g")
+        await pilot.pause()
+        timeline = app.screen.query_one("#timeline", OptionList)
+        last = timeline.option_count - 1
+        assert timeline.highlighted == last and timeline.option_count > timeline.scrollable_content_region.height
+        assert timeline.scroll_offset.y <= last < timeline.scroll_offset.y + timeline.scrollable_content_region.height

@@ -101,3 +101,43 @@ async def test_an_untrusted_folder_lists_its_class_with_a_note_and_never_imports
         await pilot.click("#choice-cancel")
         await pilot.pause()
     assert not marker.exists()
+
+
+async def test_a_class_opened_alone_lists_the_calls_recorded_beside_it_as_inputs_and_replays(tmp_path: Path) -> None:
+    # Issue 35.8: the studio opened on the .py file alone offered only typed YAML; `python agent.py calls.jsonl`
+    # had written the class's calls beside it.
+    from contractstudio.studio.app import StudioApp
+    from contractstudio.studio.config import load_config
+
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    recorded = recorded_call(folder).rename(folder / "calls.jsonl")
+    app = StudioApp([folder / SAMPLE.name], trusted=True, config=load_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        inputs = [label for label, _ in app.screen.query_one("#input-select", Select)._options]
+        assert "recorded: calls.jsonl" in [str(label) for label in inputs]
+        app.screen.query_one("#input-select", Select).value = f"trace:{recorded}"
+        await pilot.pause()
+        assert app.screen.query_one("#model-select", Select).value == f"replay:{recorded}"
+
+
+async def test_trust_now_goes_on_with_the_run_that_asked_for_it(make_app, workspace: Path) -> None:
+    # Issue 35.8: after "Trust now" the user had to press G again.
+    recorded_call(workspace)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_debugger(app, pilot)
+        names = [doc.name for _, doc in app.screen.contracts]
+        app.screen.query_one("#contract-select", Select).value = names.index(CLASS)
+        await pilot.pause()
+        app.screen.query_one("#timeline").focus()
+        await press_and_wait(pilot, "g")
+        assert isinstance(app.screen, Choice)
+        await pilot.click("#choice-once")
+        for _ in range(100):
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause(0.05)
+            if "success" in status(app) or "failed" in status(app):
+                break
+        assert "success" in status(app) or "failed" in status(app), status(app)  # the call ran to its end

@@ -82,6 +82,23 @@ async def test_enter_on_a_finding_jumps_to_it_and_to_its_related_place(make_app)
         assert editor.cursor_location == (related.line - 1, related.column - 1)
 
 
+async def test_ctrl_g_highlights_the_first_finding_so_enter_jumps_at_once(make_app) -> None:
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        editor = app.screen.editor
+        editor.move_cursor((20, 0))
+        await pilot.press(*"  bad: [1, ")
+        await settle(pilot)
+        first = app.screen.findings.diagnostics[0]
+        editor.move_cursor((0, 0))
+        await pilot.press("ctrl+g")
+        assert app.screen.findings.highlighted == 0  # a row to act on, shown highlighted
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.has_focus and editor.cursor_location == (first.line - 1, first.column - 1)
+
+
 async def test_f8_moves_to_the_next_finding(make_app) -> None:
     app = make_app(CONTRACT)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -319,7 +336,7 @@ async def test_an_error_is_shown_first_in_the_findings_panel_even_below_long_inf
         shown = "\n".join(rows_shown(panel))
         assert "E 21:20 EXP201" in shown, shown
         assert shown.index("EXP201") < shown.index("CON131")  # errors first, then warnings, then infos
-        await pilot.press("ctrl+g", "down", "enter")  # the first row is the error: Enter goes to it
+        await pilot.press("ctrl+g", "enter")  # the first row is the error, highlighted: Enter goes to it
         await pilot.pause()
         assert app.screen.editor.cursor_location == (20, 19)
 

@@ -255,3 +255,35 @@ async def test_a_long_hint_in_the_graph_findings_is_shown_whole_under_its_findin
         joined = " ".join(line.strip() for line in block)
         assert "hint: add 'on_bm25: <step>'" in joined  # the CLI's words, whole
         assert len(block) > 2  # message and hint wrapped, each line under the finding
+
+
+async def test_after_switching_pipelines_the_findings_show_every_hint_line_and_the_simulate_box_is_empty(make_app,
+                                                                                                         workspace: Path) -> None:
+    """Issue 35.11: chosen from the graph's own list, a pipeline's hints lost their last wrapped line, and the
+    simulate box kept the reply typed for the previous pipeline."""
+    broken = Path(__file__).resolve().parents[2] / "samples" / "broken" / "rag_router_broken.pipeline.yaml"
+    (workspace / "rag_router_broken.pipeline.yaml").write_text(broken.read_text())
+
+    async def hint_lines(app, pilot) -> list[str]:
+        await settle(pilot)
+        return panel_lines(app.screen.query_one("#graph-findings", FindingsPanel))
+
+    app = make_app("rag_router_broken.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        direct = await hint_lines(app, pilot)
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("slash", *"[DIRECT:] hello", "enter")
+        await pilot.pause()
+        screen = app.screen
+        chooser = screen.query_one("#graph-files")
+        screen.load(next(p for p in screen._choices if p.name == "rag_router_broken.pipeline.yaml"))
+        chooser.focus()
+        switched = await hint_lines(app, pilot)
+        assert switched == direct, "\n".join(direct) + "\n-----\n" + "\n".join(switched)
+        assert screen.query_one("#simulate").value == ""

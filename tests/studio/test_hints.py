@@ -96,9 +96,9 @@ async def test_the_file_list_toggles_with_a_key_tmux_leaves_alone_and_f1_names_t
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         files = app.screen.query_one(FileList)
-        await pilot.press("alt+b")
+        await pilot.press("ctrl+backslash")
         assert not files.display
-        await pilot.press("alt+b")
+        await pilot.press("ctrl+backslash")
         assert files.display
         await pilot.press("f1")
         await pilot.pause()

@@ -143,7 +143,7 @@ async def test_every_action_of_every_screen_and_the_palette_has_a_key_tmux_can_s
         assert unsendable == []
         touchy = {normalize(k) for bindings in scopes.values() for b in bindings for k in b.key.split(",")
                   if terminal_sensitive(normalize(k))}
-        assert {"alt+b", "shift+f8", normalize("ctrl+@")} <= touchy
+        assert {"alt+left", "shift+f8", normalize("ctrl+@")} <= touchy
         await pilot.press("f1")
         await pilot.pause()
         help_text = str(app.screen.query_one("#help-text").render())

@@ -131,3 +131,19 @@ async def test_eval_shows_every_column_the_whole_summary_and_the_results_it_show
             if widget.display and widget.size.width:
                 ticks = region_rows(app, widget)[-1]
                 assert not re.search(r"\d\.\d", ticks), (plot, ticks)
+
+
+async def test_the_graph_file_list_tells_every_file_apart_with_the_edit_list_s_labels(samples: Path) -> None:
+    """Leftover of issue 35.9: the Graph mode's list cut its names itself (`localai_rag/p…` twice at 80 columns)."""
+    from textual.widgets import OptionList
+
+    app = StudioApp([samples / "rag_router.pipeline.yaml", samples], config=load_config())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        chooser = app.screen.query_one("#graph-files", OptionList)
+        room = chooser.scrollable_content_region.width
+        labels = [str(chooser.get_option_at_index(i).prompt).strip() for i in range(chooser.option_count)]
+        assert len(labels) > 4 and len(labels) == len(set(labels)), labels
+        assert all(len(label) <= room for label in labels), (room, labels)

@@ -41,7 +41,8 @@ ASSIST_BINDINGS = [
     Binding("ctrl+f", "find", "Find", show=False, priority=True, id="edit.find"),
     Binding("ctrl+n", "find_next", "Find next", show=False, id="edit.find_next"),
     Binding("ctrl+l", "go_to_line", "Go to line", show=False, id="edit.go_to_line"),
-    Binding("alt+n", "new_file", "New file", show=False, id="edit.new_file"),  # F5-F7 select in the editor
+    # Not Alt+N: a terminal sends ESC n, which the editor types as `n` (every Ctrl+letter and free F-key is taken)
+    Binding("ctrl+right_square_bracket", "new_file", "New file", show=False, id="edit.new_file"),
     Binding("f10", "open_in_editor", "Open in $EDITOR", show=False, id="edit.open_in_editor"),
     # While the completion popup is open these keys move in it; otherwise they go to the editor as usual
     # (Tab / Enter accept and Escape closes through the editor's key_hook: the editor consumes them first).

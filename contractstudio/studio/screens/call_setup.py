@@ -7,6 +7,7 @@ choice for the CLI and the studio). A base class of DebugScreen (a Screen: its m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,8 @@ class CallSetup(StudioScreen):
 
         chosen = self.contract_doc
         traces = [f.path for f in self.studio.workspace.of_kind("trace")]
+        if chosen is not None:
+            traces = calls.traces_beside(chosen[0], traces)
         inputs = calls.input_choices(chosen[1], traces) if chosen else [("typed YAML…", "typed")]
         models = [(c.label(chosen[1]), str(c)) for c in choices_for(chosen[1], calls.traces_of(chosen[1], traces))] if chosen else []
         self.query_one("#input-select", Select).set_options(inputs)
@@ -185,8 +188,9 @@ class CallSetup(StudioScreen):
 
         return ModelChoice.parse(self._model_choice() or "live").model(contract)
 
-    def _ask_trust(self, path: Path, why: str) -> None:
-        """Hooks (and keys sent where a file says) need the file's folder trusted: ask; the answer is for that folder only."""
+    def _ask_trust(self, path: Path, why: str, then: Callable[[], None] | None = None) -> None:
+        """Hooks (and keys sent where a file says) need the file's folder trusted: ask; the answer is for that folder only.
+        Once trusted, what was asked for (`then`: the step, run or restart) goes on."""
         from contractstudio.studio.screens.dialogs import Choice
         from contractstudio.trust import folder_of
 
@@ -203,7 +207,9 @@ class CallSetup(StudioScreen):
                     trust.grant(folder)
                     self.notify(f"Could not remember the trust: {err}; trusted for this session", severity="warning")
             if choice in ("once", "always"):
-                self.notify(f"Trusted {folder}: press S, C or G again to run the call.", timeout=4)
+                self.notify(f"Trusted {folder}.", timeout=3)
+                if then is not None and self.is_current:
+                    then()
 
         self.app.push_screen(Choice("Trust this folder?", f"{why}\n\nTrust {folder} (and its subfolders) to run its Python "
                                     "hooks and send keys where its files say?",

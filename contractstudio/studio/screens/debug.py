@@ -8,6 +8,7 @@ The set-up pickers are call_setup.py's, the trace files recorded_traces.py's. Th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,8 @@ class DebugScreen(RecordedTraces):
         self.query_one("#perf", Static).update("")
         self._status()
 
-    def _start(self) -> bool:
+    def _start(self, then: Callable[[], None] | None = None) -> bool:
+        """Start a session of the chosen set-up; `then` is what was asked for, done once a trust question is answered."""
         chosen = self.contract_doc
         if chosen is None:
             self.notify(self._problem or "No contract without errors in the workspace.", severity="warning")
@@ -153,7 +155,7 @@ class DebugScreen(RecordedTraces):
             self._session_doc = chosen[1]
         except Untrusted as err:  # a hook, or a key sent where only the file says
             self.session = None
-            self._ask_trust(chosen[0], str(err))
+            self._ask_trust(chosen[0], str(err), then)
             return False
         except Exception as err:  # noqa: BLE001 - a refused or broken set-up is shown, never a traceback
             self.session = None
@@ -162,13 +164,13 @@ class DebugScreen(RecordedTraces):
         self.events = []
         self.trace_file = None
         self._last_setup = self._setup_key()
-        self.query_one("#timeline", OptionList).clear_options()
+        self._show_stages()  # the outline until the first event: a breakpoint can still be set on a stage
         return True
 
     def _drive(self, how: str) -> None:
         if self.session is None and self.trace_file is None and self._waiting(how):
             return
-        if self.session is None and self.trace_file is None and not self._start():
+        if self.session is None and self.trace_file is None and not self._start(lambda: self._drive(how)):
             return
         if self.session is None:
             self.notify("This is a recorded trace: choose a model and press R to run the call again.", timeout=4)
@@ -248,6 +250,8 @@ class DebugScreen(RecordedTraces):
         timeline.add_options([Option(event_line(e, self.breakpoints)) for e in new])
         if self.events:
             timeline.highlighted = len(self.events) - 1
+            # Scrolled to once the new rows are laid out: before that the list is as long as it was (issue 35.11)
+            self.call_after_refresh(timeline.scroll_to_highlight)
             self._show(self.events[-1])
         self._perf()
         self._status()
@@ -340,11 +344,11 @@ class DebugScreen(RecordedTraces):
         if self.session is not None and not running and chosen is not None and chosen[1] is self._session_doc:
             self.session.restart()  # the same model, its replies from the first again
             self.events = []
-            self.query_one("#timeline", OptionList).clear_options()
-            self._sync()
+            self._show_stages()  # the outline again, as before the first step: breakpoints can be set on it
+            self._status()
             return
         self._reset()
-        if self._start():
+        if self._start(self.action_restart):
             self._status()
 
     def action_toggle_breakpoint(self) -> None:

@@ -113,7 +113,7 @@ class PathPrompt(Dialog[str | None]):
 # Keys some terminals or tmux never send as such; each of these actions has another key that every terminal sends.
 TERMINAL_SENSITIVE = ("Keys marked ~ terminal-sensitive: Ctrl+Space arrives as Ctrl+@ in tmux and many terminals (both work); "
                       "tmux cannot send Ctrl+. (use F9); Alt+… needs Alt/Option sent as Meta; Shift+F6 / Shift+F8 are "
-                      "not sent by some terminals (use the palette, Ctrl+P). Ctrl+B is left to tmux (Alt+B toggles the file list).")
+                      "not sent by some terminals (use the palette, Ctrl+P). Ctrl+B is left to tmux (Ctrl+\\ toggles the file list).")
 
 
 class HelpScreen(Dialog[None]):

@@ -48,7 +48,8 @@ class EditScreen(EditingAssist, StudioScreen):
         Binding("ctrl+g", "focus_findings", "Findings", show=False, id="edit.findings"),
         Binding("escape", "focus_editor", "Editor", show=False, id="edit.editor"),
         Binding("ctrl+r", "app.reload", "Reload", show=False, id="edit.reload"),
-        Binding("alt+b", "toggle_files", "Toggle files", show=False, id="edit.toggle_files"),  # Ctrl+B is tmux's prefix
+        # Not Ctrl+B (tmux's prefix) nor Alt+B (a terminal sends ESC b, read as Ctrl+Left: word left in the editor)
+        Binding("ctrl+backslash", "toggle_files", "Toggle files", show=False, id="edit.toggle_files"),
         *ASSIST_BINDINGS,
     ]
 
@@ -364,7 +365,10 @@ class EditScreen(EditingAssist, StudioScreen):
         files.focus()
 
     def action_focus_findings(self) -> None:
-        self.findings.focus()
+        findings = self.findings
+        if findings.highlighted is None and findings.diagnostics:
+            findings.highlighted = 0  # the worst finding: Enter acts on the row the panel shows highlighted
+        findings.focus()
 
     def action_focus_editor(self) -> None:
         if not self.editor.disabled:

@@ -43,7 +43,8 @@ class SafePlot(PlotextPlot):
 class RowsTable(DataTable[Any]):
     """The rows; Enter (the table's own select, which opens the row) is named in the footer while it has the focus."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Open in debugger")]
+    # The screen's key by the same id: a keymap that moves eval.open_row moves both
+    BINDINGS = [Binding("enter", "select_cursor", "Open in debugger", id="eval.open_row")]
 
 
 class EvalDone(Message):

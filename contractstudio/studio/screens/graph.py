@@ -26,6 +26,7 @@ from contractstudio.studio.analyses import Analysis, AnalysisDone, analyze, find
 from contractstudio.studio.screens.agent_tree import fill_agent_tree
 from contractstudio.studio.screens.base import StudioScreen
 from contractstudio.studio.screens.dialogs import PathPrompt
+from contractstudio.studio.widgets.files import unique_labels
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.widgets.footer import StudioFooter
 from contractstudio.studio.widgets.stepgraph import Highlight, StepGraphView
@@ -54,6 +55,7 @@ class GraphScreen(StudioScreen):
         self._choices: list[Path] = []
         self.banner: Text | None = None  # the simulated path or chosen finding, shown above the step
         self._loaded_text: str | None = None
+        self._labels: tuple[int, list[str]] = (0, [])  # the file list's room and labels as drawn
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="graph-main"):
@@ -83,12 +85,7 @@ class GraphScreen(StudioScreen):
         target = current if current in self._choices else (self.path if self.path in self._choices else None)
         if target is None and self._choices:
             target = self._choices[0]
-        chooser = self.query_one("#graph-files", OptionList)
-        chooser.clear_options()
-        for p in self._choices:
-            chooser.add_option(Option(Text(studio.workspace.display(p), no_wrap=True, overflow="ellipsis")))
-        if not self._choices:
-            chooser.add_option(Option(Text("No pipeline or agent in the workspace.", style="dim"), disabled=True))
+        self._label_files()
         self.on_resize()
         if target is not None and target == self.path and self._loaded_text == self._text_of(target):
             return  # back from a dialog or another mode with nothing changed: keep the selection and the path
@@ -96,6 +93,24 @@ class GraphScreen(StudioScreen):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")
+        self.call_after_refresh(self._label_files)  # the list's new width, once laid out
+
+    def _label_files(self) -> None:
+        """The files with the edit list's labels: each fits the list and reads apart from the others (files.py)."""
+        chooser = self.query_one("#graph-files", OptionList)
+        inside = chooser.scrollable_content_region.width - chooser.get_component_styles("option-list--option").padding.width
+        room = inside if inside > 0 else 10_000  # not laid out yet: labelled again once it is
+        labels = unique_labels([self.studio.workspace.display(p) for p in self._choices], room)
+        if self._labels == (room, labels) and chooser.option_count:
+            return
+        self._labels = (room, labels)
+        keep = chooser.highlighted
+        chooser.clear_options()
+        chooser.add_options([Option(Text(label, no_wrap=True)) for label in labels])
+        if not self._choices:
+            chooser.add_option(Option(Text("No pipeline or agent in the workspace.", style="dim"), disabled=True))
+        elif keep is not None:
+            chooser.highlighted = min(keep, len(labels) - 1)
 
     @on(OptionList.OptionSelected, "#graph-files")
     def _choose(self, event: OptionList.OptionSelected) -> None:
@@ -124,6 +139,7 @@ class GraphScreen(StudioScreen):
         text = self._text_of(path)
         self._loaded_text = text
         self.banner = None
+        self.query_one("#simulate", Input).value = ""  # a reply typed for the previous file is not this one's
         self.query_one("#graph-files", OptionList).highlighted = self._choices.index(path) if path in self._choices else None
         analysis = self.studio.analysis
         if analysis is not None and analysis.path == path and analysis.text == text:

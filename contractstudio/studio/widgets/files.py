@@ -73,7 +73,7 @@ def _first_difference(a: str, b: str) -> int:
 class FileList(OptionList):
     """Files by kind; selecting one opens it. Labels are made for the list's width, again when it changes."""
 
-    BINDINGS = [Binding("enter", "select", "Open")]  # in the footer while the list has the focus
+    BINDINGS = [Binding("enter", "select", "Open", id="files.open")]  # in the footer while the list has the focus
 
     class Open(Message):
         def __init__(self, path: Path) -> None:

@@ -29,7 +29,7 @@ class Place:
 class FindingsPanel(OptionList):
     """One entry per finding, followed by its related places (each navigable)."""
 
-    BINDINGS = [Binding("enter", "select", "Jump")]  # in the footer while the panel has the focus
+    BINDINGS = [Binding("enter", "select", "Jump", id="findings.jump")]  # in the footer while the panel has the focus
 
     class Jump(Message):
         """The user chose a place to go to."""
@@ -60,6 +60,12 @@ class FindingsPanel(OptionList):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.diagnostics: list[Diagnostic] = []
         self._targets: list[tuple[Place, Diagnostic]] = []
+
+    def on_mount(self) -> None:
+        # A scroll bar that comes or goes narrows or widens the rows, but is no resize: OptionList kept each finding's
+        # height measured at the old width, and a hint wrapped onto one more line lost its last line (issue 35.11).
+        # Measured again as Textual does on a resize.
+        self.watch(self, "show_vertical_scrollbar", self._clear_caches, init=False)
 
     def show(self, diagnostics: list[Diagnostic]) -> None:
         """Replace the list, keeping the highlighted row where possible.
