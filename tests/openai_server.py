@@ -72,11 +72,12 @@ def _completion(reply: Reply, model: str) -> bytes:
 def _sse(reply: Reply, body: dict[str, Any]) -> bytes:
     """The completion as OpenAI streams it (`stream: true`): server-sent events, a few characters of text each, the
     finish reason, the usage when `stream_options.include_usage` asks for it, then `[DONE]`."""
-    model = body.get("model", "test-model")
+    model = reply.model or body.get("model", "test-model")
+    served = {"system_fingerprint": reply.system_fingerprint} if reply.system_fingerprint else {}
 
     def event(choices: list[dict[str, Any]], **more: Any) -> bytes:
         chunk = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                 "choices": choices, **more}
+                 **served, "choices": choices, **more}
         return b"data: " + json.dumps(chunk).encode() + b"\n\n"
 
     events = [event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])]

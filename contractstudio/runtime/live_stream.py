@@ -49,7 +49,8 @@ class _Streamed:
     def take(self, chunk: Any, sink: ReplyStream) -> bool:
         """One chunk; False: the sink stopped the reply."""
         if not self.served:
-            self.served = served_by(chunk)
+            # litellm names the requested model in a stream's chunks, not the one that answered: only the fingerprint
+            self.served = {"model_version": None, "system_fingerprint": served_by(chunk)["system_fingerprint"]}
         usage = getattr(chunk, "usage", None)
         if usage is not None:
             self.usage = usage
