@@ -1,5 +1,6 @@
 """`eval --engine ray` end to end on a local 2-CPU Ray cluster against the local test server: the same records
-and summary as the local engine, the reply cache and resume, and one rate limiter across the cluster."""
+and summary as the local engine, the reply cache and resume, one rate limiter across the cluster, and each row's
+OpenTelemetry spans sent from the Ray workers (`--otlp`) and imported again to the same run."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
+from google.protobuf.json_format import MessageToJson
 from openai_server import OpenAIServer, Received, Reply
 from test_eval_live import GOOD, MODEL, QA, by_query, dataset, query_of, run
+from test_otel import GOOD as QA_GOOD
+from test_otel import HERE, INPUT, LOW
+from test_otel_engines import Receiver, call_spans, receiver  # noqa: F401 - receiver: a fixture used below
 
-from contractstudio.evaluation.ray_engine import start_cluster
+from contractstudio.evaluation.ray_engine import start_cluster, telemetry_environment
+from contractstudio.runtime import otel
+from contractstudio.runtime.span_import import contracted_calls, read_export
 
 ray = pytest.importorskip("ray")
 
@@ -197,3 +204,52 @@ def test_ray_workers_never_import_a_module_planted_in_the_drivers_folder(cluster
     path, folder = ray.get(ray.remote(num_cpus=0)(where_a_worker_imports_from).remote())  # the actors hold the CPUs
     assert not [p for p in path if p in ("", ".") or p.startswith(str(clone))] and not folder.startswith(str(clone))
     assert sorted(p.name for p in clone.glob("*.RAN")) == []
+
+
+def test_ray_workers_send_each_rows_spans_and_the_export_reruns_the_same(
+        cluster: None, receiver: str, capsys: pytest.CaptureFixture[str], tmp_path: Path,  # noqa: F811 - the fixture
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (*otel.ENDPOINT_VARIABLES, otel.CONTENT_VARIABLE):  # `--otlp` sets the endpoint in this process
+        monkeypatch.setenv(name, "")
+    monkeypatch.setenv(otel.CONTENT_VARIABLE, "true")
+    monkeypatch.setattr(otel, "_provider", None)
+    monkeypatch.setattr(otel, "_configured", None)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"id": f"r{i}", "input": INPUT, "replies": [LOW, QA_GOOD] if i % 2 else [QA_GOOD]})
+                            + "\n" for i in range(6)))
+    first = tmp_path / "first.jsonl"
+    ray_eval = ["eval", str(HERE / "qa.contract.yaml"), "--scripted", "--no-wait", "--quiet", "--engine", "ray"]
+    for turn in range(2):  # the first run starts the actors (the driver runs rows meanwhile); the second runs all on them
+        Receiver.requests = []
+        code, _, err = run(capsys, *ray_eval, "--data", str(rows), "--otlp", receiver, "--out", str(first), "--overwrite")
+        assert code == 0, err
+        spans = call_spans()
+        assert len(spans) == 6, f"run {turn + 1}: {len(spans)} call spans for 6 rows"
+        assert sorted(s["contractstudio.remedies"].int_value for s in spans) == [0, 0, 0, 1, 1, 1]
+    export = tmp_path / "export.jsonl"  # what a Collector's file exporter writes: one request a line
+    export.write_text("".join(MessageToJson(request, indent=None) + "\n" for request in Receiver.requests))
+    calls = contracted_calls(read_export(export))
+    records = {r["id"]: r for r in map(json.loads, first.read_text().splitlines())}
+    assert len(calls) == 6  # each row's trace, event for event, as its record holds it
+    assert sorted(json.dumps(c.trace.to_dicts()) for c in calls if c.trace is not None) == sorted(
+        json.dumps(r["trace"]) for r in records.values())
+
+    code, _, err = run(capsys, "spans", str(export), "--dataset", str(tmp_path / "again.rows.jsonl"))
+    assert code == 0, err
+    again = tmp_path / "again.jsonl"
+    code, _, err = run(capsys, *ray_eval, "--data", str(tmp_path / "again.rows.jsonl"), "--out", str(again))
+    assert code == 0, err
+    rerun = sorted((r["outcome"], r["attempts"], r["llm_calls"]) for r in map(json.loads, again.read_text().splitlines()))
+    assert rerun == sorted((r["outcome"], r["attempts"], r["llm_calls"]) for r in records.values())
+
+
+def test_the_receivers_credentials_never_go_to_a_joined_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://receiver.example")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Basic c2VjcmV0")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-api-key=secret")
+    monkeypatch.setenv(otel.CONTENT_VARIABLE, "true")
+    assert telemetry_environment(joined=True) == {"OTEL_EXPORTER_OTLP_ENDPOINT": "https://receiver.example",
+                                                  otel.CONTENT_VARIABLE: "true"}
+    assert len(telemetry_environment(joined=False)) == 4  # this machine's cluster: the command's own variables

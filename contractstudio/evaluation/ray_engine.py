@@ -100,11 +100,31 @@ def hub_runner(job: EvalJob, call: Any, tell: Any, *, cache: Any = None) -> RowR
     return RowRunner(job, store=store, limits=limits)
 
 
+def telemetry_environment(*, joined: bool) -> dict[str, str]:
+    """The driver's OpenTelemetry variables (`--otlp URL` set the endpoint): each worker actor exports as they say.
+
+    To a cluster joined with `--address` (other machines) the exporter's headers are not sent: they hold the
+    receiver's credentials, kept from the cluster as the model's keys are (its nodes set their own)."""
+    return {name: value for name, value in os.environ.items()
+            if name.startswith("OTEL_") and not (joined and name.endswith("_HEADERS"))}
+
+
 class RowWorker:
     """Runs rows of one job on its own threads (a threaded actor)."""
 
-    def __init__(self, job: EvalJob, hub: Any) -> None:
+    def __init__(self, job: EvalJob, hub: Any, telemetry: dict[str, str] | None = None) -> None:
+        if telemetry:  # the driver's; with none, the node's own environment decides (its operator may have set it)
+            from contractstudio.runtime import otel
+
+            os.environ.update(telemetry)
+            otel.reset()
         self.runner = hub_runner(job, *_hub_calls(hub))
+
+    def flush_spans(self) -> bool:
+        """Send the spans of the rows run here: Ray stops an actor without its interpreter's teardown."""
+        from contractstudio.runtime import otel
+
+        return otel.flush()
 
     def ready(self) -> bool:
         """Answered once the actor is built (litellm and the contract loaded): the driver then hands it rows."""
@@ -227,8 +247,10 @@ def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> Cre
     same = dataclasses.replace(job, cache_dir=None, rpm=None, tpm=None)
     context = ray.get_runtime_context()
     here = context.get_node_id()  # in the key: a cluster started again (after ray.shutdown) reuses the job's id
+    local = ipaddress.ip_address(ray.util.get_node_ip_address()).is_loopback  # a cluster on loopback is this machine
+    telemetry = telemetry_environment(joined=not local)
     key = hashlib.sha256(pickle.dumps((here, context.get_job_id(), same, bool(job.rpm or job.tpm),
-                                       concurrency))).hexdigest()
+                                       concurrency, sorted(telemetry.items())))).hexdigest()
     if key in _WARM:
         hub, workers = _WARM[key]
         ray.get(hub.renew.remote(folder, job.rpm, job.tpm))  # before any row of this run asks it
@@ -246,10 +268,9 @@ def _actors(ray: Any, job: EvalJob, concurrency: int, folder: str | None) -> Cre
     cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
     count = max(min(cpus, concurrency), 1)
     threads = math.ceil(concurrency / count)
-    workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub) for _ in range(count)]
+    workers = [worker_actor.options(num_cpus=1, max_concurrency=threads).remote(job, hub, telemetry) for _ in range(count)]
     _WARM.clear()
     _WARM[key] = (hub, workers)
-    local = ipaddress.ip_address(ray.util.get_node_ip_address()).is_loopback  # a cluster on loopback is this machine
     return Crew(hub, workers, folder, driver_runs_rows=local)
 
 
@@ -272,6 +293,7 @@ def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, crew: Crew, concurrency:
             tell(number, None, worker.ready.remote().future())
     threads = math.ceil(concurrency / len(workers))
     load = [0] * len(workers)
+    used: set[int] = set()  # the actors handed rows: their spans are sent before the run ends
     driver: tuple[RowRunner, RowLoop] | None = None
     # the driver's rows read and write the hub's cache file themselves (SQLite is safe across processes): a
     # round trip to the hub per request would stall its event loop, as the local engine's rows are never stalled
@@ -292,10 +314,12 @@ def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, crew: Crew, concurrency:
                     future: Future[Any] = driver[1].submit(_run_here(driver[0], row))
                 else:
                     load[index] += 1
+                    used.add(index)
                     future = workers[index].run.remote(row).future()
                 tell(index, row, future)
                 in_flight += 1
             if in_flight == 0:
+                _flush_spans(ray, [workers[i] for i in sorted(used)])
                 return
             try:
                 index, row, done = finished.get(timeout=TICK_S)
@@ -319,6 +343,19 @@ def _drive(ray: Any, rows: Iterator[Row], job: EvalJob, crew: Crew, concurrency:
             driver[1].close()
         if cache is not None:
             cache.close()
+
+
+def _flush_spans(ray: Any, workers: list[Any], timeout_s: float = 30.0) -> None:
+    """When spans are exported, each actor that ran rows sends them before the run ends (the driver's own are sent
+    by the command as it ends)."""
+    from contractstudio.runtime import otel
+
+    if not workers or not otel.active():
+        return
+    try:
+        ray.get([worker.flush_spans.remote() for worker in workers], timeout=timeout_s)
+    except (ray.exceptions.RayError, TimeoutError):  # an actor lost or slow: its spans are lost, never the records
+        pass
 
 
 def _actor_for(load: list[int], up: list[bool], threads: int) -> int | None:

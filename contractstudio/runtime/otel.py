@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -33,6 +34,7 @@ SCOPE = "contractstudio"
 
 _provider: Any = None  # the TracerProvider spans go to (ours, made lazily, or one handed to `configure`)
 _configured: bool | None = None  # None: the environment not read yet
+_making = threading.Lock()  # the provider is made once, whichever thread's call ends first (a Ray actor runs rows on several)
 
 
 def _env_on() -> bool:
@@ -87,14 +89,17 @@ def _tracer() -> Any:
     from opentelemetry import trace as api
 
     if _provider is None and _configured:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        with _making:  # two threads making one each: the spans of the one replaced would never be flushed
+            if _provider is None:
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+                from opentelemetry.sdk.resources import Resource
+                from opentelemetry.sdk.trace import TracerProvider
+                from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or "contractstudio"})
-        _provider = TracerProvider(resource=resource)
-        _provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))  # reads OTEL_EXPORTER_OTLP_* itself
+                resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or "contractstudio"})
+                made = TracerProvider(resource=resource)
+                made.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))  # reads OTEL_EXPORTER_OTLP_* itself
+                _provider = made
     provider = _provider if _provider is not None else api.get_tracer_provider()
     cached = _TRACERS.get(id(provider))
     if cached is None or cached[0] is not provider:
