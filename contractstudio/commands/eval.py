@@ -232,8 +232,6 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--decide-margin is a rate between 0 and 0.5 (exclusive)"
     if args.resume and not args.out:
         return "--resume needs --out RESULTS.jsonl (the file to continue)"
-    if args.out and Path(args.out).exists() and not (args.resume or args.overwrite) and Path(args.out).stat().st_size:
-        return f"{args.out} exists: pass --resume to continue that run, or --overwrite to replace it"
     if args.out and (problem := target_problem(args.out)):  # the rule of every output path: no folder is created
         return f"cannot write the results: {problem}"
     if args.traces and (problem := folder_problem(args.traces)):  # checked now, made when the first trace is written

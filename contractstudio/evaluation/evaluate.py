@@ -26,6 +26,7 @@ from contractstudio.evaluation.results import (
     numbered_records,
     read_records,
     recorded_trace,
+    replace_problem,
 )
 from contractstudio.evaluation.rows import EvalJob, RowRunner
 from contractstudio.evaluation.summary import Tally
@@ -185,9 +186,12 @@ def _job(cfg: EvalConfig) -> EvalJob:
 def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
              sleep: Callable[[float], None] = time.sleep) -> EvalOutcome:
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
-    DatasetError or ResultsError for what cannot start. `sleep` does the local engine's waits (tests record them)."""
+    DatasetError or ResultsError for what cannot start (a results file of an earlier run, unless `cfg.resume` or
+    `cfg.overwrite`). `sleep` does the local engine's waits (tests record them)."""
     from contractstudio.reading.project import kind_of_text
 
+    if cfg.out is not None and (problem := replace_problem(cfg.out, resume=cfg.resume, overwrite=cfg.overwrite)):
+        raise ResultsError(problem)  # before anything is loaded or run; the writer asks the same again as it opens
     text = cfg.target.read_text(encoding="utf-8")
     planned = count_rows(cfg.data, cfg.data_format)
     if cfg.sample is not None:
@@ -281,7 +285,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 item.recording = recordings.trace(item.key)
             yield item
 
-    writer = ResultsWriter(cfg.out, resume=cfg.resume) if cfg.out is not None else None
+    writer = ResultsWriter(cfg.out, resume=cfg.resume, overwrite=cfg.overwrite) if cfg.out is not None else None
     if comparison is not None and already and cfg.out is not None:
         for old in read_records(cfg.out, kind):
             comparison.see(old)
