@@ -374,3 +374,32 @@ def test_the_library_refuses_to_replace_a_results_file_unless_told(tmp_path: Pat
                                resume=True)).summary["rows"] == 4  # resume appends to it
     assert len(records(out_file)) == 4
 
+
+def test_a_missing_ray_is_told_before_the_results_file_is_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    out_file = tmp_path / "r.jsonl"
+    out_file.write_text("an earlier run\n")
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as it does where Ray is not installed
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--engine", "ray",
+                       "--out", str(out_file), "--overwrite")
+    assert code == 2 and "--engine ray needs Ray: pip install 'contractstudio[ray]'" in err
+    assert out_file.read_text() == "an earlier run\n"  # told before anything was replaced
+
+
+def test_an_import_error_inside_an_installed_ray_is_not_called_a_missing_ray(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a dependency of Ray that is broken (its message says "ray": multiarray) is that dependency's error, not "install Ray"
+    import sys
+    import tempfile
+
+    fake = tmp_path / "site" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('numpy.core.multiarray failed to import', name='numpy.core.multiarray')\n")
+    for name in [n for n in sys.modules if n == "ray" or n.startswith("ray.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the crash report of the internal error
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--engine", "ray")
+    assert "needs Ray" not in err and "numpy.core.multiarray failed to import" in err and code != 0

@@ -248,6 +248,7 @@ def _usage(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from contractstudio.evaluation.dataset import DatasetError
     from contractstudio.evaluation.evaluate import evaluate
+    from contractstudio.evaluation.ray_engine import RayMissing
     from contractstudio.evaluation.results import ResultsError
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.trace import redact
@@ -266,10 +267,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:  # a full disk: the rows written so far stay in the file, whole
         print(printable(f"contractstudio: could not write {err.filename or args.out}: {err.strerror or err}"), file=sys.stderr)
         return EXIT_PROBLEM
-    except ImportError as err:
-        if "ray" in str(err):
-            return usage_error("--engine ray needs Ray: pip install 'contractstudio[ray]'")
-        raise
+    except RayMissing as err:  # only Ray's own absence: another import error is a bug, reported as one
+        return usage_error(str(err))
     finally:
         view.finish()
     summary = outcome.summary

@@ -285,6 +285,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 item.recording = recordings.trace(item.key)
             yield item
 
+    records = _engine(cfg, kind, job, runner, rows(), workers)  # a missing engine (Ray) is told before the file opens
     writer = ResultsWriter(cfg.out, resume=cfg.resume, overwrite=cfg.overwrite) if cfg.out is not None else None
     if comparison is not None and already and cfg.out is not None:
         for old in read_records(cfg.out, kind):
@@ -292,7 +293,6 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     interrupted = False
     started = time.perf_counter()
     commit = getattr(getattr(runner, "store", None), "commit", None)  # the replies of the rows done so far, first
-    records = _engine(cfg, kind, job, runner, rows(), workers)
     try:
         with _kept_out_of_collections():
             for rec in records:
