@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, format_of, read_rows
+from contractstudio.evaluation.engines import Engine, EngineSetup
 from contractstudio.evaluation.results import (
     MAX_RECORD_BYTES,
     ResultsError,
@@ -285,7 +286,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 item.recording = recordings.trace(item.key)
             yield item
 
-    records = _engine(cfg, kind, job, runner, rows(), workers)  # a missing engine (Ray) is told before the file opens
+    records = _engine(cfg, job, runner, rows(), workers)  # a missing engine (Ray) is told before the file opens
     writer = ResultsWriter(cfg.out, resume=cfg.resume, overwrite=cfg.overwrite) if cfg.out is not None else None
     if comparison is not None and already and cfg.out is not None:
         for old in read_records(cfg.out, kind):
@@ -381,20 +382,25 @@ def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:
     return validate
 
 
-def _engine(cfg: EvalConfig, kind: str, job: EvalJob | None, runner: Any, rows: Iterator[Row],
+def _engine(cfg: EvalConfig, job: EvalJob | None, runner: Any, rows: Iterator[Row],
             workers: int) -> Iterator[dict[str, Any] | None]:
-    if cfg.engine == "ray":
+    live = job is not None and job.mode == "live"  # only a live row waits (for its model, a limit, a retry)
+    setup = EngineSetup(run_row=runner.arun if live else runner.run, job=job, concurrency=cfg.concurrency,
+                        workers=workers, cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None,
+                        address=cfg.address, ray_init=cfg.ray_init)
+    return engine_for(cfg.engine, workers)(rows, setup)
+
+
+def engine_for(name: str, workers: int = 1) -> Engine:
+    """The engine of `--engine NAME` (local | ray) and `--workers N`: each is called the same way (engines.Engine)."""
+    if name == "ray":
         from contractstudio.evaluation.ray_engine import run_ray
 
-        assert job is not None
-        return run_ray(rows, job, cfg.concurrency, address=cfg.address, init=cfg.ray_init,
-                       cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
+        return run_ray
     if workers > 1:
         from contractstudio.evaluation.workers import run_workers
 
-        assert job is not None
-        return run_workers(rows, job, cfg.concurrency, workers, cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
+        return run_workers
     from contractstudio.evaluation.local import run_local
 
-    live = job is not None and job.mode == "live"  # only a live row waits (for its model, a limit, a retry)
-    return run_local(rows, runner.arun if live else runner.run, cfg.concurrency)
+    return run_local

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.engines import EngineSetup
 from contractstudio.evaluation.hub import Hub, HubLimits, HubStore
 from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
 from contractstudio.runtime.child_processes import environment_of_children, neutral_folder
@@ -200,11 +201,14 @@ def import_ray() -> Any:
     return ray
 
 
-def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str | None = None,
-            init: dict[str, Any] | None = None, cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
-    """Each row's record as it finishes (None on a quiet tick), the rows running on Ray actors. Ray is imported now,
-    as the engine is chosen (RayMissing before the results file is opened), not when the first record is asked."""
-    return _run_ray(import_ray(), rows, job, concurrency, address, init, cache_dir)
+def run_ray(rows: Iterator[Row], setup: EngineSetup) -> Iterator[dict[str, Any] | None]:
+    """Each row's record as it finishes (None on a quiet tick), the rows running on Ray actors (engines.Engine).
+    Ray is imported now, as the engine is chosen (RayMissing before the results file is opened), not when the first
+    record is asked."""
+    ray = import_ray()
+    if setup.job is None:
+        raise ValueError("the Ray engine runs a contract's rows (a pipeline's simulation runs in this process)")
+    return _run_ray(ray, rows, setup.job, setup.concurrency, setup.address, setup.ray_init, setup.cache_dir)
 
 
 def _run_ray(ray: Any, rows: Iterator[Row], job: EvalJob, concurrency: int, address: str | None,
