@@ -403,3 +403,17 @@ def test_an_import_error_inside_an_installed_ray_is_not_called_a_missing_ray(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the crash report of the internal error
     code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--engine", "ray")
     assert "needs Ray" not in err and "numpy.core.multiarray failed to import" in err and code != 0
+
+
+@pytest.mark.parametrize(("option", "value", "known"), [("engine", "rey", "local, ray"),
+                                                         ("mode", "scripte", "live, scripted, replay, judge")])
+def test_a_library_option_the_cli_would_not_accept_is_refused_not_run_another_way(option: str, value: str, known: str,
+                                                                                   tmp_path: Path) -> None:
+    # the CLI's --engine choices are the library's one list; evaluate() holds a caller to it (it ran "rey" as local)
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    config = EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=tmp_path / "r.jsonl")
+    setattr(config, option, value)
+    with pytest.raises(ValueError, match=f"{option} {value!r}: one of {known}"):
+        evaluate(config)
+    assert not (tmp_path / "r.jsonl").exists()

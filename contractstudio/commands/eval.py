@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.documents.provider_profiles import REQUESTED
+from contractstudio.evaluation.engines import ENGINES
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
@@ -61,7 +62,7 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--sample", type=int, metavar="N", help="a random sample of N rows (see --seed)")
     v.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
     v.add_argument("--no-wait", action="store_true", help="skip remedy and transport waits (live runs wait by default)")
-    v.add_argument("--engine", choices=("local", "ray"), default="local", help="this machine (default) or Ray tasks")
+    v.add_argument("--engine", choices=ENGINES, default="local", help="this machine (default) or Ray tasks")
     v.add_argument("--workers", type=int, metavar="N",
                    help="processes running the rows on this machine (default: one per core for a live run of "
                         "1,000 rows or more, else 1); they share one reply cache, rate limiter and results file")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, format_of, read_rows
-from contractstudio.evaluation.engines import Engine, EngineSetup
+from contractstudio.evaluation.engines import ENGINES, Engine, EngineSetup
 from contractstudio.evaluation.results import (
     MAX_RECORD_BYTES,
     ResultsError,
@@ -35,6 +35,7 @@ from contractstudio.reading.replies import strict_json
 from contractstudio.runtime.call_state import TransportRetry
 
 MAX_BAD_ROWS_KEPT = 100
+MODES = ("live", "scripted", "replay", "judge")  # EvalConfig.mode (the CLI's --scripted, --replay, --judge, or none)
 
 
 @dataclass(slots=True)
@@ -52,7 +53,7 @@ class EvalConfig:
     tpm: float | None = None
     cache: bool = True
     cache_dir: Path | None = None
-    mode: str = "live"  # live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
+    mode: str = "live"  # one of MODES: live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
     model: str | None = None
     api_base: str | None = None
     replay: Path | None = None
@@ -60,7 +61,7 @@ class EvalConfig:
     sample: int | None = None
     seed: int = 0
     wait: bool = True
-    engine: str = "local"  # local | ray
+    engine: str = "local"  # one of engines.ENGINES: local | ray
     workers: int | None = None  # processes of the local engine; None: one per core for a long live run (workers.py)
     address: str | None = None
     ray_init: dict[str, Any] = field(default_factory=dict)
@@ -191,6 +192,9 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     `cfg.overwrite`). `sleep` does the local engine's waits (tests record them)."""
     from contractstudio.reading.project import kind_of_text
 
+    for option, value, known in (("engine", cfg.engine, ENGINES), ("mode", cfg.mode, MODES)):
+        if value not in known:  # the CLI cannot ask it; a program is held to the same lists, never run another way
+            raise ValueError(f"EvalConfig {option} {value!r}: one of {', '.join(known)}")
     if cfg.out is not None and (problem := replace_problem(cfg.out, resume=cfg.resume, overwrite=cfg.overwrite)):
         raise ResultsError(problem)  # before anything is loaded or run; the writer asks the same again as it opens
     text = cfg.target.read_text(encoding="utf-8")
