@@ -353,3 +353,67 @@ def test_a_run_leaves_what_was_there_before_it_out_of_its_collections_and_gives_
     assert outcome.summary["rows"] == 48 and len(kept_out) == 48
     assert min(kept_out) > 10_000
     assert gc.get_freeze_count() == 0  # the caller's heap is as it was: its garbage is collected again
+
+
+def test_the_library_refuses_to_replace_a_results_file_unless_told(tmp_path: Path) -> None:
+    # evaluate() itself decides, not only the CLI: a library caller's earlier results are not truncated by default
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+    from contractstudio.evaluation.results import ResultsError
+
+    out_file = tmp_path / "r.jsonl"
+    assert evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file)).summary["rows"] == 48
+    before = out_file.read_bytes()
+    with pytest.raises(ResultsError) as refused:
+        evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file, limit=2))
+    assert str(out_file) in str(refused.value) and "overwrite" in str(refused.value)
+    assert out_file.read_bytes() == before  # untouched
+    assert evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file, limit=2,
+                               overwrite=True)).summary["rows"] == 2
+    assert len(records(out_file)) == 2
+    assert evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file, limit=4,
+                               resume=True)).summary["rows"] == 4  # resume appends to it
+    assert len(records(out_file)) == 4
+
+
+def test_a_missing_ray_is_told_before_the_results_file_is_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    out_file = tmp_path / "r.jsonl"
+    out_file.write_text("an earlier run\n")
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as it does where Ray is not installed
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--engine", "ray",
+                       "--out", str(out_file), "--overwrite")
+    assert code == 2 and "--engine ray needs Ray: pip install 'contractstudio[ray]'" in err
+    assert out_file.read_text() == "an earlier run\n"  # told before anything was replaced
+
+
+def test_an_import_error_inside_an_installed_ray_is_not_called_a_missing_ray(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a dependency of Ray that is broken (its message says "ray": multiarray) is that dependency's error, not "install Ray"
+    import sys
+    import tempfile
+
+    fake = tmp_path / "site" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('numpy.core.multiarray failed to import', name='numpy.core.multiarray')\n")
+    for name in [n for n in sys.modules if n == "ray" or n.startswith("ray.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the crash report of the internal error
+    code, _, err = run(capsys, "eval", str(SAMPLE), "--data", str(ROWS), "--scripted", "--engine", "ray")
+    assert "needs Ray" not in err and "numpy.core.multiarray failed to import" in err and code != 0
+
+
+@pytest.mark.parametrize(("option", "value", "known"), [("engine", "rey", "local, ray"),
+                                                         ("mode", "scripte", "live, scripted, replay, judge")])
+def test_a_library_option_the_cli_would_not_accept_is_refused_not_run_another_way(option: str, value: str, known: str,
+                                                                                   tmp_path: Path) -> None:
+    # the CLI's --engine choices are the library's one list; evaluate() holds a caller to it (it ran "rey" as local)
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    config = EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=tmp_path / "r.jsonl")
+    setattr(config, option, value)
+    with pytest.raises(ValueError, match=f"{option} {value!r}: one of {known}"):
+        evaluate(config)
+    assert not (tmp_path / "r.jsonl").exists()

@@ -3,6 +3,7 @@ the reply cache, rate limits and 429s with Retry-After, and resume after `kill -
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -423,7 +424,8 @@ def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Pa
         assert all(r["successful"] for r in records) and outcome.summary["rows"] == 24
 
         server.requests.clear()
-        again = evaluate(config).summary  # two workers again, reading the cache the first run's workers wrote
+        again = evaluate(dataclasses.replace(config, overwrite=True)).summary  # two workers again, reading the cache
+        # the first run's workers wrote (its results replaced: evaluate() keeps an earlier results file unless told)
     assert server.requests == [] and again["cache"] == {"hits": 24, "misses": 0} and again["successful"] == 24
 
 

@@ -172,3 +172,29 @@ def test_a_job_run_again_after_ray_was_started_again_gets_new_actors(monkeypatch
     assert again.driver_runs_rows and all(actor.node == "node-2" for actor in [again.hub, *again.workers])
     assert {actor.kind for actor in after.made} == {"Hub", "RowWorker"} and not after.killed
     assert first.workers and not set(map(id, first.workers)) & set(map(id, again.workers))
+
+
+@pytest.mark.parametrize(("engine", "workers"), [("local", 1), ("local", 2), ("ray", 1)])
+def test_every_engine_is_called_one_way_and_gives_the_local_records(engine: str, workers: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # the dispatcher calls local, workers and Ray alike: rows and one EngineSetup in, records (None: a tick) out
+    from contractstudio.evaluation.engines import EngineSetup
+    from contractstudio.evaluation.evaluate import engine_for
+
+    job = _job(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted"))
+    local = RowRunner(job)
+    rows = sample_rows(local)
+    expected = {row.key: what_a_user_reads(local.run(row)) for row in rows}
+    if engine == "ray":  # stand-in actors, up at once (no cluster): the engine's own code from its entry point on
+        actors = [StartingActor(RowRunner(job)), StartingActor(RowRunner(job))]
+        for actor in actors:
+            actor.up.set_result(True)
+        monkeypatch.setattr(ray_engine, "import_ray", lambda: RAY)
+        monkeypatch.setattr(ray_engine, "start_cluster", lambda *_: False)
+        monkeypatch.setattr(ray_engine, "_actors", lambda *_: Crew(hub=None, workers=list(actors), folder=None))
+
+    setup = EngineSetup(run_row=RowRunner(job).run, job=job, concurrency=4, workers=workers)
+    records = [rec for rec in engine_for(engine, workers)(iter(rows), setup) if rec is not None]
+
+    assert {rec["key"]: what_a_user_reads(rec) for rec in records} == expected
+    assert len(records) == len(rows)

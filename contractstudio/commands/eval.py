@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
 from contractstudio.documents.provider_profiles import REQUESTED
+from contractstudio.evaluation.engines import ENGINES
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
@@ -61,7 +62,7 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--sample", type=int, metavar="N", help="a random sample of N rows (see --seed)")
     v.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
     v.add_argument("--no-wait", action="store_true", help="skip remedy and transport waits (live runs wait by default)")
-    v.add_argument("--engine", choices=("local", "ray"), default="local", help="this machine (default) or Ray tasks")
+    v.add_argument("--engine", choices=ENGINES, default="local", help="this machine (default) or Ray tasks")
     v.add_argument("--workers", type=int, metavar="N",
                    help="processes running the rows on this machine (default: one per core for a live run of "
                         "1,000 rows or more, else 1); they share one reply cache, rate limiter and results file")
@@ -232,8 +233,6 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--decide-margin is a rate between 0 and 0.5 (exclusive)"
     if args.resume and not args.out:
         return "--resume needs --out RESULTS.jsonl (the file to continue)"
-    if args.out and Path(args.out).exists() and not (args.resume or args.overwrite) and Path(args.out).stat().st_size:
-        return f"{args.out} exists: pass --resume to continue that run, or --overwrite to replace it"
     if args.out and (problem := target_problem(args.out)):  # the rule of every output path: no folder is created
         return f"cannot write the results: {problem}"
     if args.traces and (problem := folder_problem(args.traces)):  # checked now, made when the first trace is written
@@ -250,6 +249,7 @@ def _usage(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from contractstudio.evaluation.dataset import DatasetError
     from contractstudio.evaluation.evaluate import evaluate
+    from contractstudio.evaluation.ray_engine import RayMissing
     from contractstudio.evaluation.results import ResultsError
     from contractstudio.runtime.errors import ContractError, ModelError
     from contractstudio.runtime.trace import redact
@@ -268,10 +268,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:  # a full disk: the rows written so far stay in the file, whole
         print(printable(f"contractstudio: could not write {err.filename or args.out}: {err.strerror or err}"), file=sys.stderr)
         return EXIT_PROBLEM
-    except ImportError as err:
-        if "ray" in str(err):
-            return usage_error("--engine ray needs Ray: pip install 'contractstudio[ray]'")
-        raise
+    except RayMissing as err:  # only Ray's own absence: another import error is a bug, reported as one
+        return usage_error(str(err))
     finally:
         view.finish()
     summary = outcome.summary

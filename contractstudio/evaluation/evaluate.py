@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, format_of, read_rows
+from contractstudio.evaluation.engines import ENGINES, Engine, EngineSetup
 from contractstudio.evaluation.results import (
     MAX_RECORD_BYTES,
     ResultsError,
@@ -26,6 +27,7 @@ from contractstudio.evaluation.results import (
     numbered_records,
     read_records,
     recorded_trace,
+    replace_problem,
 )
 from contractstudio.evaluation.rows import EvalJob, RowRunner
 from contractstudio.evaluation.summary import Tally
@@ -33,6 +35,7 @@ from contractstudio.reading.replies import strict_json
 from contractstudio.runtime.call_state import TransportRetry
 
 MAX_BAD_ROWS_KEPT = 100
+MODES = ("live", "scripted", "replay", "judge")  # EvalConfig.mode (the CLI's --scripted, --replay, --judge, or none)
 
 
 @dataclass(slots=True)
@@ -50,7 +53,7 @@ class EvalConfig:
     tpm: float | None = None
     cache: bool = True
     cache_dir: Path | None = None
-    mode: str = "live"  # live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
+    mode: str = "live"  # one of MODES: live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
     model: str | None = None
     api_base: str | None = None
     replay: Path | None = None
@@ -58,7 +61,7 @@ class EvalConfig:
     sample: int | None = None
     seed: int = 0
     wait: bool = True
-    engine: str = "local"  # local | ray
+    engine: str = "local"  # one of engines.ENGINES: local | ray
     workers: int | None = None  # processes of the local engine; None: one per core for a long live run (workers.py)
     address: str | None = None
     ray_init: dict[str, Any] = field(default_factory=dict)
@@ -185,9 +188,15 @@ def _job(cfg: EvalConfig) -> EvalJob:
 def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
              sleep: Callable[[float], None] = time.sleep) -> EvalOutcome:
     """Run the contract (or simulate the pipeline) of `cfg.target` over `cfg.data`; raises ContractError,
-    DatasetError or ResultsError for what cannot start. `sleep` does the local engine's waits (tests record them)."""
+    DatasetError or ResultsError for what cannot start (a results file of an earlier run, unless `cfg.resume` or
+    `cfg.overwrite`). `sleep` does the local engine's waits (tests record them)."""
     from contractstudio.reading.project import kind_of_text
 
+    for option, value, known in (("engine", cfg.engine, ENGINES), ("mode", cfg.mode, MODES)):
+        if value not in known:  # the CLI cannot ask it; a program is held to the same lists, never run another way
+            raise ValueError(f"EvalConfig {option} {value!r}: one of {', '.join(known)}")
+    if cfg.out is not None and (problem := replace_problem(cfg.out, resume=cfg.resume, overwrite=cfg.overwrite)):
+        raise ResultsError(problem)  # before anything is loaded or run; the writer asks the same again as it opens
     text = cfg.target.read_text(encoding="utf-8")
     planned = count_rows(cfg.data, cfg.data_format)
     if cfg.sample is not None:
@@ -281,14 +290,14 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 item.recording = recordings.trace(item.key)
             yield item
 
-    writer = ResultsWriter(cfg.out, resume=cfg.resume) if cfg.out is not None else None
+    records = _engine(cfg, job, runner, rows(), workers)  # a missing engine (Ray) is told before the file opens
+    writer = ResultsWriter(cfg.out, resume=cfg.resume, overwrite=cfg.overwrite) if cfg.out is not None else None
     if comparison is not None and already and cfg.out is not None:
         for old in read_records(cfg.out, kind):
             comparison.see(old)
     interrupted = False
     started = time.perf_counter()
     commit = getattr(getattr(runner, "store", None), "commit", None)  # the replies of the rows done so far, first
-    records = _engine(cfg, kind, job, runner, rows(), workers)
     try:
         with _kept_out_of_collections():
             for rec in records:
@@ -377,20 +386,25 @@ def _validator(runner: RowRunner) -> Callable[[Any], list[str]]:
     return validate
 
 
-def _engine(cfg: EvalConfig, kind: str, job: EvalJob | None, runner: Any, rows: Iterator[Row],
+def _engine(cfg: EvalConfig, job: EvalJob | None, runner: Any, rows: Iterator[Row],
             workers: int) -> Iterator[dict[str, Any] | None]:
-    if cfg.engine == "ray":
+    live = job is not None and job.mode == "live"  # only a live row waits (for its model, a limit, a retry)
+    setup = EngineSetup(run_row=runner.arun if live else runner.run, job=job, concurrency=cfg.concurrency,
+                        workers=workers, cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None,
+                        address=cfg.address, ray_init=cfg.ray_init)
+    return engine_for(cfg.engine, workers)(rows, setup)
+
+
+def engine_for(name: str, workers: int = 1) -> Engine:
+    """The engine of `--engine NAME` (local | ray) and `--workers N`: each is called the same way (engines.Engine)."""
+    if name == "ray":
         from contractstudio.evaluation.ray_engine import run_ray
 
-        assert job is not None
-        return run_ray(rows, job, cfg.concurrency, address=cfg.address, init=cfg.ray_init,
-                       cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
+        return run_ray
     if workers > 1:
         from contractstudio.evaluation.workers import run_workers
 
-        assert job is not None
-        return run_workers(rows, job, cfg.concurrency, workers, cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None)
+        return run_workers
     from contractstudio.evaluation.local import run_local
 
-    live = job is not None and job.mode == "live"  # only a live row waits (for its model, a limit, a retry)
-    return run_local(rows, runner.arun if live else runner.run, cfg.concurrency)
+    return run_local

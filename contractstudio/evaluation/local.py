@@ -23,24 +23,24 @@ import inspect
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.engines import EngineSetup, Record
 
-Record = dict[str, Any]
 Done = asyncio.Task[Record] | Future[Record]
 
 
-def run_local(rows: Iterator[Row], run_row: Callable[[Row], Any], concurrency: int, *,
-              tick: float = 0.25) -> Iterator[Record | None]:
-    """Each row's record as it finishes (or None on a quiet tick).
+def run_local(rows: Iterator[Row], setup: EngineSetup, *, tick: float = 0.25) -> Iterator[Record | None]:
+    """Each row's record as it finishes (or None on a quiet tick): the engine of this process (engines.Engine).
 
-    `run_row` a coroutine function: rows run as tasks of the loop. A plain function is for rows that wait for
-    nothing (scripted, replayed, a pipeline's simulation): they run one after the other, since running them
-    side by side would only add hand-overs.
+    `setup.run_row` a coroutine function: rows run as tasks of the loop, at most `setup.concurrency` at once. A plain
+    function is for rows that wait for nothing (scripted, replayed, a pipeline's simulation): they run one after
+    the other, since running them side by side would only add hand-overs.
     """
+    run_row, concurrency = setup.run_row, setup.concurrency
     if not inspect.iscoroutinefunction(run_row):
         for each in rows:
             yield run_row(each)

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.engines import EngineSetup
 from contractstudio.evaluation.hub import Hub, HubLimits, HubStore
 from contractstudio.evaluation.rows import EvalJob, RowRunner, error_record
 from contractstudio.runtime.child_processes import environment_of_children, neutral_folder
@@ -203,11 +204,35 @@ def _ray_version() -> str:
     return str(getattr(ray, "__version__", "?"))
 
 
-def run_ray(rows: Iterator[Row], job: EvalJob, concurrency: int, *, address: str | None = None,
-            init: dict[str, Any] | None = None, cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
-    """Each row's record as it finishes (None on a quiet tick), the rows running on Ray actors."""
-    import ray
+class RayMissing(ImportError):
+    """Ray is not installed (the `contractstudio[ray]` extra): what to install, said before a run starts."""
 
+
+def import_ray() -> Any:
+    """The `ray` module, or RayMissing when Ray itself is not installed. The one test of a missing Ray: the module
+    that was not found is named `ray` (or one of its own); any other import error (a broken dependency of an
+    installed Ray) is raised as it is, whatever its message says."""
+    try:
+        import ray
+    except ModuleNotFoundError as err:
+        if err.name is not None and (err.name == "ray" or err.name.startswith("ray.")):
+            raise RayMissing("--engine ray needs Ray: pip install 'contractstudio[ray]'", name=err.name) from err
+        raise
+    return ray
+
+
+def run_ray(rows: Iterator[Row], setup: EngineSetup) -> Iterator[dict[str, Any] | None]:
+    """Each row's record as it finishes (None on a quiet tick), the rows running on Ray actors (engines.Engine).
+    Ray is imported now, as the engine is chosen (RayMissing before the results file is opened), not when the first
+    record is asked."""
+    ray = import_ray()
+    if setup.job is None:
+        raise ValueError("the Ray engine runs a contract's rows (a pipeline's simulation runs in this process)")
+    return _run_ray(ray, rows, setup.job, setup.concurrency, setup.address, setup.ray_init, setup.cache_dir)
+
+
+def _run_ray(ray: Any, rows: Iterator[Row], job: EvalJob, concurrency: int, address: str | None,
+             init: dict[str, Any] | None, cache_dir: str | None) -> Iterator[dict[str, Any] | None]:
     from contractstudio.evaluation.cache import default_cache_dir
 
     started = start_cluster(ray, address, dict(init or {}))

@@ -138,11 +138,29 @@ def _cut_partial_line(path: Path) -> None:
         f.truncate(0)
 
 
-class ResultsWriter:
-    """Appends records to the results file, one flushed line each."""
+def replace_problem(path: Path, *, resume: bool, overwrite: bool) -> str | None:
+    """Why a run may not start writing `path` (it holds an earlier run's results, and neither `resume` nor `overwrite`
+    was asked), or None. The one decision: the CLI's --resume/--overwrite and a library caller's EvalConfig meet here."""
+    if resume or overwrite:
+        return None
+    try:
+        held = path.stat().st_size > 0
+    except OSError:  # missing (or unreadable: opening it says why)
+        return None
+    if not held:
+        return None
+    return (f"{path} exists: pass --resume to continue that run, or --overwrite to replace it "
+            "(EvalConfig(resume=True) or EvalConfig(overwrite=True))")
 
-    def __init__(self, path: Path, *, resume: bool) -> None:
+
+class ResultsWriter:
+    """Appends records to the results file, one flushed line each; an earlier run's file is replaced only when
+    `overwrite` says so (`replace_problem`)."""
+
+    def __init__(self, path: Path, *, resume: bool, overwrite: bool = False) -> None:
         self.path = path
+        if (problem := replace_problem(path, resume=resume, overwrite=overwrite)) is not None:
+            raise ResultsError(problem)
         if resume and path.exists():
             _cut_partial_line(path)
         # no folder is made: a missing one is refused before the run, as for every output path (storage/atomic.py)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.evaluation.stats import wilson
@@ -69,19 +70,16 @@ class Tally:
         elif outcome == "error" and not self.first_error and rec.get("errors"):
             self.first_error = str(rec["errors"][0])
         seen_here: set[str] = set()
-        for attempt in rec.get("failures") or []:
-            for failed in attempt.get("failed") or []:
-                name = str(failed.get("check"))
-                entry = self.checks.get(name)
-                if entry is None:
-                    entry = self.checks[name] = {"check": name, "count": 0, "rows": 0, "messages": []}
-                entry["count"] += 1
-                if name not in seen_here:
-                    entry["rows"] += 1
-                    seen_here.add(name)
-                message = str(failed.get("message") or "")
-                if message and len(entry["messages"]) < MAX_MESSAGES and message not in entry["messages"]:
-                    entry["messages"].append(message)
+        for name, message in failures(rec):
+            entry = self.checks.get(name)
+            if entry is None:
+                entry = self.checks[name] = {"check": name, "count": 0, "rows": 0, "messages": []}
+            entry["count"] += 1
+            if name not in seen_here:
+                entry["rows"] += 1
+                seen_here.add(name)
+            if message and len(entry["messages"]) < MAX_MESSAGES and message not in entry["messages"]:
+                entry["messages"].append(message)
         for fault in rec.get("transport") or []:
             self.transport[str(fault.get("kind"))] += 1
         self.transport_failed += bool(rec.get("transport_failed"))
@@ -169,6 +167,19 @@ class Tally:
             out["rows_this_run"] = done
             out["rows_per_s"] = done / duration_s if duration_s > 0 else 0.0
         return out
+
+
+def failures(rec: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(condition, message) for each condition a contract row failed, attempt by attempt: the one walk of a record's
+    `failures` (the tally counts them; the studio filters and shows rows by them: `failed_checks`)."""
+    for attempt in rec.get("failures") or []:
+        for failed in attempt.get("failed") or []:
+            yield str(failed.get("check")), str(failed.get("message") or "")
+
+
+def failed_checks(rec: dict[str, Any]) -> list[str]:
+    """The conditions a contract row failed at any attempt, each once, in order of first failure."""
+    return list(dict.fromkeys(name for name, _message in failures(rec)))
 
 
 def nothing_judged(s: dict[str, Any]) -> str | None:

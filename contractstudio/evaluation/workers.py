@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.engines import EngineSetup
 from contractstudio.evaluation.hub import Hub
 from contractstudio.evaluation.results import LinedRecord
 from contractstudio.evaluation.rows import EvalJob, error_record
@@ -258,10 +259,14 @@ class _Pool:
                     self.answer(worker, message)
 
 
-def run_workers(rows: Iterator[Row], job: EvalJob, concurrency: int, count: int, *,
-                cache_dir: str | None = None) -> Iterator[dict[str, Any] | None]:
-    """Each row's record as it finishes (None on a quiet tick), the rows running in `count` worker processes."""
+def run_workers(rows: Iterator[Row], setup: EngineSetup) -> Iterator[dict[str, Any] | None]:
+    """Each row's record as it finishes (None on a quiet tick), the rows running in `setup.workers` worker processes
+    (engines.Engine)."""
     from contractstudio.evaluation.cache import ReplyCache, default_cache_dir
+
+    if setup.job is None:
+        raise ValueError("the workers engine runs a contract's rows (a pipeline's simulation runs in this process)")
+    job, concurrency, count, cache_dir = setup.job, setup.concurrency, setup.workers, setup.cache_dir
 
     hub = folder = None
     if job.mode == "live":

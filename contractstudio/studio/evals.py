@@ -18,12 +18,11 @@ def slim(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def failed_checks(rec: dict[str, Any]) -> list[str]:
-    """The conditions a row failed at any attempt, in order of first failure."""
-    seen: list[str] = []
-    for attempt in rec.get("failures") or []:
-        for failed in attempt.get("failed") or []:
-            if failed.get("check") not in seen:
-                seen.append(str(failed.get("check")))
+    """The conditions a row failed at any attempt, in order of first failure (the summary's walk), or a pipeline
+    row's failed assertion."""
+    from contractstudio.evaluation.summary import failed_checks as contract_failures
+
+    seen = contract_failures(rec)
     if rec.get("assertion"):
         a = rec["assertion"]
         seen.append(f"{a.get('step')}: {a.get('phase')} {a.get('field')}")

@@ -308,3 +308,19 @@ async def test_a_sweep_plots_the_trade_off_and_w_writes_the_chosen_threshold_wit
         assert app.screen.id == "edit-screen"
         assert app.current_text() == SAMPLE.read_text().replace("output.coverage_score >= 0.55", "output.coverage_score >= 0.4")
         assert contract.read_text() == SAMPLE.read_text()  # in the editor, not saved: the author reads it and saves
+
+
+def test_a_condition_filter_shows_the_rows_the_summary_counts_for_that_condition(eval_workspace: Path) -> None:
+    # one walk of a record's failures (evaluation/summary.py): the studio's filter and column ask the summary's
+    rows, summary = evals.load_results(results_file(eval_workspace))
+    failing = summary["failing_conditions"]
+    assert len(failing) >= 2
+    for entry in failing:
+        shown = [row for row in rows if evals.matches(row, f"check:{entry['check']}")]
+        assert len(shown) == entry["rows"]
+        assert all(entry["check"] in evals.row_cells(row)[-1] for row in shown)  # the "failed conditions" column
+    twice = {"key": "1:x", "failures": [{"attempt": 1, "failed": [{"check": "post.a"}, {"check": "post.b"}]},
+                                        {"attempt": 2, "failed": [{"check": "post.b"}, {"check": "post.a"}]}]}
+    from contractstudio.evaluation.summary import failed_checks
+
+    assert evals.failed_checks(twice) == failed_checks(twice) == ["post.a", "post.b"]  # in order of first failure, once
