@@ -107,7 +107,7 @@ def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAISe
 
     monkeypatch.setattr(litellm, "success_callback", [on_success])
     result = call(server, streamed=streamed)
-    assert seen.wait(10) and result.successful
+    assert seen.wait(60) and result.successful  # litellm logs on its own thread pool: a loaded machine takes seconds
     assert replies[0].choices[0].message.content == GOOD
 
 

@@ -174,3 +174,20 @@ def test_an_early_stop_marks_the_model_request_it_cut(spans: InMemorySpanExporte
     assert attrs(cut)["contractstudio.early_stop"] is True and "contractstudio.early_stop" not in attrs(repaired)
     [event] = [e for e in cut.events if e.name == "contractstudio.early_stop"]
     assert event.attributes is not None and event.attributes["contractstudio.clause"] == "output.label"
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_a_live_model_request_span_names_the_servers_finish_reason(spans: InMemorySpanExporter, streamed: bool) -> None:
+    from openai_server import OpenAIServer
+
+    from contractstudio.runtime.call_state import CallOptions
+
+    options = CallOptions(wait=False) if streamed else CallOptions(wait=False, watch_for=None)
+    with OpenAIServer([GOOD]) as server:  # its replies end with finish_reason "stop", whole or streamed
+        result = cs.load(HERE / "qa.contract.yaml").call(INPUT, "openai/test-model", api_base=server.base_url,
+                                                         api_key=KEY, options=options)
+    assert result.successful
+    [reply] = result.trace.of_type("llm_response")
+    assert reply["finish_reason"] == "stop" and bool(reply.get("chunk_ends")) is streamed
+    [request] = named(spans, "chat ")
+    assert attrs(request)["gen_ai.response.finish_reasons"] == ("stop",)

@@ -186,6 +186,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
             reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
         event.model_version, event.system_fingerprint = reply.model_version, reply.system_fingerprint
+        event.finish_reason = reply.finish_reason
         if stream is not None and stream.ends:
             event.chunk_ends, event.chunk_s = stream.ends, [round(t, 6) for t in stream.times]
             llm["first_token_s"] += event.chunk_s[0]

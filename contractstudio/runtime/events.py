@@ -201,7 +201,8 @@ class ModelReply(Event):
 
     TYPE: ClassVar[str] = "llm_response"
     OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset({"text_chars", "truncated", "edited", "chunk_ends",
-                                                                 "chunk_s", "model_version", "system_fingerprint"})
+                                                                 "chunk_s", "model_version", "system_fingerprint",
+                                                                 "finish_reason"})
 
     attempt: int = 0
     text: str = ""
@@ -218,6 +219,7 @@ class ModelReply(Event):
     chunk_s: list[float] | None = None
     model_version: str | None = None  # the model that answered, where the provider names it
     system_fingerprint: str | None = None  # the provider's backend configuration, where it gives one
+    finish_reason: str | None = None  # why the model stopped, where the server says it (a reply cut early: none)
 
     @property
     def first_token_s(self) -> float | None:

@@ -289,7 +289,8 @@ class LiveModel:
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
-                        latency_s=latency, refusal=_refusal(response), **served_by(response))
+                        latency_s=latency, refusal=_refusal(response), finish_reason=_finish_reason(response),
+                        **served_by(response))
 
     def structure_support(self) -> tuple[bool, bool]:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""
@@ -301,6 +302,15 @@ def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
     wanted = request.params.get("response_format")
     if wanted is not None and "response_format" not in kwargs:
         kwargs["response_format"] = wanted
+
+
+def _finish_reason(response: Any) -> str | None:
+    """Why the model stopped (`stop`, `length`, `tool_calls`, ...), as the server said it, or None."""
+    try:
+        reason = response.choices[0].finish_reason
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return reason if isinstance(reason, str) and reason else None
 
 
 def _refusal(response: Any) -> str | None:

@@ -38,13 +38,14 @@ def served_by(response: Any) -> dict[str, str | None]:
 class _Streamed:
     """A streamed reply as litellm's chunks bring it: the text goes to the sink; the usage, when the server sends it."""
 
-    __slots__ = ("chunks", "usage", "refusal", "served")
+    __slots__ = ("chunks", "usage", "refusal", "served", "finish_reason")
 
     def __init__(self) -> None:
         self.served: dict[str, str | None] = {}  # the model version and fingerprint the first chunk names
         self.chunks = 0  # chunks with text
         self.usage: Any = None
         self.refusal: str | None = None
+        self.finish_reason: str | None = None  # the last chunk's (a reply cut early has none)
 
     def take(self, chunk: Any, sink: ReplyStream) -> bool:
         """One chunk; False: the sink stopped the reply."""
@@ -55,9 +56,13 @@ class _Streamed:
         if usage is not None:
             self.usage = usage
         try:
-            delta = chunk.choices[0].delta
+            choice = chunk.choices[0]
+            delta = choice.delta
         except (AttributeError, IndexError, TypeError):
             return True
+        reason = getattr(choice, "finish_reason", None)
+        if isinstance(reason, str) and reason:
+            self.finish_reason = reason
         text = getattr(delta, "content", None)
         if text:
             self.chunks += 1
@@ -79,7 +84,7 @@ class _Streamed:
         completion = completion or self.chunks
         return LLMReply(text=sink.text, prompt_tokens=prompt, completion_tokens=completion,
                         cost_usd=_price(litellm, model, prompt, completion), latency_s=time.perf_counter() - started,
-                        refusal=self.refusal, **self.served)
+                        refusal=self.refusal, finish_reason=self.finish_reason, **self.served)
 
 
 def _price(litellm: Any, model: str, prompt: int, completion: int) -> float:

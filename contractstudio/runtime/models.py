@@ -41,6 +41,7 @@ class LLMReply:
     stopped: Any = None  # a streamed reply cut early: the violation its prefix showed (streaming.EarlyStopped)
     model_version: str | None = None  # the model that answered, as the provider names it (`gpt-4o-mini-2024-07-18`)
     system_fingerprint: str | None = None  # the provider's backend configuration (OpenAI's `system_fingerprint`)
+    finish_reason: str | None = None  # why the model stopped, as the server says it (`stop`, `length`, ...)
 
 
 class TransportFault(Exception):
