@@ -82,6 +82,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=15, help="batches of each kind, interleaved")
     ap.add_argument("--structured", default=None, choices=("off", "json_object", "json_schema", "auto"),
                     help="the structure mode of the calls (default: the contract's own)")
+    ap.add_argument("--no-watch", action="store_true",
+                    help="no prefix watch (CallOptions(watch_for=None)): live replies are not streamed")
     ap.add_argument("--server", action="store_true", help="also time live calls against the local test server")
     args = ap.parse_args()
 
@@ -89,6 +91,8 @@ def main() -> int:
     scenario = contract.doc.scenarios[0]
     value, reply = scenario.input, scenario.responses[0]
     options = CallOptions(wait=False, structured_output=args.structured)
+    if args.no_watch:
+        options.watch_for = None
 
     import litellm
 
@@ -128,6 +132,7 @@ def main() -> int:
             assert contract.call(value, served, options=options).successful
 
         kinds["server"] = served_call
+    streamed = bool(contract.call(value, live, options=options).trace.of_type("llm_response")[0].get("chunk_ends"))
     for fn in kinds.values():  # warm: imports, the client, pydantic models, caches
         for _ in range(20):
             fn()
@@ -158,7 +163,8 @@ def main() -> int:
     over = [c - 2 * b[2] for (_, _, c), b in zip(results["live_retry"], results["litellm"], strict=True)]
     wall = [w - 2 * b[0] for (w, _, _), b in zip(results["live_retry"], results["litellm"], strict=True)]
     print(f"   live validate + one retry minus two bare litellm calls, CPU (us, min / median / max): {spread(over)} "
-          f"(goal <= 200); wall {spread(wall)}; structured: {args.structured or 'as the contract says'}")
+          f"(goal <= 200); wall {spread(wall)}; structured: {args.structured or 'as the contract says'}"
+          f"{'; no prefix watch' if args.no_watch else ''}; live replies streamed: {streamed}")
     if server is not None:
         print(f"3. live call, local server (HTTP)     : {med('server', 0) * 1e6:8.1f} us; inside litellm {med('server', 1) * 1e6:8.1f} us; "
               f"CPU {med('server', 2) * 1e6:8.1f} us per call")
