@@ -13,7 +13,9 @@
    `litellm.completion(mock_response=...)` with the same messages (the first round's measure, goal <= 25%).
    Retry (issue 36.10): validate plus one retry, the scripted model's first reply `{}` (not a valid output), its
    second the scenario's reply: the CPU one such call costs (goal <= 100 us). Over litellm (issue 36.10): the live
-   call with one retry (two litellm calls, the first reply `{}`): its wall time minus two bare `litellm.completion` calls' (goal <= 200 us), with `--structured off` or `auto`.
+   call with one retry (two litellm calls, the first reply `{}`): its CPU (this process, litellm's threads too)
+   minus two bare `litellm.completion` calls' (goal <= 200 us), with `--structured off` or `auto`; `--no-watch`
+   measures a call whose replies do not stream (a contract with no clause decidable on a prefix).
 3. With --server: the live call against the local OpenAI-compatible test server (real HTTP, our own
    client), with the CPU each call costs this process (what caps `eval`'s rows per second).
 
