@@ -63,7 +63,7 @@ class Terminal:
         for key in keys:
             self.tmux("send-keys", "-t", self.session, *(["-l", key] if len(key) == 1 else [key]))
 
-    def wait(self, test: str | Callable[[str], bool], seconds: float = 20.0, what: str = "") -> str:
+    def wait(self, test: str | Callable[[str], bool], seconds: float = 45.0, what: str = "") -> str:
         """The screen once `test` (a text on it, or a predicate of it) holds; an error naming what never came."""
         check = (lambda s: test in s) if isinstance(test, str) else test
         deadline = time.monotonic() + seconds
@@ -75,7 +75,7 @@ class Terminal:
             time.sleep(0.05)
         raise AssertionError(f"{what or repr(test)} never showed; the screen was:\n{screen}")
 
-    def wait_dialog(self, text: str, seconds: float = 20.0) -> str:
+    def wait_dialog(self, text: str, seconds: float = 45.0) -> str:
         """A dialog once it is shown, and a moment more: a dialog takes no key read before the end of its first paint
         (studio/keys.py's Dialog), which comes a little after tmux shows it; a person never types within that moment."""
         screen = self.wait(text, seconds)

@@ -293,6 +293,7 @@ class DebugScreen(RecordedTraces):
             t.append("● " if stage in self.breakpoints else "  ", style="bold red")
             t.append(stage, style="bold")
             timeline.add_option(Option(t))
+        timeline.highlighted = 0  # a row to act on: `b` sets a breakpoint on the highlighted stage
 
     def _status(self, running: bool = False) -> None:
         status = self.query_one("#debug-status", Static)
