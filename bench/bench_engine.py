@@ -1,6 +1,6 @@
 """The engine's own work per contracted call, measured against litellm's own time in the same run.
 
-    .venv/bin/python bench/bench_engine.py [--contract PATH] [--calls N] [--rounds N] [--server]
+    .venv/bin/python bench/bench_engine.py [--contract PATH] [--calls N] [--rounds N] [--structured MODE] [--server]
 
 1. Live (issue 15's row): whole calls through the live model (`LiveModel` -> `litellm.completion`), with
    litellm answering from `mock_response` so that no network noise enters. litellm's own time is the time
@@ -11,6 +11,11 @@
    own / litellm, median over interleaved batches. Goal <= 15%.
 2. Scripted: the same call with the scripted model (no litellm at all) against one bare
    `litellm.completion(mock_response=...)` with the same messages (the first round's measure, goal <= 25%).
+   Retry (issue 36.10): validate plus one retry, the scripted model's first reply `{}` (not a valid output), its
+   second the scenario's reply: the CPU one such call costs (goal <= 100 us). Over litellm (issue 36.10): the live
+   call with one retry (two litellm calls, the first reply `{}`): its CPU (this process, litellm's threads too)
+   minus two bare `litellm.completion` calls' (goal <= 200 us), with `--structured off` or `auto`; `--no-watch`
+   measures a call whose replies do not stream (a contract with no clause decidable on a prefix).
 3. With --server: the live call against the local OpenAI-compatible test server (real HTTP, our own
    client), with the CPU each call costs this process (what caps `eval`'s rows per second).
 
@@ -32,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ.setdefault("OPENAI_API_KEY", "sk-bench-0000000000000000")  # nothing is sent: replies are mock_response
 
 import contractstudio as cs  # noqa: E402
 from contractstudio.runtime.call_state import CallOptions  # noqa: E402
@@ -46,11 +52,18 @@ class LitellmClock:
 
     def __init__(self, litellm: Any) -> None:
         self.inside = 0.0
+        self.replies: list[str] = []  # the mock replies of the next litellm.completion calls, in order (a retry)
         for name in ("completion", "completion_cost"):
             setattr(litellm, name, self._timed(getattr(litellm, name)))
+        # a streamed reply's chunks are litellm's work too (its stream wrapper builds each chunk as it is read)
+        from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+
+        CustomStreamWrapper.__next__ = self._timed(CustomStreamWrapper.__next__)  # type: ignore[method-assign]
 
     def _timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
+            if self.replies and "mock_response" in kwargs:
+                kwargs["mock_response"] = self.replies.pop(0)
             started = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
@@ -73,13 +86,19 @@ def main() -> int:
     ap.add_argument("--contract", default=str(DEFAULT))
     ap.add_argument("--calls", type=int, default=100, help="calls per batch")
     ap.add_argument("--rounds", type=int, default=15, help="batches of each kind, interleaved")
+    ap.add_argument("--structured", default=None, choices=("off", "json_object", "json_schema", "auto"),
+                    help="the structure mode of the calls (default: the contract's own)")
+    ap.add_argument("--no-watch", action="store_true",
+                    help="no prefix watch (CallOptions(watch_for=None)): live replies are not streamed")
     ap.add_argument("--server", action="store_true", help="also time live calls against the local test server")
     args = ap.parse_args()
 
     contract = cs.load(args.contract)
     scenario = contract.doc.scenarios[0]
     value, reply = scenario.input, scenario.responses[0]
-    options = CallOptions(wait=False)
+    options = CallOptions(wait=False, structured_output=args.structured)
+    if args.no_watch:
+        options.watch_for = None
 
     import litellm
 
@@ -93,12 +112,21 @@ def main() -> int:
     def scripted_call() -> None:
         assert contract.call(value, ScriptedModel([reply]), options=options).successful
 
+    def retry_call() -> None:  # validate plus one retry: the first reply is not a valid output
+        assert contract.call(value, ScriptedModel(["{}", reply]), options=options).attempts == 1
+
+    def live_retry_call() -> None:  # the same through litellm: two litellm.completion calls
+        clock.replies = ["{}", reply]
+        assert contract.call(value, live, options=options).attempts == 1
+
     messages = contract.call(value, ScriptedModel([reply]), options=options).trace.of_type("llm_request")[0]["messages"]
 
     def bare_litellm() -> None:
         litellm.completion(model="openai/gpt-4o-mini", messages=messages, mock_response=reply)
 
-    kinds: dict[str, Callable[[], None]] = {"live": live_call, "scripted": scripted_call, "litellm": bare_litellm}
+    kinds: dict[str, Callable[[], None]] = {"live": live_call, "scripted": scripted_call, "retry": retry_call,
+                                             "live_retry": live_retry_call,
+                                             "litellm": bare_litellm}
     server = None
     if args.server:
         from openai_server import OpenAIServer, Reply
@@ -110,6 +138,7 @@ def main() -> int:
             assert contract.call(value, served, options=options).successful
 
         kinds["server"] = served_call
+    streamed = bool(contract.call(value, live, options=options).trace.of_type("llm_response")[0].get("chunk_ends"))
     for fn in kinds.values():  # warm: imports, the client, pydantic models, caches
         for _ in range(20):
             fn()
@@ -132,6 +161,19 @@ def main() -> int:
     scripted, bare = med("scripted", 0), med("litellm", 0)
     print(f"2. scripted call {scripted * 1e6:8.1f} us; bare litellm.completion(mock_response) {bare * 1e6:8.1f} us; "
           f"ratio {scripted / bare * 100:.1f} % (goal <= 25 %)")
+    def spread(values: list[float]) -> str:
+        return " / ".join(f"{v * 1e6:.1f}" for v in (min(values), statistics.median(values), max(values)))
+
+    print(f"   CPU per call, min / median / max over batches (us): scripted {spread([r[2] for r in results['scripted']])}; "
+          f"validate + one retry {spread([r[2] for r in results['retry']])} (goal <= 100)")
+    over = [c - 2 * b[2] for (_, _, c), b in zip(results["live_retry"], results["litellm"], strict=True)]
+    wall = [w - 2 * b[0] for (w, _, _), b in zip(results["live_retry"], results["litellm"], strict=True)]
+    print(f"   live validate + one retry minus two bare litellm calls, CPU (us, min / median / max): {spread(over)} "
+          f"(goal <= 200); wall {spread(wall)}; structured: {args.structured or 'as the contract says'}"
+          f"{'; no prefix watch' if args.no_watch else ''}; live replies streamed: {streamed}")
+    own_retry = [w - lit for w, lit, _ in results["live_retry"]]
+    print(f"   live validate + one retry, wall minus the time inside litellm (its stream included) (us, min / median / "
+          f"max): {spread(own_retry)}")
     if server is not None:
         print(f"3. live call, local server (HTTP)     : {med('server', 0) * 1e6:8.1f} us; inside litellm {med('server', 1) * 1e6:8.1f} us; "
               f"CPU {med('server', 2) * 1e6:8.1f} us per call")

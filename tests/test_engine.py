@@ -154,6 +154,16 @@ def test_remedy_waits_follow_the_formula_and_are_shown_when_skipped() -> None:
     assert skipped.trace.of_type("retry_wait")[0]["waited"] is False and len(slept) == 2
 
 
+def test_without_an_rng_each_wait_is_jittered_within_its_bounds() -> None:
+    """A call given no `rng` draws its jitter from the system's randomness (nothing seeded per call, issue 36.10):
+    each wait stays within delay * (1 +/- jitter), and the calls do not all wait the same."""
+    contract = qa()
+    waits = [contract.call(INPUT, [LOW, GOOD], options=NO_WAIT).trace.of_type("retry_wait")[0]["seconds"]
+             for _ in range(20)]
+    assert all(0.01 * 0.9 - 1e-12 <= w <= 0.01 * 1.1 + 1e-12 for w in waits)
+    assert len(set(waits)) > 1
+
+
 def test_calls_share_nothing() -> None:
     contract = qa()
     first = contract.call(INPUT, ["nope", GOOD], options=NO_WAIT)

@@ -178,3 +178,25 @@ def test_without_a_callback_litellm_does_not_queue_async_success_logging(server:
     monkeypatch.setattr(litellm, "_async_success_callback", [lambda *a: None])  # someone listens: queued again
     assert acall(server).text == GOOD
     assert "Logging.async_success_handler" in queued
+
+
+@pytest.mark.parametrize("key", [None, "", "sk-test-0000000000000000"])
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "gpt-4o-mini", "anthropic/claude-3-5-haiku-latest"])
+def test_the_key_check_without_asking_litellm_says_what_litellm_says(model: str, key: str | None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request's key check skips litellm's provider lookup when the provider's key is in the environment (issue
+    36.10): whatever it skips, the answer is the one litellm's own check gives, key set, empty or not set."""
+    import litellm
+
+    from contractstudio.runtime.live import LiveModel
+
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    if key is not None:
+        monkeypatch.setenv("OPENAI_API_KEY" if "claude" not in model else "ANTHROPIC_API_KEY", key)
+    found = litellm.validate_environment(model)
+    litellms = found.get("keys_in_environment") or not found.get("missing_keys")
+    problem = LiveModel(model).missing_key(litellm)
+    assert (problem is None) == bool(litellms)
+    if problem is not None:
+        assert problem.startswith(found["missing_keys"][0])

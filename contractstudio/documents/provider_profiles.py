@@ -15,6 +15,7 @@ costs a re-ask at worst, a refused one costs a request.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal, get_args
 
 from contractstudio.providers import provider_of
@@ -172,6 +173,7 @@ _GUIDED_PROVIDERS = ("hosted_vllm", "vllm", "ollama", "ollama_chat", "llamafile"
 _OPENAI_NAMES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4")
 
 
+@lru_cache(maxsize=256)  # pure, and asked several times per call (the mode, the shapes, whether replies stream)
 def profile_for(model: str | None, api_base: str | None = None) -> ProviderProfile:
     """The structured-output profile of a litellm model string (its prefix or well-known name); never imports litellm.
 
@@ -214,6 +216,7 @@ class Choice:
     json_fallback: bool = True  # a schema the compiler cannot send falls back to JSON mode (the model has it)
 
 
+@lru_cache(maxsize=256)  # pure (its answer a frozen Choice): asked at every call's first output request
 def choose_mode(requested: str, model: str | None, api_base: str | None = None, *, written: bool = False,
                 support: Support | None = None, refused_shapes: bool = False) -> Choice:
     """The one choice of the structure a call asks for (the analyzer asks it with the contract alone, the runtime

@@ -65,6 +65,11 @@ class CallOptions:
     remedies: bool = True  # False (eval --judge): the first reply is judged and nothing is asked again
 
 
+# The jitter of calls given no `rng`: the operating system's randomness, which keeps no state between calls (a
+# seeded `random.Random()` per call cost more than the rest of a retry's own work: os.urandom plus seeding).
+_SYSTEM_RANDOM = random.SystemRandom()
+
+
 def remedy_wait(retry: Any, attempt: int, u: float) -> float:
     """Seconds before remedy attempt `attempt` (1-based): the formula lives with the retry settings (Retry.wait)."""
     return float(retry.wait(attempt, u))
@@ -111,10 +116,8 @@ class CallState:
 
     @property
     def rng(self) -> random.Random:
-        """This call's randomness (jitter), made only when a remedy waits: seeding costs time."""
-        if self._rng is None:
-            self._rng = random.Random()
-        return self._rng
+        """This call's randomness (jitter): the caller's `rng`, else the system's (no state, nothing to seed)."""
+        return self._rng if self._rng is not None else _SYSTEM_RANDOM
 
     def now(self) -> float:
         """Seconds of this call so far, the time it was held paused left out."""

@@ -99,6 +99,11 @@ def _litellm_sender() -> Any:
     return AsyncHTTPHandler._create_async_transport()  # noqa: SLF001 - tests/test_private_internals.py says why
 
 
+# Providers (of a prefixed model string) whose key litellm's `validate_environment` finds by exactly these
+# variables being in the environment: when they are, nothing is missing and litellm need not be asked per request.
+_KEY_FOUND_BY = {"openai": ("OPENAI_API_KEY",)}
+
+
 @dataclass(slots=True)
 class LiveModel:
     """Any litellm model: a hosted provider, or an OpenAI-compatible server at `api_base`."""
@@ -173,6 +178,9 @@ class LiveModel:
         """
         if self.api_key or self.api_base:
             return None
+        variables = _KEY_FOUND_BY.get(provider_of(self.model)) if "/" in self.model else None
+        if variables and all(name in os.environ for name in variables):
+            return None  # litellm's own check for this provider is exactly these (its provider lookup costs ~13 us)
         try:
             found = litellm.validate_environment(self.model)
         except Exception:  # noqa: BLE001 - an unknown provider is litellm's to report, in the call itself
