@@ -97,6 +97,8 @@ def start(gguf: Path, log_dir: Path, attempts: int = 3) -> RealServer:
         log = log_dir / f"llama-server-{os.getpid()}-{attempt}.log"
         command = [sys.executable, "-I", "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
                    "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1",
+                   # its default ends a streaming reply whenever another request arrives (eval sends several at once)
+                   "--interrupt_requests", "False",
                    "--verbose", "False"]
         with log.open("wb") as out:
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -80,7 +80,7 @@ def test_a_thread_never_stops_its_own_work_and_a_second_stop_is_not_sent() -> No
 def test_a_stop_inside_a_pause_of_the_collector_leaves_it_collecting() -> None:
     import gc
 
-    from contractstudio.reading.collector import paused_gc
+    from contractstudio.collector import paused_gc
 
     stoppable = Stoppable()
     started = threading.Event()

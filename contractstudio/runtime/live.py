@@ -21,7 +21,7 @@ from contractstudio.documents.provider_profiles import profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.live_faults import REFUSED_RETRIES, RESET_MARKERS, RESET_RETRIES_AT_ONCE, caused_by, classify, refused
-from contractstudio.runtime.live_stream import aread_stream, read_stream, served_by, streaming
+from contractstudio.runtime.live_stream import EmptyStream, aread_stream, read_stream, served_by, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
 from contractstudio.runtime.success_logging import quiet_success_logging
@@ -222,6 +222,8 @@ class LiveModel:
             if sink is not None:
                 return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
                                    litellm, self.model)
+        except EmptyStream:
+            return self.complete(request)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
@@ -238,6 +240,8 @@ class LiveModel:
             if sink is not None:
                 return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
                                           self.model)
+        except EmptyStream:
+            return await self.acomplete(request)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)

@@ -61,7 +61,7 @@ class Stoppable:
                     self._thread, self._sent = None, False
                 self.stops += 1
             if collecting and not gc.isenabled():
-                gc.enable()  # stopped inside a pause of the collector (reading/collector.py), before it resumed
+                gc.enable()  # stopped inside a pause of the collector (contractstudio/collector.py), before it resumed
             return None
 
     def stop(self) -> bool:
