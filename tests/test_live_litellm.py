@@ -200,3 +200,14 @@ def test_the_key_check_without_asking_litellm_says_what_litellm_says(model: str,
     assert (problem is None) == bool(litellms)
     if problem is not None:
         assert problem.startswith(found["missing_keys"][0])
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_a_reply_names_the_model_version_and_fingerprint_the_server_gives(streamed: bool) -> None:
+    from openai_server import Reply
+
+    with OpenAIServer([Reply(GOOD, model="test-model-2026-01-01", system_fingerprint="fp_7")]) as server:
+        [reply] = call(server, streamed=streamed).trace.of(ModelReply)
+    assert reply.system_fingerprint == "fp_7" and bool(reply.chunk_ends) is streamed
+    # a whole reply names the model that answered; litellm labels a stream's chunks with the requested one
+    assert reply.model_version == (None if streamed else "test-model-2026-01-01")

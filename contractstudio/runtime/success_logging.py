@@ -34,7 +34,7 @@ class _SuccessLoggingWhenListened:
         return self.executor.submit(fn, *args, **kwargs)
 
     def listened(self) -> bool:
-        return _listened(self.litellm)
+        return listened(self.litellm)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.executor, name)
@@ -45,15 +45,11 @@ class _SuccessLoggingWhenListened:
 _LOGGING = frozenset({"success_handler", "run_success_logging_and_cache_storage"})
 
 
-def _listened(lit: Any) -> bool:
-    """Whether anything reads litellm's success logging: a callback, a budget, or its payload printed (an env var)."""
+def listened(lit: Any) -> bool:
+    """Whether anything reads litellm's success logging: a callback, a budget, or its payload printed (an env var).
+    A streamed call's per-chunk logging is turned off otherwise."""
     return bool(_callbacks(lit.success_callback, lit) or _callbacks(lit._async_success_callback, lit)  # noqa: SLF001
                 or lit.callbacks or lit.max_budget or os.environ.get("LITELLM_PRINT_STANDARD_LOGGING_PAYLOAD"))
-
-
-def listened(lit: Any) -> bool:
-    """Whether anything reads litellm's success logging (a streamed call's per-chunk logging is turned off otherwise)."""
-    return _listened(lit)
 
 
 def _callbacks(names: list[Any], lit: Any) -> list[Any]:
@@ -73,7 +69,7 @@ class _AsyncSuccessLoggingWhenListened:
         self.litellm = litellm
 
     def __call__(self, async_coroutine: Any) -> None:
-        if getattr(async_coroutine, "__qualname__", "") == "Logging.async_success_handler" and not _listened(self.litellm):
+        if getattr(async_coroutine, "__qualname__", "") == "Logging.async_success_handler" and not listened(self.litellm):
             async_coroutine.close()
             return
         self.enqueue(async_coroutine)
