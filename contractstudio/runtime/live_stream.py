@@ -30,8 +30,8 @@ def streaming(litellm: Any, kwargs: dict[str, Any], model: str, sink: ReplyStrea
 
 
 class EmptyStream(Exception):
-    """A 200 event stream that ended without one event. llama-cpp-python answers a request it refuses after the
-    headers (a context overflow) this way: asked again for the whole reply, the server says why (a 400 with its
+    """A 200 event stream that ended without one event (keep-alive comments at most). llama-cpp-python answers a
+    request it refuses after the headers (a context overflow) this way: asked again for the whole reply, the server says why (a 400 with its
     reason), which is a fault judged as any other, instead of an empty reply retried as a transient one."""
 
 
@@ -82,8 +82,8 @@ class _Streamed:
         counts as a token (servers of the llama.cpp family send one token a chunk). No text from an answer that was
         not a stream of events (`seen`: what our transport saw) is no reply at all (an HTML page, a whole JSON body):
         a fault, in which the live model says what the server sent."""
-        if not (self.chunks or self.refusal or seen is None or seen.status >= 400) and seen.size == 0 \
-                and "event-stream" in seen.content_type:
+        if not (self.chunks or self.refusal or seen is None or seen.status >= 400) and b"data:" not in seen.head \
+                and "event-stream" in seen.content_type:  # no event at all (a keep-alive comment may have come)
             raise EmptyStream  # an event stream with no event at all: the live model asks again for the whole reply
         if not (self.chunks or self.refusal or seen is None or seen.status >= 400 or b"data:" in seen.head):
             raise ValueError("the answer to a streamed request is not a stream of server-sent events")
