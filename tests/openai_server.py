@@ -37,6 +37,9 @@ class Reply:
     stall: float = 0.0  # after half the body, send nothing for this long (a stream that stops mid-body)
     cut: bool = False  # send half the body, then close the connection
     reset: bool = False  # read the request, then reset the connection (RST) without answering
+    # a 200 event stream with no event (a keep-alive comment), "ended" with its last chunk or "broken" (the connection
+    # closed without it): how llama-cpp-python's server answers a context overflow when its error comes after the headers
+    no_event: str = ""
     prompt_tokens: int = 11
     completion_tokens: int = 7
     refusal: str | None = None  # a structured request refused (OpenAI's `message.refusal`, content null)
@@ -191,7 +194,17 @@ class OpenAIServer:
                     self.close_connection = True
                     self.connection.close()
                     return
-                if reply.cut:
+                if reply.no_event:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("transfer-encoding", "chunked")
+                    self.end_headers()
+                    self.wfile.write(b"e\r\n: keep-alive\n\n\r\n")  # a comment: no event
+                    if reply.no_event == "ended":
+                        self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                    self.close_connection = reply.no_event == "broken"
+                elif reply.cut:
                     payload, kind = owner.payload(reply, body)
                     self.send_response(200)
                     self.send_header("content-type", kind)

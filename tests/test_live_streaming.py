@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openai_server import OpenAIServer, Received, Reply
 from test_early_stop import CONTRACT, DOOMED, GOOD, LABEL_ERROR, REVIEW, WATCHED
 
 import contractstudio as cs
 from contractstudio.runtime.call_state import CallOptions
+from contractstudio.runtime.errors import ContractViolation
 from contractstudio.runtime.events import EarlyStop, ModelReply
 from contractstudio.runtime.streaming import token_pieces
 
@@ -204,3 +206,43 @@ def test_the_debugger_sees_a_live_reply_grow_with_its_first_tokens_time(verdict:
     assert reply.chunk_ends == [len(g) for g in grown]
     assert reply.chunk_s is not None and 0 < reply.chunk_s[0] <= reply.chunk_s[-1] <= reply.latency_s
     assert session.perf_stats()["llm"]["first_token_s"] == reply.chunk_s[0]
+
+
+@pytest.mark.parametrize("on_loop", [False, True], ids=["thread", "event-loop"])
+def test_a_stream_broken_before_its_first_event_is_asked_again_whole_and_its_reason_kept(verdict: Any,
+                                                                                         on_loop: bool) -> None:
+    # llama-cpp-python, on a context overflow: 200 and event-stream headers, then the connection closed without an
+    # event. A transport retry of the stream would only repeat that; the whole request gets the server's reason.
+    overflow = "This model's maximum context length is 2048 tokens. However, you requested 3220 tokens."
+
+    def answer(received: Received) -> Reply:
+        return Reply(no_event="broken") if (received.body or {}).get("stream") else Reply(overflow, status=400)
+
+    with OpenAIServer(responder=answer) as server:
+        live = {"model": "openai/local", "api_base": server.base_url}
+        with pytest.raises(ContractViolation) as failed:
+            if on_loop:
+                from contractstudio.runtime.session import Session
+
+                asyncio.run(Session(verdict.plan, REVIEW, verdict.model_for(**live), WATCHED).arun())
+            else:
+                verdict.call(REVIEW, options=WATCHED, **live)
+    result = failed.value.result
+    asked = [(r.body or {}).get("stream") for r in server.requests]
+    assert not result.successful
+    assert asked == [True, None]  # the stream once, then the whole reply once: no transport retry
+    [failure] = result.trace.of_type("transport_error")
+    assert failure["retryable"] is False and failure["status"] == 400
+    assert "maximum context length" in result.errors[0] and "not retried" in result.errors[0]
+
+
+def test_the_whole_request_after_an_empty_stream_is_asked_again_at_once_when_its_connection_was_reset(verdict: Any) -> None:
+    # The server closes the empty stream's connection as it ends it: the whole request, sent on that pooled
+    # connection as the close arrives, is reset. Asked again at once it reaches the server on a new one.
+    overflow = "This model's maximum context length is 2048 tokens. However, you requested 3220 tokens."
+    with OpenAIServer([Reply(no_event="ended"), Reply(reset=True), Reply(overflow, status=400)]) as server, \
+            pytest.raises(ContractViolation) as failed:
+        verdict.call(REVIEW, options=WATCHED, model="openai/local", api_base=server.base_url)
+    assert [(r.body or {}).get("stream") for r in server.requests] == [True, None, None]
+    [failure] = failed.value.result.trace.of_type("transport_error")  # the server's answer, not the reset
+    assert failure["status"] == 400 and "maximum context length" in failed.value.result.errors[0]

@@ -223,7 +223,12 @@ class LiveModel:
                 return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
                                    litellm, self.model)
         except EmptyStream:
-            return self.complete(request)
+            try:
+                return self.complete(request)
+            except TransportFault as fault:
+                if not fault.at_once:
+                    raise
+                return self.complete(request)  # sent on the stream's connection as the server closed it: EmptyStream
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, transport.last if transport is not None else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)
@@ -241,7 +246,12 @@ class LiveModel:
                 return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
                                           self.model)
         except EmptyStream:
-            return await self.acomplete(request)
+            try:
+                return await self.acomplete(request)
+            except TransportFault as fault:
+                if not fault.at_once:
+                    raise
+                return await self.acomplete(request)
         except Exception as err:  # noqa: BLE001 - every provider failure becomes a classified fault
             raise self._fault(litellm, err, transport is not None, answers[-1] if answers else None) from None
         return self._reply(litellm, response, time.perf_counter() - started)

@@ -30,9 +30,13 @@ def streaming(litellm: Any, kwargs: dict[str, Any], model: str, sink: ReplyStrea
 
 
 class EmptyStream(Exception):
-    """A 200 event stream that ended without one event (keep-alive comments at most). llama-cpp-python answers a
-    request it refuses after the headers (a context overflow) this way: asked again for the whole reply, the server says why (a 400 with its
-    reason), which is a fault judged as any other, instead of an empty reply retried as a transient one."""
+    """A 200 event stream that ended, cleanly or broken, without one event (keep-alive comments at most).
+    llama-cpp-python answers a request it refuses after the headers (a context overflow) this way, and under load the
+    connection may close before the stream's last chunk: asked again for the whole reply, the server says why (a 400
+    with its reason), which is a fault judged as any other, instead of an empty reply or a broken connection retried
+    as a transient one. The server closes the stream's connection as it ends it; a whole request sent on that
+    connection before the close arrives is reset, so a reset of it is asked once more at once (httpx drops a reset
+    connection: the next request opens a new one)."""
 
 
 def served_by(response: Any) -> dict[str, str | None]:
@@ -77,14 +81,19 @@ class _Streamed:
             self.refusal = (self.refusal or "") + str(delta.refusal)
         return True
 
+    def no_event(self, seen: Any) -> bool:
+        """Whether the server accepted the stream (a 200 event stream, as our transport saw it) and sent no event
+        (a keep-alive comment may have come)."""
+        return not (self.chunks or self.refusal or seen is None or seen.status >= 400) and b"data:" not in seen.head \
+            and "event-stream" in seen.content_type
+
     def reply(self, sink: ReplyStream, started: float, seen: Any, litellm: Any, model: str) -> LLMReply:
         """The reply as far as it came; without the server's usage (a cut reply never gets it), each chunk of text
         counts as a token (servers of the llama.cpp family send one token a chunk). No text from an answer that was
         not a stream of events (`seen`: what our transport saw) is no reply at all (an HTML page, a whole JSON body):
         a fault, in which the live model says what the server sent."""
-        if not (self.chunks or self.refusal or seen is None or seen.status >= 400) and b"data:" not in seen.head \
-                and "event-stream" in seen.content_type:  # no event at all (a keep-alive comment may have come)
-            raise EmptyStream  # an event stream with no event at all: the live model asks again for the whole reply
+        if self.no_event(seen):
+            raise EmptyStream  # the live model asks again for the whole reply
         if not (self.chunks or self.refusal or seen is None or seen.status >= 400 or b"data:" in seen.head):
             raise ValueError("the answer to a streamed request is not a stream of server-sent events")
         usage = self.usage
@@ -117,6 +126,10 @@ def read_stream(response: Any, sink: ReplyStream, started: float, seen: Callable
                 break
         else:
             whole = True
+    except Exception:
+        if streamed.no_event(seen()):
+            raise EmptyStream from None  # broken before its first event: the whole reply says why
+        raise
     finally:
         if not whole:  # cut, or failed: closed, so that the server stops sending
             _close(response)
@@ -134,6 +147,10 @@ async def aread_stream(response: Any, sink: ReplyStream, started: float, seen: C
                 break
         else:
             whole = True
+    except Exception:
+        if streamed.no_event(seen()):
+            raise EmptyStream from None
+        raise
     finally:
         if not whole:
             await response.aclose()
