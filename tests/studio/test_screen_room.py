@@ -24,6 +24,20 @@ def screen_rows(app) -> list[str]:
     return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
+async def redrawn(pilot, widget, before: list[str]) -> list[str]:
+    """The rows of a scrolled widget's content once the screen shows its new page: changed from `before` and the
+    same on two reads (a loaded machine composes the screen a few frames after the scroll)."""
+    last: list[str] | None = None
+    for _ in range(200):  # at most ~4 s
+        await pilot.pause(0.02)
+        region = widget.scrollable_content_region
+        rows = [row[region.x:region.right].rstrip() for row in screen_rows(pilot.app)[region.y:region.bottom]]
+        if rows == last and rows != before:
+            return rows
+        last = rows
+    raise AssertionError(f"the screen did not show the scrolled page: {last}")
+
+
 def region_rows(app, widget) -> list[str]:
     """The rows of the screen inside a widget's region (border included)."""
     region = widget.region
@@ -44,11 +58,10 @@ async def test_the_file_list_tells_every_file_apart_at_every_size(samples: Path,
         await settle(pilot)
         files = app.edit_screen.query_one(FileList)
         shown: dict[int, str] = {}  # every line of the list as drawn, scrolled through page by page
+        rows: list[str] = []
         for top in range(0, files.virtual_size.height, max(files.scrollable_content_region.height, 1)):
             files.scroll_to(y=top, animate=False)
-            await pilot.pause()
-            region = files.scrollable_content_region
-            rows = [row[region.x:region.right].rstrip() for row in screen_rows(app)[region.y:region.bottom]]
+            rows = await redrawn(pilot, files, rows)
             shown.update({int(files.scroll_offset.y) + i: row for i, row in enumerate(rows)})
         names = [row for row in shown.values() if row.startswith(("  ", "● ", "▲ "))]
         titles = sum(1 for i in range(files.option_count) if files.get_option_at_index(i).disabled)
