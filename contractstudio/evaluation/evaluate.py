@@ -30,7 +30,7 @@ from contractstudio.evaluation.results import (
     replace_problem,
 )
 from contractstudio.evaluation.rows import EvalJob, RowRunner
-from contractstudio.evaluation.summary import Tally
+from contractstudio.evaluation.summary import RunTally
 from contractstudio.reading.replies import strict_json
 from contractstudio.runtime.call_state import TransportRetry
 
@@ -134,8 +134,7 @@ def count_rows(path: Path, fmt: str | None) -> int:
         return 0
 
 
-def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contract_name: str = "",
-              judged: Any = None) -> None:
+def _finished(cfg: EvalConfig, tally: RunTally, kind: str, contract_sha: str, contract_name: str = "") -> None:
     """Count the records already in the results file (for --resume); refuse results of another contract."""
     assert cfg.out is not None
     for number, _offset, rec in numbered_records(cfg.out, kind):
@@ -147,8 +146,7 @@ def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contr
             shown = f"contract '{ours}'" if ours else cfg.target.name
             raise ResultsError(f"{cfg.out}:{number}: holds results of a different version of {shown} ({cfg.target.name} "
                                "was edited since); start a new results file (unchanged calls come from the reply cache)")
-        if tally.add(rec) and judged is not None:
-            judged.add(rec)
+        tally.add(rec)
 
 
 class _Recordings:
@@ -205,11 +203,11 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         planned = min(planned, cfg.limit)
     # a file of another format (a LocalAI-RAG pipeline) has no kind: line; the dialects know what it reads as
     kind = "pipeline" if kind_of_text(text, cfg.dialect) == "pipeline" else "contract"
-    tally: Any
-    judged: Any = None  # the judge's confusion tables (--judge)
+    tally: RunTally
+    judged: list[str] | None = None  # --judge: the conditions whose confusion tables the run keeps
     workers = 1  # a pipeline's simulation runs in this process
     if kind == "pipeline":
-        from contractstudio.evaluation.pipelines import PipelineRowRunner, PipelineTally
+        from contractstudio.evaluation.pipelines import PipelineRowRunner
 
         if cfg.mode == "judge":
             from contractstudio.runtime.errors import ContractError
@@ -218,7 +216,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                                 "labelled outputs")
 
         runner: Any = PipelineRowRunner(cfg.target, name=cfg.name, dialect=cfg.dialect)
-        tally = PipelineTally()
+        tally = RunTally(kind)
         validate = None
         job = None
         contract_sha = runner.digest
@@ -236,17 +234,15 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
             store = PendingReplies(ReplyCache(cfg.cache_dir or default_cache_dir())) if job.use_cache else None
             limits = RateLimiter(cfg.rpm, cfg.tpm)
         runner = RowRunner(job, store=store, limits=limits, sleep=sleep, runs_rows=cfg.engine == "local" and workers == 1)
-        tally = Tally()
         validate = _validator(runner)
         contract_sha = job.contract_digest
         if job.mode == "judge":
-            from contractstudio.evaluation.judge import JudgeTally
-
-            judged = JudgeTally(post_names(runner.plan))
+            judged = post_names(runner.plan)
+        tally = RunTally(kind, judged)
     if cfg.out is not None and cfg.resume and cfg.out.exists():
         name = runner.runner.name if kind == "pipeline" else (job.contract_name if job is not None else None)
-        _finished(cfg, tally, kind, contract_sha, name or "", judged)
-    already = set(tally.keys)
+        _finished(cfg, tally, kind, contract_sha, name or "")
+    already = set(tally.figures.keys)
     comparison = None
     if cfg.baseline is not None:
         from contractstudio.evaluation.compare import Comparison
@@ -260,15 +256,16 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         from contractstudio.evaluation.stats import Sprt
 
         sprt = Sprt(cfg.stop_when_decided, cfg.decide_margin, cfg.decide_errors, cfg.decide_errors)
-        resumed_ok = tally.outcomes["first_try"] + tally.outcomes["remedied"] + tally.outcomes["end"]
-        for i in range(tally.rows):  # the rows of a resumed run count as if they had run now
+        outcomes = tally.figures.outcomes
+        resumed_ok = outcomes["first_try"] + outcomes["remedied"] + outcomes["end"]
+        for i in range(tally.figures.rows):  # the rows of a resumed run count as if they had run now
             sprt.add(i < resumed_ok)
     bad: list[BadRow] = []
 
     def skip(item: BadRow) -> None:
         progress.bad += 1
         progress.planned = max(progress.planned - 1, progress.done)  # it was counted, it will not run
-        tally.bad_rows += 1
+        tally.figures.bad_rows += 1
         if len(bad) < MAX_BAD_ROWS_KEPT:
             bad.append(item)
         if on_progress is not None:
@@ -283,7 +280,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 continue
             if item.key in already:
                 continue
-            if judged is not None and (problem := _unjudgeable(item, judged.order)) is not None:
+            if judged is not None and (problem := _unjudgeable(item, tally.judged.order)) is not None:
                 skip(BadRow(item.number, problem))
                 continue
             if recordings is not None:
@@ -310,8 +307,6 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 if writer is not None:
                     writer.write(rec)
                 counted = tally.add(rec)
-                if counted and judged is not None:
-                    judged.add(rec)
                 if comparison is not None:
                     comparison.see(rec)
                 progress.done += 1
@@ -333,8 +328,6 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         if close is not None:
             close()
     summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
-    if judged is not None:
-        summary["judge"] = judged.summary()
     if sprt is not None:
         left = max(progress.planned - progress.done, 0) if sprt.decision is not None else 0
         summary["sequential"] = {"gate": sprt.rate, "margin": sprt.margin, "alpha": sprt.alpha, "beta": sprt.beta,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.stats import wilson
@@ -169,6 +170,48 @@ class Tally:
         return out
 
 
+class RunTally:
+    """The one summary of a run, record by record: a contract's figures (Tally) or a pipeline's (PipelineTally), and
+    the judge's tables of labelled rows (eval --judge). `evaluate` counts its records with it, and the studio's Eval
+    mode a results file it opens (`results_summary`): neither adds up a record itself."""
+
+    def __init__(self, kind: str, judge: list[str] | None = None) -> None:
+        from contractstudio.evaluation.judge import JudgeTally  # judge and pipelines import this module
+        from contractstudio.evaluation.pipelines import PipelineTally
+
+        self.figures: Any = PipelineTally() if kind == "pipeline" else Tally()
+        self.judging = judge is not None  # a judged run: its tables even when no row got as far as a verdict
+        self.judged = JudgeTally(judge)
+
+    def add(self, rec: dict[str, Any]) -> bool:
+        """Count one record; False (and nothing counted) when its row was counted already."""
+        if not self.figures.add(rec):
+            return False
+        self.judged.add(rec)  # a record without a label and verdicts (not judged) adds nothing to the tables
+        return True
+
+    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
+        """Every figure of the run; `judge`: the confusion tables, for a judged run or records that were judged."""
+        out: dict[str, Any] = self.figures.summary(duration_s=duration_s, new_rows=new_rows)
+        if self.judging or self.judged.rows:
+            out["judge"] = self.judged.summary()
+        return out
+
+
+def results_summary(path: Path, keep: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The summary of a results file, as the run that wrote it gave it (less its bad rows and timing, which the file
+    does not hold); `keep` sees each counted record. Raises ResultsError with the line of a record that is not one."""
+    from contractstudio.evaluation.results import read_records
+
+    tally: RunTally | None = None
+    for rec in read_records(path, None):  # the first record says contract or pipeline; every one is checked
+        if tally is None:
+            tally = RunTally(str(rec.get("kind", "contract")))
+        if tally.add(rec) and keep is not None:
+            keep(rec)
+    return (tally or RunTally("contract")).summary()
+
+
 def failures(rec: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(condition, message) for each condition a contract row failed, attempt by attempt: the one walk of a record's
     `failures` (the tally counts them; the studio filters and shows rows by them: `failed_checks`)."""
@@ -178,8 +221,12 @@ def failures(rec: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def failed_checks(rec: dict[str, Any]) -> list[str]:
-    """The conditions a contract row failed at any attempt, each once, in order of first failure."""
-    return list(dict.fromkeys(name for name, _message in failures(rec)))
+    """The conditions a contract row failed at any attempt, each once, in order of first failure; a pipeline row's
+    failed runtime assertion as `step: phase field` (what the pipeline summary counts per step)."""
+    seen = list(dict.fromkeys(name for name, _message in failures(rec)))
+    if isinstance(assertion := rec.get("assertion"), dict):
+        seen.append(f"{assertion.get('step')}: {assertion.get('phase')} {assertion.get('field')}")
+    return seen
 
 
 def nothing_judged(s: dict[str, Any]) -> str | None:
