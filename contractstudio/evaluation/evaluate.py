@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, format_of, read_rows
-from contractstudio.evaluation.engines import ENGINES, Engine, EngineSetup
+from contractstudio.evaluation.dataset import BadRow, Row, choose, format_of, read_rows
+from contractstudio.evaluation.engines import Engine, EngineSetup
+from contractstudio.evaluation.options import ENGINES, MODES, EvalConfig
 from contractstudio.evaluation.results import (
     MAX_RECORD_BYTES,
     ResultsError,
@@ -30,51 +31,10 @@ from contractstudio.evaluation.results import (
     replace_problem,
 )
 from contractstudio.evaluation.rows import EvalJob, RowRunner
-from contractstudio.evaluation.summary import RunTally
+from contractstudio.evaluation.run_summary import RunTally
 from contractstudio.reading.replies import strict_json
-from contractstudio.runtime.call_state import TransportRetry
 
 MAX_BAD_ROWS_KEPT = 100
-MODES = ("live", "scripted", "replay", "judge")  # EvalConfig.mode (the CLI's --scripted, --replay, --judge, or none)
-
-
-@dataclass(slots=True)
-class EvalConfig:
-    """Every option of `contractstudio eval`."""
-
-    target: Path
-    data: Path
-    data_format: str | None = None
-    out: Path | None = None
-    resume: bool = False
-    overwrite: bool = False
-    concurrency: int = 8
-    rpm: float | None = None
-    tpm: float | None = None
-    cache: bool = True
-    cache_dir: Path | None = None
-    mode: str = "live"  # one of MODES: live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
-    model: str | None = None
-    api_base: str | None = None
-    replay: Path | None = None
-    limit: int | None = None
-    sample: int | None = None
-    seed: int = 0
-    wait: bool = True
-    engine: str = "local"  # one of engines.ENGINES: local | ray
-    workers: int | None = None  # processes of the local engine; None: one per core for a long live run (workers.py)
-    address: str | None = None
-    ray_init: dict[str, Any] = field(default_factory=dict)
-    baseline: Path | None = None
-    trust: bool = False
-    trace_dir: Path | None = None
-    transport: TransportRetry = field(default_factory=TransportRetry)
-    name: str | None = None  # which document of a file with several
-    dialect: str | None = None  # read the file as this format (--dialect); None: by folder setting and shape
-    structured: str | None = None  # --structured: overrides the contract's llm.structured_output for every row
-    stop_when_decided: float | None = None  # the gate's rate: stop once a sequential test (stats.Sprt) decides it
-    decide_margin: float = 0.05  # the test's indifference zone: rate - margin (fail) against rate + margin (pass)
-    decide_errors: float = 0.05  # the chance of each wrong decision at the zone's edges (alpha = beta)
 
 
 @dataclass(slots=True)
@@ -174,13 +134,7 @@ class _Recordings:
 
 
 def _job(cfg: EvalConfig) -> EvalJob:
-    text = cfg.target.read_text(encoding="utf-8")
-    return EvalJob(contract_text=text, contract_path=str(cfg.target), contract_name=cfg.name,
-                   contract_digest=digest(text)[:16], trust=cfg.trust, dialect=cfg.dialect, mode=cfg.mode, model=cfg.model,
-                   api_base=cfg.api_base, wait=cfg.wait and cfg.mode == "live", transport=cfg.transport,
-                   use_cache=cfg.cache and cfg.mode == "live",
-                   cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None, rpm=cfg.rpm, tpm=cfg.tpm,
-                   trace_dir=str(cfg.trace_dir.resolve()) if cfg.trace_dir else None, structured=cfg.structured)
+    return EvalJob.of(cfg, cfg.target.read_text(encoding="utf-8"))
 
 
 def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.evaluation.stats import wilson
@@ -168,48 +167,6 @@ class Tally:
             out["rows_this_run"] = done
             out["rows_per_s"] = done / duration_s if duration_s > 0 else 0.0
         return out
-
-
-class RunTally:
-    """The one summary of a run, record by record: a contract's figures (Tally) or a pipeline's (PipelineTally), and
-    the judge's tables of labelled rows (eval --judge). `evaluate` counts its records with it, and the studio's Eval
-    mode a results file it opens (`results_summary`): neither adds up a record itself."""
-
-    def __init__(self, kind: str, judge: list[str] | None = None) -> None:
-        from contractstudio.evaluation.judge import JudgeTally  # judge and pipelines import this module
-        from contractstudio.evaluation.pipelines import PipelineTally
-
-        self.figures: Any = PipelineTally() if kind == "pipeline" else Tally()
-        self.judging = judge is not None  # a judged run: its tables even when no row got as far as a verdict
-        self.judged = JudgeTally(judge)
-
-    def add(self, rec: dict[str, Any]) -> bool:
-        """Count one record; False (and nothing counted) when its row was counted already."""
-        if not self.figures.add(rec):
-            return False
-        self.judged.add(rec)  # a record without a label and verdicts (not judged) adds nothing to the tables
-        return True
-
-    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
-        """Every figure of the run; `judge`: the confusion tables, for a judged run or records that were judged."""
-        out: dict[str, Any] = self.figures.summary(duration_s=duration_s, new_rows=new_rows)
-        if self.judging or self.judged.rows:
-            out["judge"] = self.judged.summary()
-        return out
-
-
-def results_summary(path: Path, keep: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """The summary of a results file, as the run that wrote it gave it (less its bad rows and timing, which the file
-    does not hold); `keep` sees each counted record. Raises ResultsError with the line of a record that is not one."""
-    from contractstudio.evaluation.results import read_records
-
-    tally: RunTally | None = None
-    for rec in read_records(path, None):  # the first record says contract or pipeline; every one is checked
-        if tally is None:
-            tally = RunTally(str(rec.get("kind", "contract")))
-        if tally.add(rec) and keep is not None:
-            keep(rec)
-    return (tally or RunTally("contract")).summary()
 
 
 def failures(rec: dict[str, Any]) -> Iterator[tuple[str, str]]:

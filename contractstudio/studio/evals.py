@@ -90,7 +90,7 @@ COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "ms", "failed c
 
 def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A results file's rows (without traces) and its summary: the evaluation's summary of the file, not a second one."""
-    from contractstudio.evaluation.summary import results_summary
+    from contractstudio.evaluation.run_summary import results_summary
 
     rows: list[dict[str, Any]] = []
     summary = results_summary(path, keep=lambda rec: rows.append(slim(rec)))

@@ -329,7 +329,7 @@ def test_a_condition_filter_shows_the_rows_the_summary_counts_for_that_condition
 def test_a_results_file_opened_in_the_studio_has_the_summary_its_run_gave(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     # one summary of a run (evaluation/summary.py: RunTally, results_summary): the studio counts no record itself
-    from contractstudio.evaluation import summary as summaries
+    from contractstudio.evaluation import run_summary as summaries
     from contractstudio.evaluation.evaluate import EvalConfig, evaluate
 
     timeless = ("duration_s", "rows_this_run", "rows_per_s", "latency_s", "bad_rows")  # not held by the file
