@@ -97,7 +97,7 @@ def sweep(runner: RowRunner, data: Any, fmt: str | None, condition: str, objecti
     rows: list[tuple[Row, str]] = []
     for item in read_rows(data, lambda v: plan.input.validate(v)[1], fmt=fmt):
         if isinstance(item, Row) and item.labelled is not None:
-            wanted = truth({"output": item.labelled.label, "conditions": item.labelled.labels}, name)
+            wanted = truth(item.labelled.label, item.labelled.labels, name)
             if wanted is not None:
                 rows.append((item, wanted))
     if not rows:
