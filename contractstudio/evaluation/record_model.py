@@ -8,7 +8,7 @@ Unknown keys are allowed (a newer writer may add fields); the fields the readers
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -183,6 +183,12 @@ def record_problem(value: Any, kind: str) -> str | None:
     return None
 
 
+@overload
+def made_record(rec: dict[str, Any], kind: Literal["contract"]) -> ContractRecord: ...
+@overload
+def made_record(rec: dict[str, Any], kind: Literal["pipeline"]) -> PipelineRecord: ...
+@overload
+def made_record(rec: dict[str, Any], kind: str) -> Record: ...
 def made_record(rec: dict[str, Any], kind: str) -> Record:
     """The typed record of a row that just ran, as the tally, the judge, a baseline and the studio read it; its trace
     stays in the results file (none of them reads it; not copying it keeps this to microseconds a row). A record the
