@@ -36,6 +36,7 @@ from contractstudio.studio.palette import StudioCommands, WorkspaceFiles
 from contractstudio.studio.screens.base import Studio
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen
 from contractstudio.studio.screens.edit import EditScreen
+from contractstudio.studio.textual_internals import class_bindings, own_bindings
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
 from contractstudio.studio.workspace import Buffer, Workspace
 from contractstudio.trust import Trust, hook_folder
@@ -82,7 +83,7 @@ def studio_scopes(app_bindings: BindingsMap) -> dict[str, list[Binding]]:
     from contractstudio.studio.screens.graph import GraphScreen
 
     def of(owner: type[DOMNode]) -> list[Binding]:
-        return bindings_of(owner._merged_bindings or BindingsMap())  # noqa: SLF001 - a class's own and inherited keys
+        return bindings_of(class_bindings(owner))  # a class's own and inherited keys
 
     modals = [b for d in (dialogs.Choice, dialogs.ErrorDialog, dialogs.PathPrompt, dialogs.HelpScreen, dialogs.TextPrompt)
               for b in of(d)]
@@ -135,7 +136,7 @@ class StudioApp(OrderedKeys, OpenFile):
 
     def binding_scopes(self) -> dict[str, list[Binding]]:
         """Every binding of the studio by where it is active (the palette's actions are read from them)."""
-        return studio_scopes(self._bindings)
+        return studio_scopes(own_bindings(self))
 
     def __init__(self, paths: list[str | Path] | None = None, *, trusted: bool = False,
                  config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None,
@@ -172,7 +173,7 @@ class StudioApp(OrderedKeys, OpenFile):
                 self.theme = DEFAULT_DARK
         self.keymap = CheckedKeymap()
         if self.config.keymap:
-            self.keymap = check_keymap(self.config.keymap, studio_scopes(self._bindings))
+            self.keymap = check_keymap(self.config.keymap, studio_scopes(own_bindings(self)))
             self._startup_notes += [("warning", p) for p in self.keymap.problems]
             give_priority(self, self.keymap.priority)
         first = self._first_file(paths or [])
@@ -398,7 +399,7 @@ class StudioApp(OrderedKeys, OpenFile):
 
     @on(ModelClientLoaded)
     def _client_loaded(self, message: ModelClientLoaded) -> None:
-        stack = self._screen_stacks.get("debug") or []
+        stack = self.mode_screens("debug")
         if not stack:
             return  # the debugger asks `calls.client_ready()` when it opens
         from contractstudio.studio.screens.debug import DebugScreen
@@ -414,13 +415,13 @@ class StudioApp(OrderedKeys, OpenFile):
         reason = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
         self.push_screen(ErrorDialog(title, f"{reason}\n\nThe studio keeps running; your text is unchanged."))
 
-    def _handle_exception(self, error: Exception) -> None:
+    def exception_in_handler(self, error: Exception) -> None:
         """A bug in a handler: in a real terminal, a modal and a traceback file, never a crash that loses the text.
 
         Headless runs (tests) keep Textual's behaviour, so that a bug fails its test.
         """
         if self.is_headless or not self.is_running or not isinstance(error, Exception):
-            super()._handle_exception(error)
+            super().exception_in_handler(error)
             return
         from contractstudio.runtime.crash import (
             crash_report,  # redacted: a crash report is meant to be pasted into an issue
@@ -432,7 +433,7 @@ class StudioApp(OrderedKeys, OpenFile):
             self.push_screen(ErrorDialog("Internal error", f"{last}\n\nThe traceback was written to {path}; "
                                          "please report it. Save your work (Ctrl+S) if you can."))
         except Exception:  # noqa: BLE001 - the modal itself failed: fall back to Textual's handling
-            super()._handle_exception(error)
+            super().exception_in_handler(error)
 
 def as_studio(app: StudioApp) -> Studio:
     """The app as the screens see it (mypy checks here that StudioApp has everything `Studio` names)."""
