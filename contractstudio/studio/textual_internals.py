@@ -46,7 +46,7 @@ def adopt(instance: object, subclass: type[Swapped]) -> Swapped:
     """
     if not issubclass(subclass, type(instance)):
         raise TypeError(f"{subclass.__name__} is not a subclass of {type(instance).__name__}: Textual builds another class now")
-    instance.__class__ = subclass  # type: ignore[assignment]
+    instance.__class__ = subclass
     return instance  # type: ignore[return-value]
 
 
@@ -247,7 +247,7 @@ class TextAreaSteps(TextArea):
     def cursor_offset(self) -> tuple[int, int]:
         """The cursor's (x, y) in the wrapped document (TextArea._cursor_offset): part of a drawn row's key, and
         where a jump scrolls to. Public replacement: TextArea.cursor_screen_offset is relative to the screen."""
-        return self._cursor_offset  # type: ignore[return-value]
+        return self._cursor_offset
 
     def recompute_cursor_offset(self) -> None:
         """Measure the cursor's offset again (TextArea._recompute_cursor_offset), as TextArea does before scrolling."""
