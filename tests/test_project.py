@@ -113,3 +113,36 @@ def test_which_files_hold_python_classes_is_the_dialect_registrys_one_answer(mon
     # a mutant of the one decision (no file dialect owns .py): the analyzer and `run path.py:Class` both follow it
     monkeypatch.setattr(project_module, "for_file", lambda path: None)
     assert python_target("agents/qa.py:Answerer") is None and not is_python("agents/qa.py")
+
+
+def test_the_analysis_gets_the_folder_settings_in_its_context_and_reads_none_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.analysis.check import Context, check_file, check_text
+    from contractstudio.reading import folder_settings as settings_module
+    from contractstudio.reading.folder_settings import FolderSettings
+    from contractstudio.studio.app import StudioApp
+
+    repo = tree(tmp_path, {".contractstudioignore": "", ".contractstudio.yaml": "dialect: agentanvil\n",
+                           "contracts/tiny.yaml": "name: tiny\n"})
+    tiny = repo / "contracts" / "tiny.yaml"
+    reads: list[Path] = []
+    read = settings_module.read_data_file
+    monkeypatch.setattr(settings_module, "read_data_file", lambda path, cap: reads.append(path) or read(path, cap))
+
+    def dialects(report: object) -> list[str]:
+        return [d.dialect for d in report.documents]  # type: ignore[attr-defined]
+
+    # the analysis of a text reads no settings from disk: what its context says, it applies
+    assert dialects(check_text("name: tiny\n", str(tiny), Context(settings=FolderSettings()))) == ["contractstudio"]
+    assert dialects(check_text("name: tiny\n", "elsewhere/t.yaml", Context(settings=FolderSettings(dialect="agentanvil")))) == [
+        "agentanvil"]
+    assert reads == []
+    # the faces hand them over, read from the file's project: once, and again only when the file changes
+    assert dialects(check_file(tiny)) == ["agentanvil"]
+    studio = StudioApp([repo])
+    for _ in range(3):  # the studio's analysis of every key
+        assert dialects(check_text("name: tiny\n", str(tiny), studio.context_for(tiny))) == ["agentanvil"]
+    assert len(reads) == 1
+    (repo / ".contractstudio.yaml").write_text("dialect: contractstudio\n", encoding="utf-8")
+    assert dialects(check_text("name: tiny\n", str(tiny), studio.context_for(tiny))) == ["contractstudio"]
+    assert len(reads) == 2

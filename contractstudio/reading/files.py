@@ -24,7 +24,7 @@ from contractstudio.reading.dialect_registry import (
     foreign,
     sniff_kind,
 )
-from contractstudio.reading.folder_settings import SETTINGS_FILE, folder_settings
+from contractstudio.reading.folder_settings import SETTINGS_FILE
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, top_kinds
 from contractstudio.reading.project import IGNORE_FILE, kind_of_text, project_for
 from contractstudio.storage.paths import base_problem
@@ -80,7 +80,7 @@ def ownership(text: str, *, path: str | Path | None = None, dialect: str | None 
         return Ownership("ours")
     if sniff_kind(text) is not None:
         return Ownership("ours")
-    forced = folder_settings(folder).dialect if folder is not None else None
+    forced = project_for(folder).settings_of(folder).dialect if folder is not None else None  # read once, cached
     if forced not in (None, NATIVE):
         return Ownership("ours", f"read as {forced} (.contractstudio.yaml)")
     return Ownership("unknown", "no top-level kind: and not the shape of a dialect")

@@ -26,6 +26,7 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from contractstudio.findings.diagnostics import Counts
+from contractstudio.reading.project import project_for
 from contractstudio.safe_text import shown
 from contractstudio.studio.analyses import Analysis
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
@@ -215,10 +216,13 @@ class StudioApp(OrderedKeys, OpenFile):
         self.screen.open_trace(path)  # type: ignore[attr-defined]  # the debug screen: once its contracts are known
 
     def context_for(self, path: Path | None) -> Context:
-        """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
+        """The analysis context of a file: its own folder's trust, hooks looked up where the file really is, its folder's
+        settings (from its project, read again only when they change)."""
         from contractstudio.analysis.check import Context
 
-        return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect, api_bases=self.config.api_bases)
+        settings = project_for(path).settings_of(path.parent) if path is not None else None
+        return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect, api_bases=self.config.api_bases,
+                       settings=settings)
 
     def count_workspace(self) -> None:
         """Take every workspace file's counts again: now, or when the count under way ends."""
