@@ -54,6 +54,8 @@ TEXTUAL_AND_OTHERS = [
      "studio/widgets/editor.py"),
     ("textual.document._history", "EditHistory._undo_stack",
      "a rename's or a quick fix's edits are joined into one step of undo (no public way)", "studio/widgets/editor.py"),
+    ("textual.screen", "Screen._compositor_refresh", "a dialog takes keys from the moment its first paint is written, "
+     "not from the callbacks after it (late under load)", "studio/keys.py"),
     ("textual._time", "get_time", "a dialog's drawing time is on the clock of a key's `time` (keys typed before are not its)",
      "studio/keys.py"),
     ("textual.widgets", "TextArea._cursor_visible", "part of a drawn row's key (the blink)", "studio/widgets/editor.py"),

@@ -176,8 +176,16 @@ class Dialog(ModalScreen[ScreenResultType]):
                 button.set_reactive(Button.label, Content(label).stylize("underline", at, at + 1))
                 button.refresh()
 
+    def _compositor_refresh(self) -> None:
+        """The dialog's paint is written to the terminal: from its first, the user sees it (and a key typed from then
+        on is for it), however long the loop takes to come to the callbacks after the refresh."""
+        super()._compositor_refresh()
+        if self._drawn_at == math.inf and self.is_current:
+            self._drawn()
+
     def _drawn(self) -> None:
-        self._drawn_at = get_time()
+        if self._drawn_at == math.inf:
+            self._drawn_at = get_time()
 
     @property
     def drawn(self) -> bool:
