@@ -204,12 +204,17 @@ class Session:
             if self._held_since is not None:
                 self.state.paused += self.options.clock() - self._held_since
                 self._held_since = None
+            send, drive, last = self._events.send, self._drive, self._last
             with shared_expression_budget(self.state.expressions):
                 try:
-                    while True:
-                        self._last = self._next(None)
+                    while True:  # `_next` inlined: a call's every event passes here
+                        item = send(None)
+                        while isinstance(item, _DRIVER_WORK):
+                            item = drive(item)
+                        last = item
                 except StopIteration:
                     pass
+            self._last = last
             self.done = True
         return self._finish(raise_on_violation)
 
@@ -248,17 +253,19 @@ class Session:
         waits for them)."""
         item = self._events.send(sent)
         while isinstance(item, _DRIVER_WORK):
-            if isinstance(item, ModelCall):
-                try:
-                    reply = item.model.complete(item.request) if item.stream is None else item.model.stream(item.request, item.stream)
-                except Exception as err:  # noqa: BLE001 - thrown into the engine, whose handlers decide
-                    item = self._events.throw(err)
-                    continue
-                item = self._events.send(reply)
-            else:
-                self.options.sleep(item.seconds)
-                item = self._events.send(None)
+            item = self._drive(item)
         return item
+
+    def _drive(self, item: ModelCall | Pause) -> Any:
+        """Do what the engine asked (a model's reply, a wait) in this thread; the engine's next item."""
+        if isinstance(item, ModelCall):
+            try:
+                reply = item.model.complete(item.request) if item.stream is None else item.model.stream(item.request, item.stream)
+            except Exception as err:  # noqa: BLE001 - thrown into the engine, whose handlers decide
+                return self._events.throw(err)
+            return self._events.send(reply)
+        self.options.sleep(item.seconds)
+        return self._events.send(None)
 
     def _finish(self, raise_on_violation: bool) -> Result:
         result = self.result
