@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contractstudio.analysis.by_document import AnalysisStopped, DocumentsKept
-from contractstudio.analysis.check import Context, FileReport, analyze_source, is_python, read_any, read_file_source
+from contractstudio.analysis.by_entry import EntriesKept
+from contractstudio.analysis.check import Context, FileReport, is_python, read_any, read_file_source
 from contractstudio.collector import paused_gc
 from contractstudio.reading.reread import reread
 from contractstudio.reading.source import SourceFile
@@ -110,6 +111,7 @@ class Analyzer:
     def __init__(self, max_expressions: int = MAX_EXPRESSIONS) -> None:
         self.expressions = ExpressionCache(max_expressions)
         self.documents = DocumentsKept()  # a file of many `---` documents: each one's analysis (analysis/by_document.py)
+        self.entries = EntriesKept()  # a file of one document: each pass's findings, per entry (analysis/by_entry.py)
         self._last: SourceFile | None = None  # the last text's reading, before dialect readers replaced any document
         self._lock = threading.Lock()  # a stale worker may still be running when the next edit's starts
         self._closed = threading.Event()  # set from another thread: a running analysis stops at its next document
@@ -128,9 +130,10 @@ class Analyzer:
             reading = reread(last, text) if last is not None and last.path == path and not is_python(path) else None
             if reading is None:
                 reading = read_any(text, path)
+            edited = (last.text, reading.edited) if last is not None and reading.edited is not None else None
             self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
             source = read_file_source(reading, path, ctx, location)
-            return analyze_source(source, ctx, expressions=self.expressions)
+            return self.entries.analyze(source, ctx, self.expressions, edited)
 
     def close(self) -> None:
         """Nobody will ask for this file's analyses again: one running now stops at its next `---` document (raising
@@ -142,4 +145,5 @@ class Analyzer:
         with self._lock:
             self._last = None
             self.documents.forget()
+            self.entries.forget()
             self.expressions = ExpressionCache(self.expressions.max_entries)

@@ -9,7 +9,7 @@ analysis result (`FileReport.documents`) instead of building them again.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.step_graph import Requirement, StateFlow, StepGraph, config, requirements, state_flow
@@ -66,3 +66,11 @@ class LoadedPipeline(Loaded):
         from contractstudio.analysis.graph_layout import layout
 
         return layout(self.step_graph)
+
+
+def step_view(data: Any) -> Any:
+    """What the pipeline rules read of one step's plain data: all of it but its description's text (no action's
+    contract names `description` as a key it reads, ensures from or jumps by; its presence is kept, a key like any)."""
+    if isinstance(data, dict) and "description" in data:
+        return {**data, "description": None}
+    return data

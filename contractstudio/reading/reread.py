@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from contractstudio.findings.diagnostics import Diagnostic, Related
 from contractstudio.reading.builder import MAX_DEPTH, Builder
-from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
+from contractstudio.reading.nodes import Edited, MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
 
 MAX_TRIES = 3  # entries tried, deepest first, before the text is read whole
 _MARKERS = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)|^%", re.M)  # document markers and directives
@@ -277,7 +277,13 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[i
     new_doc.mappings = before + entry_maps + (shift.mappings if delta else doc.mappings[m1:])
     kept = [d for d in previous.diagnostics if d.line < line0]
     moved = [] if at_end else [_moved(d, delta) for d in previous.diagnostics if d.line >= end_line]
-    return SourceFile(previous.path, text, [new_doc], kept + found + moved)
+    edited = None if at_end else Edited(tuple(_key(node, index) for node, index in chain), line0, end_line, delta)
+    return SourceFile(previous.path, text, [new_doc], kept + found + moved, edited=edited)
+
+
+def _key(node: Node, index: int) -> Any:
+    """The document path part that leads to entry `index` of a collection: its key, or its index."""
+    return cast(ScalarNode, node.pairs[index][0]).value if isinstance(node, MapNode) else index
 
 
 _INDENT = re.compile(r" *")
