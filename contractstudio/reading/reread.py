@@ -33,7 +33,6 @@ from contractstudio.reading.nodes import Edited, MapNode, Node, ScalarNode, SeqN
 
 MAX_TRIES = 3  # entries tried, deepest first, before the text is read whole
 _MARKERS = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)|^%", re.M)  # document markers and directives
-_DIRECTIVE = re.compile(r"^%", re.M)  # a %YAML header changes how every scalar reads; the text is read whole
 _LINE = itemgetter(0)  # a scalar node's first line
 _tuple_new = tuple.__new__
 
@@ -43,7 +42,7 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
     if text.startswith("\ufeff"):
         text = text[1:]
     old = previous.text
-    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old or "\t" in old or _DIRECTIVE.search(old):
+    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old or "\t" in old or _directive(old):
         return None
     doc = previous.documents[0]
     if doc.scalars is None or doc.mappings is None or doc.data is None or not isinstance(doc.root, (MapNode, SeqNode)):
@@ -67,6 +66,14 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
             if found is not None:
                 return found
     return None
+
+
+def _directive(text: str) -> bool:
+    """Whether a line starts with `%` (a %YAML header changes how every scalar reads: the text is read whole).
+
+    Two substring searches, not a multi-line regex: `re` holds the GIL for its whole scan, 50 ms on 5 MB, while the
+    screen's thread waits to draw a key (bench/bench_entry_edit.py)."""
+    return text.startswith("%") or "\n%" in text
 
 
 def _per_node(d: Diagnostic) -> bool:
