@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_typing import chain_pipeline, examples_contract  # noqa: E402
+from bench_typing import chain_pipeline, examples_contract
 
-from contractstudio.analysis import by_entry  # noqa: E402
-from contractstudio.analysis.check import check_text  # noqa: E402
-from contractstudio.analysis.incremental import Analyzer  # noqa: E402
+from contractstudio.analysis import by_entry
+from contractstudio.analysis.check import check_text
+from contractstudio.analysis.incremental import Analyzer
 
 PLACES = {  # (shape, edit) -> the text after which keys are typed, and its occurrence (None: the middle one)
     ("chain", "typing"): ("description: the first step", 0), ("chain", "middle"): ("    description: a step in the middle", 0),

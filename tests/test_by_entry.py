@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contractstudio.analysis.check import check_text
+from contractstudio.analysis.facts import state_flow, step_graph
 from contractstudio.analysis.incremental import Analyzer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,14 +77,29 @@ def findings(report: Any) -> list[tuple[Any, ...]]:
     return [(d, d.hint, d.subject, d.payload) for d in report.diagnostics]
 
 
+def graph(report: Any) -> Any:
+    """What the editing help reads of a pipeline's step graph and state flow (None for other documents)."""
+    loaded = report.documents[0] if len(report.documents) == 1 else None
+    sg, flow = (step_graph(loaded), state_flow(loaded)) if loaded is not None else (None, None)
+    if sg is None or flow is None:
+        return None
+    steps = loaded.pipeline.steps  # type: ignore[union-attr]
+    assert all(any(s is t for t in steps) for s in sg.steps.values())  # the steps of this analysis's model
+    return ([(sid, s.model_dump()) for sid, s in sg.steps.items()], {sid: [(r.key, r.label, r.target, r.step.id) for r in rs]
+            for sid, rs in sg.routes.items()}, sg.succ, sg.pred, sg.entry, sg.reachable(), sg.catalog.keys(),
+            (flow.bits, flow.gen, flow.known, flow.inputs))
+
+
 def edit_and_compare(text: str, edits: list[Any], path: str) -> int:
-    """Analyze the text, then each edit of it, with one Analyzer; each time its findings are check_text's. How many
-    analyses reused the last one's."""
+    """Analyze the text, then each edit of it, with one Analyzer; each time its findings are check_text's, and so
+    are the step graph and state flow the editing help reads. How many analyses reused the last one's."""
     analyzer = Analyzer()
     assert findings(analyzer.check(text, path)) == findings(check_text(text, path))
     for edit in edits:
         text = edited(text, edit)
-        assert findings(analyzer.check(text, path)) == findings(check_text(text, path)), edit
+        got, fresh = analyzer.check(text, path), check_text(text, path)
+        assert findings(got) == findings(fresh), edit
+        assert graph(got) == graph(fresh), edit
     return analyzer.entries.again
 
 

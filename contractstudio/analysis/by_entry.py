@@ -133,6 +133,7 @@ def _again(kept: _Kept, source: SourceFile, edited: Edited, ctx: Context, expres
     item = check.load(source.path, source.text, doc, model, ctx, regex)
     item.source = source
     item.expression_cache = expressions
+    item.carry(kept.item, i)
     runs = check.rule_passes(item)
     if [run for _, run in runs] != [run for run, _, _ in kept.passes]:
         return None

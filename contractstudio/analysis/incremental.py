@@ -4,7 +4,10 @@ The studio's edit screen and the language server analyze the whole text on every
 `Analyzer` (one per open file) keeps, between calls,
 
 - the last reading of the text, so that the next one reads only the entry the edit is in
-  (reading/reread.py; the whole text when that is not certain), and
+  (reading/reread.py; the whole text when that is not certain),
+- the last analysis of a one-document file, pass by pass, so that an edit inside one step of a
+  pipeline or one example of a contract validates that entry alone and runs again only the rules
+  that read what changed, and those per entry for that entry (analysis/by_entry.py), and
 - the expression checker's results, keyed by what a check depends on and nothing else: whether
   the site is a message template, its source text, the names in scope with their types, and the
   fields of every declared type reachable from those (so typing in a description, or in a type
