@@ -80,21 +80,23 @@ class EntriesKept:
         kept, self._kept = self._kept, None  # an analysis stopped midway keeps nothing
         if len(source.documents) != 1 or source.includes:
             return check.analyze_source(source, ctx, expressions=expressions)
-        regex, spend = file_regex_budget(), ExpressionBudget(what="this file's analysis")
-        with shared_budget(regex), shared_expression_budget(spend):
-            again = None
-            if kept is not None and edited is not None and edited[0] == kept.text:
+        again = None
+        if kept is not None and edited is not None and edited[0] == kept.text:
+            regex, spend = file_regex_budget(), ExpressionBudget(what="this file's analysis")
+            with shared_budget(regex), shared_expression_budget(spend):
                 again = _again(kept, source, edited[1], ctx, expressions, regex, spend)
-            if again is not None:
-                self.again += 1
-                item, passes = again
-                found = [d for _, out, _ in passes for d in out]
-                shape: list[Diagnostic] = []
-            else:
+        shape: list[Diagnostic] = []
+        if again is not None:
+            self.again += 1
+            item, passes = again
+            found = [d for _, out, _ in passes for d in out]
+        else:  # with budgets of its own: what an attempt above spent is not this analysis's
+            regex, spend = file_regex_budget(), ExpressionBudget(what="this file's analysis")
+            with shared_budget(regex), shared_expression_budget(spend):
                 passes = []
                 item, all_found = check.analyze_document(source, source.documents[0], ctx, regex, expressions, passes)
-                found = [d for _, out, _ in passes for d in out] + item.resource_limits
-                shape = all_found[:len(all_found) - len(found)]  # the shape's findings come first
+            found = [d for _, out, _ in passes for d in out] + item.resource_limits
+            shape = all_found[:len(all_found) - len(found)]  # the shape's findings come first
         report = check.FileReport(source.path, source.text, source, [item],
                                   check.file_findings([*source.diagnostics, *shape, *found], source))
         if (not shape and item.model is not None and not item.resource_limits and not spend.spent and not spend.reported
