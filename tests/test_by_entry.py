@@ -132,3 +132,31 @@ def test_typing_in_one_entry_reuses_the_rest_and_finds_what_a_fresh_analysis_fin
         assert findings(got) == findings(check_text(text, path)), typed
     assert any(d.code == "YML007" and d.line == line for d in got.diagnostics)
     assert analyzer.entries.again == 8
+
+
+def test_after_analyses_stopped_midway_the_next_one_is_still_per_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The studio stops the running analysis when a key comes: the analysis of the text after a burst of keys starts
+    from the last one that finished (not whole, which on 44,000 steps takes seconds and is stopped again by the next
+    key) and finds what a fresh one finds."""
+    from contractstudio.analysis import check
+
+    text, path = pipeline(), "p.pipeline.yaml"
+    analyzer = Analyzer()
+    analyzer.check(text, path)
+    at = text.index("description: routes the query") + len("description: routes the query")
+    load = check.load
+
+    def stopped(*args: Any) -> Any:
+        raise KeyboardInterrupt  # like studio/stoppable.py's Stopped, raised in the worker's thread
+
+    for typed in "abc":  # three keys, each one's analysis stopped after its reading, as it loads the document
+        text = text[:at] + typed + text[at:]
+        at += 1
+        monkeypatch.setattr(check, "load", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            analyzer.check(text, path)
+        monkeypatch.setattr(check, "load", load)
+    text = text[:at] + "d" + text[at:]
+    got = analyzer.check(text, path)
+    assert findings(got) == findings(check_text(text, path))
+    assert analyzer.entries.again == 1

@@ -58,6 +58,7 @@ class _Kept:
     path: str
     ctx: Context
     text: str  # the text analyzed: an edit's reading must have been made from it
+    reading: SourceFile | None  # its reading as the reader gave it (before dialect readers), to read the next edit from
     item: Loaded
     passes: list[check.Ran]  # each pass as it ran: its function, findings, expression budget used
 
@@ -72,13 +73,22 @@ class EntriesKept:
     def forget(self) -> None:
         self._kept = None
 
+    def reading(self) -> SourceFile | None:
+        """The reading of the text whose analysis is kept (None: none is)."""
+        return self._kept.reading if self._kept is not None else None
+
     def analyze(self, source: SourceFile, ctx: Context | None, expressions: ExpressionChecks | None,
-                edited: tuple[str, Edited] | None = None) -> check.FileReport:
+                edited: tuple[str, Edited] | None = None, reading: SourceFile | None = None) -> check.FileReport:
         """The analysis of `source`, as `analyze_source` gives it; `edited`: the text its reading was made from, and
-        how (`SourceFile.edited`)."""
+        how (`SourceFile.edited`); `reading`: the reader's own (kept with the analysis, `reading()`).
+
+        An analysis stopped midway (the studio stops a stale one) changes nothing kept: the next one starts from the
+        last analysis that finished, whose reading the Analyzer reads the new text from.
+        """
         ctx = ctx or Context()
-        kept, self._kept = self._kept, None  # an analysis stopped midway keeps nothing
+        kept = self._kept
         if len(source.documents) != 1 or source.includes:
+            self._kept = None
             return check.analyze_source(source, ctx, expressions=expressions)
         again = None
         if kept is not None and edited is not None and edited[0] == kept.text:
@@ -99,10 +109,10 @@ class EntriesKept:
             shape = all_found[:len(all_found) - len(found)]  # the shape's findings come first
         report = check.FileReport(source.path, source.text, source, [item],
                                   check.file_findings([*source.diagnostics, *shape, *found], source))
-        if (not shape and item.model is not None and not item.resource_limits and not spend.spent and not spend.reported
+        keep = (not shape and item.model is not None and not item.resource_limits and not spend.spent and not spend.reported
                 and LISTS.get(item.kind or "") is not None and item.dialect == NATIVE
-                and not any(d.code == "YML006" for d in found)):
-            self._kept = _Kept(source.path, ctx, source.text, item, passes)
+                and not any(d.code == "YML006" for d in found))
+        self._kept = _Kept(source.path, ctx, source.text, reading, item, passes) if keep else None
         return report
 
 

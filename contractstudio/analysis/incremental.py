@@ -129,14 +129,16 @@ class Analyzer:
             if kept is not None:
                 self._last = None
                 return kept
-            last = self._last
+            # The reading of the last text analyzed per entry, when the analyses of the texts since were stopped (a key
+            # stops the running analysis): the edits since are then one edit of it, and its analysis is kept.
+            last = self.entries.reading() or self._last
             reading = reread(last, text) if last is not None and last.path == path and not is_python(path) else None
             if reading is None:
                 reading = read_any(text, path)
             edited = (last.text, reading.edited) if last is not None and reading.edited is not None else None
             self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
             source = read_file_source(reading, path, ctx, location)
-            return self.entries.analyze(source, ctx, self.expressions, edited)
+            return self.entries.analyze(source, ctx, self.expressions, edited, self._last)
 
     def close(self) -> None:
         """Nobody will ask for this file's analyses again: one running now stops at its next `---` document (raising
