@@ -151,8 +151,11 @@ class Project:
         return [self.root, *(self.root / Path(*parent.relative_to(self.root).parts[:i + 1])
                              for i in range(len(parent.relative_to(self.root).parts)))]
 
-    def ignored(self, path: Path, *, folder: bool = False) -> bool:
-        """Whether the ignore files skip this path (a folder with `folder`): the deepest file with a matching rule decides."""
+    def ignored(self, path: Path, *, folder: bool = False, named: Path | None = None) -> bool:
+        """Whether the ignore files skip this path (a folder with `folder`): the deepest file with a matching rule decides.
+
+        `named`: a folder the user named that holds the path (its real path): a rule that skips it, or a folder above
+        it, does not apply (a folder named explicitly is walked, as a file named is analyzed); the others do."""
         path = Path(path)
         real = Path(os.path.realpath(path.parent)) / path.name  # a link is matched by its own name, as git does
         decided = False
@@ -161,7 +164,7 @@ class Project:
             if spec is None:
                 continue
             rel = real.relative_to(place).as_posix() + ("/" if folder else "")
-            include = spec.check_file(rel).include
+            include = spec.check_file(rel).include if named is None else _deciding(spec, rel, _folders_up_to(named, place))
             if include is not None:
                 decided = include
         return decided
@@ -171,6 +174,25 @@ class Project:
         real = Path(os.path.realpath(folder))
         return [(place / IGNORE_FILE, why) for place in self._folders(real / IGNORE_FILE)
                 if (why := self.rules(place).unread) is not None]
+
+
+def _folders_up_to(named: Path, place: Path) -> list[str]:
+    """The named folder and the folders above it, below an ignore file's folder, as that file's patterns see them."""
+    if not named.is_relative_to(place) or named == place:
+        return []
+    parts = named.relative_to(place).parts
+    return ["/".join(parts[:i + 1]) + "/" for i in range(len(parts))]
+
+
+def _deciding(spec: pathspec.GitIgnoreSpec, rel: str, exempt: list[str]) -> bool | None:
+    """The last of the spec's patterns that matches `rel`, leaving out those that match a folder in `exempt`."""
+    decided = None
+    for pattern in spec.patterns:
+        if pattern.include is None or any(pattern.match_file(folder) for folder in exempt):
+            continue
+        if pattern.match_file(rel):
+            decided = pattern.include
+    return decided
 
 
 @lru_cache(maxsize=4096)
