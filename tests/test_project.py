@@ -95,7 +95,7 @@ def test_the_studio_lists_what_check_looks_at_with_the_same_ignore_rules_and_lin
     assert check(repo) == {"ok.tools.yaml", "inside.tools.yaml"}
     assert studio(repo / "sub") == {"inside.tools.yaml", "calls.jsonl"} and check(repo / "sub") == {"inside.tools.yaml"}
     # a mutant of the one ignore decision (the project skips nothing): both faces follow it, none keeps its own walk
-    monkeypatch.setattr(project_module.Project, "ignored", lambda self, path, **how: False)
+    monkeypatch.setattr(project_module.Project, "skipper", lambda self, folder, **how: lambda name, is_folder=False: False)
     assert {"x.gen.yaml", "y.gen.yaml", "b.tools.yaml"} <= studio(repo) & check(repo)
     assert "link.contract.yaml" not in studio(repo) | check(repo)  # a link out of the project, as for check
     # a mutant of the link policy (every link allowed): both follow it too

@@ -131,10 +131,10 @@ def project_files(folder: Path, endings: tuple[str, ...]) -> Iterator[Path | Unr
         unread = project.rules(Path(os.path.realpath(here))).unread
         if unread is not None:
             yield UnreadIgnoreFile(here / IGNORE_FILE, unread)
-        dirnames[:] = sorted(d for d in dirnames
-                             if not d.startswith(".") and not project.ignored(here / d, folder=True, named=named))
+        skipped = project.skipper(here, named=named)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not skipped(d, True))
         for name in sorted(filenames):
-            if not name.endswith(endings) or name == SETTINGS_FILE or project.ignored(here / name, named=named):
+            if not name.endswith(endings) or name == SETTINGS_FILE or skipped(name, False):
                 continue
             f = here / name
             # os.walk does not enter symlinked folders, so only a symlinked file can lead out: judged on its target
