@@ -178,8 +178,12 @@ def failures(rec: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def failed_checks(rec: dict[str, Any]) -> list[str]:
-    """The conditions a contract row failed at any attempt, each once, in order of first failure."""
-    return list(dict.fromkeys(name for name, _message in failures(rec)))
+    """The conditions a contract row failed at any attempt, each once, in order of first failure; a pipeline row's
+    failed runtime assertion as `step: phase field` (what the pipeline summary counts per step)."""
+    seen = list(dict.fromkeys(name for name, _message in failures(rec)))
+    if isinstance(assertion := rec.get("assertion"), dict):
+        seen.append(f"{assertion.get('step')}: {assertion.get('phase')} {assertion.get('field')}")
+    return seen
 
 
 def nothing_judged(s: dict[str, Any]) -> str | None:

@@ -22,7 +22,7 @@ import pathspec
 
 from contractstudio.reading.data_files import UnreadableData, read_bounded
 from contractstudio.reading.dialect_registry import MAX_FILE_BYTES, for_file, sniff_kind
-from contractstudio.reading.folder_settings import FolderSettings, folder_settings
+from contractstudio.reading.folder_settings import FolderSettings, folder_settings, nearest_settings_file
 from contractstudio.reading.json_lines import first_json_line
 from contractstudio.reading.kinds import NATIVE, first_kind
 from contractstudio.storage.paths import project_of
@@ -116,11 +116,24 @@ class Project:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._rules: dict[Path, tuple[tuple[int, int, int] | None, IgnoreRules]] = {}
+        self._settings: dict[Path, tuple[tuple[int, int, int] | None, FolderSettings]] = {}
 
     @property
     def settings(self) -> FolderSettings:
-        """The root's `.contractstudio.yaml` (each folder's own: `folder_settings`)."""
-        return folder_settings(self.root)
+        """The root's `.contractstudio.yaml` (each folder's own: `settings_of`)."""
+        return self.settings_of(self.root)
+
+    def settings_of(self, folder: Path) -> FolderSettings:
+        """The settings of the `.contractstudio.yaml` nearest above a folder, read again only when that file changed:
+        what a face hands the analysis (`Context.settings`) and what ownership asks."""
+        found = nearest_settings_file(folder)
+        if found is None:
+            return FolderSettings()
+        stamp = _stamp(found)
+        known = self._settings.get(found)
+        if known is None or known[0] != stamp:
+            known = self._settings[found] = (stamp, folder_settings(found.parent))
+        return known[1]
 
     def rules(self, folder: Path) -> IgnoreRules:
         """A folder's ignore rules, read again only when its ignore file changed."""

@@ -18,15 +18,10 @@ def slim(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def failed_checks(rec: dict[str, Any]) -> list[str]:
-    """The conditions a row failed at any attempt, in order of first failure (the summary's walk), or a pipeline
-    row's failed assertion."""
-    from contractstudio.evaluation.summary import failed_checks as contract_failures
+    """The conditions a row failed (a pipeline row: its failed assertion), as the evaluation's summary counts them."""
+    from contractstudio.evaluation.summary import failed_checks as checks_failed
 
-    seen = contract_failures(rec)
-    if rec.get("assertion"):
-        a = rec["assertion"]
-        seen.append(f"{a.get('step')}: {a.get('phase')} {a.get('field')}")
-    return seen
+    return checks_failed(rec)
 
 
 def matches(rec: dict[str, Any], chosen: str) -> bool:
@@ -94,24 +89,11 @@ COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "ms", "failed c
 
 
 def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A results file's rows (without traces) and its summary."""
-    from contractstudio.evaluation.judge import JudgeTally
-    from contractstudio.evaluation.pipelines import PipelineTally
-    from contractstudio.evaluation.results import read_records
-    from contractstudio.evaluation.summary import Tally
+    """A results file's rows (without traces) and its summary: the evaluation's summary of the file, not a second one."""
+    from contractstudio.evaluation.run_summary import results_summary
 
     rows: list[dict[str, Any]] = []
-    tally: Any = None
-    judged = JudgeTally()
-    for rec in read_records(path, None):  # the first record says contract or pipeline; every one is checked
-        if tally is None:
-            tally = PipelineTally() if rec.get("kind") == "pipeline" else Tally()
-        if tally.add(rec):
-            rows.append(slim(rec))
-            judged.add(rec)
-    summary = (tally or Tally()).summary()
-    if judged.rows:  # a judged run (--judge): its confusion tables
-        summary["judge"] = judged.summary()
+    summary = results_summary(path, keep=lambda rec: rows.append(slim(rec)))
     return rows, summary
 
 

@@ -324,3 +324,33 @@ def test_a_condition_filter_shows_the_rows_the_summary_counts_for_that_condition
     from contractstudio.evaluation.summary import failed_checks
 
     assert evals.failed_checks(twice) == failed_checks(twice) == ["post.a", "post.b"]  # in order of first failure, once
+
+
+def test_a_results_file_opened_in_the_studio_has_the_summary_its_run_gave(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # one summary of a run (evaluation/summary.py: RunTally, results_summary): the studio counts no record itself
+    from contractstudio.evaluation import run_summary as summaries
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    timeless = ("duration_s", "rows_this_run", "rows_per_s", "latency_s", "bad_rows")  # not held by the file
+    for data, mode in (("multidoc_qa.labelled.jsonl", "judge"), ("multidoc_qa.rows.jsonl", "scripted")):
+        out = tmp_path / f"{mode}.results.jsonl"
+        ran = evaluate(EvalConfig(target=SAMPLE, data=ROOT / "samples" / "eval" / data, out=out, mode=mode)).summary
+        rows, shown = evals.load_results(out)
+        assert {k: v for k, v in shown.items() if k not in timeless} == {k: v for k, v in ran.items() if k not in timeless}
+        assert len(rows) == ran["rows"] and all("trace" not in row for row in rows)
+    asked: list[Path] = []
+
+    def told(path: Path, keep: Callable[[dict], None] | None = None) -> dict:
+        asked.append(path)
+        return {"rows": 0, "told": "by the evaluation"}
+
+    monkeypatch.setattr(summaries, "results_summary", told)
+    assert evals.load_results(out)[1] == {"rows": 0, "told": "by the evaluation"} and asked == [out]
+
+
+def test_a_pipeline_rows_failed_assertion_is_named_as_the_summary_names_it() -> None:
+    from contractstudio.evaluation.summary import failed_checks
+
+    rec = {"kind": "pipeline", "key": "1:x", "assertion": {"step": "answer", "phase": "requires", "field": "docs"}}
+    assert evals.failed_checks(rec) == failed_checks(rec) == ["answer: requires docs"]

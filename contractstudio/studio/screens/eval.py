@@ -25,6 +25,7 @@ from textual_plotext import PlotextPlot
 
 from contractstudio.studio import evals
 from contractstudio.studio.screens.base import StudioScreen
+from contractstudio.studio.textual_internals import offered_values
 from contractstudio.studio.widgets.footer import StudioFooter
 
 DRAIN_S = 0.2
@@ -161,7 +162,7 @@ class EvalScreen(StudioScreen):
         if not isinstance(data.value, str) or isinstance(target.value, str):
             return
         stem = Path(data.value).name.split(".")[0]
-        for _, value in target._options:  # noqa: SLF001 - no public accessor
+        for value in offered_values(target):
             if isinstance(value, str) and Path(value).name.split(".")[0] == stem:
                 target.value = value
                 return
@@ -391,7 +392,7 @@ class EvalScreen(StudioScreen):
     def action_next_filter(self) -> None:
         """Cycle through the filters (all, failed, remedied, fell back, ..., each failing condition)."""
         select = self.query_one("#eval-filter", Select)
-        values = [v for _, v in select._options]  # noqa: SLF001 - no public accessor
+        values = offered_values(select)
         if values:
             index = values.index(select.value) if select.value in values else -1
             select.value = values[(index + 1) % len(values)]
