@@ -178,7 +178,7 @@ class Dialog(ModalScreenSteps[ScreenResultType]):
     def painted(self) -> None:
         """The dialog's paint is written to the terminal: from its first, the user sees it (and a key typed from then
         on is for it), however long the loop takes to come to the callbacks after the refresh."""
-        if self._drawn_at == math.inf and self.is_current:
+        if self.is_current:
             self._drawn()
 
     def _drawn(self) -> None:

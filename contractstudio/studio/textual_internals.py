@@ -182,18 +182,18 @@ class AppSteps(App[ReturnType]):
 
 
 class ModalScreenSteps(ModalScreen[ScreenResultType]):
-    """Textual's ModalScreen, with its paint's being written as a public method to override."""
+    """Textual's ModalScreen, with its paint as a public step to override."""
 
     def _compositor_refresh(self) -> None:
         super()._compositor_refresh()
         self.painted()
 
     def painted(self) -> None:
-        """The screen's paint was just written to the terminal (Screen._compositor_refresh).
+        """Called after each paint of the screen was handed to the terminal (Screen._compositor_refresh).
 
-        Why: a dialog takes keys from the moment its first paint is written, not from the callbacks after the refresh
-        (late under load: a key typed in between would go to the screen below). Public replacement: none (a screen has
-        no event for its paint reaching the terminal).
+        Why: a dialog takes keys from its first paint (studio/keys.py); `call_after_refresh` runs only once the loop
+        comes to the callbacks after the refresh, late under load, and a key typed meanwhile at a dialog the user sees
+        was dropped. Public replacement: none (no event says a screen was written to the terminal).
         """
 
 

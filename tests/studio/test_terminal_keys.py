@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,8 +101,6 @@ def documented_ids() -> set[str]:
 NOT_WALKED = {
     "dialog.close": "only a failed background job shows its dialog (a bug); "
                     "tests/studio/test_edit.py::test_a_failing_analysis_shows_an_error_modal_and_the_text_stays",
-    "eval.sweep": "needs a judged run (the model picker set to judge); tests/studio/test_eval_mode.py::test_a_sweep_...",
-    "eval.write_threshold": "after a sweep; tests/studio/test_eval_mode.py::test_a_sweep_plots_the_trade_off_and_w_...",
 }
 
 
@@ -244,6 +243,56 @@ def walk_eval(walk: Walk) -> None:
     walk.expect("eval.open_row", lambda s: "trace multidoc_qa.row-" in status_line(s))  # the row's call, in the debugger
 
 
+def soon(check: Callable[[], bool], seconds: float = 1.0) -> bool:
+    """Whether `check` holds within `seconds` (the screen of a key just pressed)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def filter_label(screen: str) -> str:
+    """Eval's row filter as shown (the row above the rows' box)."""
+    lines = screen.splitlines()
+    at = next((i for i, line in enumerate(lines) if "─ Rows (" in line), 0)
+    return lines[at - 1] if at else ""
+
+
+def focused_select(term: Terminal, shown: str) -> bool:
+    """Whether the picker showing `shown` has the focus (drawn on the focus colour of the dark theme)."""
+    return f"48;5;59m{shown}" in term.tmux("capture-pane", "-e", "-p", "-t", term.session).stdout
+
+
+def walk_judged(walk: Walk, folder: Path, config: Path, size: tuple[int, int]) -> None:
+    """Eval's judge over the sample's labelled rows (a studio of its own: the sample contract names its conditions):
+    a sweep of the filtered condition's threshold, and the threshold written in the editor."""
+    term = walk.term = Terminal.studio([folder], config, size)
+    try:
+        walk.expect("app.mode_eval", "Rows (0)")
+        for _ in range(12):  # Tab to the model picker, as a user does (until it shows the focus)
+            if soon(lambda: focused_select(term, "scripted:")):
+                break
+            term.press("Tab")
+        term.press("Enter")
+        term.wait("live: the llm: block", what="the model picker open")
+        term.press("Down", "Down", "Enter")
+        term.wait(lambda s: "judge: the rows" in s.splitlines()[0], what="the judge chosen")
+        walk.expect("eval.run", "Rows (34)")
+        for _ in range(12):  # f until the filter is the false fails of coverage_floor
+            before = filter_label(term.screen())
+            screen = walk.expect("eval.filter", lambda s, before=before: filter_label(s) != before)
+            if "false fails: post.coverage_floor" in filter_label(screen):
+                break
+        walk.expect("eval.sweep", "post.coverage_floor: output.coverage_score")  # the sweep's status line
+        # the editor, with the quick fix applied and not saved (at 80x24 its line is under the editor's scrollbar)
+        walk.expect("eval.write_threshold", lambda s: "multidoc_qa.contract.yaml modified" in status_line(s))
+        assert "coverage_score >= 0.55" in (folder / "multidoc_qa.contract.yaml").read_text()
+    finally:
+        term.close()
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_a_walk_through_every_documented_key_at_each_size(workspace: Path, tmp_path: Path, size: tuple[int, int]) -> None:
     """Issue 35's "done when": each key the docs and the footer name does what they say at every size, sent by tmux."""
@@ -263,4 +312,9 @@ def test_a_walk_through_every_documented_key_at_each_size(workspace: Path, tmp_p
         walk.expect("app.quit", lambda s: "Rows" not in s and "^s Save" not in s)  # the studio gone
     finally:
         walk.term.close()
+    judged = tmp_path / "judged"
+    judged.mkdir()
+    shutil.copy(ROOT / "samples" / "multidoc_qa.contract.yaml", judged)
+    shutil.copy(ROOT / "samples" / "eval" / "multidoc_qa.labelled.jsonl", judged)
+    walk_judged(walk, judged, tmp_path / "config", size)
     assert walk.walked | set(NOT_WALKED) == keymap_ids(), sorted(keymap_ids() - walk.walked - set(NOT_WALKED))

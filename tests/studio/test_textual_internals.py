@@ -239,7 +239,7 @@ PINNED = [
 # The private steps Textual takes itself, which the adapter forwards to public methods: where and how it takes them.
 CALLED = {"App._shutdown": ("textual.app", "._shutdown()"),
           "App._handle_exception": ("textual.app", "._handle_exception("),
-          "Screen._compositor_refresh": ("textual.screen", "._compositor_refresh()"),
+          "Screen._compositor_refresh": ("textual.screen", "self._compositor_refresh()"),
           "TextArea._set_document": ("textual.widgets._text_area", "self._set_document("),
           "TextArea._build_highlight_map": ("textual.widgets._text_area", "self._build_highlight_map()"),
           "TextArea._render_line": ("textual.widgets._text_area", "self._render_line("),
