@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import threading
+import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual import events
+from textual.app import App
+from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
@@ -32,22 +38,63 @@ def _press_waits_for_ordered_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     # process looks idle, which may be before held keys are released; wait for them as a user's screen would show.
     # A dialog takes no key typed before it was drawn (studio/keys.py's Dialog), and Pilot stamps a key when it is
     # made: a user types into a dialog once it is shown, so a press waits for an open dialog to be drawn first.
-    from contractstudio.studio.keys import Dialog
+    # The studio says when a key is handled, so a press waits for that and no longer: Textual's own press waits for
+    # the process to look idle twice per key (at least 40 ms, up to 2 s while a worker thread runs), most of the
+    # studio tests' time. Other apps keep Textual's press.
+    from contractstudio.studio.keys import Dialog, OrderedKeys
 
     pressed = Pilot.press
 
-    async def press(self: Pilot, *keys: str) -> None:
+    async def dialog_drawn(pilot: Pilot) -> None:
         for _ in range(300):  # at most ~3 s
-            screen = self.app.screen
+            screen = pilot.app.screen
             if not isinstance(screen, Dialog) or screen.drawn:
                 break
-            await self.pause(0.01)
-        await pressed(self, *keys)
-        handled = getattr(self.app, "keys_handled", None)
-        if handled is not None:
-            await handled()
+            await pilot.pause(0.01)
+
+    async def press(self: Pilot, *keys: str) -> None:
+        app = self.app
+        if not isinstance(app, OrderedKeys):
+            await dialog_drawn(self)
+            await pressed(self, *keys)
+            return
+        for key in keys:
+            await dialog_drawn(self)  # each key is typed once the one before it is handled (as a user waits to see it)
+            app.post_message(key_event(key, app))
+            await queue_read(app)  # the app has taken the key (held it: keys_handled waits for it from now)
+            await app.keys_handled()
+            await drawn(app)  # and the screen is drawn after it: what it opened after the paint (a popup) is shown
+        await self._wait_for_screen()
 
     monkeypatch.setattr(Pilot, "press", press)
+
+
+def key_event(key: str, app: App) -> events.Key:
+    """The key event Textual's Pilot.press makes of a key name ("a", "enter", "ctrl+s", ":")."""
+    if len(key) == 1 and not key.isalnum():
+        key = _character_to_key(key)
+    try:
+        char: str | None = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+    except KeyError:
+        char = key if len(key) == 1 else None
+    event = events.Key(key, char)
+    event.set_sender(app)
+    return event
+
+
+async def drawn(app: App) -> None:
+    """Return once the screen has been drawn after what the app has handled so far, and the callbacks waiting for
+    that paint have run."""
+    done = asyncio.Event()
+    if app.call_after_refresh(done.set):
+        await asyncio.wait_for(done.wait(), timeout=30)
+
+
+async def queue_read(app: App) -> None:
+    """Return once the app has read every message in its queue now (a callback queued behind them has run)."""
+    done = asyncio.Event()
+    if app.call_later(done.set):
+        await asyncio.wait_for(done.wait(), timeout=30)
 
 
 @pytest.fixture
@@ -74,12 +121,19 @@ def make_app(workspace: Path) -> Callable[..., StudioApp]:
 async def settle(pilot) -> None:
     """Wait for the debounce, the analysis worker and the redraw.
 
-    A fixed pause alone is not enough on a loaded machine (the debounce timer may not
-    have fired yet), so wait until the edit screen shows the analysis of its current text.
+    A fixed pause is not enough on a loaded machine (the debounce timer may not have fired yet) and too long on a
+    quiet one, so wait until the edit screen shows the analysis of its current text (an edit makes the shown one
+    stale: `live.current` is None until the new one is accepted) and no worker runs.
     """
-    await pilot.pause(0.3)
+    await pilot.pause()
     await pilot.app.workers.wait_for_complete()
-    for _ in range(40):  # at most ~4 s
+    deadline = time.monotonic() + 10  # the condition, not the time, ends the wait: the deadline is for a stuck one
+    while True:
+        if time.monotonic() > deadline:
+            import os
+            if os.environ.get("SETTLE_STRICT"):
+                raise AssertionError("settle timed out")
+            break
         edit = next((s for s in pilot.app.screen_stack if hasattr(s, "live") and hasattr(s, "analysis")), None)
         if edit is None and isinstance(pilot.app, StudioApp):
             try:
@@ -91,7 +145,7 @@ async def settle(pilot) -> None:
         )
         if current and not any(w.is_running for w in pilot.app.workers):
             break
-        await pilot.pause(0.1)
+        await pilot.pause(0.02)
         await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 
