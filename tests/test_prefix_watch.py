@@ -28,9 +28,10 @@ prompt: Label it.
 GOOD = '{"label": "negative", "reason": "r", "tags": [], "score": 1}'
 
 
-def load(tmp_path: Path, extra: str = "") -> cs.Contract:  # type: ignore[name-defined]
+def load(tmp_path: Path, extra: str = "", text: str = CONTRACT) -> cs.Contract:  # type: ignore[name-defined]
+    """The contract `text` (plus `extra`), written in the test's folder and loaded."""
     path = tmp_path / "label.contract.yaml"
-    path.write_text(CONTRACT + extra)
+    path.write_text(text + extra)
     return cs.load(path)
 
 
@@ -179,9 +180,7 @@ json_reply: strict
 
 
 def test_an_anchored_pattern_stops_at_the_first_character_no_match_continues(tmp_path: Path) -> None:
-    path = tmp_path / "codes.contract.yaml"
-    path.write_text(PATTERNED)
-    contract = cs.load(path)
+    contract = load(tmp_path, text=PATTERNED)
     reply = '{"code": "A1x9", "tail": "..."}'
     found = first_stop(contract, reply)
     assert found is not None and found.position == reply.index("x")
@@ -190,9 +189,7 @@ def test_an_anchored_pattern_stops_at_the_first_character_no_match_continues(tmp
 
 
 def test_an_unanchored_pattern_and_a_minimum_length_are_judged_when_the_string_ends(tmp_path: Path) -> None:
-    path = tmp_path / "codes.contract.yaml"
-    path.write_text(PATTERNED)
-    contract = cs.load(path)
+    contract = load(tmp_path, text=PATTERNED)
     reply = '{"code": "A12", "tail": "abc", "word": "more"}'
     found = first_stop(contract, reply)
     assert found is not None and found.position == reply.index('"abc"') + 4 and found.clause == "output.tail: pattern"
@@ -202,9 +199,7 @@ def test_an_unanchored_pattern_and_a_minimum_length_are_judged_when_the_string_e
 
 def test_a_pattern_engines_may_read_differently_is_left_to_the_whole_reply(tmp_path: Path) -> None:
     # Python's case folding and word classes are not the Rust engine's that pydantic runs: never decided early
-    path = tmp_path / "codes.contract.yaml"
-    path.write_text(PATTERNED)
-    contract = cs.load(path)
+    contract = load(tmp_path, text=PATTERNED)
     assert first_stop(contract, '{"code": "A12", "word": "ABC"}') is None
     assert first_stop(contract, '{"code": "A12", "word": "xyz"}') is None
 
@@ -238,9 +233,7 @@ post:
 
 
 def test_a_monotone_post_condition_stops_the_reply_at_the_character_that_breaks_it(tmp_path: Path) -> None:
-    path = tmp_path / "summary.contract.yaml"
-    path.write_text(MONOTONE)
-    contract = cs.load(path)
+    contract = load(tmp_path, text=MONOTONE)
     reply = '{"summary": "a TODO list of things", "tags": []}'
     found = first_stop(contract, reply)
     assert found is not None and found.position == reply.index("TODO") + 3 and found.clause == "post[1] 'no_todo'"
@@ -252,22 +245,18 @@ def test_a_monotone_post_condition_stops_the_reply_at_the_character_that_breaks_
 
 
 def test_a_lower_bound_marked_monotone_is_refused_by_the_analyzer_and_never_stops_a_reply(tmp_path: Path) -> None:
-    path = tmp_path / "summary.contract.yaml"
-    path.write_text(MONOTONE)
-    contract = cs.load(path)
+    contract = load(tmp_path, text=MONOTONE)
     assert first_stop(contract, '{"summary": "abc"}') is None  # too short while written, but it could have grown
     from contractstudio.analysis.check import Context, check_file
     from contractstudio.trust import hook_folder
 
-    report = check_file(path, Context(hooks=hook_folder(path, False)))
+    report = check_file(Path(contract.path), Context(hooks=hook_folder(Path(contract.path), False)))
     found = [d for d in report.diagnostics if d.code == "CON133"]
     assert [d.message.split(" is marked")[0] for d in found] == ["post[2]"]
 
 
 def test_a_bound_read_from_the_input_is_watched_only_when_the_watch_has_the_calls_values(tmp_path: Path) -> None:
-    path = tmp_path / "summary.contract.yaml"
-    path.write_text(MONOTONE.replace("len(output.summary) <= 20", "len(output.summary) <= 200"))
-    contract = cs.load(path)
+    contract = load(tmp_path, text=MONOTONE.replace("len(output.summary) <= 20", "len(output.summary) <= 200"))
     reply = '{"summary": "' + "y" * 14 + '"}'
     assert first_stop(contract, reply) is None
     watch = watch_for(contract.plan, "off", {"input": "abc"})
@@ -309,9 +298,7 @@ def test_a_python_contracts_type_with_a_before_validator_is_judged_only_whole() 
 
 
 def test_a_backtracking_pattern_spends_the_replys_regex_budget_and_is_then_left_to_the_whole_reply(tmp_path: Path) -> None:
-    path = tmp_path / "codes.contract.yaml"
-    path.write_text(PATTERNED.replace('"^[A-Z][0-9]{2}$"', '"^(a|a)+$"'))
-    contract = cs.load(path)
+    contract = load(tmp_path, text=PATTERNED.replace('"^[A-Z][0-9]{2}$"', '"^(a|a)+$"'))
     reply = '{"code": "' + "a" * 40 + 'b", "tail": "b"}'
     watch = watch_for(contract.plan, "off")
     assert watch is not None

@@ -24,7 +24,7 @@ from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.dialects.translate import read_dialects
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE
-from contractstudio.reading.project import is_python
+from contractstudio.reading.project import is_python, project_for
 from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 from contractstudio.trust import hook_folder
 
@@ -187,7 +187,8 @@ def read_file_source(reading: SourceFile, path: str, ctx: Context | None, locati
     """A file's reading with every document of another format read as its native kind (reading/dialects)."""
     if location is None and not path.startswith("<"):
         location = Path(path)
-    return read_dialects(reading, dialect=ctx.dialect if ctx else None, location=location)
+    return read_dialects(reading, dialect=ctx.dialect if ctx else None, location=location,
+                         settings=ctx.settings if ctx else None)
 
 
 def check_file(path: Path, ctx: Context | None = None, display: str | None = None) -> FileReport:
@@ -200,6 +201,8 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
         ctx = Context(hooks=hook_folder(path, False))
     elif ctx.root is None:
         ctx = replace(ctx, hooks=hook_folder(path, ctx.trusted))
+    if ctx.settings is None:  # the file's folder settings, from its project (the analysis reads none itself)
+        ctx = replace(ctx, settings=project_for(path).settings_of(path.parent))
     return check_text(text, name, ctx, location=path)
 
 
