@@ -95,7 +95,7 @@ def test_the_studio_lists_what_check_looks_at_with_the_same_ignore_rules_and_lin
     assert check(repo) == {"ok.tools.yaml", "inside.tools.yaml"}
     assert studio(repo / "sub") == {"inside.tools.yaml", "calls.jsonl"} and check(repo / "sub") == {"inside.tools.yaml"}
     # a mutant of the one ignore decision (the project skips nothing): both faces follow it, none keeps its own walk
-    monkeypatch.setattr(project_module.Project, "ignored", lambda self, path, folder=False: False)
+    monkeypatch.setattr(project_module.Project, "skipper", lambda self, folder, **how: lambda name, is_folder=False: False)
     assert {"x.gen.yaml", "y.gen.yaml", "b.tools.yaml"} <= studio(repo) & check(repo)
     assert "link.contract.yaml" not in studio(repo) | check(repo)  # a link out of the project, as for check
     # a mutant of the link policy (every link allowed): both follow it too
@@ -146,3 +146,12 @@ def test_the_analysis_gets_the_folder_settings_in_its_context_and_reads_none_its
     (repo / ".contractstudio.yaml").write_text("dialect: contractstudio\n", encoding="utf-8")
     assert dialects(check_text("name: tiny\n", str(tiny), studio.context_for(tiny))) == ["contractstudio"]
     assert len(reads) == 2
+
+
+def test_a_folder_named_explicitly_is_walked_even_when_an_ignore_file_skips_it(tmp_path: Path) -> None:
+    repo = tree(tmp_path, {".contractstudioignore": "broken/\n*.gen.yaml\n", "ok.tools.yaml": TOOLS,
+                           "broken/a.tools.yaml": TOOLS, "broken/x.gen.yaml": TOOLS, "broken/deeper/b.tools.yaml": TOOLS})
+    assert {p.name for p in discover([repo])} == {"ok.tools.yaml"}  # skipped where the walk meets it
+    # named, it is walked (README: `check samples/broken` still analyzes it); the other patterns still apply inside it
+    assert {p.name for p in discover([repo / "broken"])} == {"a.tools.yaml", "b.tools.yaml"}
+    assert {f.path.name for f in Workspace.open([repo / "broken"]).files} == {"a.tools.yaml", "b.tools.yaml"}

@@ -235,6 +235,10 @@ class Loaded:
         """What a document path is about: the step, type, field, tool, policy, task or scenario it is inside."""
         return subject_at(self.kind, self.doc.data, path)
 
+    def carry(self, before: Loaded, index: int) -> None:
+        """Take over facts of `before` (the last analysis) that an edit inside entry `index` of the kind's long list
+        did not change (analysis/by_entry.py); none by default."""
+
     # ----------------------------------------------------------------- facts several kinds have
 
     @property

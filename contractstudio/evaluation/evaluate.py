@@ -21,6 +21,7 @@ from typing import Any
 from contractstudio.evaluation.dataset import BadRow, Row, choose, format_of, read_rows
 from contractstudio.evaluation.engines import Engine, EngineSetup
 from contractstudio.evaluation.options import ENGINES, MODES, EvalConfig
+from contractstudio.evaluation.record_model import ContractRecord, RecordProblem, checked_record, made_record
 from contractstudio.evaluation.results import (
     MAX_RECORD_BYTES,
     ResultsError,
@@ -75,7 +76,8 @@ class EvalOutcome:
     interrupted: bool = False
 
 
-ProgressSink = Callable[[str, Any, Progress], None]  # ("bad_row" | "record" | "tick", payload, progress)
+# ("bad_row", BadRow | "record", the typed record (record_model.Record) | "tick", None; progress)
+ProgressSink = Callable[[str, Any, Progress], None]
 
 
 def count_rows(path: Path, fmt: str | None) -> int:
@@ -98,8 +100,8 @@ def _finished(cfg: EvalConfig, tally: RunTally, kind: str, contract_sha: str, co
     """Count the records already in the results file (for --resume); refuse results of another contract."""
     assert cfg.out is not None
     for number, _offset, rec in numbered_records(cfg.out, kind):
-        if rec["contract_sha"] != contract_sha:
-            theirs, ours = str(rec.get("contract") or ""), contract_name
+        if rec.contract_sha != contract_sha:
+            theirs, ours = rec.contract, contract_name
             if theirs and ours and theirs != ours:
                 raise ResultsError(f"{cfg.out}:{number}: holds results of contract '{theirs}', not of '{ours}' "
                                    f"({cfg.target.name}); start a new results file, or resume with the file that made it")
@@ -120,7 +122,7 @@ class _Recordings:
         self.path = path
         self.offsets: dict[str, tuple[int, int]] = {}
         for number, offset, rec in numbered_records(path):
-            self.offsets.setdefault(rec["key"], (number, offset))
+            self.offsets.setdefault(rec.key, (number, offset))
         self._file = open(path, "rb")
 
     def trace(self, key: str) -> list[dict[str, Any]] | None:
@@ -129,7 +131,11 @@ class _Recordings:
             return None
         number, offset = found
         self._file.seek(offset)
-        rec = strict_json(self._file.readline(MAX_RECORD_BYTES + 1).decode("utf-8", errors="replace"))
+        line = self._file.readline(MAX_RECORD_BYTES + 1).decode("utf-8", errors="replace")
+        try:  # the line was checked as the file opened; it is read again, so it is checked again
+            rec = checked_record(strict_json(line), "contract")
+        except (ValueError, RecordProblem) as err:
+            raise ResultsError(f"{self.path}:{number}: {err}") from None
         return recorded_trace(self.path, number, rec)
 
 
@@ -251,24 +257,26 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     commit = getattr(getattr(runner, "store", None), "commit", None)  # the replies of the rows done so far, first
     try:
         with _kept_out_of_collections():
-            for rec in records:
-                if rec is None:
+            for made in records:
+                if made is None:
                     if on_progress is not None:
                         on_progress("tick", None, progress)
                     continue
+                rec = made_record(made, kind)  # checked before it is written; every reader below reads it typed
                 if commit is not None:
                     commit()
                 if writer is not None:
-                    writer.write(rec)
+                    writer.write(made)
                 counted = tally.add(rec)
                 if comparison is not None:
                     comparison.see(rec)
                 progress.done += 1
-                progress.successful += bool(rec.get("successful"))
-                progress.cost += float(rec.get("cost_usd") or 0.0) - float((rec.get("cache") or {}).get("saved_usd") or 0.0)
+                progress.successful += rec.successful
+                if isinstance(rec, ContractRecord):  # a pipeline's simulation costs nothing
+                    progress.cost += rec.cost_usd - rec.cache.saved_usd
                 if on_progress is not None:
                     on_progress("record", rec, progress)
-                if sprt is not None and counted and sprt.add(bool(rec.get("successful"))) is not None:
+                if sprt is not None and counted and sprt.add(rec.successful) is not None:
                     break  # decided: the rows still in flight are cancelled as the engine closes
     except KeyboardInterrupt:
         interrupted = True

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.documents.provider_profiles import REQUESTED
+from contractstudio.evaluation.dataset import FORMATS
 from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.runtime.call_state import TransportRetry
 
 MODES = ("live", "scripted", "replay", "judge")  # EvalConfig.mode; judge: each row's labelled output, judged once
 ENGINES = ("local", "ray")  # EvalConfig.engine (engines.py: one signature; evaluate.engine_for chooses)
-FORMATS = ("jsonl", "json", "csv")  # a dataset's formats (evaluation/dataset.py reads them)
 
 
 @dataclass(frozen=True, slots=True)

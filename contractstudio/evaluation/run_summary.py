@@ -17,6 +17,7 @@ from typing import Any
 
 from contractstudio.evaluation.judge import JudgeTally
 from contractstudio.evaluation.pipelines import PipelineTally
+from contractstudio.evaluation.record_model import ContractRecord, Record
 from contractstudio.evaluation.results import read_records
 from contractstudio.evaluation.summary import Tally
 
@@ -31,11 +32,12 @@ class RunTally:
         self.judging = judge is not None  # a judged run: its tables even when no row got as far as a verdict
         self.judged = JudgeTally(judge)
 
-    def add(self, rec: dict[str, Any]) -> bool:
+    def add(self, rec: Record) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
         if not self.figures.add(rec):
             return False
-        self.judged.add(rec)  # a record without a label and verdicts (not judged) adds nothing to the tables
+        if isinstance(rec, ContractRecord):  # one without a label and verdicts (not judged) adds nothing to the tables
+            self.judged.add(rec)
         return True
 
     def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
@@ -46,13 +48,13 @@ class RunTally:
         return out
 
 
-def results_summary(path: Path, keep: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def results_summary(path: Path, keep: Callable[[Record], None] | None = None) -> dict[str, Any]:
     """The summary of a results file, as the run that wrote it gave it (less its bad rows and timing, which the file
     does not hold); `keep` sees each counted record. Raises ResultsError with the line of a record that is not one."""
     tally: RunTally | None = None
     for rec in read_records(path, None):  # the first record says contract or pipeline; every one is checked
         if tally is None:
-            tally = RunTally(str(rec.get("kind", "contract")))
+            tally = RunTally(rec.kind)
         if tally.add(rec) and keep is not None:
             keep(rec)
     return (tally or RunTally("contract")).summary()

@@ -123,14 +123,18 @@ def project_files(folder: Path, endings: tuple[str, ...]) -> Iterator[Path | Unr
     An ignore file met on the way that could not be read is yielded as such, where it is met."""
     project = project_for(folder)  # its root, settings and ignore rules, found once
     workspace = (project.root,)
+    # a folder named that its ignore files skip is walked all the same (as a file named is analyzed), with their other rules
+    real = Path(os.path.realpath(folder))
+    named = real if real != project.root and project.ignored(folder, folder=True) else None
     for dirpath, dirnames, filenames in os.walk(folder):
         here = Path(dirpath)
         unread = project.rules(Path(os.path.realpath(here))).unread
         if unread is not None:
             yield UnreadIgnoreFile(here / IGNORE_FILE, unread)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not project.ignored(here / d, folder=True))
+        skipped = project.skipper(here, named=named)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not skipped(d, True))
         for name in sorted(filenames):
-            if not name.endswith(endings) or name == SETTINGS_FILE or project.ignored(here / name):
+            if not name.endswith(endings) or name == SETTINGS_FILE or skipped(name, False):
                 continue
             f = here / name
             # os.walk does not enter symlinked folders, so only a symlinked file can lead out: judged on its target

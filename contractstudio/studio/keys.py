@@ -28,11 +28,11 @@ from typing import Any
 from textual import events
 from textual.content import Content
 from textual.message_pump import MessagePump
-from textual.screen import ModalScreen, ScreenResultType
+from textual.screen import ScreenResultType
 from textual.widgets import Button
 
 from contractstudio.studio import give_way
-from contractstudio.studio.textual_internals import AppSteps, app_nodes, textual_time
+from contractstudio.studio.textual_internals import AppSteps, ModalScreenSteps, app_nodes, textual_time
 
 # A node that never stops getting messages (an animation) must not hold the keys back for ever.
 MAX_WAITS_PER_KEY = 200
@@ -152,7 +152,7 @@ async def _after_waiting(node: MessagePump) -> bool:
     return True
 
 
-class Dialog(ModalScreen[ScreenResultType]):
+class Dialog(ModalScreenSteps[ScreenResultType]):
     """A modal dialog: it takes no key typed before it was drawn, and each of its buttons has a letter key,
     underlined in its label.
 
@@ -175,8 +175,15 @@ class Dialog(ModalScreen[ScreenResultType]):
                 button.set_reactive(Button.label, Content(label).stylize("underline", at, at + 1))
                 button.refresh()
 
+    def painted(self) -> None:
+        """The dialog's paint is written to the terminal: from its first, the user sees it (and a key typed from then
+        on is for it), however long the loop takes to come to the callbacks after the refresh."""
+        if self.is_current:
+            self._drawn()
+
     def _drawn(self) -> None:
-        self._drawn_at = textual_time()
+        if self._drawn_at == math.inf:
+            self._drawn_at = textual_time()
 
     @property
     def drawn(self) -> bool:

@@ -22,12 +22,13 @@ from textual.cache import LRUCache
 from textual.dom import DOMNode
 from textual.keys import _character_to_key
 from textual.message_pump import MessagePump
+from textual.screen import ModalScreen, ScreenResultType
 from textual.strip import Strip
 from textual.widgets import OptionList, Select, TextArea
 from textual.widgets._footer import FooterKey
 from textual.widgets.text_area import Edit, EditHistory, Selection, WrappedDocument
 
-__all__ = ["AppSteps", "FooterKey", "TextAreaSteps", "adopt", "app_nodes", "class_bindings", "key_name",
+__all__ = ["AppSteps", "FooterKey", "ModalScreenSteps", "TextAreaSteps", "adopt", "app_nodes", "class_bindings", "key_name",
            "lay_out_one_row_per_line", "measure_rows_again", "offered_values", "own_bindings", "row_lines",
            "textual_time", "undo_steps", "wrap_settings"]
 
@@ -178,6 +179,22 @@ class AppSteps(App[ReturnType]):
         Public replacement: none (App has no public hook for an exception in a handler).
         """
         super()._handle_exception(error)
+
+
+class ModalScreenSteps(ModalScreen[ScreenResultType]):
+    """Textual's ModalScreen, with its paint as a public step to override."""
+
+    def _compositor_refresh(self) -> None:
+        super()._compositor_refresh()
+        self.painted()
+
+    def painted(self) -> None:
+        """Called after each paint of the screen was handed to the terminal (Screen._compositor_refresh).
+
+        Why: a dialog takes keys from its first paint (studio/keys.py); `call_after_refresh` runs only once the loop
+        comes to the callbacks after the refresh, late under load, and a key typed meanwhile at a dialog the user sees
+        was dropped. Public replacement: none (no event says a screen was written to the terminal).
+        """
 
 
 class TextAreaSteps(TextArea):

@@ -30,7 +30,8 @@ def _listed(root: Path) -> Iterator[WorkspaceFile]:
         if isinstance(path, UnreadIgnoreFile):
             continue  # `check` says why its patterns are not applied
         kind = kind_of_path(path)
-        if kind in KINDS or (path.suffix != ".jsonl" and (found := ownership_of(path)) is not None and found.ours):
+        # a YAML file without one of our kinds may still be ours (a file dialect's file was judged by kind_of_path already)
+        if kind in KINDS or (path.name.endswith(YAML_ENDINGS) and (found := ownership_of(path)) is not None and found.ours):
             yield WorkspaceFile(path, kind)
 
 

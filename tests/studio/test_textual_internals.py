@@ -222,6 +222,7 @@ PINNED = [
     ("textual.widgets.text_area", "WrappedDocument._tab_width_cache", "lay_out_one_row_per_line"),
     ("textual.app", "App._shutdown", "AppSteps.before_shutdown"),
     ("textual.app", "App._handle_exception", "AppSteps.exception_in_handler"),
+    ("textual.screen", "Screen._compositor_refresh", "ModalScreenSteps.painted"),
     ("textual.widgets", "TextArea._set_document", "TextAreaSteps.set_document"),
     ("textual.widgets", "TextArea._build_highlight_map", "TextAreaSteps.build_highlight_map"),
     ("textual.widgets", "TextArea._render_line", "TextAreaSteps.render_row"),
@@ -238,6 +239,7 @@ PINNED = [
 # The private steps Textual takes itself, which the adapter forwards to public methods: where and how it takes them.
 CALLED = {"App._shutdown": ("textual.app", "._shutdown()"),
           "App._handle_exception": ("textual.app", "._handle_exception("),
+          "Screen._compositor_refresh": ("textual.screen", "self._compositor_refresh()"),
           "TextArea._set_document": ("textual.widgets._text_area", "self._set_document("),
           "TextArea._build_highlight_map": ("textual.widgets._text_area", "self._build_highlight_map()"),
           "TextArea._render_line": ("textual.widgets._text_area", "self._render_line("),
