@@ -76,10 +76,12 @@ class _KeptText(Document):
         return Size(self._widest[1], self.line_count)
 
     revision = 0  # edits so far: what a wrap of the lines was made for (`_RowCountCache`)
+    edited_from = 0  # the first row an edit changed since the highlighter last looked (editor_highlight.py)
 
     def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
         self.revision += 1
         top, bottom = sorted((start, end))
+        self.edited_from = min(self.edited_from, top[0])
         if self._length is not None:
             self._length += len(text) - len(self.get_text_range(top, bottom))
         self._joined = None
