@@ -15,11 +15,13 @@ and fixture in tests/test_export.py), not a second reading of every exported fil
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from contractstudio.analysis.check import Context, check_text
 from contractstudio.findings.diagnostics import Diagnostic, at_least
 from contractstudio.reading.files import read_text
+from contractstudio.reading.project import project_for
 from contractstudio.trust import hook_folder
 
 BOM = "\ufeff"
@@ -36,7 +38,10 @@ def export_file(path: Path, ctx: Context | None = None) -> tuple[str | None, lis
     text, problem = read_text(path)
     if text is None:
         return None, [problem] if problem else []
-    exported, found = export_text(text, str(path), ctx or Context(hooks=hook_folder(path, False)))
+    ctx = ctx or Context(hooks=hook_folder(path, False))
+    if ctx.settings is None:  # the file's folder settings, read here for the analysis
+        ctx = replace(ctx, settings=project_for(path).settings_of(path.parent))
+    exported, found = export_text(text, str(path), ctx)
     if exported is not None and _starts_with_bom(path):
         exported = BOM + exported
     return exported, found

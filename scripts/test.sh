@@ -18,19 +18,24 @@ fi
 # has it); otel: the OpenTelemetry SDK and OTLP exporter of the span tests (tests/test_otel*.py). One environment
 # serves this script and studio.sh (bootstrap.sh keeps the extras installed).
 EXTRAS="[test,ray,local,otel]"
+checks="$(mktemp -d)"
+trap 'rm -rf "$checks"' EXIT
 # Arize Phoenix, the real OTLP receiver of tests/test_otel_phoenix.py, goes into an environment of its own (its pins
-# are not ours); its first install downloads about 850 MB (7-10 minutes), so it runs beside the project's install.
-bash scripts/phoenix.sh &
+# are not ours); its first install downloads about 850 MB (7-10 minutes), so it runs beside the project's install and
+# the tests: only the Phoenix test waits for it, reading its exit status from CONTRACTSTUDIO_PHOENIX_INSTALL.
+export CONTRACTSTUDIO_PHOENIX_INSTALL="$checks/phoenix.rc"
+(
+  set +e
+  bash scripts/phoenix.sh >"$checks/phoenix" 2>&1; echo $? >"$checks/phoenix.rc.part"
+  mv "$checks/phoenix.rc.part" "$checks/phoenix.rc"  # whole or absent: the test never reads half a status
+) &
 phoenix=$!
 bash scripts/bootstrap.sh "$EXTRAS"
-wait "$phoenix"
 # The static checks (ruff, mypy, import layers) and the pre-commit hook's end-to-end test run beside pytest: the
 # hook test installs the package into a fresh virtualenv (about 45 s, most of it pip waiting on files) and mypy's
 # first run is most of a minute on one core; beside the tests they fill the gaps the tests' waits and the workers'
 # last tests leave. Each one's output is printed after the tests, and any failure fails the run.
 hook_test="tests/test_pre_commit_hook.py::test_the_hook_fails_on_a_broken_pipeline_and_passes_once_it_is_fixed"
-checks="$(mktemp -d)"
-trap 'rm -rf "$checks"' EXIT
 (
   set +e
   .venv/bin/ruff check contractstudio tests scripts bench >"$checks/ruff" 2>&1; echo $? >"$checks/ruff.rc"
@@ -46,9 +51,10 @@ set +e
 CI="${CI:-true}" .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadgroup --deselect "$hook_test" "$@"
 tests=$?
 wait "$static"
+wait "$phoenix"
 set -e
 failed=0
-for check in ruff mypy layers hook; do
+for check in phoenix ruff mypy layers hook; do
   if [ "$(cat "$checks/$check.rc")" != 0 ]; then
     echo "== $check failed:" >&2; cat "$checks/$check" >&2; failed=1
   else

@@ -79,3 +79,20 @@ def test_no_test_reaches_the_users_cache_or_config(tmp_path: Path) -> None:
     from contractstudio.trust import config_folder
 
     assert default_cache_dir().is_relative_to(tmp_path) and config_folder().is_relative_to(tmp_path)
+
+
+def test_the_phoenix_test_waits_for_the_install_beside_it_and_fails_with_its_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/test.sh installs Phoenix beside the tests, not before them: only the Phoenix test waits for it."""
+    from test_otel_phoenix import wait_for_the_install
+
+    status = tmp_path / "phoenix.rc"
+    (tmp_path / "phoenix").write_text("ERROR: No matching distribution found for arize-phoenix\n")
+    monkeypatch.setenv("CONTRACTSTUDIO_PHOENIX_INSTALL", str(status))
+    status.write_text("1\n")
+    with pytest.raises(AssertionError, match="No matching distribution found for arize-phoenix"):
+        wait_for_the_install()
+    status.write_text("0\n")
+    wait_for_the_install()  # installed: the test goes on
+    script = (Path(__file__).parents[1] / "scripts" / "test.sh").read_text()
+    assert script.index('wait "$phoenix"') > script.index(".venv/bin/python -m pytest -n")  # pytest does not wait for it

@@ -204,17 +204,18 @@ def test_the_debugger_sees_the_reply_grow_and_the_first_tokens_time(verdict: Any
 
 def test_eval_counts_early_stops_and_what_they_saved(verdict: Any) -> None:
     from contractstudio.evaluation.dataset import Row
-    from contractstudio.evaluation.record_model import record_problem
+    from contractstudio.evaluation.options import EvalConfig
+    from contractstudio.evaluation.record_model import made_record, record_problem
     from contractstudio.evaluation.rows import EvalJob, record
     from contractstudio.evaluation.summary import Tally, render
 
-    job = EvalJob(contract_text=CONTRACT, contract_path="verdict.contract.yaml", contract_digest="d", mode="scripted")
+    job = EvalJob.of(EvalConfig(target=Path("verdict.contract.yaml"), data=Path("rows.jsonl"), mode="scripted"), CONTRACT)
     tally = Tally()
     for number, replies in enumerate([[DOOMED, GOOD], [GOOD], [DOOMED, DOOMED, GOOD]], 1):
         result = verdict.call(REVIEW, ScriptedModel(replies, streamed=True), options=WATCHED)
         rec = record(job, Row(number, str(number), REVIEW, f"d{number}"), result)
         assert record_problem(rec, "contract") is None
-        tally.add(rec)
+        tally.add(made_record(rec, "contract"))
     whole = len(token_pieces(DOOMED))
     stops = tally.summary()["early_stops"]
     cut = stops["tokens_at_cut"] // 3

@@ -108,6 +108,8 @@ TAMPERED = {
     "latency_s: [1]": ('"latency_s":', '"latency_s":[1],"x":', "latency_s: Input should be a valid number"),
     "transport: [1]": ('"transport":[]', '"transport":[1]', "transport.0: Input should be"),
     "successful while it fell back": ('"outcome":"first_try"', '"outcome":"fallback"', "successful is true but the outcome is fallback"),
+    "cache hits: -1": ('"cache":{"hits":0', '"cache":{"hits":-1', "cache.hits: Input should be greater than or equal to 0"),
+    "structured: 'xml'": ('"structured":', '"structured":"xml","x":', "structured: Input should be"),
 }
 
 

@@ -24,6 +24,7 @@ from contractstudio.runtime.events import (
     ModelRequest,
     PlainEvent,
     RetryWait,
+    StageEnd,
     StageStart,
     TransportFailure,
     ValidationFailure,
@@ -163,3 +164,67 @@ def test_perf_of_a_recorded_trace_is_the_one_of_its_events() -> None:
     assert stats["generate"]["count"] == sum(1 for e in ends if e.stage == "generate")
     assert stats["llm"]["calls"] == len(trace.of(ModelReply))
     assert stats["total_execution"]["total"] == trace[len(trace) - 1].t
+
+
+def _stepped_and_called(contract: Any, value: Any, replies: list[Any], **options: Any) -> tuple[list[Any], Any, Any]:
+    """The same call stepped event by event (as the debugger does) and called to its end: (the events each step
+    returned, the stepped session, the call's result)."""
+    streamed = "watch_for" in options  # a watched call's replies stream (and may be cut early)
+    stepped = contract.session(value, ScriptedModel(list(replies), streamed=streamed),
+                               options=CallOptions(wait=False, rng=random.Random(0), **options))
+    seen = []
+    while (event := stepped.step()) is not None:
+        assert stepped.last is event
+        seen.append(event)
+    called = contract.session(value, ScriptedModel(list(replies), streamed=streamed),
+                              options=CallOptions(wait=False, rng=random.Random(0), **options)).run(raise_on_violation=False)
+    return seen, stepped, called
+
+
+def test_a_call_s_events_read_after_it_are_the_ones_a_stepped_session_returned_as_it_ran() -> None:
+    """The engine records a call's events as rows and builds them when something reads them (issue 36.10): what a caller
+    reads after the call is what the debugger got at each step, and the trace holds the very events a step returned."""
+    qa, pre = cs.load(QA), cs.load(PRE)
+    scenario = qa.doc.scenarios[0]
+    good, value = scenario.responses[0], scenario.input
+    low = '{"answer": "x", "evidence": [], "coverage_score": 0.1}'
+    faults = [TransportFault("rate limited", kind="rate_limit", retryable=True, status=429, exc_class="RateLimitError", retry_after=0.5),
+              TransportFault("no key", kind="authentication", retryable=False, status=401, exc_class="AuthenticationError")]
+    cases = [(qa, value, [faults[0], low, "not json at all", good], {}), (qa, value, [faults[1]], {}), (qa, value, ["{}"], {}),
+             (qa, None, [good], {}), (pre, {"name": " "}, ['{"name": "Ada"}', *['{"text": "Hi"}'] * 3], {}),
+             (pre, {"nom": 3}, ['{"name": "Bo"}', '{"text": "Hello Bo"}'], {}),
+             (qa, value, ["Sure: {}", good], {"watch_for": lambda plan, mode: _NotAnObject()})]
+    covered: set[str] = set()
+    for contract, given, replies, options in cases:
+        seen, stepped, called = _stepped_and_called(contract, given, replies, **options)
+        covered |= {e.type for e in seen}
+        assert stepped.trace.events == seen  # the same objects: an edit made at a step is in the trace
+        unread = len(called.trace)
+        assert [type(e) for e in called.trace] == [type(e) for e in seen] and len(called.trace) == unread
+        assert [e.seq for e in called.trace] == list(range(1, unread + 1))
+        assert _comparable(called.trace.to_jsonl()) == _comparable(stepped.trace.to_jsonl()), (contract.name, replies)
+    assert covered == set(EVENT_TYPES) - {"replay_divergence", "structure_fallback"}
+
+
+def test_a_call_s_event_times_are_its_clock_s_when_each_happened() -> None:
+    """An event recorded as a row keeps the time it happened, not the time it was read; a stage's duration is its end's
+    time minus its start's."""
+    qa = cs.load(QA)
+    scenario = qa.doc.scenarios[0]
+    readings: list[float] = []
+
+    def clock() -> float:
+        readings.append(len(readings) * 0.125)
+        return readings[-1]
+
+    result = qa.call(scenario.input, ScriptedModel(["{}", scenario.responses[0]]), options=CallOptions(wait=False, clock=clock))
+    read_at = len(readings)
+    times = [e.t for e in result.trace]
+    assert len(readings) == read_at  # reading the events asked the clock nothing
+    assert times == sorted(times) and set(times) <= {r - readings[0] for r in readings}
+    started: dict[str, float] = {}
+    for event in result.trace:
+        if isinstance(event, StageStart):
+            started[event.stage] = event.t
+        elif isinstance(event, StageEnd):
+            assert event.duration_s == event.t - started[event.stage]

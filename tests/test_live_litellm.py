@@ -211,3 +211,31 @@ def test_a_reply_names_the_model_version_and_fingerprint_the_server_gives(stream
     assert reply.system_fingerprint == "fp_7" and bool(reply.chunk_ends) is streamed
     # a whole reply names the model that answered; litellm labels a stream's chunks with the requested one
     assert reply.model_version == (None if streamed else "test-model-2026-01-01")
+
+
+@pytest.mark.parametrize("refused", [False, True], ids=["answered", "refused"])
+def test_a_reply_s_fields_are_read_as_getattr_reads_them(refused: bool) -> None:
+    """The live model reads litellm's replies and chunks where pydantic keeps their fields, not through its slow
+    `__getattr__` for a missing name (issue 36.10): whole or streamed, answered or refused, every name it reads (and
+    some it does not) reads as `getattr(obj, name, None)` does."""
+    import litellm
+    from openai_server import Reply
+
+    from contractstudio.runtime.live_stream import field_of
+
+    names = ("usage", "_hidden_params", "refusal", "provider_specific_fields", "content", "model", "system_fingerprint",
+             "finish_reason", "delta", "message", "choices", "role", "not_a_field", "_not_private", "model_dump", "json")
+    reply = Reply(refusal="I can't help with that.") if refused else Reply(GOOD, model="m-1", system_fingerprint="fp_1")
+    with OpenAIServer([reply] * 2) as server:
+        asked = {"model": "openai/test-model", "api_base": server.base_url, "api_key": KEY,
+                 "messages": [{"role": "user", "content": "hi"}]}
+        whole = litellm.completion(**asked)
+        chunks = list(litellm.completion(**asked, stream=True, stream_options={"include_usage": True}))
+    mock = litellm.completion(model="openai/gpt-4o-mini", messages=asked["messages"], mock_response=GOOD, api_key=KEY)
+    objects = [whole, whole.choices[0], whole.choices[0].message, whole.usage, mock, mock.choices[0].message,
+               *chunks, *(c.choices[0] for c in chunks if c.choices), *(c.choices[0].delta for c in chunks if c.choices),
+               threading.Event()]
+    for obj in objects:
+        for name in names:
+            assert field_of(obj, name) == getattr(obj, name, None), (type(obj).__name__, name)
+    assert any(field_of(o, "refusal") or (field_of(o, "provider_specific_fields") or {}).get("refusal") for o in objects) is refused

@@ -43,6 +43,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_run_eval_the_ray_workers_rows_the_studio_and_the_api_load_through_the_one_loader(
         seen: list[Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from contractstudio.evaluation.options import EvalConfig
     from contractstudio.evaluation.rows import EvalJob, RowRunner
     from contractstudio.studio.calls import runnable_contracts
 
@@ -55,7 +56,7 @@ def test_run_eval_the_ray_workers_rows_the_studio_and_the_api_load_through_the_o
     assert code == 0 and json.loads(out)["summary"]["successful"] == 1 and seen[-1] == QA
 
     seen.clear()  # a Ray worker builds its RowRunner from the job (the contract's text travels, not the path)
-    RowRunner(EvalJob(contract_text=QA.read_text(), contract_path=str(QA), mode="scripted"))
+    RowRunner(EvalJob.of(EvalConfig(target=QA, data=data, mode="scripted"), QA.read_text()))
     assert seen == [QA]
 
     seen.clear()

@@ -1,7 +1,8 @@
 """Every private attribute of a dependency the package relies on still exists, each with why we use it.
 
 A pinned upgrade that removes one fails here, naming the reason, instead of failing later in the studio or on
-a live call. litellm is read as source (importing it takes seconds); the others are imported.
+a live call. litellm is read as source (importing it takes seconds); the others are imported. Textual's are all used
+by one module, studio/textual_internals.py, and pinned by its test (tests/studio/test_textual_internals.py).
 """
 
 from __future__ import annotations
@@ -14,78 +15,18 @@ from pathlib import Path
 
 import pytest
 
-# (module, attribute path, why contractstudio uses it, where)
-TEXTUAL_AND_OTHERS = [
-    ("textual.keys", "_character_to_key", "the keymap turns a configured character into Textual's key name", "studio/keymap.py"),
-    ("textual.document._document", "Document", "the editor's highlight guard calls the plain document's replace_range",
-     "studio/widgets/editor_documents.py"),
-    ("textual.document._document", "EditResult", "the editor's replace_range override returns it", "studio/widgets/editor_documents.py"),
-    ("textual.document._document", "Location", "the editor's replace_range override takes it", "studio/widgets/editor_documents.py"),
-    ("textual.document._syntax_aware_document", "SyntaxAwareDocument", "the highlight guard subclasses it",
-     "studio/widgets/editor_documents.py"),
-    ("textual.document._wrapped_document", "WrappedDocument", "the row-count cache subclasses it", "studio/widgets/editor_documents.py"),
-    ("textual.document._wrapped_document", "WrappedDocument._width",
-     "the row count is the line count when the editor does not wrap (0: no wrapping)", "studio/widgets/editor_documents.py"),
-    ("textual.document._wrapped_document", "WrappedDocument._wrap_offsets",
-     "an unwrapped text without tabs is laid out without measuring each line", "studio/widgets/editor_documents.py"),
-    ("textual.document._wrapped_document", "WrappedDocument._line_index_to_offsets",
-     "an unwrapped text without tabs is laid out without measuring each line", "studio/widgets/editor_documents.py"),
-    ("textual.document._wrapped_document", "WrappedDocument._tab_width_cache",
-     "an unwrapped text without tabs is laid out without measuring each line", "studio/widgets/editor_documents.py"),
-    ("textual.document._wrapped_document", "WrappedDocument._tab_width",
-     "an unwrapped text without tabs is laid out without measuring each line", "studio/widgets/editor_documents.py"),
-    ("textual.document._wrapped_document", "WrappedDocument._offset_to_line_info",
-     "finding markers map a screen row to its document line", "studio/widgets/editor.py"),
-    ("textual.widgets._footer", "FooterKey", "the footer renders our key hints with Textual's own key widget",
-     "studio/widgets/footer.py"),
-    ("textual.widgets", "TextArea._set_document", "the editor swaps in the guarded syntax document", "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._on_key", "the editor's key handling wraps Textual's", "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._rewrap_and_refresh_virtual_size",
-     "the editor's own _set_document ends as TextArea's does (its text set once, no whole-text tree)", "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._highlights", "the editor fills the highlights of the rows around the view",
-     "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._get_builtin_highlight_query", "the editor parses the rows around the view with "
-     "TextArea's own YAML highlight query", "studio/widgets/editor_highlight.py"),
-    ("textual._tree_sitter", "get_language", "the editor parses the rows around the view with TextArea's own YAML grammar",
-     "studio/widgets/editor_highlight.py"),
-    ("textual.widgets", "TextArea._render_line", "the editor draws finding markers over each line", "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._build_highlight_map", "the editor highlights the rows around the view from its own parse",
-     "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._watch_selection", "the editor repaints the rows a new selection leaves and reaches",
-     "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._line_cache", "the editor keys its drawn rows as TextArea does, and forgets changed ones",
-     "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._cursor_offset", "part of a drawn row's key (the cursor's row)", "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._has_cursor", "a jump centres the cursor's row as TextArea does (no cursor: no scroll)",
-     "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._recompute_cursor_offset", "a jump measures the cursor's place as TextArea does",
-     "studio/widgets/editor.py"),
-    ("textual.document._history", "EditHistory._undo_stack",
-     "a rename's or a quick fix's edits are joined into one step of undo (no public way)", "studio/widgets/editor.py"),
-    ("textual._time", "get_time", "a dialog's drawing time is on the clock of a key's `time` (keys typed before are not its)",
-     "studio/keys.py"),
-    ("textual.widgets", "TextArea._cursor_visible", "part of a drawn row's key (the blink)", "studio/widgets/editor.py"),
-    ("textual.widgets", "TextArea._matching_bracket_location",
-     "part of a drawn row's key; its rows are repainted when it moves", "studio/widgets/editor.py"),
-    ("textual.app", "App._handle_exception", "the studio shows a failing worker's error instead of exiting", "studio/app.py"),
-    ("textual.dom", "DOMNode._merged_bindings", "the palette lists a screen's own and inherited keys", "studio/app.py"),
-    ("textual.dom", "DOMNode._bindings", "the keymap changes a binding's priority (no public way)", "studio/keymap.py"),
-    ("textual.binding", "BindingsMap.key_to_bindings", "the keymap changes a binding's priority (no public way)",
-     "studio/keymap.py"),
+# (module, attribute path, why contractstudio uses it, where). Textual's are pinned where the one module that uses
+# them is tested: tests/studio/test_textual_internals.py (studio/textual_internals.py).
+OTHERS = [
     ("yaml._yaml", "CParser", "the live reader composes nodes with libyaml's C parser", "reading/builder.py"),
     ("re._parser", "parse", "tool_pattern regexes are checked for nested repeats before they run", "documents/patterns.py"),
     ("pygls.protocol", "LanguageServerProtocol._handle_notification",
      "the language server forgets each notification's future once done (pygls keeps them forever)", "lsp/server.py"),
-    ("textual.widgets", "OptionList._clear_caches", "the findings panel measures its rows again when a scroll bar comes or goes",
-     "studio/widgets/findings.py"),
-    ("textual.widgets", "Select._options", "the studio's pickers check a value is offered before selecting it",
-     "studio/screens/eval.py, call_setup.py, recorded_traces.py"),
     ("pygls.protocol", "LanguageServerProtocol._request_futures", "the same leak fix reads the futures' table", "lsp/server.py"),
 ]
 
 
-@pytest.mark.parametrize(("module", "attribute", "why", "where"), TEXTUAL_AND_OTHERS,
-                         ids=[f"{m}.{a}" for m, a, _, _ in TEXTUAL_AND_OTHERS])
+@pytest.mark.parametrize(("module", "attribute", "why", "where"), OTHERS, ids=[f"{m}.{a}" for m, a, _, _ in OTHERS])
 def test_private_attribute_still_exists(module: str, attribute: str, why: str, where: str) -> None:
     found: object = importlib.import_module(module)
     for part in attribute.split("."):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from contractstudio.cli import main
+from contractstudio.reading import files as files_module
 from contractstudio.reading import project as project_module
 from contractstudio.reading.files import discover
 from contractstudio.reading.project import kind_of_path, project_for
@@ -72,15 +73,34 @@ def test_every_face_asks_the_one_kind_decision(tmp_path: Path, monkeypatch: pyte
     assert {f.path.name: f.kind for f in workspace.files}["one.contract.yaml"] == "pipeline"
 
 
-def test_the_studio_lists_ignored_files_but_not_links_out_of_the_project(tmp_path: Path) -> None:
+def test_the_studio_lists_what_check_looks_at_with_the_same_ignore_rules_and_link_policy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.contract.yaml").write_text(TOOLS, encoding="utf-8")
-    repo = tree(tmp_path / "repo", {".contractstudioignore": "*.gen.yaml\n", "sub/x.gen.yaml": TOOLS})
-    (repo / "link.contract.yaml").symlink_to(outside / "secret.contract.yaml")
-    names = {f.path.name for f in Workspace.open([repo]).files}
-    assert "x.gen.yaml" in names  # skipped by check, still one keystroke away in the studio (docs/studio.md)
-    assert "link.contract.yaml" not in names  # the path policy's rule for a link out of the project, as check's
+    repo = tree(tmp_path / "repo", {".contractstudioignore": "*.gen.yaml\nbuild/\n", "ok.tools.yaml": TOOLS,
+                                    "sub/x.gen.yaml": TOOLS, "sub/deeper/y.gen.yaml": TOOLS, "build/b.tools.yaml": TOOLS,
+                                    "sub/calls.jsonl": '{"seq": 1, "type": "stage_start"}\n', "notes/t.txt": TOOLS})
+    (repo / "link.contract.yaml").symlink_to(outside / "secret.contract.yaml")  # leaves the project
+    (repo / "sub" / "inside.tools.yaml").symlink_to(repo / "notes" / "t.txt")  # stays in it
+
+    def studio(root: Path) -> set[str]:
+        return {f.path.name for f in Workspace.open([root]).files}
+
+    def check(root: Path) -> set[str]:
+        return {p.name for p in discover([root])}
+
+    # a root pattern hides sub/x.gen.yaml and sub/deeper/y.gen.yaml from both faces, whichever folder is opened
+    assert studio(repo) == {"ok.tools.yaml", "inside.tools.yaml", "calls.jsonl"}
+    assert check(repo) == {"ok.tools.yaml", "inside.tools.yaml"}
+    assert studio(repo / "sub") == {"inside.tools.yaml", "calls.jsonl"} and check(repo / "sub") == {"inside.tools.yaml"}
+    # a mutant of the one ignore decision (the project skips nothing): both faces follow it, none keeps its own walk
+    monkeypatch.setattr(project_module.Project, "skipper", lambda self, folder, **how: lambda name, is_folder=False: False)
+    assert {"x.gen.yaml", "y.gen.yaml", "b.tools.yaml"} <= studio(repo) & check(repo)
+    assert "link.contract.yaml" not in studio(repo) | check(repo)  # a link out of the project, as for check
+    # a mutant of the link policy (every link allowed): both follow it too
+    monkeypatch.setattr(files_module, "base_problem", lambda path, bases: None)
+    assert "link.contract.yaml" in studio(repo) & check(repo)
 
 
 def test_which_files_hold_python_classes_is_the_dialect_registrys_one_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,3 +113,45 @@ def test_which_files_hold_python_classes_is_the_dialect_registrys_one_answer(mon
     # a mutant of the one decision (no file dialect owns .py): the analyzer and `run path.py:Class` both follow it
     monkeypatch.setattr(project_module, "for_file", lambda path: None)
     assert python_target("agents/qa.py:Answerer") is None and not is_python("agents/qa.py")
+
+
+def test_the_analysis_gets_the_folder_settings_in_its_context_and_reads_none_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contractstudio.analysis.check import Context, check_file, check_text
+    from contractstudio.reading import folder_settings as settings_module
+    from contractstudio.reading.folder_settings import FolderSettings
+    from contractstudio.studio.app import StudioApp
+
+    repo = tree(tmp_path, {".contractstudioignore": "", ".contractstudio.yaml": "dialect: agentanvil\n",
+                           "contracts/tiny.yaml": "name: tiny\n"})
+    tiny = repo / "contracts" / "tiny.yaml"
+    reads: list[Path] = []
+    read = settings_module.read_data_file
+    monkeypatch.setattr(settings_module, "read_data_file", lambda path, cap: reads.append(path) or read(path, cap))
+
+    def dialects(report: object) -> list[str]:
+        return [d.dialect for d in report.documents]  # type: ignore[attr-defined]
+
+    # the analysis of a text reads no settings from disk: what its context says, it applies
+    assert dialects(check_text("name: tiny\n", str(tiny), Context(settings=FolderSettings()))) == ["contractstudio"]
+    assert dialects(check_text("name: tiny\n", "elsewhere/t.yaml", Context(settings=FolderSettings(dialect="agentanvil")))) == [
+        "agentanvil"]
+    assert reads == []
+    # the faces hand them over, read from the file's project: once, and again only when the file changes
+    assert dialects(check_file(tiny)) == ["agentanvil"]
+    studio = StudioApp([repo])
+    for _ in range(3):  # the studio's analysis of every key
+        assert dialects(check_text("name: tiny\n", str(tiny), studio.context_for(tiny))) == ["agentanvil"]
+    assert len(reads) == 1
+    (repo / ".contractstudio.yaml").write_text("dialect: contractstudio\n", encoding="utf-8")
+    assert dialects(check_text("name: tiny\n", str(tiny), studio.context_for(tiny))) == ["contractstudio"]
+    assert len(reads) == 2
+
+
+def test_a_folder_named_explicitly_is_walked_even_when_an_ignore_file_skips_it(tmp_path: Path) -> None:
+    repo = tree(tmp_path, {".contractstudioignore": "broken/\n*.gen.yaml\n", "ok.tools.yaml": TOOLS,
+                           "broken/a.tools.yaml": TOOLS, "broken/x.gen.yaml": TOOLS, "broken/deeper/b.tools.yaml": TOOLS})
+    assert {p.name for p in discover([repo])} == {"ok.tools.yaml"}  # skipped where the walk meets it
+    # named, it is walked (README: `check samples/broken` still analyzes it); the other patterns still apply inside it
+    assert {p.name for p in discover([repo / "broken"])} == {"a.tools.yaml", "b.tools.yaml"}
+    assert {f.path.name for f in Workspace.open([repo / "broken"]).files} == {"a.tools.yaml", "b.tools.yaml"}

@@ -5,24 +5,26 @@ The CLI, the studio and `cs.load` call these same functions; there is one analyz
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from contractstudio.analysis.loaded import Context, ExpressionChecks, Loaded, file_regex_budget
 from contractstudio.analysis.rules import loaded_class, rules_for
+from contractstudio.analysis.rules.registry import UNREAD, EntryUse
 from contractstudio.analysis.shape import validate
 from contractstudio.collector import paused_gc
 from contractstudio.documents.models import Model
 from contractstudio.documents.patterns import RegexBudget, shared_budget
-from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
+from contractstudio.expressions.sandbox import ExpressionBudget, active_expression_budget, shared_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic, finalize, make
 from contractstudio.reading.dialect_registry import for_file
 from contractstudio.reading.dialects.synth import relocate, texts
 from contractstudio.reading.dialects.translate import read_dialects
 from contractstudio.reading.files import IGNORE_FILE, decode, discover, kind_of_text, read_text, survey
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE
-from contractstudio.reading.project import is_python
+from contractstudio.reading.project import is_python, project_for
 from contractstudio.reading.source import SourceDocument, SourceFile, read_source
 from contractstudio.trust import hook_folder
 
@@ -40,30 +42,63 @@ def load(file: str, text: str, doc: SourceDocument, model: Model | None, ctx: Co
     return item
 
 
-def run_rules(item: Loaded) -> list[Diagnostic]:
-    """The checkers and every rule of the document's kind, on one loaded document whose shape validated."""
+def run_rules(item: Loaded, record: list[Ran] | None = None) -> list[Diagnostic]:
+    """The checkers and every rule of the document's kind, on one loaded document whose shape validated.
+
+    `record`: each pass's findings and the expression budget it used are added to it (analysis/by_entry.py).
+    """
+    found: list[Diagnostic] = []
+    budget = active_expression_budget()
+    for _, run in rule_passes(item):
+        used = budget.used if budget is not None else 0
+        out = run_pass(item, run)
+        found.extend(out)
+        if record is not None:
+            record.append(Ran(run, out, (budget.used if budget is not None else 0) - used))
+    found.extend(item.resource_limits)  # YML006: regexes that ran past the file's budget while the rules ran
+    return found
+
+
+class Ran(NamedTuple):
+    """One pass as it ran on a document: its function, its findings, the expression budget it used."""
+
+    run: Pass
+    found: list[Diagnostic]
+    used: int
+
+
+Pass = Callable[[Loaded], Iterable[Diagnostic]]
+# The checkers read no entry of a contract's examples (see rules/registry.py's UNREAD).
+_CHECKERS_ENTRIES: Mapping[str, EntryUse] = {"examples": UNREAD}
+
+
+def rule_passes(item: Loaded) -> list[tuple[Mapping[str, EntryUse], Pass]]:
+    """What runs on a loaded document, in order, each with how it reads the entries of long lists: the expression
+    checker (EXP) and the constraint checker (SCH103/105-107) over the sites and fields the document's kind lists
+    (imported only by kinds that have them), then one function per rule; none when its shape did not validate."""
     kind = item.kind
     if item.model is None or kind not in KNOWN_KINDS:
         return []
-    found: list[Diagnostic] = []
-    # The expression checker (EXP) and the constraint checker (SCH103/105-107) over the sites and
-    # fields the document's kind lists (imported only by kinds that have them), then one function per rule.
-    passes: list[Callable[[Loaded], Iterable[Diagnostic]]] = []
+    passes: list[tuple[Mapping[str, EntryUse], Pass]] = []
     if item.expression_sites:
         from contractstudio.analysis.expression_findings import expression_findings
 
-        passes.append(expression_findings)
+        passes.append((_CHECKERS_ENTRIES, expression_findings))
     if item.field_sets:
         from contractstudio.analysis.field_constraints import constraint_findings
 
-        passes.append(constraint_findings)
-    passes += [entry.run for entry in rules_for(kind)]
-    for run in passes:
-        try:
-            found.extend(run(item))
-        except RecursionError:
-            found.append(make("YML006", "the document is too deeply nested to analyze", item.file, item.span(())))
-    found.extend(item.resource_limits)  # YML006: regexes that ran past the file's budget while the rules ran
+        passes.append((_CHECKERS_ENTRIES, constraint_findings))
+    passes += [(entry.entries, entry.run) for entry in rules_for(kind)]
+    return passes
+
+
+def run_pass(item: Loaded, run: Pass) -> list[Diagnostic]:
+    """One pass's findings (a document nested too deeply for it: YML006)."""
+    found: list[Diagnostic] = []
+    try:
+        found.extend(run(item))  # what it found before the error is kept
+    except RecursionError:
+        found.append(make("YML006", "the document is too deeply nested to analyze", item.file, item.span(())))
     return found
 
 
@@ -113,15 +148,15 @@ def _analyze(source: SourceFile, ctx: Context | None, expressions: ExpressionChe
 
 
 def analyze_document(source: SourceFile, doc: SourceDocument, ctx: Context, regex: RegexBudget,
-                     expressions: ExpressionChecks | None) -> tuple[Loaded, list[Diagnostic]]:
+                     expressions: ExpressionChecks | None, record: list[Ran] | None = None) -> tuple[Loaded, list[Diagnostic]]:
     """One document of a read file: its loaded object and its shape's and rules' findings (under the file's budgets,
-    which the caller holds)."""
+    which the caller holds); `record` as for `run_rules`."""
     model, shape = validate(doc, source.path)
     found = list(shape)
     item = load(source.path, source.text, doc, model, ctx, regex)
     item.source = source  # positions of inherited parts map back to their base file (Loaded.place)
     item.expression_cache = expressions
-    found.extend(run_rules(item))
+    found.extend(run_rules(item) if record is None else run_rules(item, record))
     return item, found
 
 
@@ -152,7 +187,8 @@ def read_file_source(reading: SourceFile, path: str, ctx: Context | None, locati
     """A file's reading with every document of another format read as its native kind (reading/dialects)."""
     if location is None and not path.startswith("<"):
         location = Path(path)
-    return read_dialects(reading, dialect=ctx.dialect if ctx else None, location=location)
+    return read_dialects(reading, dialect=ctx.dialect if ctx else None, location=location,
+                         settings=ctx.settings if ctx else None)
 
 
 def check_file(path: Path, ctx: Context | None = None, display: str | None = None) -> FileReport:
@@ -165,6 +201,8 @@ def check_file(path: Path, ctx: Context | None = None, display: str | None = Non
         ctx = Context(hooks=hook_folder(path, False))
     elif ctx.root is None:
         ctx = replace(ctx, hooks=hook_folder(path, ctx.trusted))
+    if ctx.settings is None:  # the file's folder settings, from its project (the analysis reads none itself)
+        ctx = replace(ctx, settings=project_for(path).settings_of(path.parent))
     return check_text(text, name, ctx, location=path)
 
 

@@ -4,7 +4,10 @@ The studio's edit screen and the language server analyze the whole text on every
 `Analyzer` (one per open file) keeps, between calls,
 
 - the last reading of the text, so that the next one reads only the entry the edit is in
-  (reading/reread.py; the whole text when that is not certain), and
+  (reading/reread.py; the whole text when that is not certain),
+- the last analysis of a one-document file, pass by pass, so that an edit inside one step of a
+  pipeline or one example of a contract validates that entry alone and runs again only the rules
+  that read what changed, and those per entry for that entry (analysis/by_entry.py), and
 - the expression checker's results, keyed by what a check depends on and nothing else: whether
   the site is a message template, its source text, the names in scope with their types, and the
   fields of every declared type reachable from those (so typing in a description, or in a type
@@ -23,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contractstudio.analysis.by_document import AnalysisStopped, DocumentsKept
-from contractstudio.analysis.check import Context, FileReport, analyze_source, is_python, read_any, read_file_source
+from contractstudio.analysis.by_entry import EntriesKept
+from contractstudio.analysis.check import Context, FileReport, is_python, read_any, read_file_source
 from contractstudio.collector import paused_gc
 from contractstudio.reading.reread import reread
 from contractstudio.reading.source import SourceFile
@@ -110,6 +114,7 @@ class Analyzer:
     def __init__(self, max_expressions: int = MAX_EXPRESSIONS) -> None:
         self.expressions = ExpressionCache(max_expressions)
         self.documents = DocumentsKept()  # a file of many `---` documents: each one's analysis (analysis/by_document.py)
+        self.entries = EntriesKept()  # a file of one document: each pass's findings, per entry (analysis/by_entry.py)
         self._last: SourceFile | None = None  # the last text's reading, before dialect readers replaced any document
         self._lock = threading.Lock()  # a stale worker may still be running when the next edit's starts
         self._closed = threading.Event()  # set from another thread: a running analysis stops at its next document
@@ -124,13 +129,16 @@ class Analyzer:
             if kept is not None:
                 self._last = None
                 return kept
-            last = self._last
+            # The reading of the last text analyzed per entry, when the analyses of the texts since were stopped (a key
+            # stops the running analysis): the edits since are then one edit of it, and its analysis is kept.
+            last = self.entries.reading() or self._last
             reading = reread(last, text) if last is not None and last.path == path and not is_python(path) else None
             if reading is None:
                 reading = read_any(text, path)
+            edited = (last.text, reading.edited) if last is not None and reading.edited is not None else None
             self._last = SourceFile(reading.path, reading.text, list(reading.documents), list(reading.diagnostics))
             source = read_file_source(reading, path, ctx, location)
-            return analyze_source(source, ctx, expressions=self.expressions)
+            return self.entries.analyze(source, ctx, self.expressions, edited, self._last)
 
     def close(self) -> None:
         """Nobody will ask for this file's analyses again: one running now stops at its next `---` document (raising
@@ -142,4 +150,5 @@ class Analyzer:
         with self._lock:
             self._last = None
             self.documents.forget()
+            self.entries.forget()
             self.expressions = ExpressionCache(self.expressions.max_entries)

@@ -26,6 +26,7 @@ from contractstudio.documents.models import Condition, Model
 from contractstudio.documents.patterns import RegexBudget
 from contractstudio.findings.diagnostics import Diagnostic, Related, Span, Subject, make
 from contractstudio.reading.dialects.synth import locate
+from contractstudio.reading.folder_settings import FolderSettings
 from contractstudio.reading.source import Node, SourceDocument, SourceFile, key_at, nearest
 from contractstudio.trust import HookFolder
 
@@ -56,6 +57,9 @@ class Context:
     # The servers the user's own config lets keys go to (config.yaml's trusted_api_bases), read once by the face
     # (a command, the studio, the language server): the analysis never reads the user's disk itself (CON110).
     api_bases: tuple[str, ...] = ()
+    # The file's folder settings (the nearest .contractstudio.yaml: its dialect, LocalAI-RAG's pipelines_root), read by
+    # the face from the file's project (reading/project.py's settings_of, cached); None: none (a text with no folder).
+    settings: FolderSettings | None = None
 
     @property
     def trusted(self) -> bool:
@@ -230,6 +234,10 @@ class Loaded:
     def subject(self, path: Iterable[Any]) -> Subject | None:
         """What a document path is about: the step, type, field, tool, policy, task or scenario it is inside."""
         return subject_at(self.kind, self.doc.data, path)
+
+    def carry(self, before: Loaded, index: int) -> None:
+        """Take over facts of `before` (the last analysis) that an edit inside entry `index` of the kind's long list
+        did not change (analysis/by_entry.py); none by default."""
 
     # ----------------------------------------------------------------- facts several kinds have
 

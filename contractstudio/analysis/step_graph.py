@@ -85,6 +85,16 @@ class StepGraph:
         sg.succ, sg.pred = succ, pred
         return sg
 
+    def with_step(self, pipeline: Pipeline, old: Step, new: Step) -> StepGraph:
+        """The same graph for `pipeline`, the model this one's was with step `old` replaced by `new`, which routes and
+        reads as `old` did (the caller knows: analysis/loaded_pipeline.py's `carry`)."""
+        steps, routes = self.steps, self.routes
+        if steps.get(old.id) is old:  # the first step of its id: the one the graph holds
+            steps, routes = dict(steps), dict(routes)
+            steps[new.id] = new
+            routes[new.id] = [r._replace(step=new) for r in routes[new.id]]
+        return StepGraph(pipeline, self.catalog, steps, routes, self.entry, self.succ, self.pred, self._reach)
+
     def action(self, sid: str) -> ActionSpec | None:
         """The contract of a step's action (None for an unknown action)."""
         return self.catalog.get(self.steps[sid].action)

@@ -10,17 +10,16 @@ on transport (one line on stderr says which), or the success rate is under --fai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 import time
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contractstudio.commands.exits import EXIT_OK, EXIT_PROBLEM, usage_error
-from contractstudio.documents.provider_profiles import REQUESTED
-from contractstudio.evaluation.engines import ENGINES
-from contractstudio.reading.dialect_registry import CHOICES as DIALECTS
 from contractstudio.safe_text import printable
 from contractstudio.storage.atomic import target_problem
 from contractstudio.storage.paths import folder_problem, input_problem
@@ -34,41 +33,10 @@ BAR_WIDTH = 24
 
 
 def add_parser(sub: Any) -> None:
-    """The `eval` subcommand's options (called by cli.build_parser)."""
+    """The `eval` subcommand's options (called by cli.build_parser): EvalConfig's, made from its fields, and the CLI's own."""
     v = sub.add_parser("eval", help="run a contract (or simulate a pipeline) over a dataset: rates, failures, cost")
     v.add_argument("target", metavar="FILE", help="a contract or pipeline file")
-    v.add_argument("--data", required=True, metavar="ROWS", help="the dataset: .jsonl, .json (an array) or .csv")
-    v.add_argument("--format", dest="data_format", choices=("jsonl", "json", "csv"), help="the dataset's format (default: from its suffix)")
-    v.add_argument("--out", metavar="RESULTS.jsonl", help="write one JSON line per row as rows finish")
-    v.add_argument("--resume", action="store_true", help="continue the run in --out: finished rows are not run again")
-    v.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
-    v.add_argument("--concurrency", type=int, default=8, metavar="N", help="rows in flight at once (default 8)")
-    v.add_argument("--rpm", type=float, metavar="N", help="at most N requests per minute (client-side)")
-    v.add_argument("--tpm", type=float, metavar="N", help="at most about N tokens per minute (client-side)")
-    v.add_argument("--no-cache", action="store_true", help="ask the model even when the same request was answered before")
-    v.add_argument("--cache", metavar="DIR", help="the reply cache folder (default: $CONTRACTSTUDIO_CACHE or ~/.cache/contractstudio)")
-    v.add_argument("--model", metavar="M", help="litellm model string, overrides the file's llm.model")
-    v.add_argument("--api-base", metavar="URL", help="base URL of an OpenAI-compatible server")
-    mode = v.add_mutually_exclusive_group()
-    mode.add_argument("--scripted", action="store_true", help="answer with each row's 'replies' (offline)")
-    mode.add_argument("--replay", metavar="RESULTS", help="replay the traces recorded in an earlier results file (offline)")
-    mode.add_argument("--judge", action="store_true",
-                      help="judge each row's labelled 'output' with every condition (no model, no remedy) and report "
-                           "how each condition agrees with the labels: false fails, false passes, kappa (docs/eval.md)")
-    v.add_argument("--structured", choices=REQUESTED,
-                   help="ask every row's replies in this structure mode instead of the contract's llm.structured_output "
-                        "(compare two runs with --baseline)")
-    v.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
-    v.add_argument("--sample", type=int, metavar="N", help="a random sample of N rows (see --seed)")
-    v.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
-    v.add_argument("--no-wait", action="store_true", help="skip remedy and transport waits (live runs wait by default)")
-    v.add_argument("--engine", choices=ENGINES, default="local", help="this machine (default) or Ray tasks")
-    v.add_argument("--workers", type=int, metavar="N",
-                   help="processes running the rows on this machine (default: one per core for a live run of "
-                        "1,000 rows or more, else 1); they share one reply cache, rate limiter and results file")
-    v.add_argument("--address", metavar="ADDR", help="the Ray cluster to join (default: start a local one)")
-    v.add_argument("--baseline", metavar="OLD.jsonl", help="compare with an earlier results file: metrics and flipped rows")
-    v.add_argument("--traces", metavar="DIR", help="write each row's trace to DIR/row-N.jsonl instead of embedding it")
+    add_config_options(v)
     gate = v.add_mutually_exclusive_group()
     gate.add_argument("--fail-under", type=float, metavar="RATE",
                       help="exit 1 unless the success rate is surely at least RATE (0-1): its 95%% interval's lower bound")
@@ -77,9 +45,6 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--stop-when-decided", action="store_true",
                    help="stop as soon as a sequential test (SPRT) decides the --fail-under gate either way; "
                         "says how many rows and how much money that saved")
-    v.add_argument("--decide-margin", type=float, default=0.05, metavar="M",
-                   help="--stop-when-decided tells RATE-M (fail) from RATE+M (pass), each wrong at most 5%% of the time "
-                        "(default 0.05)")
     v.add_argument("--sweep", metavar="CONDITION",
                    help="with --judge: move CONDITION's numeric threshold over the labelled rows; a table of false fails "
                         "against false passes and the threshold --objective chooses")
@@ -93,8 +58,49 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.add_argument("--quiet", action="store_true", help="no progress output")
     v.add_argument("--trust", action="store_true", help="trust the file's folder: python: hooks, keys where it says")
-    v.add_argument("--dialect", choices=DIALECTS, default=None,
-                   help="read the file as this format (default: by .contractstudio.yaml, then by its shape)")
+
+
+class _Implies(argparse.Action):
+    """An option's value, and the value of another field it implies (--replay RESULTS: the replay mode)."""
+
+    def __init__(self, *args: Any, implies: tuple[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.implies = implies
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, *self.implies)
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """A flag per EvalConfig field that has one (evaluation/options.py): the field's name, type and default, the flag's
+    option, help and choices; the flags of one group exclude each other."""
+    from contractstudio.evaluation.options import EvalConfig, flags_of
+
+    hints = typing.get_type_hints(EvalConfig)
+    groups: dict[str, Any] = {}
+    for f in dataclasses.fields(EvalConfig):
+        for flag in flags_of(f):
+            if flag.group is not None and flag.group not in groups:
+                groups[flag.group] = parser.add_mutually_exclusive_group()
+            where: Any = parser if flag.group is None else groups[flag.group]
+            default = None if f.default is dataclasses.MISSING else f.default
+            if flag.switch:
+                where.add_argument(flag.name, dest=f.name, action="store_const", const=flag.const, default=default,
+                                   help=flag.help)
+                continue
+            kind = next(t for t in (typing.get_args(hints[f.name]) or (hints[f.name],)) if t is not type(None))
+            shown = f" (default {default})" if default is not None else ""
+            more: dict[str, Any] = {"action": _Implies, "implies": flag.implies} if flag.implies else {}
+            where.add_argument(flag.name, dest=f.name, type=kind, metavar=flag.metavar, choices=flag.choices,
+                               default=default, required=f.default is dataclasses.MISSING, help=flag.help + shown, **more)
+
+
+def config_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The EvalConfig fields the CLI's flags gave (each flag's dest is its field)."""
+    from contractstudio.evaluation.options import EvalConfig, flags_of
+
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(EvalConfig) if flags_of(f)}
 
 
 class ProgressView:
@@ -175,18 +181,10 @@ def _config(args: argparse.Namespace) -> Any:
 
     target = python_target(args.target)  # path/module.py:ClassName: a contracted Python class
     path = target[0] if target is not None else Path(args.target)
-    return EvalConfig(
-        target=path, name=target[1] if target is not None else None, data=Path(args.data), data_format=args.data_format,
-        out=Path(args.out) if args.out else None, resume=args.resume, overwrite=args.overwrite,
-        concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, cache=not args.no_cache,
-        cache_dir=Path(args.cache) if args.cache else None,
-        mode="judge" if args.judge else "scripted" if args.scripted else ("replay" if args.replay else "live"),
-        model=args.model, api_base=args.api_base, replay=Path(args.replay) if args.replay else None,
-        limit=args.limit, sample=args.sample, seed=args.seed, wait=not args.no_wait, engine=args.engine, workers=args.workers,
-        address=args.address, baseline=Path(args.baseline) if args.baseline else None,
+    return EvalConfig(  # the fields without a flag of their own (options.py says how the CLI sets each)
+        target=path, name=target[1] if target is not None else None,
         trust=Trust.for_command([path], args.trust).allows(path),  # the file's own folder decides
-        trace_dir=Path(args.traces) if args.traces else None, dialect=args.dialect, structured=args.structured,
-        stop_when_decided=_gate(args) if args.stop_when_decided else None, decide_margin=args.decide_margin)
+        stop_when_decided=_gate(args) if args.stop_when_decided else None, **config_values(args))
 
 
 def _gate(args: argparse.Namespace) -> float | None:
@@ -217,7 +215,7 @@ def _usage(args: argparse.Namespace) -> str | None:
     for name in ("fail_under", "fail_under_point"):
         if getattr(args, name) is not None and not 0 <= getattr(args, name) <= 1:
             return f"--{name.replace('_', '-')} is a rate between 0 and 1"
-    if (args.sweep or args.write_threshold) and not args.judge:
+    if (args.sweep or args.write_threshold) and args.mode != "judge":
         return "--sweep and --write-threshold measure a condition against labelled outputs: give --judge"
     if args.write_threshold and not args.sweep:
         return "--write-threshold writes the threshold --sweep CONDITION chooses: give --sweep"
@@ -235,7 +233,7 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--resume needs --out RESULTS.jsonl (the file to continue)"
     if args.out and (problem := target_problem(args.out)):  # the rule of every output path: no folder is created
         return f"cannot write the results: {problem}"
-    if args.traces and (problem := folder_problem(args.traces)):  # checked now, made when the first trace is written
+    if args.trace_dir and (problem := folder_problem(args.trace_dir)):  # checked now, made when the first trace is written
         return f"cannot write the traces: {problem}"
     if args.address and args.engine != "ray":
         return "--address is for --engine ray"

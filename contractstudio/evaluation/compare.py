@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from contractstudio.evaluation.record_model import Record
 from contractstudio.evaluation.results import read_records
-from contractstudio.evaluation.summary import Tally
+from contractstudio.evaluation.run_summary import RunTally
 from contractstudio.safe_text import shown_lines
 
 METRICS = (
@@ -38,27 +39,26 @@ class Comparison:
 
     def __init__(self, path: Path, kind: str = "contract") -> None:
         self.path = path
-        self.tally = Tally()
+        self.tally = RunTally(kind)
         self.before: dict[str, tuple[str, str, bool]] = {}
         for rec in read_records(path, kind):
             if self.tally.add(rec):
-                self.before[str(rec["key"])] = (str(rec.get("id", "")), str(rec["outcome"]), bool(rec.get("successful")))
+                self.before[rec.key] = (rec.id, rec.outcome, rec.successful)
         self.flips: list[dict[str, Any]] = []
         self.changed = 0
         self.matched = 0
 
-    def see(self, rec: dict[str, Any]) -> None:
+    def see(self, rec: Record) -> None:
         """Compare one current record with the baseline's record of the same row."""
-        old = self.before.get(str(rec.get("key")))
+        old = self.before.get(rec.key)
         if old is None:
             return
         self.matched += 1
-        outcome, successful = str(rec.get("outcome")), bool(rec.get("successful"))
-        if old[1] != outcome:
+        if old[1] != rec.outcome:
             self.changed += 1
-        if old[2] != successful:
-            self.flips.append({"key": rec.get("key"), "row": rec.get("row"), "id": rec.get("id"),
-                               "before": old[1], "after": outcome, "now_successful": successful})
+        if old[2] != rec.successful:
+            self.flips.append({"key": rec.key, "row": rec.row, "id": rec.id,
+                               "before": old[1], "after": rec.outcome, "now_successful": rec.successful})
 
     def report(self, current: dict[str, Any]) -> dict[str, Any]:
         """Per-metric before/after/delta, and the rows whose success flipped."""

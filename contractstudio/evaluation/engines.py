@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from contractstudio.evaluation.rows import EvalJob
 
 Record = dict[str, Any]
-ENGINES = ("local", "ray")  # EvalConfig.engine, and --engine's choices (commands/eval.py): this one list
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contractstudio.evaluation.dataset import BadRow, Row, choose, digest, format_of, read_rows
-from contractstudio.evaluation.engines import ENGINES, Engine, EngineSetup
+from contractstudio.evaluation.dataset import BadRow, Row, choose, format_of, read_rows
+from contractstudio.evaluation.engines import Engine, EngineSetup
+from contractstudio.evaluation.options import ENGINES, MODES, EvalConfig
+from contractstudio.evaluation.record_model import ContractRecord, RecordProblem, checked_record, made_record
 from contractstudio.evaluation.results import (
     MAX_RECORD_BYTES,
     ResultsError,
@@ -30,51 +32,10 @@ from contractstudio.evaluation.results import (
     replace_problem,
 )
 from contractstudio.evaluation.rows import EvalJob, RowRunner
-from contractstudio.evaluation.summary import Tally
+from contractstudio.evaluation.run_summary import RunTally
 from contractstudio.reading.replies import strict_json
-from contractstudio.runtime.call_state import TransportRetry
 
 MAX_BAD_ROWS_KEPT = 100
-MODES = ("live", "scripted", "replay", "judge")  # EvalConfig.mode (the CLI's --scripted, --replay, --judge, or none)
-
-
-@dataclass(slots=True)
-class EvalConfig:
-    """Every option of `contractstudio eval`."""
-
-    target: Path
-    data: Path
-    data_format: str | None = None
-    out: Path | None = None
-    resume: bool = False
-    overwrite: bool = False
-    concurrency: int = 8
-    rpm: float | None = None
-    tpm: float | None = None
-    cache: bool = True
-    cache_dir: Path | None = None
-    mode: str = "live"  # one of MODES: live | scripted | replay | judge (each row's labelled output, judged: evaluation/judge.py)
-    model: str | None = None
-    api_base: str | None = None
-    replay: Path | None = None
-    limit: int | None = None
-    sample: int | None = None
-    seed: int = 0
-    wait: bool = True
-    engine: str = "local"  # one of engines.ENGINES: local | ray
-    workers: int | None = None  # processes of the local engine; None: one per core for a long live run (workers.py)
-    address: str | None = None
-    ray_init: dict[str, Any] = field(default_factory=dict)
-    baseline: Path | None = None
-    trust: bool = False
-    trace_dir: Path | None = None
-    transport: TransportRetry = field(default_factory=TransportRetry)
-    name: str | None = None  # which document of a file with several
-    dialect: str | None = None  # read the file as this format (--dialect); None: by folder setting and shape
-    structured: str | None = None  # --structured: overrides the contract's llm.structured_output for every row
-    stop_when_decided: float | None = None  # the gate's rate: stop once a sequential test (stats.Sprt) decides it
-    decide_margin: float = 0.05  # the test's indifference zone: rate - margin (fail) against rate + margin (pass)
-    decide_errors: float = 0.05  # the chance of each wrong decision at the zone's edges (alpha = beta)
 
 
 @dataclass(slots=True)
@@ -115,7 +76,8 @@ class EvalOutcome:
     interrupted: bool = False
 
 
-ProgressSink = Callable[[str, Any, Progress], None]  # ("bad_row" | "record" | "tick", payload, progress)
+# ("bad_row", BadRow | "record", the typed record (record_model.Record) | "tick", None; progress)
+ProgressSink = Callable[[str, Any, Progress], None]
 
 
 def count_rows(path: Path, fmt: str | None) -> int:
@@ -134,21 +96,19 @@ def count_rows(path: Path, fmt: str | None) -> int:
         return 0
 
 
-def _finished(cfg: EvalConfig, tally: Tally, kind: str, contract_sha: str, contract_name: str = "",
-              judged: Any = None) -> None:
+def _finished(cfg: EvalConfig, tally: RunTally, kind: str, contract_sha: str, contract_name: str = "") -> None:
     """Count the records already in the results file (for --resume); refuse results of another contract."""
     assert cfg.out is not None
     for number, _offset, rec in numbered_records(cfg.out, kind):
-        if rec["contract_sha"] != contract_sha:
-            theirs, ours = str(rec.get("contract") or ""), contract_name
+        if rec.contract_sha != contract_sha:
+            theirs, ours = rec.contract, contract_name
             if theirs and ours and theirs != ours:
                 raise ResultsError(f"{cfg.out}:{number}: holds results of contract '{theirs}', not of '{ours}' "
                                    f"({cfg.target.name}); start a new results file, or resume with the file that made it")
             shown = f"contract '{ours}'" if ours else cfg.target.name
             raise ResultsError(f"{cfg.out}:{number}: holds results of a different version of {shown} ({cfg.target.name} "
                                "was edited since); start a new results file (unchanged calls come from the reply cache)")
-        if tally.add(rec) and judged is not None:
-            judged.add(rec)
+        tally.add(rec)
 
 
 class _Recordings:
@@ -162,7 +122,7 @@ class _Recordings:
         self.path = path
         self.offsets: dict[str, tuple[int, int]] = {}
         for number, offset, rec in numbered_records(path):
-            self.offsets.setdefault(rec["key"], (number, offset))
+            self.offsets.setdefault(rec.key, (number, offset))
         self._file = open(path, "rb")
 
     def trace(self, key: str) -> list[dict[str, Any]] | None:
@@ -171,18 +131,16 @@ class _Recordings:
             return None
         number, offset = found
         self._file.seek(offset)
-        rec = strict_json(self._file.readline(MAX_RECORD_BYTES + 1).decode("utf-8", errors="replace"))
+        line = self._file.readline(MAX_RECORD_BYTES + 1).decode("utf-8", errors="replace")
+        try:  # the line was checked as the file opened; it is read again, so it is checked again
+            rec = checked_record(strict_json(line), "contract")
+        except (ValueError, RecordProblem) as err:
+            raise ResultsError(f"{self.path}:{number}: {err}") from None
         return recorded_trace(self.path, number, rec)
 
 
 def _job(cfg: EvalConfig) -> EvalJob:
-    text = cfg.target.read_text(encoding="utf-8")
-    return EvalJob(contract_text=text, contract_path=str(cfg.target), contract_name=cfg.name,
-                   contract_digest=digest(text)[:16], trust=cfg.trust, dialect=cfg.dialect, mode=cfg.mode, model=cfg.model,
-                   api_base=cfg.api_base, wait=cfg.wait and cfg.mode == "live", transport=cfg.transport,
-                   use_cache=cfg.cache and cfg.mode == "live",
-                   cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None, rpm=cfg.rpm, tpm=cfg.tpm,
-                   trace_dir=str(cfg.trace_dir.resolve()) if cfg.trace_dir else None, structured=cfg.structured)
+    return EvalJob.of(cfg, cfg.target.read_text(encoding="utf-8"))
 
 
 def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
@@ -205,11 +163,11 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         planned = min(planned, cfg.limit)
     # a file of another format (a LocalAI-RAG pipeline) has no kind: line; the dialects know what it reads as
     kind = "pipeline" if kind_of_text(text, cfg.dialect) == "pipeline" else "contract"
-    tally: Any
-    judged: Any = None  # the judge's confusion tables (--judge)
+    tally: RunTally
+    judged: list[str] | None = None  # --judge: the conditions whose confusion tables the run keeps
     workers = 1  # a pipeline's simulation runs in this process
     if kind == "pipeline":
-        from contractstudio.evaluation.pipelines import PipelineRowRunner, PipelineTally
+        from contractstudio.evaluation.pipelines import PipelineRowRunner
 
         if cfg.mode == "judge":
             from contractstudio.runtime.errors import ContractError
@@ -218,7 +176,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                                 "labelled outputs")
 
         runner: Any = PipelineRowRunner(cfg.target, name=cfg.name, dialect=cfg.dialect)
-        tally = PipelineTally()
+        tally = RunTally(kind)
         validate = None
         job = None
         contract_sha = runner.digest
@@ -236,17 +194,15 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
             store = PendingReplies(ReplyCache(cfg.cache_dir or default_cache_dir())) if job.use_cache else None
             limits = RateLimiter(cfg.rpm, cfg.tpm)
         runner = RowRunner(job, store=store, limits=limits, sleep=sleep, runs_rows=cfg.engine == "local" and workers == 1)
-        tally = Tally()
         validate = _validator(runner)
         contract_sha = job.contract_digest
         if job.mode == "judge":
-            from contractstudio.evaluation.judge import JudgeTally
-
-            judged = JudgeTally(post_names(runner.plan))
+            judged = post_names(runner.plan)
+        tally = RunTally(kind, judged)
     if cfg.out is not None and cfg.resume and cfg.out.exists():
         name = runner.runner.name if kind == "pipeline" else (job.contract_name if job is not None else None)
-        _finished(cfg, tally, kind, contract_sha, name or "", judged)
-    already = set(tally.keys)
+        _finished(cfg, tally, kind, contract_sha, name or "")
+    already = set(tally.figures.keys)
     comparison = None
     if cfg.baseline is not None:
         from contractstudio.evaluation.compare import Comparison
@@ -260,15 +216,16 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         from contractstudio.evaluation.stats import Sprt
 
         sprt = Sprt(cfg.stop_when_decided, cfg.decide_margin, cfg.decide_errors, cfg.decide_errors)
-        resumed_ok = tally.outcomes["first_try"] + tally.outcomes["remedied"] + tally.outcomes["end"]
-        for i in range(tally.rows):  # the rows of a resumed run count as if they had run now
+        outcomes = tally.figures.outcomes
+        resumed_ok = outcomes["first_try"] + outcomes["remedied"] + outcomes["end"]
+        for i in range(tally.figures.rows):  # the rows of a resumed run count as if they had run now
             sprt.add(i < resumed_ok)
     bad: list[BadRow] = []
 
     def skip(item: BadRow) -> None:
         progress.bad += 1
         progress.planned = max(progress.planned - 1, progress.done)  # it was counted, it will not run
-        tally.bad_rows += 1
+        tally.figures.bad_rows += 1
         if len(bad) < MAX_BAD_ROWS_KEPT:
             bad.append(item)
         if on_progress is not None:
@@ -283,7 +240,7 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
                 continue
             if item.key in already:
                 continue
-            if judged is not None and (problem := _unjudgeable(item, judged.order)) is not None:
+            if judged is not None and (problem := _unjudgeable(item, tally.judged.order)) is not None:
                 skip(BadRow(item.number, problem))
                 continue
             if recordings is not None:
@@ -300,26 +257,26 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     commit = getattr(getattr(runner, "store", None), "commit", None)  # the replies of the rows done so far, first
     try:
         with _kept_out_of_collections():
-            for rec in records:
-                if rec is None:
+            for made in records:
+                if made is None:
                     if on_progress is not None:
                         on_progress("tick", None, progress)
                     continue
+                rec = made_record(made, kind)  # checked before it is written; every reader below reads it typed
                 if commit is not None:
                     commit()
                 if writer is not None:
-                    writer.write(rec)
+                    writer.write(made)
                 counted = tally.add(rec)
-                if counted and judged is not None:
-                    judged.add(rec)
                 if comparison is not None:
                     comparison.see(rec)
                 progress.done += 1
-                progress.successful += bool(rec.get("successful"))
-                progress.cost += float(rec.get("cost_usd") or 0.0) - float((rec.get("cache") or {}).get("saved_usd") or 0.0)
+                progress.successful += rec.successful
+                if isinstance(rec, ContractRecord):  # a pipeline's simulation costs nothing
+                    progress.cost += rec.cost_usd - rec.cache.saved_usd
                 if on_progress is not None:
                     on_progress("record", rec, progress)
-                if sprt is not None and counted and sprt.add(bool(rec.get("successful"))) is not None:
+                if sprt is not None and counted and sprt.add(rec.successful) is not None:
                     break  # decided: the rows still in flight are cancelled as the engine closes
     except KeyboardInterrupt:
         interrupted = True
@@ -333,8 +290,6 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
         if close is not None:
             close()
     summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
-    if judged is not None:
-        summary["judge"] = judged.summary()
     if sprt is not None:
         left = max(progress.planned - progress.done, 0) if sprt.decision is not None else 0
         summary["sequential"] = {"gate": sprt.rate, "margin": sprt.margin, "alpha": sprt.alpha, "beta": sprt.beta,

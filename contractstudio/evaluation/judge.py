@@ -19,8 +19,10 @@ The verdicts come from the engine itself (rows.verdicts: the first reply judged,
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
+from contractstudio.evaluation.record_model import ContractRecord, Record
 from contractstudio.evaluation.stats import Rate, kappa
 
 CONTRACT = "(the whole contract)"
@@ -41,25 +43,27 @@ def unknown_label(labels: dict[str, str], known: list[str]) -> str | None:
     return None
 
 
-def truth(label: dict[str, Any], name: str) -> str | None:
-    """What the labels say condition `name` should have said: its own label, else `pass` when the whole output is
-    good, else nothing (a bad output does not say which clause should catch it). None for `output.type`."""
+def truth(output: str | None, conditions: Mapping[str, str], name: str) -> str | None:
+    """What the labels (the whole `output`'s, each of `conditions`') say condition `name` should have said: its own
+    label, else `pass` when the whole output is good, else nothing (a bad output does not say which clause should
+    catch it). None for `output.type`."""
     if name == "output.type":
         return None
-    given = {condition_name(k): v for k, v in (label.get("conditions") or {}).items()}
-    return given.get(name) or ("pass" if label.get("output") == "pass" else None)
+    given = {condition_name(k): v for k, v in conditions.items()}
+    return given.get(name) or ("pass" if output == "pass" else None)
 
 
-def disagreement(rec: dict[str, Any], name: str) -> str | None:
+def disagreement(rec: Record, name: str) -> str | None:
     """`false_fail` or `false_pass` when condition `name` (or CONTRACT) disagreed with the labels on this record."""
-    label, said = rec.get("label"), rec.get("verdicts") or {}
-    if not isinstance(label, dict):
+    if not isinstance(rec, ContractRecord) or rec.label is None:
         return None
+    label, said = rec.label, rec.verdicts or {}
+    wanted: str | None
     verdict: str | None
     if name == CONTRACT:
-        wanted, verdict = label.get("output"), ("pass" if rec.get("successful") else "fail")
+        wanted, verdict = label.output, ("pass" if rec.successful else "fail")
     else:
-        wanted, verdict = truth(label, name), said.get(name)
+        wanted, verdict = truth(label.output, label.conditions, name), said.get(name)
     if wanted is None or verdict is None or wanted == verdict:
         return None
     return "false_fail" if verdict == "fail" else "false_pass"
@@ -117,26 +121,27 @@ class JudgeTally:
         self.rows = 0
         self.not_judged: list[dict[str, Any]] = []  # labelled rows whose output was never judged (pre or act failed)
 
-    def add(self, rec: dict[str, Any]) -> None:
-        label, said = rec.get("label"), rec.get("verdicts")
-        if not isinstance(label, dict) or said is None:
+    def add(self, rec: ContractRecord) -> None:
+        """Count a judged record (one with labels and verdicts; any other adds nothing)."""
+        label, said = rec.label, rec.verdicts
+        if label is None or said is None:
             return
         self.rows += 1
-        where = {"row": rec.get("row"), "id": rec.get("id"), "key": rec.get("key")}
+        where = {"row": rec.row, "id": rec.id, "key": rec.key}
         if not said:
             if len(self.not_judged) < MAX_ROWS_KEPT:
                 self.not_judged.append(where)
             return
         for name, verdict in said.items():
-            wanted = truth(label, name)
+            wanted = truth(label.output, label.conditions, name)
             if wanted is None:
                 continue
             if name not in self.tables:
                 self.order.append(name)
                 self.tables[name] = _Table()
             self.tables[name].add(verdict, wanted, where)
-        if label.get("output") is not None:
-            self.contract.add("pass" if rec.get("successful") else "fail", label["output"], where)
+        if label.output is not None:
+            self.contract.add("pass" if rec.successful else "fail", label.output, where)
 
     def summary(self) -> dict[str, Any]:
         return {"rows": self.rows, "not_judged": self.not_judged,

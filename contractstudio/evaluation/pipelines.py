@@ -20,6 +20,7 @@ from typing import Any
 
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.evaluation.dataset import Row, digest
+from contractstudio.evaluation.record_model import PipelineRecord
 from contractstudio.evaluation.rows import RECORD_VERSION
 from contractstudio.evaluation.summary import interval, with_interval
 from contractstudio.runtime.events import Event
@@ -123,25 +124,24 @@ class PipelineTally:
         self.ends: Counter[str] = Counter()
         self.assertions: dict[str, dict[str, Any]] = {}
 
-    def add(self, rec: dict[str, Any]) -> bool:
-        key = str(rec.get("key"))
-        if key in self.keys:
+    def add(self, rec: PipelineRecord) -> bool:
+        """Count one record; False (and nothing counted) when its row was counted already."""
+        if rec.key in self.keys:
             return False
-        self.keys.add(key)
+        self.keys.add(rec.key)
         self.rows += 1
-        self.outcomes[str(rec.get("outcome"))] += 1
-        self.paths[tuple(rec.get("path") or ())] += 1
-        if rec.get("end_step"):
-            self.ends[str(rec["end_step"])] += 1
-        failed = rec.get("assertion")
-        if isinstance(failed, dict):
-            step = str(failed.get("step"))
-            entry = self.assertions.setdefault(step, {"step": step, "action": failed.get("action"), "count": 0,
-                                                      "fields": Counter(), "message": ""})
+        self.outcomes[rec.outcome] += 1
+        self.paths[tuple(rec.path)] += 1
+        if rec.end_step:
+            self.ends[rec.end_step] += 1
+        failed = rec.assertion
+        if failed is not None:
+            entry = self.assertions.setdefault(failed.step, {"step": failed.step, "action": failed.action, "count": 0,
+                                                             "fields": Counter(), "message": ""})
             entry["count"] += 1
-            entry["fields"][f"{failed.get('phase')} {failed.get('field')}"] += 1
-            if not entry["message"] and rec.get("errors"):
-                entry["message"] = rec["errors"][0]
+            entry["fields"][f"{failed.phase} {failed.field}"] += 1
+            if not entry["message"] and rec.errors:
+                entry["message"] = rec.errors[0]
         return True
 
     def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ Unknown keys are allowed (a newer writer may add fields); the fields the readers
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -149,20 +149,49 @@ class PipelineRecord(_Record):
         return self
 
 
-def record_problem(value: Any, kind: str) -> str | None:
-    """Why a parsed line is not a results record of `kind` (contract | pipeline), or None."""
+Record = ContractRecord | PipelineRecord  # what every reader of results records reads: fields, never .get("...")
+
+
+class RecordProblem(ValueError):
+    """A parsed line that is not a results record of the kind asked (the message names the field and why)."""
+
+
+def checked_record(value: Any, kind: str) -> Record:
+    """The typed record of a parsed results line of `kind` (contract | pipeline); RecordProblem says why it is not one."""
     if not isinstance(value, dict):
-        return f"a record is a JSON object, not {type(value).__name__}"
+        raise RecordProblem(f"a record is a JSON object, not {type(value).__name__}")
     found = value.get("kind", "contract")
     if found != kind and found in ("contract", "pipeline"):
-        return f"holds results of a {found}, not of a {kind}"
+        raise RecordProblem(f"holds results of a {found}, not of a {kind}")
     model = PipelineRecord if kind == "pipeline" else ContractRecord
     try:
-        model.model_validate(value)
+        return model.model_validate(value)
     except ValidationError as err:
         first = err.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"])
         more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
         message = first["msg"].removeprefix("Value error, ")
-        return f"not a results record: {where + ': ' if where else ''}{message}{more}"
+        raise RecordProblem(f"not a results record: {where + ': ' if where else ''}{message}{more}") from None
+
+
+def record_problem(value: Any, kind: str) -> str | None:
+    """Why a parsed line is not a results record of `kind` (contract | pipeline), or None."""
+    try:
+        checked_record(value, kind)
+    except RecordProblem as err:
+        return str(err)
     return None
+
+
+@overload
+def made_record(rec: dict[str, Any], kind: Literal["contract"]) -> ContractRecord: ...
+@overload
+def made_record(rec: dict[str, Any], kind: Literal["pipeline"]) -> PipelineRecord: ...
+@overload
+def made_record(rec: dict[str, Any], kind: str) -> Record: ...
+def made_record(rec: dict[str, Any], kind: str) -> Record:
+    """The typed record of a row that just ran, as the tally, the judge, a baseline and the studio read it; its trace
+    stays in the results file (none of them reads it; not copying it keeps this to microseconds a row). A record the
+    model refuses is its writer's bug, raised as one, before a run could write a file --resume would refuse."""
+    model = PipelineRecord if kind == "pipeline" else ContractRecord
+    return model.model_validate({**rec, "trace": None})

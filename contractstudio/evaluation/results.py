@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from contractstudio.evaluation.record_model import record_problem
+from contractstudio.evaluation.record_model import Record, RecordProblem, checked_record
 from contractstudio.reading.json_lines import lines_of
 from contractstudio.runtime.json_text import fast_text, plain_json
 from contractstudio.runtime.trace import TraceLines
@@ -59,15 +59,15 @@ def _fast_text(record: dict[str, Any]) -> str | None:
     return fast_text(record)
 
 
-def read_records(path: Path, kind: str | None = "contract") -> Iterator[dict[str, Any]]:
-    """The complete records of a results file, in order, each checked against the results model (a partial last
-    line is skipped); the first line that is not a record of `kind` (None: of the first record's kind) raises
-    ResultsError with its line."""
+def read_records(path: Path, kind: str | None = "contract") -> Iterator[Record]:
+    """The complete records of a results file, in order, each the typed results model (a partial last line is
+    skipped); the first line that is not a record of `kind` (None: of the first record's kind) raises ResultsError
+    with its line."""
     for _number, _offset, record in numbered_records(path, kind):
         yield record
 
 
-def numbered_records(path: Path, kind: str | None = "contract") -> Iterator[tuple[int, int, dict[str, Any]]]:
+def numbered_records(path: Path, kind: str | None = "contract") -> Iterator[tuple[int, int, Record]]:
     """(line number, byte offset, record) for each complete record of a results file, as read_records checks them."""
     try:
         f = open(path, "rb")
@@ -85,19 +85,20 @@ def numbered_records(path: Path, kind: str | None = "contract") -> Iterator[tupl
                 raise ResultsError(f"{path}:{line.number}: not a results record: {err}") from None
             if kind is None:
                 kind = value.get("kind", "contract") if isinstance(value, dict) else "contract"
-            problem = record_problem(value, kind)
-            if problem is not None:
-                raise ResultsError(f"{path}:{line.number}: {problem}")
-            yield line.number, line.offset, value
+            try:
+                record = checked_record(value, kind)
+            except RecordProblem as problem:
+                raise ResultsError(f"{path}:{line.number}: {problem}") from None
+            yield line.number, line.offset, record
 
 
-def recorded_trace(results: Path, number: int, rec: dict[str, Any]) -> list[dict[str, Any]] | None:
+def recorded_trace(results: Path, number: int, rec: Record) -> list[dict[str, Any]] | None:
     """A checked record's trace: embedded, or read from the `trace_file` it names, which must be a regular file
     inside the results file's folder (beside it, or in a traces folder under it) and at most MAX_RECORD_BYTES;
     so a forged record cannot make a replay read /dev/zero, a FIFO, /etc/passwd or /proc/self/environ."""
-    if rec.get("trace") is not None:
-        return list(rec["trace"])
-    named = rec.get("trace_file")
+    if rec.trace is not None:
+        return list(rec.trace)
+    named = rec.trace_file
     if named is None:
         return None
     from contractstudio.runtime.trace import Trace

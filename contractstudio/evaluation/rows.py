@@ -9,40 +9,52 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contractstudio.evaluation.dataset import Row
+from contractstudio.evaluation.dataset import Row, digest
+from contractstudio.evaluation.options import EvalConfig
 from contractstudio.runtime import events as ev
 from contractstudio.runtime.call_state import CallOptions, TransportRetry
 from contractstudio.runtime.trace import Trace, redact
 
-MODES = ("live", "scripted", "replay", "judge")  # judge: each row's labelled output, judged once (no remedy)
 RECORD_VERSION = 1
 
 
 @dataclass(slots=True)
 class EvalJob:
-    """What every worker needs to run rows: the contract text, how replies are got, waits and retries."""
+    """What every worker needs to run rows: the contract text, how replies are got, waits and retries. Built from a
+    config (`of`): the options and their defaults are EvalConfig's (options.py), never written here again."""
 
     contract_text: str
     contract_path: str
-    contract_name: str | None = None
-    contract_digest: str = ""
-    trust: bool = False
-    dialect: str | None = None  # --dialect: read the file as this format
-    mode: str = "live"  # live | scripted | replay | judge
-    model: str | None = None
-    api_base: str | None = None
-    wait: bool = True
-    transport: TransportRetry = field(default_factory=TransportRetry)
-    use_cache: bool = True
-    cache_dir: str | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    trace_dir: str | None = None  # write each row's trace here instead of embedding it
-    structured: str | None = None  # --structured: the structure mode every row asks in (None: the contract's own)
+    contract_name: str | None  # which document of the file (None: its one contract); set once it is loaded
+    contract_digest: str
+    trust: bool
+    dialect: str | None  # --dialect: read the file as this format
+    mode: str  # options.MODES: live | scripted | replay | judge
+    model: str | None
+    api_base: str | None
+    wait: bool  # a live run waits (remedy and transport waits); any other never does
+    transport: TransportRetry
+    use_cache: bool  # a live run asks the reply cache; any other has no model to cache
+    cache_dir: str | None
+    rpm: float | None
+    tpm: float | None
+    trace_dir: str | None  # write each row's trace here instead of embedding it (absolute: a worker may run elsewhere)
+    structured: str | None  # --structured: the structure mode every row asks in (None: the contract's own)
+
+    @classmethod
+    def of(cls, cfg: EvalConfig, text: str) -> EvalJob:
+        """The job of a run of `cfg` over the contract `text` (the file's, read once by the caller)."""
+        live = cfg.mode == "live"
+        return cls(contract_text=text, contract_path=str(cfg.target), contract_name=cfg.name,
+                   contract_digest=digest(text)[:16], trust=cfg.trust, dialect=cfg.dialect, mode=cfg.mode,
+                   model=cfg.model, api_base=cfg.api_base, wait=cfg.wait and live, transport=cfg.transport,
+                   use_cache=cfg.cache and live, cache_dir=str(cfg.cache_dir) if cfg.cache_dir else None,
+                   rpm=cfg.rpm, tpm=cfg.tpm, trace_dir=str(cfg.trace_dir.resolve()) if cfg.trace_dir else None,
+                   structured=cfg.structured)
 
 
 def load_plan(job: EvalJob) -> Any:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from contractstudio.evaluation.record_model import ContractRecord, PipelineRecord, Record
 from contractstudio.evaluation.stats import wilson
 from contractstudio.safe_text import shorten, shown_lines
 
@@ -56,19 +57,17 @@ class Tally:
         self.stop_s: float = 0.0
         self.saved_s: float = 0.0
 
-    def add(self, rec: dict[str, Any]) -> bool:
+    def add(self, rec: ContractRecord) -> bool:
         """Count one record; False (and nothing counted) when its row was counted already."""
-        key = str(rec.get("key"))
-        if key in self.keys:
+        if rec.key in self.keys:
             return False
-        self.keys.add(key)
+        self.keys.add(rec.key)
         self.rows += 1
-        outcome = str(rec.get("outcome"))
-        self.outcomes[outcome] += 1
-        if outcome == "remedied":
-            self.remedied_at[int(rec.get("attempts") or 0)] += 1
-        elif outcome == "error" and not self.first_error and rec.get("errors"):
-            self.first_error = str(rec["errors"][0])
+        self.outcomes[rec.outcome] += 1
+        if rec.outcome == "remedied":
+            self.remedied_at[rec.attempts] += 1
+        elif rec.outcome == "error" and not self.first_error and rec.errors:
+            self.first_error = rec.errors[0]
         seen_here: set[str] = set()
         for name, message in failures(rec):
             entry = self.checks.get(name)
@@ -80,35 +79,34 @@ class Tally:
                 seen_here.add(name)
             if message and len(entry["messages"]) < MAX_MESSAGES and message not in entry["messages"]:
                 entry["messages"].append(message)
-        for fault in rec.get("transport") or []:
-            self.transport[str(fault.get("kind"))] += 1
-        self.transport_failed += bool(rec.get("transport_failed"))
-        tokens = rec.get("tokens") or {}
-        self.prompt_tokens += int(tokens.get("prompt") or 0)
-        self.completion_tokens += int(tokens.get("completion") or 0)
-        self.remedy_tokens += int(rec.get("remedy_tokens") or 0)
-        self.cost += float(rec.get("cost_usd") or 0.0)
-        self.remedy_cost += float(rec.get("remedy_cost_usd") or 0.0)
-        cache = rec.get("cache") or {}
-        self.cache_hits += int(cache.get("hits") or 0)
-        self.cache_misses += int(cache.get("misses") or 0)
-        self.saved += float(cache.get("saved_usd") or 0.0)
-        self.latencies.append(float(rec.get("latency_s") or 0.0))
-        self.limit_wait += float(rec.get("limit_wait_s") or 0.0)
-        self.requests += int(rec.get("llm_calls") or 0)
-        self.remedies += int(rec.get("attempts") or 0)
-        if rec.get("structured"):  # a row that never asked for an output (its input failed) asked in no mode
-            self.structured[str(rec["structured"])] += 1
-        self.structure_fallbacks += int(rec.get("structure_fallbacks") or 0)
-        for name, values in (rec.get("reproducibility") or {}).items():
-            seen = self.reproducibility.get(name)
-            if seen is not None and len(seen) < MAX_MESSAGES * 10:  # a handful, never one per row
-                seen.update(values)
-        stops = rec.get("early_stops") or {}
-        for key in ("count", "tokens", "saved_tokens", "saved_known", "tokens_unknown"):
-            self.stops[key] += int(stops.get(key) or 0)
-        self.stop_s += float(stops.get("seconds") or 0.0)
-        self.saved_s += float(stops.get("saved_s") or 0.0)
+        for fault in rec.transport:
+            self.transport[fault.kind] += 1
+        self.transport_failed += rec.transport_failed
+        self.prompt_tokens += rec.tokens.prompt
+        self.completion_tokens += rec.tokens.completion
+        self.remedy_tokens += rec.remedy_tokens
+        self.cost += rec.cost_usd
+        self.remedy_cost += rec.remedy_cost_usd
+        self.cache_hits += rec.cache.hits
+        self.cache_misses += rec.cache.misses
+        self.saved += rec.cache.saved_usd
+        self.latencies.append(rec.latency_s)
+        self.limit_wait += rec.limit_wait_s
+        self.requests += rec.llm_calls
+        self.remedies += rec.attempts
+        if rec.structured:  # a row that never asked for an output (its input failed) asked in no mode
+            self.structured[rec.structured] += 1
+        self.structure_fallbacks += rec.structure_fallbacks
+        if rec.reproducibility is not None:
+            for name, seen in self.reproducibility.items():
+                if len(seen) < MAX_MESSAGES * 10:  # a handful, never one per row
+                    seen.update(getattr(rec.reproducibility, name))
+        stops = rec.early_stops
+        if stops is not None:
+            for key in ("count", "tokens", "saved_tokens", "saved_known", "tokens_unknown"):
+                self.stops[key] += getattr(stops, key)
+            self.stop_s += stops.seconds
+            self.saved_s += stops.saved_s
         return True
 
     def early_stops(self) -> dict[str, Any]:
@@ -169,17 +167,22 @@ class Tally:
         return out
 
 
-def failures(rec: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def failures(rec: Record) -> Iterator[tuple[str, str]]:
     """(condition, message) for each condition a contract row failed, attempt by attempt: the one walk of a record's
     `failures` (the tally counts them; the studio filters and shows rows by them: `failed_checks`)."""
-    for attempt in rec.get("failures") or []:
-        for failed in attempt.get("failed") or []:
-            yield str(failed.get("check")), str(failed.get("message") or "")
+    if isinstance(rec, ContractRecord):
+        for attempt in rec.failures:
+            for failed in attempt.failed:
+                yield failed.check, failed.message
 
 
-def failed_checks(rec: dict[str, Any]) -> list[str]:
-    """The conditions a contract row failed at any attempt, each once, in order of first failure."""
-    return list(dict.fromkeys(name for name, _message in failures(rec)))
+def failed_checks(rec: Record) -> list[str]:
+    """The conditions a contract row failed at any attempt, each once, in order of first failure; a pipeline row's
+    failed runtime assertion as `step: phase field` (what the pipeline summary counts per step)."""
+    seen = list(dict.fromkeys(name for name, _message in failures(rec)))
+    if isinstance(rec, PipelineRecord) and rec.assertion is not None:
+        seen.append(f"{rec.assertion.step}: {rec.assertion.phase} {rec.assertion.field}")
+    return seen
 
 
 def nothing_judged(s: dict[str, Any]) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any
 from contractstudio.editing.thresholds import Threshold, find_threshold, number_text, with_threshold
 from contractstudio.evaluation.dataset import Row, read_rows
 from contractstudio.evaluation.judge import condition_name, truth
+from contractstudio.evaluation.record_model import made_record
 from contractstudio.evaluation.rows import RowRunner
 
 OBJECTIVES = ("balanced", "fewest-false-passes", "fewest-false-fails")
@@ -97,7 +98,7 @@ def sweep(runner: RowRunner, data: Any, fmt: str | None, condition: str, objecti
     rows: list[tuple[Row, str]] = []
     for item in read_rows(data, lambda v: plan.input.validate(v)[1], fmt=fmt):
         if isinstance(item, Row) and item.labelled is not None:
-            wanted = truth({"output": item.labelled.label, "conditions": item.labelled.labels}, name)
+            wanted = truth(item.labelled.label, item.labelled.labels, name)
             if wanted is not None:
                 rows.append((item, wanted))
     if not rows:
@@ -116,7 +117,7 @@ def sweep(runner: RowRunner, data: Any, fmt: str | None, condition: str, objecti
                                      root=original.hook.root if original.hook is not None else None)
             ff = fp = 0
             for row, wanted in rows:
-                said = runner.run(row).get("verdicts", {}).get(name)
+                said = (made_record(runner.run(row), "contract").verdicts or {}).get(name)  # the typed record's
                 ff += said == "fail" and wanted == "pass"
                 fp += said == "pass" and wanted == "fail"
             table.append({"threshold": t, "false_fails": ff, "false_passes": fp, "agreement": 1 - (ff + fp) / len(rows)})

@@ -104,13 +104,15 @@ class Analyses:
     def analyze(self, path: str, text: str) -> FileReport:
         """One analysis (in the worker) with the open file's own analyzer; a text that is not ours gives an empty report."""
         from contractstudio.analysis.check import Context, FileReport
+        from contractstudio.reading.project import project_for
         from contractstudio.trust import HookFolder, hook_folder
 
         on_disk = Path(path).is_absolute()  # an unsaved buffer has no folder: nothing is imported for it
         hooks = hook_folder(path, self.trusted(path)) if on_disk else HookFolder()
         if not ours(text, hooks.folder, self.dialect, path):
             return FileReport(path, text, None, [], [])
-        context = Context(hooks=hooks, dialect=self.dialect, api_bases=self.api_bases)
+        settings = project_for(path).settings_of(Path(path).parent) if on_disk else None  # read here, not by the analysis
+        context = Context(hooks=hooks, dialect=self.dialect, api_bases=self.api_bases, settings=settings)
         live = next((e for e in list(self.entries.values()) if e.path == path), None) or LiveDocument(path)
         return live.analyze(text, context, path)
 

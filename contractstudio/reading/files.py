@@ -24,12 +24,13 @@ from contractstudio.reading.dialect_registry import (
     foreign,
     sniff_kind,
 )
-from contractstudio.reading.folder_settings import SETTINGS_FILE, folder_settings
+from contractstudio.reading.folder_settings import SETTINGS_FILE
 from contractstudio.reading.kinds import KNOWN_KINDS, NATIVE, top_kinds
 from contractstudio.reading.project import IGNORE_FILE, kind_of_text, project_for
 from contractstudio.storage.paths import base_problem
 
-__all__ = ["IGNORE_FILE", "Ownership", "decode", "discover", "kind_of_text", "ownership", "read_text", "survey"]
+__all__ = ["IGNORE_FILE", "Ownership", "UnreadIgnoreFile", "decode", "discover", "kind_of_text", "ownership", "ownership_of",
+           "project_files", "read_text", "survey"]
 
 _API_VERSION = re.compile(r"^apiVersion[ \t]*:", re.M)
 _CONTENT = re.compile(r"^[ \t]*[^\s#]", re.M)
@@ -79,7 +80,7 @@ def ownership(text: str, *, path: str | Path | None = None, dialect: str | None 
         return Ownership("ours")
     if sniff_kind(text) is not None:
         return Ownership("ours")
-    forced = folder_settings(folder).dialect if folder is not None else None
+    forced = project_for(folder).settings_of(folder).dialect if folder is not None else None  # read once, cached
     if forced not in (None, NATIVE):
         return Ownership("ours", f"read as {forced} (.contractstudio.yaml)")
     return Ownership("unknown", "no top-level kind: and not the shape of a dialect")
@@ -105,13 +106,56 @@ def _head(f: Path) -> str | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadIgnoreFile:
+    """A `.contractstudioignore` a folder walk met that could not be read: its patterns are not applied."""
+
+    path: Path
+    why: str
+
+
+def project_files(folder: Path, endings: tuple[str, ...]) -> Iterator[Path | UnreadIgnoreFile]:
+    """The files under a folder with one of `endings` that a face lists: the one walk of `check`'s discovery and the
+    studio's file list, with one policy. Its project's `.contractstudioignore` files skip what they match (gitignore's
+    semantics, from the project's root down: reading/project.py); no hidden folder, no folder settings file; only
+    regular files (a FIFO or a device would block the scan); no link whose target leaves the project (to
+    /proc/self/environ, ~/.aws/credentials: its text would be quoted in excerpts), the path policy's rule for bases.
+    An ignore file met on the way that could not be read is yielded as such, where it is met."""
+    project = project_for(folder)  # its root, settings and ignore rules, found once
+    workspace = (project.root,)
+    # a folder named that its ignore files skip is walked all the same (as a file named is analyzed), with their other rules
+    real = Path(os.path.realpath(folder))
+    named = real if real != project.root and project.ignored(folder, folder=True) else None
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        unread = project.rules(Path(os.path.realpath(here))).unread
+        if unread is not None:
+            yield UnreadIgnoreFile(here / IGNORE_FILE, unread)
+        skipped = project.skipper(here, named=named)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not skipped(d, True))
+        for name in sorted(filenames):
+            if not name.endswith(endings) or name == SETTINGS_FILE or skipped(name, False):
+                continue
+            f = here / name
+            # os.walk does not enter symlinked folders, so only a symlinked file can lead out: judged on its target
+            if (f.is_symlink() and base_problem(f, workspace) is not None) or not f.is_file():
+                continue
+            yield f
+
+
+def ownership_of(path: Path, *, dialect: str | None = None) -> Ownership | None:
+    """A file's ownership as a folder's discovery judges it (its head read; None: it could not be read)."""
+    text = _head(path)
+    return None if text is None else ownership(text, path=path, dialect=dialect, folder=path.parent)
+
+
 def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | None = None) -> Iterator[tuple[Path, Ownership]]:
     """Every candidate file with its ownership: files named explicitly, and in folders the *.yaml/*.yml files
     (and, with `python` (`check`), the files of the file dialects' endings: *.py). A folder file of unknown shape
     is not listed (most YAML is not ours).
 
     The project's `.contractstudioignore` files (reading/project.py: gitignore's semantics, from the project's root
-    down) list what discovery skips; naming a file or folder explicitly still analyzes it.
+    down) list what discovery skips (`project_files`); naming a file or folder explicitly still analyzes it.
     """
     for given in paths:
         p = Path(given)
@@ -123,33 +167,16 @@ def survey(paths: Iterable[str | Path], *, python: bool = False, dialect: str | 
                 found = ownership(text, path=p, dialect=dialect, folder=p.parent)
                 yield p, Ownership("ours") if found.verdict == "unknown" else found  # named: YML003 says what it lacks
             continue
-        project = project_for(p)  # its root, settings and ignore rules (reading/project.py), found once
-        workspace = (project.root,)
-        for file, why in project.unread(p):  # a link to /proc/self/mem, a FIFO, too big: said, and scanned as if absent
+        for file, why in project_for(p).unread(p):  # a link to /proc/self/mem, a FIFO, too big: said, and scanned as if absent
             if file.parent != Path(os.path.realpath(p)):  # the given folder's own is said as the walk reaches it
                 yield file, Ownership("unreadable", f"its patterns are not applied: {why}")
-        for dirpath, dirnames, filenames in os.walk(p):
-            here = Path(dirpath)
-            unread = project.rules(Path(os.path.realpath(here))).unread
-            if unread is not None:
-                yield here / IGNORE_FILE, Ownership("unreadable", f"its patterns are not applied: {unread}")
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not project.ignored(here / d, folder=True))
-            for name in sorted(filenames):
-                own_format = python and name.endswith(file_endings())
-                if not (own_format or name.endswith(YAML_ENDINGS)) or name == SETTINGS_FILE or project.ignored(here / name):
-                    continue
-                f = here / name
-                # a FIFO or a device would block the scan; a symlink out of the project (to /proc/self/environ, to
-                # ~/.aws/credentials) would be quoted in excerpts: the path policy's rule for bases. Named explicitly, it is read.
-                # (os.walk does not enter symlinked folders, so only a symlinked file can lead out: judged on its target)
-                if (f.is_symlink() and base_problem(f, workspace) is not None) or not f.is_file():
-                    continue
-                text = _head(f)
-                if text is None:
-                    continue
-                found = ownership(text, path=f, dialect=dialect, folder=here)
-                if found.verdict != "unknown":
-                    yield f, found
+        for f in project_files(p, (*YAML_ENDINGS, *file_endings()) if python else YAML_ENDINGS):
+            if isinstance(f, UnreadIgnoreFile):
+                yield f.path, Ownership("unreadable", f"its patterns are not applied: {f.why}")
+                continue
+            judged = ownership_of(f, dialect=dialect)
+            if judged is not None and judged.verdict != "unknown":
+                yield f, judged
 
 
 def discover(paths: Iterable[str | Path], *, python: bool = False, dialect: str | None = None) -> Iterator[Path]:

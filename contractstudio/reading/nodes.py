@@ -127,6 +127,18 @@ class SourceFile:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Other files read with this one (a dialect's `extends:` bases), placed after its last line.
     includes: list[Included] = field(default_factory=list)
+    # Made from an earlier reading by reading one entry again (reading/reread.py): which, and how the lines moved.
+    edited: Edited | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """One entry of a one-document reading read again after an edit; everything else is the earlier reading's."""
+
+    path: tuple[Any, ...]  # the document path of the entry read again
+    first: int  # its first line, the same in both texts
+    end: int  # the line after it in the earlier text; from there on every node moved by `delta` lines
+    delta: int  # lines the edit added (negative: removed)
 
 
 @dataclass(slots=True)

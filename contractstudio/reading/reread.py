@@ -29,11 +29,10 @@ from typing import Any, cast
 
 from contractstudio.findings.diagnostics import Diagnostic, Related
 from contractstudio.reading.builder import MAX_DEPTH, Builder
-from contractstudio.reading.nodes import MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
+from contractstudio.reading.nodes import Edited, MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
 
 MAX_TRIES = 3  # entries tried, deepest first, before the text is read whole
 _MARKERS = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)|^%", re.M)  # document markers and directives
-_DIRECTIVE = re.compile(r"^%", re.M)  # a %YAML header changes how every scalar reads; the text is read whole
 _LINE = itemgetter(0)  # a scalar node's first line
 _tuple_new = tuple.__new__
 
@@ -43,7 +42,7 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
     if text.startswith("\ufeff"):
         text = text[1:]
     old = previous.text
-    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old or "\t" in old or _DIRECTIVE.search(old):
+    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old or "\t" in old or _directive(old):
         return None
     doc = previous.documents[0]
     if doc.scalars is None or doc.mappings is None or doc.data is None or not isinstance(doc.root, (MapNode, SeqNode)):
@@ -67,6 +66,14 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
             if found is not None:
                 return found
     return None
+
+
+def _directive(text: str) -> bool:
+    """Whether a line starts with `%` (a %YAML header changes how every scalar reads: the text is read whole).
+
+    Two substring searches, not a multi-line regex: `re` holds the GIL for its whole scan, 50 ms on 5 MB, while the
+    screen's thread waits to draw a key (bench/bench_entry_edit.py)."""
+    return text.startswith("%") or "\n%" in text
 
 
 def _per_node(d: Diagnostic) -> bool:
@@ -277,7 +284,13 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[i
     new_doc.mappings = before + entry_maps + (shift.mappings if delta else doc.mappings[m1:])
     kept = [d for d in previous.diagnostics if d.line < line0]
     moved = [] if at_end else [_moved(d, delta) for d in previous.diagnostics if d.line >= end_line]
-    return SourceFile(previous.path, text, [new_doc], kept + found + moved)
+    edited = None if at_end else Edited(tuple(_key(node, index) for node, index in chain), line0, end_line, delta)
+    return SourceFile(previous.path, text, [new_doc], kept + found + moved, edited=edited)
+
+
+def _key(node: Node, index: int) -> Any:
+    """The document path part that leads to entry `index` of a collection: its key, or its index."""
+    return cast(ScalarNode, node.pairs[index][0]).value if isinstance(node, MapNode) else index
 
 
 _INDENT = re.compile(r" *")

@@ -16,6 +16,7 @@ from contractstudio.runtime.events import (
     ModelRequest,
     ReplayDivergence,
     RetryWait,
+    Row,
     StructureFallback,
     TransportFailure,
 )
@@ -33,7 +34,7 @@ from contractstudio.runtime.structured import (
 )
 from contractstudio.runtime.trace import redact
 
-Events = Generator["Event | ModelCall | Pause", Any, Any]  # events for the caller; calls and waits for the driver
+Events = Generator["Row | Event | ModelCall | Pause", Any, Any]  # events for the caller; calls and waits for the driver
 
 # A reply's text in the trace keeps this many characters: every real reply whole (replay needs it), a runaway
 # reply of megabytes cut with a marker; `text_chars` keeps its real length.
@@ -85,12 +86,12 @@ def kept_whole(text: str) -> bool:
     return len(text) <= TRACE_TEXT_LIMIT
 
 
-def reply_event(stage: str, attempt: int, text: str, *, edited: bool = False) -> ModelReply:
-    """The reply as the trace keeps it: its text whole, or cut at TRACE_TEXT_LIMIT with its real length."""
+def kept_text(text: str) -> tuple[str, int | None, bool]:
+    """A reply's (text, text_chars, truncated) as the trace keeps them: whole, or cut at TRACE_TEXT_LIMIT with its
+    real length."""
     if kept_whole(text):
-        return ModelReply(stage=stage, attempt=attempt, text=text, edited=edited)
-    return ModelReply(stage=stage, attempt=attempt, text=clip(text, TRACE_TEXT_LIMIT), text_chars=len(text), truncated=True,
-                      edited=edited)
+        return text, None, False
+    return clip(text, TRACE_TEXT_LIMIT), len(text), True
 
 
 def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str, attempt: int,
@@ -108,30 +109,32 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
     try:
         structure = structure_for(st, purpose)
     except SchemaUnwritable as err:  # the output type's schema cannot be written here: the call fails, saying why
-        yield st.emit(ModelFailure(stage=stage, message=str(err)))
+        yield st.emit(ModelFailure, stage, str(err))
         st.fail([f"structured output: {err}"])
         return None
     if purpose == "generate" and attempt == 0 and (why := unsendable(structure)):  # said once, at the call's first request
-        yield st.emit(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
+        yield st.emit_event(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
     while True:
         st.asked = structure
         params = _with_structure(own_params, structure)
         shown_mode = structure.mode if structure.mode != "off" or (st.structure_fell_back and purpose != "remedy_pre") else None
-        request = st.emit(ModelRequest(stage=stage, attempt=attempt, purpose=purpose, model=model.name, messages=messages,
-                                       params=params, transport_retry=retry, errors=told, structured_output=shown_mode,
-                                       structure_shape=redact(structure.note) if structure.note else None))
+        # (attempt, purpose, model, messages, params, transport_retry, errors, edited, structured_output, structure_shape)
+        request = st.emit(ModelRequest, stage, attempt, purpose, model.name, messages, params, retry, told, False, shown_mode,
+                          redact(structure.note) if structure.note else None)
         sent = yield request
         edited_messages = edited(sent, "messages")
         if edited_messages is not None:
             messages = list(edited_messages)
-            request.messages = messages  # the trace keeps what was really sent
-            request.edited = True
+            shown = st.trace.event_of(request)  # built: the session that sent the edit stepped to it
+            assert isinstance(shown, ModelRequest)
+            shown.messages = messages  # the trace keeps what was really sent
+            shown.edited = True
         edited_reply = edited(sent, "reply")
         if edited_reply is not None:
             reply = LLMReply(text=str(edited_reply))
             st.llm_calls += 1
             st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
-            yield st.emit(reply_event(stage, attempt, reply.text, edited=True))
+            yield st.emit(ModelReply, stage, attempt, *kept_text(reply.text), 0, 0, 0.0, 0.0, True)
             return reply
         stream = _stream_for(st, structure.mode if of_output else None)
         started = st.clock()
@@ -140,8 +143,8 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         except TransportFault as fault:
             shaped = next_shape(st, structure, status=fault.status, message=str(fault))
             if shaped is not None:  # the server refused this shape of the schema: the next one, in one request
-                yield st.emit(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=shaped.mode,
-                                                reason=redact(shaped.note or ""), to_shape=shaped.shape))
+                yield st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=shaped.mode,
+                                                      reason=redact(shaped.note or ""), to_shape=shaped.shape))
                 structure = shaped
                 continue
             why = None if st.structure_fell_back else fallback_reason(structure, status=fault.status, message=str(fault),
@@ -153,8 +156,8 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             too_long = st.options.transport.too_long(fault.retry_after) if fault.retryable else None
             tries = st.options.transport.tries if fault.most_retries is None else min(fault.most_retries, st.options.transport.tries)
             gives_up = not fault.retryable or retry > tries or too_long is not None
-            yield st.emit(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
-                                           message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
+            yield st.emit_event(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
+                                                 message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
             if gives_up:
                 why = (f"{too_long}: not retried" if too_long else "not retried" if not fault.retryable
                        else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}")
@@ -163,13 +166,13 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
                 return None
             st.llm["transport_retries"] += 1
             seconds = 0.0 if retry <= fault.at_once else st.options.transport.wait(retry, fault.retry_after)
-            yield st.emit(RetryWait(stage=stage, kind="transport", retry=retry, seconds=seconds, waited=st.options.wait))
+            yield st.emit(RetryWait, stage, "transport", retry, None, seconds, st.options.wait)
             if st.options.wait and seconds > 0:
                 yield Pause(seconds)
                 st.llm["waited_s"] += seconds
             continue
         except ModelError as err:
-            yield st.emit(ModelFailure(stage=stage, message=str(err)))
+            yield st.emit(ModelFailure, stage, str(err))
             st.fail([f"model: {err}"])
             return None
         latency = st.clock() - started
@@ -181,23 +184,24 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         llm["cost_usd"] += reply.cost_usd
         llm["latency_s"] += latency
         if reply.note:
-            yield st.emit(ReplayDivergence(stage=stage, message=reply.note))
-        event = reply_event(stage, attempt, reply.text)
-        event.prompt_tokens, event.completion_tokens, event.cost_usd, event.latency_s = (
-            reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, latency)
-        event.model_version, event.system_fingerprint = reply.model_version, reply.system_fingerprint
-        event.finish_reason = reply.finish_reason
+            yield st.emit(ReplayDivergence, stage, reply.note)
+        chunk_ends = chunk_s = None
         if stream is not None and stream.ends:
-            event.chunk_ends, event.chunk_s = stream.ends, [round(t, 6) for t in stream.times]
-            llm["first_token_s"] += event.chunk_s[0]
+            chunk_ends, chunk_s = stream.ends, [round(t, 6) for t in stream.times]
+            llm["first_token_s"] += chunk_s[0]
             llm["streamed"] += 1
-        yield st.emit(event)
+        # (attempt, text, text_chars, truncated, prompt_tokens, completion_tokens, cost_usd, latency_s, edited,
+        #  chunk_ends, chunk_s, model_version, system_fingerprint, finish_reason)
+        yield st.emit(ModelReply, stage, attempt, *kept_text(reply.text), reply.prompt_tokens, reply.completion_tokens,
+                      reply.cost_usd, latency, False, chunk_ends, chunk_s, reply.model_version, reply.system_fingerprint,
+                      reply.finish_reason)
         if stream is not None and stream.stopped is not None:
             reply.stopped = stopped = stream.stopped
             llm["early_stops"] += 1
-            yield st.emit(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
-                                    position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
-                                    seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens, saved_s=stream.rest_s))
+            yield st.emit_event(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
+                                          position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
+                                          seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens,
+                                          saved_s=stream.rest_s))
         if not reply.refusal:
             answered(st, structure)
         why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
@@ -236,5 +240,5 @@ def _fall_back(st: CallState, stage: str, structure: Structure, why: str) -> Eve
     """Leave the structure the provider refused for the next mode, once per call, in the trace; the new structure."""
     st.structure_fell_back = True
     after = fall_back(st, structure)
-    yield st.emit(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=after.mode, reason=redact(why)))
+    yield st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=after.mode, reason=redact(why)))
     return after

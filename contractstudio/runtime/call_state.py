@@ -12,7 +12,7 @@ from typing import Any
 from contractstudio.expressions.sandbox import ExpressionBudget
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.errors import ContractViolation
-from contractstudio.runtime.events import E, StageEnd, StageStart
+from contractstudio.runtime.events import E, Event, Row, StageEnd, StageStart
 from contractstudio.runtime.models import Model
 from contractstudio.runtime.perf import PerfStats, new_llm_counts
 from contractstudio.runtime.streaming import ReplyStream, WatchFor, default_watch_for
@@ -85,6 +85,7 @@ class CallState:
         self.options = options
         self._rng = options.rng
         self.trace = Trace()
+        self._ready, self._pending = self.trace.ready, self.trace.pending  # emit appends to them directly
         # Every condition and message placeholder of this call (remedy attempts included) shares one budget.
         self.expressions = ExpressionBudget(what="this call")
         self.stage_times: list[tuple[str, float]] = []
@@ -123,25 +124,37 @@ class CallState:
         """Seconds of this call so far, the time it was held paused left out."""
         return self.clock() - self.started - self.paused
 
-    def emit(self, event: E) -> E:
-        """Number and time an event, and keep it in the trace."""
-        events = self.trace.events
-        event.seq = len(events) + 1
+    def emit(self, kind: type[Event], stage: str, *values: Any) -> Row:
+        """Record an event now (numbered and timed) as a row: `values` are the class's data fields in their order
+        (runtime/events.py), the trailing defaults left out. It becomes an `Event` when something reads it."""
+        pending = self._pending
+        row = (kind, len(self._ready) + len(pending) + 1, self.clock() - self.started - self.paused, stage, values)
+        pending.append(row)
+        return row
+
+    def emit_event(self, event: E) -> E:
+        """Number and time an event built already (the rare ones, written with their field names), and keep it."""
+        event.seq = len(self.trace) + 1
         event.t = self.now()
-        events.append(event)
+        self._pending.append(event)
         return event
 
-    def start(self, start: StageStart) -> StageStart:
-        self.emit(start)
-        self.stage_started = start.t
-        return start
+    def start(self, stage: str, *values: Any) -> Row:
+        """A stage starts: a `StageStart` row (attempt, contract, model, value)."""
+        row = self.emit(StageStart, stage, *values)
+        self.stage_started = row[2]
+        return row
 
-    def end(self, stage: str, ok: bool) -> StageEnd:
-        end = self.emit(StageEnd(stage=stage, ok=ok))
-        end.duration_s = duration = end.t - self.stage_started
+    def end(self, stage: str, ok: bool) -> Row:
+        """A stage ends: a `StageEnd` row with its duration since the stage started."""
+        pending = self._pending
+        t = self.clock() - self.started - self.paused
+        duration = t - self.stage_started
+        row = (StageEnd, len(self._ready) + len(pending) + 1, t, stage, (ok, duration))
+        pending.append(row)
         self.stage_times.append((stage, duration))
         self.in_stages += duration
-        return end
+        return row
 
     @property
     def perf(self) -> PerfStats:

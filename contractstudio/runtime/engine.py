@@ -27,7 +27,6 @@ from contractstudio.runtime.events import (
     RemedyExhausted,
     ReplyParsed,
     RetryWait,
-    StageStart,
     ValidationFailure,
 )
 from contractstudio.runtime.messages import generate_messages, pre_remedy_messages, repair_messages
@@ -43,8 +42,7 @@ def _conditions(st: CallState, stage: str, checks: Sequence[Condition], values: 
     errors: list[str] = []
     for index, check in enumerate(checks):
         applies, passed, error = check.evaluate(values)
-        yield st.emit(ConditionChecked(stage=stage, id=check.id, index=index, expression=check.source, applies=applies,
-                                       passed=passed, message=error, raised_at=check.raised_at))
+        yield st.emit(ConditionChecked, stage, check.id, index, check.source, applies, passed, error, check.raised_at)
         if error:
             errors.append(error)
             if not check.remedy:
@@ -59,7 +57,7 @@ def _conditions(st: CallState, stage: str, checks: Sequence[Condition], values: 
 def _rejected(st: CallState, stage: str, where: str, errors: list[str], attempt: int) -> Events:
     """A validation_error event; the caller (the studio) may send back edited error texts."""
     st.failed_on = where
-    sent = yield st.emit(ValidationFailure(stage=stage, where=where, errors=errors, attempt=attempt))
+    sent = yield st.emit(ValidationFailure, stage, where, errors, attempt)
     changed = edited(sent, "errors")
     return [str(e) for e in changed] if changed is not None else errors
 
@@ -68,7 +66,7 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
     retry = st.plan.remedy.retry
     u = st.rng.uniform(-retry.jitter, retry.jitter) if retry.jitter else 0.0
     seconds = remedy_wait(retry, attempt, u)
-    yield st.emit(RetryWait(stage=stage, kind="remedy", attempt=attempt, seconds=seconds, waited=st.options.wait))
+    yield st.emit(RetryWait, stage, "remedy", None, attempt, seconds, st.options.wait)
     if st.options.wait and seconds > 0:
         yield Pause(seconds)
         st.llm["waited_s"] += seconds
@@ -81,7 +79,7 @@ def _errors_to_send(accumulating: bool, history: list[list[str]]) -> list[str]:
 
 def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:
     graceful = st.plan.remedy.retry.graceful
-    yield st.emit(RemedyExhausted(stage=stage, loop=loop, attempts=attempts, graceful=graceful))
+    yield st.emit(RemedyExhausted, stage, loop, attempts, graceful)
     st.failed = True
     if not graceful:
         st.errors.append(f"remedy ({loop}) gave up after {attempts} attempt{'s' if attempts != 1 else ''}")
@@ -151,11 +149,11 @@ def _judge(st: CallState, reply: Any, scope: dict[str, Any], attempt: int) -> Ev
         yield st.end("generate", False)
         return None, errors
     if kept_whole(reply_text):
-        yield st.emit(ReplyParsed(stage="generate", attempt=attempt, output=parsed))
+        yield st.emit(ReplyParsed, "generate", attempt, parsed)
     else:  # the output is in the result; a runaway reply is not stored twice
-        yield st.emit(ReplyParsed(stage="generate", attempt=attempt, output=None, omitted=True, text_chars=len(reply_text)))
+        yield st.emit(ReplyParsed, "generate", attempt, None, True, len(reply_text))
     yield st.end("generate", True)
-    yield st.start(StageStart(stage="post", attempt=attempt))
+    yield st.start("post", attempt)
     errors = yield from _conditions(st, "post", plan.post, {**scope, "output": output})
     if errors:
         errors = yield from _rejected(st, "post", "post", errors, attempt)
@@ -175,7 +173,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     scope: dict[str, Any] = {"input": value}
     if plan.act_is_set:
         scope["act"] = act_value
-    yield st.start(StageStart(stage="generate", attempt=0))
+    yield st.start("generate", 0)
     reply = yield from ask(st, "generate", base, "generate", 0, of_output=True)
     if reply is None:
         yield st.end("generate", False)
@@ -191,7 +189,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     tries = plan.remedy.retry.tries
     for attempt in range(1, tries + 1):
         st.remedy_attempts += 1
-        yield st.start(StageStart(stage="generate", attempt=attempt))
+        yield st.start("generate", attempt)
         yield from _wait_before(st, "generate", attempt)
         sending = _errors_to_send(plan.remedy.accumulate_errors, history)
         messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}", plan.remedy.accumulate_errors)
@@ -213,7 +211,7 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
 
 def _act(st: CallState, value: Any) -> Events:
     plan = st.plan
-    yield st.start(StageStart(stage="act"))
+    yield st.start("act")
     try:
         if plan.act_assign is not None:
             raw: Any = {}
@@ -235,10 +233,10 @@ def _act(st: CallState, value: Any) -> Events:
         act_value, errors = plan.intermediate.validate(raw) if plan.intermediate is not None else (raw, [])
         if not errors:
             st.act_data = plan.intermediate.dump(act_value) if plan.intermediate else act_value
-            yield st.emit(ActValue(stage="act", value=st.act_data))
+            yield st.emit(ActValue, "act", st.act_data)
             yield st.end("act", True)
             return act_value
-    yield st.emit(ValidationFailure(stage="act", where="act", errors=errors, attempt=0))
+    yield st.emit(ValidationFailure, "act", "act", errors, 0)
     st.fail(errors)
     yield st.end("act", False)
     return None
@@ -253,13 +251,13 @@ def run_call(st: CallState) -> Events:
     plan = st.plan
     original: Any = st.raw_input
     deep = nests_too_deep(st.raw_input)  # pydantic and the trace writer cannot take it: refused, never a crash
-    yield st.start(StageStart(stage="input", contract=plan.name, model=st.model.name, value=DEEP_INPUT if deep else st.raw_input))
+    yield st.start("input", None, plan.name, st.model.name, DEEP_INPUT if deep else st.raw_input)
     if deep:
         value, errors = None, [f"input: {DEEP_INPUT}"]
     else:
         value, errors = plan.input.validate(st.raw_input)
     if errors:
-        yield st.emit(ValidationFailure(stage="input", where="type", errors=errors, attempt=0))
+        yield st.emit(ValidationFailure, "input", "type", errors, 0)
         st.errors.extend(errors)
         # The caller's error (seed 000 validates input first, and fails fast): never a fallback,
         # unless the contract asks the model to repair its input.
@@ -270,7 +268,7 @@ def run_call(st: CallState) -> Events:
     yield st.end("input", not errors)
 
     if not st.failed and st.invalid_input:
-        yield st.start(StageStart(stage="pre"))
+        yield st.start("pre")
         value = yield from _remedy_pre(st, st.raw_input, errors)
         st.failed = value is None
         if value is not None:
@@ -278,7 +276,7 @@ def run_call(st: CallState) -> Events:
             original = value  # the first valid input there is
         yield st.end("pre", not st.failed)
     elif not st.failed and plan.pre:
-        yield st.start(StageStart(stage="pre"))
+        yield st.start("pre")
         errors = yield from _conditions(st, "pre", plan.pre, {"input": value})
         if errors:
             errors = yield from _rejected(st, "pre", "pre", errors, 0)
@@ -299,7 +297,7 @@ def run_call(st: CallState) -> Events:
         produced, output = yield from _produce(st, value, act_value)
         st.failed = not produced
 
-    yield st.start(StageStart(stage="forward"))
+    yield st.start("forward")
     st.successful = not st.failed
     final: Any = output
     ok = True
@@ -325,18 +323,18 @@ def run_call(st: CallState) -> Events:
                     st.errors.append(f"fallback.{name}: {err}")
                     final, ok = None, False  # a fallback that cannot be computed fails loudly
                     break
-    yield st.emit(Forwarded(stage="forward", successful=st.successful,
-                            used="forward" if plan.forward is not None and not st.invalid_input
-                            else "output" if st.successful else ("raise" if raises else "fallback")))
+    used = ("forward" if plan.forward is not None and not st.invalid_input
+            else "output" if st.successful else ("raise" if raises else "fallback"))
+    yield st.emit(Forwarded, "forward", st.successful, used)
     yield st.end("forward", True)
 
-    yield st.start(StageStart(stage="finalize"))
+    yield st.start("finalize")
     # None is checked too when it is what was returned (an output that admits null, or a Python forward's)
     if ok and (final is not None or st.successful or plan.forward is not None):
         checked, errors = plan.returns.validate(final)
         if errors:
             ok = False
-            yield st.emit(ValidationFailure(stage="finalize", where="finalize", errors=errors, attempt=0))
+            yield st.emit(ValidationFailure, "finalize", "finalize", errors, 0)
             st.errors.extend(f"the returned value is not a valid {plan.returns.type_name}: {e}" for e in errors)
             final = None
         else:
@@ -347,10 +345,8 @@ def run_call(st: CallState) -> Events:
         st.violation = InvalidInput(f"contract '{plan.name}': the input is not a valid {plan.doc.input}", st.errors, st.trace)
     elif st.failed and raises or not ok:
         st.violation = st.failure(last_failure_known=ok)  # a fallback or forward's value that failed is neither class
-    yield st.emit(CallResult(stage="finalize", successful=st.successful,
-                             output=plan.returns.dump(final) if final is not None else None,
-                             llm_calls=st.llm_calls, remedy_attempts=st.remedy_attempts, errors=list(st.errors),
-                             raised=st.violation is not None))
+    yield st.emit(CallResult, "finalize", st.successful, plan.returns.dump(final) if final is not None else None,
+                  st.llm_calls, st.remedy_attempts, list(st.errors), st.violation is not None)
     st.total = st.now()
     if st.accumulated is not None:
         st.accumulated.record(st.stage_times, st.llm, st.total, st.in_stages)

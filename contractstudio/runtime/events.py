@@ -392,3 +392,19 @@ EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in (
 """Every typed event class by the type written in a trace."""
 
 E = TypeVar("E", bound=Event)
+
+Row = tuple  # (class, seq, t, stage, the class's data values in its fields' order, trailing defaults left out)
+"""An event as the engine records it during a call: a plain tuple, made an `Event` only when something reads it (a
+stepping session, the trace's readers and writers). A call nobody reads the events of builds none."""
+
+
+def built(row: Row) -> Event:
+    """The event a row records: its class, with the row's values for its first data fields (the rest default)."""
+    cls, seq, t, stage, values = row
+    layout = event_layout(cls)
+    if len(values) > len(layout):
+        raise TypeError(f"{cls.__name__} has {len(layout)} data fields, a row gave {len(values)} values")
+    event = cls(seq, t, stage)
+    for (name, _default), value in zip(layout, values, strict=False):  # the trailing defaults stay
+        setattr(event, name, value)
+    return event

@@ -21,7 +21,7 @@ from contractstudio.documents.provider_profiles import profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.live_faults import REFUSED_RETRIES, RESET_MARKERS, RESET_RETRIES_AT_ONCE, caused_by, classify, refused
-from contractstudio.runtime.live_stream import EmptyStream, aread_stream, read_stream, served_by, streaming
+from contractstudio.runtime.live_stream import EmptyStream, aread_stream, field_of, read_stream, served_by, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
 from contractstudio.runtime.success_logging import quiet_success_logging
@@ -57,7 +57,7 @@ _LOGS_FILTERED = False
 
 def _cost(litellm: Any, response: Any) -> float:
     """What the reply cost by litellm's offline price map (0 when the model is not in it)."""
-    hidden = getattr(response, "_hidden_params", None)
+    hidden = field_of(response, "_hidden_params")
     if isinstance(hidden, dict) and "response_cost" in hidden:  # litellm priced it already, while answering
         return float(hidden["response_cost"] or 0.0)
     try:
@@ -155,9 +155,10 @@ class LiveModel:
 
         Other providers keep litellm's own HTTP client (their reads are bounded, a trickled body is not).
         """
-        provider = provider_of(self.model)
+        if not self.api_base:
+            return None
         key = kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
-        if provider != "openai" or not key or not self.api_base:
+        if provider_of(self.model) != "openai" or not key:
             # without a key, litellm's own "missing credentials" error says it best; without an api_base,
             # litellm resolves the endpoint (OPENAI_API_BASE, litellm.api_base, ...) and keeps its own client
             return None
@@ -307,7 +308,7 @@ class LiveModel:
             text = response.choices[0].message.content or ""
         except (AttributeError, IndexError, TypeError):
             text = ""
-        usage = getattr(response, "usage", None)
+        usage = field_of(response, "usage")
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
@@ -341,8 +342,8 @@ def _refusal(response: Any) -> str | None:
         message = response.choices[0].message
     except (AttributeError, IndexError, TypeError):
         return None
-    extra = getattr(message, "provider_specific_fields", None)  # where litellm keeps it for OpenAI models
-    refusal = getattr(message, "refusal", None) or (extra.get("refusal") if isinstance(extra, dict) else None)
+    extra = field_of(message, "provider_specific_fields")  # where litellm keeps it for OpenAI models
+    refusal = field_of(message, "refusal") or (extra.get("refusal") if isinstance(extra, dict) else None)
     return str(refusal) if refusal else None
 
 

@@ -60,10 +60,12 @@ def load_file(path: str | Path, *, text: str | None = None, trust: bool = False,
     `context` is a face's own analysis context (the studio's); otherwise `trust` and `dialect` make it.
     """
     from contractstudio.analysis.check import Context, check_file, check_text
+    from contractstudio.reading.project import project_for
     from contractstudio.trust import hook_folder, user_api_bases
 
     p = Path(path)
-    ctx = context if context is not None else Context(hooks=hook_folder(p, trust), dialect=dialect, api_bases=user_api_bases())
+    ctx = context if context is not None else Context(hooks=hook_folder(p, trust), dialect=dialect, api_bases=user_api_bases(),
+                                                      settings=project_for(p).settings_of(p.parent))
     if text is None:
         if not p.exists():
             raise ContractError(f"{p}: no such file")

@@ -86,10 +86,14 @@ class PerfStats:
 
     def record(self, stage_times: list[tuple[str, float]], llm: dict[str, Any], total: float | None, in_stages: float) -> None:
         """Add one call's raw timings (kept as a plain list during the call: cheaper than stats per call)."""
-        for stage, seconds in stage_times:
-            self.add_stage(stage, seconds)
+        stages, mine = self.stages, self.llm
+        for stage, seconds in stage_times:  # add_stage's work, without a call per stage
+            series = stages.get(stage)
+            if series is None:
+                series = stages[stage] = Series()
+            series.add(seconds)
         for k, v in llm.items():
-            self.llm[k] = self.llm.get(k, 0) + v
+            mine[k] = mine.get(k, 0) + v
         if total is not None:
             self.add_call(total, in_stages)
 

@@ -16,7 +16,7 @@ from contractstudio.runtime.call_state import CallOptions, CallState
 from contractstudio.runtime.compiled import CompiledContract
 from contractstudio.runtime.engine import run_call
 from contractstudio.runtime.errors import ContractViolation
-from contractstudio.runtime.events import STAGES, Event, ModelRequest, StageStart, ValidationFailure
+from contractstudio.runtime.events import STAGES, Event, ModelRequest, Row, StageStart, ValidationFailure
 from contractstudio.runtime.models import Model
 from contractstudio.runtime.perf import PerfStats
 from contractstudio.runtime.trace import Trace
@@ -87,13 +87,22 @@ class Session:
         self._send: Any = None
         # Until its first step a new session only waits (the studio restarts, the user reads): not the call's time.
         self._held_since: float | None = self.options.clock()
-        self.last: Event | None = None
+        self._last: Row | Event | None = None  # the event paused at, as the engine recorded it (a row until read)
         self.done = False
         self._result: Result | None = None
 
     @property
     def trace(self) -> Trace:
         return self.state.trace
+
+    @property
+    def last(self) -> Event | None:
+        """The event the call is paused at (the last one, once it is over)."""
+        item = self._last
+        if item is None or isinstance(item, Event):
+            return item
+        event = self._last = self.state.trace.event_of(item)
+        return event
 
     # Breakpoints and edits -----------------------------------------------------------------
 
@@ -142,21 +151,25 @@ class Session:
 
     def step(self) -> Event | None:
         """Run to the next event and pause there; None once the call is over."""
+        return self.last if self._step() else None
+
+    def _step(self) -> bool:
+        """Run to the next event (kept as recorded in `_last`); False once the call is over."""
         if self.done:
-            return None
+            return False
         if self._held_since is not None:
             self.state.paused += self.options.clock() - self._held_since
         sent, self._send = self._send, None
         try:
             with shared_expression_budget(self.state.expressions):  # every evaluation of the call draws on it
-                event = self._next(sent if self.last is not None else None)
+                item = self._next(sent if self._last is not None else None)
         except StopIteration:
             self.done = True
             self._held_since = None
-            return None
-        self.last = event
+            return False
+        self._last = item
         self._held_since = self.options.clock()
-        return event
+        return True
 
     def continue_(self) -> Event | None:
         """Run to the next breakpoint (the start of a stage in `breakpoints`), or to the end.
@@ -184,19 +197,24 @@ class Session:
 
     def run(self, raise_on_violation: bool = True) -> Result:
         """Run to the end; raise ContractViolation when the contract says `on_failure: raise` and it failed."""
-        if self._send is not None or self.last is None:
-            self.step()  # deliver a pending edit (or start the call) through the stepping path
+        if self._send is not None or self._last is None:
+            self._step()  # deliver a pending edit (or start the call) through the stepping path
         if not self.done:
             # nobody pauses from here on: drive the generator directly, without pause bookkeeping
             if self._held_since is not None:
                 self.state.paused += self.options.clock() - self._held_since
                 self._held_since = None
+            send, drive, last = self._events.send, self._drive, self._last
             with shared_expression_budget(self.state.expressions):
                 try:
-                    while True:
-                        self.last = self._next(None)
+                    while True:  # `_next` inlined: a call's every event passes here
+                        item = send(None)
+                        while isinstance(item, _DRIVER_WORK):
+                            item = drive(item)
+                        last = item
                 except StopIteration:
                     pass
+            self._last = last
             self.done = True
         return self._finish(raise_on_violation)
 
@@ -224,27 +242,30 @@ class Session:
                     elif isinstance(item, Pause):
                         await pause(self.options.sleep, item.seconds)
                     else:
-                        self.last = item
+                        self._last = item
             except StopIteration:
                 pass
         self.done = True
         return self._finish(raise_on_violation)
 
-    def _next(self, sent: Any) -> Event:
-        """The engine's next event, doing the calls and waits it asks for on the way (this thread waits for them)."""
+    def _next(self, sent: Any) -> Row | Event:
+        """The engine's next event (as it recorded it), doing the calls and waits it asks for on the way (this thread
+        waits for them)."""
         item = self._events.send(sent)
-        while not isinstance(item, Event):
-            if isinstance(item, ModelCall):
-                try:
-                    reply = item.model.complete(item.request) if item.stream is None else item.model.stream(item.request, item.stream)
-                except Exception as err:  # noqa: BLE001 - thrown into the engine, whose handlers decide
-                    item = self._events.throw(err)
-                    continue
-                item = self._events.send(reply)
-            else:
-                self.options.sleep(item.seconds)
-                item = self._events.send(None)
+        while isinstance(item, _DRIVER_WORK):
+            item = self._drive(item)
         return item
+
+    def _drive(self, item: ModelCall | Pause) -> Any:
+        """Do what the engine asked (a model's reply, a wait) in this thread; the engine's next item."""
+        if isinstance(item, ModelCall):
+            try:
+                reply = item.model.complete(item.request) if item.stream is None else item.model.stream(item.request, item.stream)
+            except Exception as err:  # noqa: BLE001 - thrown into the engine, whose handlers decide
+                return self._events.throw(err)
+            return self._events.send(reply)
+        self.options.sleep(item.seconds)
+        return self._events.send(None)
 
     def _finish(self, raise_on_violation: bool) -> Result:
         result = self.result
@@ -262,6 +283,9 @@ class Session:
             if otel.active():  # spans from the finished trace, when an exporter is configured (runtime/otel.py)
                 otel.export_call(self.state.trace.to_dicts(), self._result.duration_s)
         return self._result
+
+
+_DRIVER_WORK = (ModelCall, Pause)  # what the engine yields for its driver to do (everything else is an event)
 
 
 async def _areply(call: ModelCall) -> Any:

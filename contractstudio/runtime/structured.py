@@ -148,24 +148,43 @@ def structure_for(st: Any, purpose: str) -> Structure:
                          shape[0] if shape else None)
     if st.structure is None:
         requested = requested_mode(st.plan, st.options.structured_output)
-        target = compiled_for(st.model)
-        shaped = takes_shapes(target)
-        learnt = learnt_shape(target[1]) if shaped else None
-        choice = choose_mode(requested, *target, written=written_format(st.plan),
-                             support=model_support(st.model) if requested == "auto" else None,
-                             refused_shapes=learnt == NO_SHAPE)
-        shape = note = None
-        if choice.mode == "json_schema" and shaped:
-            shape = learnt if learnt in SHAPES else SHAPES[0]
-            note = (f"{SHAPE_NAMES[shape]}: the shape {target[1]} took earlier in this session" if learnt in SHAPES else
-                    f"{SHAPE_NAMES[shape]}: the first shape tried at a server not asked before in this session")
-        elif learnt == NO_SHAPE and requested == "auto":  # no schema sent: say why when it is what the server refused
-            note = f"no schema: {target[1]} refused every request shape earlier in this session"
-        structure = build(st.plan, target, choice, shape)
-        if structure.shape is None and shape is not None:
-            note = None  # the type fell back (not representable): no shape is sent
-        st.structure = replace(structure, note=note) if note else structure
+        st.structure = own_structure(st.plan, compiled_for(st.model), requested,
+                                     model_support(st.model) if requested == "auto" else None)
     return st.structure
+
+
+def own_structure(plan: Any, target: tuple[str, str | None], requested: str, support: Support | None) -> Structure:
+    """The structure a call to `target` (model, api_base) asks for: choose_mode's answer with `support` (litellm's, or
+    None: the profile's own), in the shape that server took earlier in this session (or the first one)."""
+    shaped = takes_shapes(target)
+    learnt = learnt_shape(target[1]) if shaped else None
+    choice = choose_mode(requested, *target, written=written_format(plan), support=support,
+                         refused_shapes=learnt == NO_SHAPE)
+    shape = note = None
+    if choice.mode == "json_schema" and shaped:
+        shape = learnt if learnt in SHAPES else SHAPES[0]
+        note = (f"{SHAPE_NAMES[shape]}: the shape {target[1]} took earlier in this session" if learnt in SHAPES else
+                f"{SHAPE_NAMES[shape]}: the first shape tried at a server not asked before in this session")
+    elif learnt == NO_SHAPE and requested == "auto":  # no schema sent: say why when it is what the server refused
+        note = f"no schema: {target[1]} refused every request shape earlier in this session"
+    structure = build(plan, target, choice, shape)
+    if structure.shape is None and shape is not None:
+        note = None  # the type fell back (not representable): no shape is sent
+    return replace(structure, note=note) if note else structure
+
+
+def live_structure(plan: Any, purpose: str) -> tuple[str, Structure] | None:
+    """What a request of `purpose` in a live call to the contract's own model (`llm.model` at `llm.api_base`) would ask
+    for, from the contract alone (no litellm: the profile stands for its answer): the model and the structure, or None
+    without a model or for a request whose reply is not the output. The debugger shows it on a scripted request,
+    which itself asks for none."""
+    llm = getattr(plan.doc, "llm", None)
+    model = getattr(llm, "model", None)
+    if purpose not in _OUTPUT_PURPOSES or not isinstance(model, str) or not model:
+        return None
+    api_base = getattr(llm, "api_base", None)
+    return model, own_structure(plan, (model, api_base if isinstance(api_base, str) else None),
+                                requested_mode(plan, None), None)
 
 
 def takes_shapes(target: tuple[str, str | None]) -> bool:

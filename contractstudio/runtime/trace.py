@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.reading.replies import strict_json
-from contractstudio.runtime.events import E, Event, StageStart, event_layout
+from contractstudio.runtime.events import E, Event, Row, StageStart, built, event_layout
 
 # Redaction lives in contractstudio.safe_text (shared with the analyzer's YML007); these names stay importable here.
 from contractstudio.safe_text import REDACTED, redact, redact_text, redacted_key, register_secret, register_secrets_in
@@ -211,16 +211,45 @@ def _line(event: dict[str, Any]) -> str:
 
 
 class Trace:
-    """The ordered events of one call (or one pipeline run)."""
+    """The ordered events of one call (or one pipeline run).
+
+    A call records its events as rows (runtime/events.py's `Row`) in `pending`, after the events already built; the
+    first read of `events` (iterating, indexing, writing) builds them in order, once. So a call whose trace nobody
+    reads builds no event objects, and every reader sees the same events as if they had been built as they happened.
+    """
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
-        self.events: list[Event] = list(events)
+        self.ready: list[Event] = list(events)  # the events built so far
+        self.pending: list[Row | Event] = []  # recorded after `ready`, not built yet (an Event here is kept as it is)
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event, in order (the rows recorded so far built now)."""
+        if self.pending:
+            self.ready.extend(e if isinstance(e, Event) else built(e) for e in self.pending)
+            self.pending.clear()
+        return self.ready
+
+    @events.setter
+    def events(self, events: list[Event]) -> None:
+        self.ready[:] = events  # in place: a running call appends to these lists
+        self.pending.clear()
+
+    def event_of(self, item: Row | Event) -> Event:
+        """The event a recorded row became (built now, with every row before it), or the event itself."""
+        if isinstance(item, Event):
+            return item
+        events = self.events
+        seq = item[1]
+        if 0 < seq <= len(events) and events[seq - 1].seq == seq:  # a row's seq is its place in the trace
+            return events[seq - 1]
+        raise LookupError(f"no event {seq} in this trace (its events were changed while the call ran)")
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
 
     def __len__(self) -> int:
-        return len(self.events)
+        return len(self.ready) + len(self.pending)
 
     def __getitem__(self, i: int) -> Event:
         return self.events[i]

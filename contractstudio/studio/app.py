@@ -26,6 +26,7 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from contractstudio.findings.diagnostics import Counts
+from contractstudio.reading.project import project_for
 from contractstudio.safe_text import shown
 from contractstudio.studio.analyses import Analysis
 from contractstudio.studio.config import StudioConfig, config_folder, load_config
@@ -36,6 +37,7 @@ from contractstudio.studio.palette import StudioCommands, WorkspaceFiles
 from contractstudio.studio.screens.base import Studio
 from contractstudio.studio.screens.dialogs import ErrorDialog, HelpScreen
 from contractstudio.studio.screens.edit import EditScreen
+from contractstudio.studio.textual_internals import class_bindings, own_bindings
 from contractstudio.studio.themes import bundled_themes_folder, load_themes
 from contractstudio.studio.workspace import Buffer, Workspace
 from contractstudio.trust import Trust, hook_folder
@@ -82,7 +84,7 @@ def studio_scopes(app_bindings: BindingsMap) -> dict[str, list[Binding]]:
     from contractstudio.studio.screens.graph import GraphScreen
 
     def of(owner: type[DOMNode]) -> list[Binding]:
-        return bindings_of(owner._merged_bindings or BindingsMap())  # noqa: SLF001 - a class's own and inherited keys
+        return bindings_of(class_bindings(owner))  # a class's own and inherited keys
 
     modals = [b for d in (dialogs.Choice, dialogs.ErrorDialog, dialogs.PathPrompt, dialogs.HelpScreen, dialogs.TextPrompt)
               for b in of(d)]
@@ -135,7 +137,7 @@ class StudioApp(OrderedKeys, OpenFile):
 
     def binding_scopes(self) -> dict[str, list[Binding]]:
         """Every binding of the studio by where it is active (the palette's actions are read from them)."""
-        return studio_scopes(self._bindings)
+        return studio_scopes(own_bindings(self))
 
     def __init__(self, paths: list[str | Path] | None = None, *, trusted: bool = False,
                  config: StudioConfig | None = None, workspace: Workspace | None = None, dialect: str | None = None,
@@ -172,7 +174,7 @@ class StudioApp(OrderedKeys, OpenFile):
                 self.theme = DEFAULT_DARK
         self.keymap = CheckedKeymap()
         if self.config.keymap:
-            self.keymap = check_keymap(self.config.keymap, studio_scopes(self._bindings))
+            self.keymap = check_keymap(self.config.keymap, studio_scopes(own_bindings(self)))
             self._startup_notes += [("warning", p) for p in self.keymap.problems]
             give_priority(self, self.keymap.priority)
         first = self._first_file(paths or [])
@@ -214,10 +216,13 @@ class StudioApp(OrderedKeys, OpenFile):
         self.screen.open_trace(path)  # type: ignore[attr-defined]  # the debug screen: once its contracts are known
 
     def context_for(self, path: Path | None) -> Context:
-        """The analysis context of a file: its own folder's trust, hooks looked up where the file really is."""
+        """The analysis context of a file: its own folder's trust, hooks looked up where the file really is, its folder's
+        settings (from its project, read again only when they change)."""
         from contractstudio.analysis.check import Context
 
-        return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect, api_bases=self.config.api_bases)
+        settings = project_for(path).settings_of(path.parent) if path is not None else None
+        return Context(hooks=hook_folder(path, self.trust), dialect=self.dialect, api_bases=self.config.api_bases,
+                       settings=settings)
 
     def count_workspace(self) -> None:
         """Take every workspace file's counts again: now, or when the count under way ends."""
@@ -398,7 +403,7 @@ class StudioApp(OrderedKeys, OpenFile):
 
     @on(ModelClientLoaded)
     def _client_loaded(self, message: ModelClientLoaded) -> None:
-        stack = self._screen_stacks.get("debug") or []
+        stack = self.mode_screens("debug")
         if not stack:
             return  # the debugger asks `calls.client_ready()` when it opens
         from contractstudio.studio.screens.debug import DebugScreen
@@ -414,13 +419,13 @@ class StudioApp(OrderedKeys, OpenFile):
         reason = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
         self.push_screen(ErrorDialog(title, f"{reason}\n\nThe studio keeps running; your text is unchanged."))
 
-    def _handle_exception(self, error: Exception) -> None:
+    def exception_in_handler(self, error: Exception) -> None:
         """A bug in a handler: in a real terminal, a modal and a traceback file, never a crash that loses the text.
 
         Headless runs (tests) keep Textual's behaviour, so that a bug fails its test.
         """
         if self.is_headless or not self.is_running or not isinstance(error, Exception):
-            super()._handle_exception(error)
+            super().exception_in_handler(error)
             return
         from contractstudio.runtime.crash import (
             crash_report,  # redacted: a crash report is meant to be pasted into an issue
@@ -432,7 +437,7 @@ class StudioApp(OrderedKeys, OpenFile):
             self.push_screen(ErrorDialog("Internal error", f"{last}\n\nThe traceback was written to {path}; "
                                          "please report it. Save your work (Ctrl+S) if you can."))
         except Exception:  # noqa: BLE001 - the modal itself failed: fall back to Textual's handling
-            super()._handle_exception(error)
+            super().exception_in_handler(error)
 
 def as_studio(app: StudioApp) -> Studio:
     """The app as the screens see it (mypy checks here that StudioApp has everything `Studio` names)."""

@@ -6,35 +6,33 @@ The evaluation package is imported inside the functions that need it, never when
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contractstudio.evaluation.record_model import Record
 
 BASE_FILTERS = [("all rows", "all"), ("failed", "failed"), ("remedied", "remedied"), ("fell back", "fallback"),
                 ("raised", "raised"), ("first try", "first_try")]
 
 
-def slim(rec: dict[str, Any]) -> dict[str, Any]:
-    """A record as the table keeps it: everything but the trace."""
-    return {k: v for k, v in rec.items() if k != "trace"}
+def slim(rec: Record) -> Record:
+    """A record as the table keeps it: everything but the trace (a row's is read again when it is opened)."""
+    return rec if rec.trace is None else rec.model_copy(update={"trace": None})
 
 
-def failed_checks(rec: dict[str, Any]) -> list[str]:
-    """The conditions a row failed at any attempt, in order of first failure (the summary's walk), or a pipeline
-    row's failed assertion."""
-    from contractstudio.evaluation.summary import failed_checks as contract_failures
+def failed_checks(rec: Record) -> list[str]:
+    """The conditions a row failed (a pipeline row: its failed assertion), as the evaluation's summary counts them."""
+    from contractstudio.evaluation.summary import failed_checks as checks_failed
 
-    seen = contract_failures(rec)
-    if rec.get("assertion"):
-        a = rec["assertion"]
-        seen.append(f"{a.get('step')}: {a.get('phase')} {a.get('field')}")
-    return seen
+    return checks_failed(rec)
 
 
-def matches(rec: dict[str, Any], chosen: str) -> bool:
+def matches(rec: Record, chosen: str) -> bool:
     """Whether a row passes a filter: all, failed, an outcome, or `check:NAME`."""
     if chosen == "all":
         return True
     if chosen == "failed":
-        return not rec.get("successful")
+        return not rec.successful
     if chosen.startswith("check:"):
         return chosen[len("check:"):] in failed_checks(rec)
     kind, _, name = chosen.partition(":")
@@ -42,7 +40,7 @@ def matches(rec: dict[str, Any], chosen: str) -> bool:
         from contractstudio.evaluation.judge import disagreement
 
         return disagreement(rec, name) == kind
-    return rec.get("outcome") == chosen
+    return rec.outcome == chosen
 
 
 def filter_choices(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -74,44 +72,33 @@ def input_summary(value: Any, limit: int = 40) -> str:
     return shown(" ".join(text.split()), limit)
 
 
-def row_cells(rec: dict[str, Any], input_width: int = 40) -> tuple[Any, ...]:
+def row_cells(rec: Record, input_width: int = 40) -> tuple[Any, ...]:
     """The table cells of one row: number, id, input (its summary), outcome, attempts, calls, latency, failed conditions.
 
     The failed conditions (as long as a row failed many) come last: every column before them is on screen at 80 columns.
     """
     from rich.text import Text
 
-    query = Text(input_summary(rec.get("input"), input_width))  # never read as markup: it is the dataset's text
-    ms = f"{1e3 * float(rec.get('latency_s') or 0):.0f}"
-    if rec.get("kind") == "pipeline":
-        return (str(rec.get("row")), str(rec.get("id")), query, str(rec.get("outcome")), str(len(rec.get("path") or [])), "",
-                ms, ", ".join(failed_checks(rec)) or " -> ".join(rec.get("path") or []))
-    return (str(rec.get("row")), str(rec.get("id")), query, str(rec.get("outcome")), str(rec.get("attempts")),
-            str(rec.get("llm_calls")), ms, ", ".join(failed_checks(rec)))
+    from contractstudio.evaluation.record_model import PipelineRecord
+
+    query = Text(input_summary(rec.input, input_width))  # never read as markup: it is the dataset's text
+    ms = f"{1e3 * rec.latency_s:.0f}"
+    if isinstance(rec, PipelineRecord):
+        return (str(rec.row), rec.id, query, rec.outcome, str(len(rec.path)), "", ms,
+                ", ".join(failed_checks(rec)) or " -> ".join(rec.path))
+    return (str(rec.row), rec.id, query, rec.outcome, str(rec.attempts), str(rec.llm_calls), ms,
+            ", ".join(failed_checks(rec)))
 
 
 COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "ms", "failed conditions")
 
 
-def load_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A results file's rows (without traces) and its summary."""
-    from contractstudio.evaluation.judge import JudgeTally
-    from contractstudio.evaluation.pipelines import PipelineTally
-    from contractstudio.evaluation.results import read_records
-    from contractstudio.evaluation.summary import Tally
+def load_results(path: Path) -> tuple[list[Record], dict[str, Any]]:
+    """A results file's rows (without traces) and its summary: the evaluation's summary of the file, not a second one."""
+    from contractstudio.evaluation.run_summary import results_summary
 
-    rows: list[dict[str, Any]] = []
-    tally: Any = None
-    judged = JudgeTally()
-    for rec in read_records(path, None):  # the first record says contract or pipeline; every one is checked
-        if tally is None:
-            tally = PipelineTally() if rec.get("kind") == "pipeline" else Tally()
-        if tally.add(rec):
-            rows.append(slim(rec))
-            judged.add(rec)
-    summary = (tally or Tally()).summary()
-    if judged.rows:  # a judged run (--judge): its confusion tables
-        summary["judge"] = judged.summary()
+    rows: list[Record] = []
+    summary = results_summary(path, keep=lambda rec: rows.append(slim(rec)))
     return rows, summary
 
 
@@ -120,7 +107,7 @@ def trace_of(results: Path, key: str) -> list[dict[str, Any]] | None:
     from contractstudio.evaluation.results import numbered_records, recorded_trace
 
     for number, _offset, rec in numbered_records(results, None):
-        if rec["key"] == key:
+        if rec.key == key:
             return recorded_trace(results, number, rec)
     return None
 
@@ -190,13 +177,16 @@ def count_ticks(top: int, most: int = 5) -> list[int]:
     return list(range(0, -(-top // step) * step + 1, step))
 
 
-def cost_series(rows: list[dict[str, Any]]) -> tuple[str, list[float]]:
-    """Per row, in row order: cost when there is one, else tokens, else LLM calls."""
-    ordered = sorted(rows, key=lambda r: int(r.get("row") or 0))
-    costs = [float(r.get("cost_usd") or 0.0) for r in ordered]
+def cost_series(rows: list[Record]) -> tuple[str, list[float]]:
+    """Per row, in row order: cost when there is one, else tokens, else LLM calls (a pipeline's row: its steps)."""
+    from contractstudio.evaluation.record_model import ContractRecord
+
+    ordered = sorted(rows, key=lambda r: r.row)
+    contract = [r for r in ordered if isinstance(r, ContractRecord)]
+    costs = [r.cost_usd for r in contract]
     if any(costs):
         return "cost per row ($)", costs
-    tokens = [float(sum((r.get("tokens") or {}).values())) for r in ordered]
+    tokens = [float(r.tokens.prompt + r.tokens.completion) for r in contract]
     if any(tokens):
         return "tokens per row", tokens
-    return "LLM calls per row", [float(r.get("llm_calls") or len(r.get("path") or [])) for r in ordered]
+    return "LLM calls per row", [float(r.llm_calls if isinstance(r, ContractRecord) else len(r.path)) for r in ordered]

@@ -16,9 +16,10 @@ from typing import Any
 
 from textual.binding import Binding, BindingsMap
 from textual.dom import DOMNode
-from textual.keys import Keys, _character_to_key, key_to_character
+from textual.keys import Keys, key_to_character
 
 from contractstudio.findings.diagnostics import did_you_mean
+from contractstudio.studio.textual_internals import key_name, own_bindings
 
 MODIFIERS = frozenset({"ctrl", "alt", "shift", "meta", "super", "hyper"})
 _NAMED = frozenset(k.value.rpartition("+")[2] for k in Keys if not k.value.startswith("<"))
@@ -44,7 +45,7 @@ def normalize(key: str) -> str:
     *mods, base = key.split("+") if key != "+" else ["plus"]
     mods = [m.strip().lower() for m in mods]
     base = base.strip()
-    base = _character_to_key(base) if len(base) == 1 else base.lower()
+    base = key_name(base) if len(base) == 1 else base.lower()
     return "+".join([*mods, base])
 
 
@@ -71,7 +72,7 @@ _TMUX_NAMES = {"up": "Up", "down": "Down", "left": "Left", "right": "Right", "ho
                **{f"f{i}": f"F{i}" for i in range(1, 13)}}
 # ctrl+ reaches a program only as a control code (letters, @ [ \\ ] ^ _) or on a named key; ctrl+. or ctrl+1 has none.
 _CTRL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz@[\\]^_")
-_CHARACTERS = {_character_to_key(c): c for c in map(chr, range(33, 127))}  # question_mark -> ?, plus -> +
+_CHARACTERS = {key_name(c): c for c in map(chr, range(33, 127))}  # question_mark -> ?, plus -> +
 
 
 def tmux_name(key: str) -> str | None:
@@ -174,6 +175,6 @@ def give_priority(node: DOMNode, ids: set[str]) -> None:
     """Make the node's remapped bindings win over the focused widget's own keys (the editor's ctrl+w)."""
     if not ids:
         return
-    bindings = node._bindings.key_to_bindings  # noqa: SLF001 - Textual has no public way to change a binding's priority
+    bindings = own_bindings(node).key_to_bindings  # Textual has no public way to change a binding's priority
     for key, listed in bindings.items():
         bindings[key] = [dataclasses.replace(b, priority=True) if b.id in ids else b for b in listed]

@@ -26,14 +26,13 @@ import time
 from typing import Any
 
 from textual import events
-from textual._time import get_time
-from textual.app import App
 from textual.content import Content
 from textual.message_pump import MessagePump
-from textual.screen import ModalScreen, ScreenResultType
+from textual.screen import ScreenResultType
 from textual.widgets import Button
 
 from contractstudio.studio import give_way
+from contractstudio.studio.textual_internals import AppSteps, ModalScreenSteps, app_nodes, textual_time
 
 # A node that never stops getting messages (an animation) must not hold the keys back for ever.
 MAX_WAITS_PER_KEY = 200
@@ -47,7 +46,7 @@ CLOSING_CHECK_S = 0.1
 STUCK_NODE_S = 30.0
 
 
-class OrderedKeys(App[None]):
+class OrderedKeys(AppSteps[None]):
     """An app whose keys are handled strictly one after another (see the module's docstring)."""
 
     _held_keys: asyncio.Queue[events.Key] | None = None
@@ -79,7 +78,7 @@ class OrderedKeys(App[None]):
             self._keys_idle.clear()  # type: ignore[union-attr]
             self._held_keys.put_nowait(event)
             return
-        if event is self._released_key and not self._running:
+        if event is self._released_key and not self.is_running:
             return  # released as the app shut down: its screens are gone
         if event is self._released_key and isinstance(self.screen, Dialog) and not self.screen.takes(event):
             return  # typed before the dialog was drawn: meant for what was on the screen then
@@ -113,7 +112,7 @@ class OrderedKeys(App[None]):
         """Return when no running node of the app has a message waiting (the app's own queue first: the released key)."""
         await _after_waiting(self)
         for _ in range(MAX_WAITS_PER_KEY):
-            busy = next((n for n in (self, *self._registry) if n.message_queue_size and n.is_running), None)
+            busy = next((n for n in (self, *app_nodes(self)) if n.message_queue_size and n.is_running), None)
             if busy is None or not await _after_waiting(busy):
                 return
 
@@ -122,12 +121,12 @@ class OrderedKeys(App[None]):
         if self._keys_idle is not None and self._keys_idle.is_set():
             give_way.keys_done()
 
-    async def _shutdown(self) -> None:
+    def before_shutdown(self) -> None:
         if self._key_pump is not None:
             self._key_pump.cancel()
         if self._imports_give_way is not None:
             self._imports_give_way.close()  # and the way is open: no worker waits for keys that will never come
-        await super()._shutdown()
+        super().before_shutdown()
 
 
 async def _after_waiting(node: MessagePump) -> bool:
@@ -153,7 +152,7 @@ async def _after_waiting(node: MessagePump) -> bool:
     return True
 
 
-class Dialog(ModalScreen[ScreenResultType]):
+class Dialog(ModalScreenSteps[ScreenResultType]):
     """A modal dialog: it takes no key typed before it was drawn, and each of its buttons has a letter key,
     underlined in its label.
 
@@ -176,8 +175,15 @@ class Dialog(ModalScreen[ScreenResultType]):
                 button.set_reactive(Button.label, Content(label).stylize("underline", at, at + 1))
                 button.refresh()
 
+    def painted(self) -> None:
+        """The dialog's paint is written to the terminal: from its first, the user sees it (and a key typed from then
+        on is for it), however long the loop takes to come to the callbacks after the refresh."""
+        if self.is_current:
+            self._drawn()
+
     def _drawn(self) -> None:
-        self._drawn_at = get_time()
+        if self._drawn_at == math.inf:
+            self._drawn_at = textual_time()
 
     @property
     def drawn(self) -> bool:

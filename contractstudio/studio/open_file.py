@@ -5,8 +5,10 @@ changes on disk, export, and quitting without losing edits. A base class of Stud
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
+from textual.screen import Screen
 
 from contractstudio.studio.screens.dialogs import PathPrompt, changed_on_disk, unsaved_changes
 from contractstudio.studio.screens.edit import EditScreen
@@ -29,9 +31,16 @@ class OpenFile(App[None]):
     buffer: Buffer | None
     _disk_warned: bool
 
+    def mode_screens(self, mode: str) -> list[Screen[Any]]:
+        """A mode's screens, bottom first (none while the mode has not started)."""
+        try:
+            return self.get_screen_stack(mode)
+        except KeyError:
+            return []
+
     @property
     def edit_screen(self) -> EditScreen:
-        stack = self._screen_stacks.get("edit") or []
+        stack = self.mode_screens("edit")
         if not stack:
             raise LookupError("edit mode is not started")
         screen = stack[0]

@@ -6,38 +6,33 @@ No textual import here: this is plain file handling the app drives.
 from __future__ import annotations
 
 import hashlib
-import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
-from contractstudio.reading.dialect_registry import file_endings
-from contractstudio.reading.files import decode, discover
-from contractstudio.reading.project import kind_of_path, kind_of_text, project_for
+from contractstudio.reading.dialect_registry import YAML_ENDINGS, file_endings
+from contractstudio.reading.files import UnreadIgnoreFile, decode, ownership_of, project_files
+from contractstudio.reading.project import kind_of_path, kind_of_text
 from contractstudio.storage.atomic import Saved, write_atomic  # write_atomic re-exported for the studio's modules
-from contractstudio.storage.paths import base_problem
 
 KINDS = ("contract", "agent", "pipeline", "tools", "trace", "dataset", "results")
 __all__ = ["KINDS", "Buffer", "ChangedOnDisk", "DiskStamp", "Workspace", "WorkspaceFile", "kind_of_path", "kind_of_text",
            "write_atomic"]
 
 
-def _listed(root: Path) -> list[Path]:
-    """The files of a folder the studio may list: YAML, the file dialects' files (.py), JSON Lines; none in a hidden
-    folder or hidden itself, and no link whose target is outside the folder's project (storage/paths.py's rule)."""
-    endings = (".yaml", ".yml", ".jsonl", *file_endings())
-    project_root = (project_for(root).root,)
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if name.startswith(".") or not name.endswith(endings):
-                continue
-            if path.is_symlink() and base_problem(path, project_root) is not None:
-                continue
-            found.append(path)
-    return found
+def _listed(root: Path) -> Iterator[WorkspaceFile]:
+    """The files of a folder the studio lists: those `check` looks at (reading/files.py's project_files: one walk, with
+    the project's ignore files and the path policy's rule for links out of the project), plus JSON Lines (traces,
+    datasets, results); each listed when it has one of the studio's kinds or is ours (a misspelt kind, a dialect set
+    by the folder's settings)."""
+    for path in project_files(root, (*YAML_ENDINGS, ".jsonl", *file_endings())):
+        if isinstance(path, UnreadIgnoreFile):
+            continue  # `check` says why its patterns are not applied
+        kind = kind_of_path(path)
+        # a YAML file without one of our kinds may still be ours (a file dialect's file was judged by kind_of_path already)
+        if kind in KINDS or (path.name.endswith(YAML_ENDINGS) and (found := ownership_of(path)) is not None and found.ours):
+            yield WorkspaceFile(path, kind)
 
 
 def bundled_samples() -> Path:
@@ -88,17 +83,12 @@ class Workspace:
         """
         before = self.files
         seen: dict[Path, WorkspaceFile] = {}
-        for path in discover(self.roots):
-            if path.is_file() or not path.exists():
-                seen[path.resolve()] = WorkspaceFile(path, kind_of_path(path))
         for root in self.roots:
             if root.is_dir():
-                # Files that `check` skips (.contractstudioignore, e.g. samples/broken/) are still worth opening here,
-                # and so are traces, datasets and results (*.jsonl); a link out of the project is not (as for check)
-                for path in _listed(root):
-                    key = path.resolve()
-                    if key not in seen and (kind := kind_of_path(path)) in KINDS:
-                        seen[key] = WorkspaceFile(path, kind)
+                for listed in _listed(root):
+                    seen.setdefault(listed.path.resolve(), listed)
+            elif root.is_file() or not root.exists():  # named: listed whatever it holds, as `check` analyzes it
+                seen[root.resolve()] = WorkspaceFile(root, kind_of_path(root))
         for f in before:
             if f.path.resolve() not in seen and f.path.is_file() and not self.inside(f.path):
                 seen[f.path.resolve()] = f

@@ -3,6 +3,9 @@ screen. The keys are the bindings' own (named for tmux by keymap.tmux_name), so 
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -10,7 +13,12 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from contractstudio.studio.keymap import normalize, tmux_name
+
+# Outside CI a machine without tmux skips these; CI installs tmux (scripts/test.sh) and never skips them.
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="tmux is not installed")
 
 
 def binding_keys(binding_id: str) -> list[str]:
@@ -45,9 +53,13 @@ class Terminal:
         assert started.returncode == 0, started.stderr
 
     @classmethod
-    def studio(cls, args: list[Path], config: Path, size: tuple[int, int], *, env: str = "") -> Terminal:
+    def studio(cls, args: list[Path | str], config: Path, size: tuple[int, int], *, env: str = "", isolated: bool = False,
+               then: str = "") -> Terminal:
+        """`python -m contractstudio ARGS` with its own config folder; `env`: a prefix (`env A= B=1`), `isolated`:
+        python's -I, `then`: a shell command after the studio ends (`; echo $? > FILE`)."""
         paths = " ".join(str(a) for a in args)
-        return cls(f"{env} XDG_CONFIG_HOME={config} {sys.executable} -m contractstudio {paths}", size)
+        flags = "-I " if isolated else ""
+        return cls(f"{env} XDG_CONFIG_HOME={config} {sys.executable} {flags}-m contractstudio {paths}{then}", size)
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True)
@@ -74,6 +86,11 @@ class Terminal:
                 return screen
             time.sleep(0.05)
         raise AssertionError(f"{what or repr(test)} never showed; the screen was:\n{screen}")
+
+    def wait_for(self, pattern: str, seconds: float = 60.0) -> str:
+        """The screen once the regular expression `pattern` matches on it."""
+        found = re.compile(pattern)
+        return self.wait(lambda s: found.search(s) is not None, seconds, what=repr(pattern))
 
     def wait_dialog(self, text: str, seconds: float = 45.0) -> str:
         """A dialog once it is shown, and a moment more: a dialog takes no key read before the end of its first paint

@@ -386,13 +386,13 @@ async def test_background_work_waits_while_a_key_is_handled_and_goes_on_once_it_
     from contractstudio.studio import give_way
 
     seen: list[bool] = []
-    on_key = ContractEditor._on_key
+    on_key = ContractEditor.on_key  # the editor's own key handling, before TextArea's
 
     async def recording(self: ContractEditor, event) -> None:
         seen.append(give_way.way_open())
         await on_key(self, event)
 
-    monkeypatch.setattr(ContractEditor, "_on_key", recording)
+    monkeypatch.setattr(ContractEditor, "on_key", recording)
     app = make_app(CONTRACT)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

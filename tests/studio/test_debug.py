@@ -356,3 +356,24 @@ async def test_after_running_to_the_end_the_timeline_shows_the_last_event_the_pa
         last = timeline.option_count - 1
         assert timeline.highlighted == last and timeline.option_count > timeline.scrollable_content_region.height
         assert timeline.scroll_offset.y <= last < timeline.scroll_offset.y + timeline.scrollable_content_region.height
+
+
+async def test_a_scripted_request_shows_the_structure_a_live_call_to_the_contracts_model_would_send(make_app) -> None:
+    """Issue 35.11: a scripted run sends no schema (its replies are fixed), but its request view shows the mode and the
+    exact `response_format` a live call to the contract's own model (openai/gpt-4o-mini) would send."""
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 60)) as pilot:
+        await open_debugger(app, pilot)
+        assert str(app.screen.query_one("#model-select").value).startswith("scripted")
+        for _ in range(30):
+            await press_and_wait(pilot, "s")
+            if any(e.type == "llm_request" for e in app.screen.events):
+                break
+        request = next(e for e in app.screen.events if e.type == "llm_request")
+        assert request.get("structured_output") is None  # the scripted call itself asked for no structure
+        app.screen.query_one("#timeline", OptionList).highlighted = app.screen.events.index(request)
+        await pilot.pause()
+        shown = body(app)
+        assert "structured output a live call to openai/gpt-4o-mini would send: json_schema" in shown, shown
+        assert '"name": "AnswerWithEvidence"' in shown and '"strict": true' in shown  # the response_format itself
+        assert '"coverage_score"' in shown

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from contractstudio.evaluation.record_model import checked_record
 from contractstudio.studio import evals
 from contractstudio.studio.app import StudioApp
 from contractstudio.studio.config import load_config
@@ -224,8 +225,8 @@ async def test_at_200_columns_plot_labels_are_whole_and_each_row_shows_its_query
         assert long_names and all(n in drawn for n in long_names), drawn
         table = screen.query_one("#eval-rows")
         for row in (1, 2):  # "What are hybrid search for?" is cut at 80 columns, whole at 200
-            rec = next(r for r in screen.rows if r["row"] == row)
-            assert str(table.get_cell(rec["key"], "input")) == rec["input"]["query"]
+            rec = next(r for r in screen.rows if r.row == row)
+            assert str(table.get_cell(rec.key, "input")) == rec.input["query"]
 
 
 async def test_judge_shows_a_confusion_matrix_per_condition_and_opens_a_disagreement_in_the_debugger(tmp_path: Path) -> None:
@@ -319,8 +320,43 @@ def test_a_condition_filter_shows_the_rows_the_summary_counts_for_that_condition
         shown = [row for row in rows if evals.matches(row, f"check:{entry['check']}")]
         assert len(shown) == entry["rows"]
         assert all(entry["check"] in evals.row_cells(row)[-1] for row in shown)  # the "failed conditions" column
-    twice = {"key": "1:x", "failures": [{"attempt": 1, "failed": [{"check": "post.a"}, {"check": "post.b"}]},
-                                        {"attempt": 2, "failed": [{"check": "post.b"}, {"check": "post.a"}]}]}
     from contractstudio.evaluation.summary import failed_checks
 
+    twice = rows[0].model_copy(update={"failures": checked_record(
+        {**rows[0].model_dump(), "failures": [{"attempt": 1, "failed": [{"check": "post.a"}, {"check": "post.b"}]},
+                                              {"attempt": 2, "failed": [{"check": "post.b"}, {"check": "post.a"}]}]},
+        "contract").failures})
+
     assert evals.failed_checks(twice) == failed_checks(twice) == ["post.a", "post.b"]  # in order of first failure, once
+
+
+def test_a_results_file_opened_in_the_studio_has_the_summary_its_run_gave(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # one summary of a run (evaluation/summary.py: RunTally, results_summary): the studio counts no record itself
+    from contractstudio.evaluation import run_summary as summaries
+    from contractstudio.evaluation.evaluate import EvalConfig, evaluate
+
+    timeless = ("duration_s", "rows_this_run", "rows_per_s", "latency_s", "bad_rows")  # not held by the file
+    for data, mode in (("multidoc_qa.labelled.jsonl", "judge"), ("multidoc_qa.rows.jsonl", "scripted")):
+        out = tmp_path / f"{mode}.results.jsonl"
+        ran = evaluate(EvalConfig(target=SAMPLE, data=ROOT / "samples" / "eval" / data, out=out, mode=mode)).summary
+        rows, shown = evals.load_results(out)
+        assert {k: v for k, v in shown.items() if k not in timeless} == {k: v for k, v in ran.items() if k not in timeless}
+        assert len(rows) == ran["rows"] and all(row.trace is None for row in rows)
+    asked: list[Path] = []
+
+    def told(path: Path, keep: Callable[[dict], None] | None = None) -> dict:
+        asked.append(path)
+        return {"rows": 0, "told": "by the evaluation"}
+
+    monkeypatch.setattr(summaries, "results_summary", told)
+    assert evals.load_results(out)[1] == {"rows": 0, "told": "by the evaluation"} and asked == [out]
+
+
+def test_a_pipeline_rows_failed_assertion_is_named_as_the_summary_names_it() -> None:
+    from contractstudio.evaluation.summary import failed_checks
+
+    rec = checked_record({"kind": "pipeline", "key": "1:x", "row": 1, "id": "1", "contract_sha": "d", "successful": False,
+                          "latency_s": 0.0, "outcome": "assertion_failed", "path": ["answer"],
+                          "assertion": {"step": "answer", "phase": "requires", "field": "docs"}}, "pipeline")
+    assert evals.failed_checks(rec) == failed_checks(rec) == ["answer: requires docs"]

@@ -78,7 +78,7 @@ def shown_rows(editor: ContractEditor) -> range:
 def assert_shown_as_whole_text(editor: ContractEditor) -> None:
     whole = whole_text_highlights(editor.text)
     for row in shown_rows(editor):
-        assert editor._highlights.get(row, []) == whole.get(row, []), (row, editor.document[row])
+        assert editor.highlights.get(row, []) == whole.get(row, []), (row, editor.document[row])
 
 
 class Host(App[None]):

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
-import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -20,8 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import contractstudio as cs
 from contractstudio.runtime import otel
 
-from .test_terminal import pytestmark as needs_tmux
-from .test_terminal import tmux, wait_for
+from .terminal import Terminal, needs_tmux
 
 pytestmark = [needs_tmux]
 
@@ -51,23 +47,15 @@ def test_a_failed_call_of_an_export_opens_in_the_debugger_ready_to_replay(tmp_pa
     export = tmp_path / "production.otlp.json"
     export.write_text(MessageToJson(encode_spans(list(spans.get_finished_spans()))))
 
-    session = f"cs-spans-{uuid.uuid4().hex[:8]}"
-    env = " ".join(f"{k}=" for k in os.environ if k.startswith("OTEL_"))
-    command = (f"env {env} XDG_CONFIG_HOME={tmp_path / 'config'} {sys.executable} -m contractstudio studio {folder} "
-               f"--trace {export}")
-    for _attempt in range(3):  # a fresh tmux server can exit while it starts ("server exited unexpectedly")
-        started = tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", command)
-        if started.returncode == 0:
-            break
-        time.sleep(0.5)
-    assert started.returncode == 0, started.stderr
+    env = "env " + " ".join(f"{k}=" for k in os.environ if k.startswith("OTEL_"))
+    term = Terminal.studio(["studio", folder, "--trace", export], tmp_path / "config", (160, 45), env=env)
     try:
-        screen = wait_for(session, "events · replies: the", 60)  # the input's own replies (the line wraps at 80)
+        screen = term.wait("events · replies: the", 60)  # the input's own replies (the line wraps at 80)
         assert "trace qa.fallback." in screen and f"{len(failed.trace)} events" in screen
         assert "recorded: qa.fallback." in screen and "replay: qa.fallback." in screen  # its input, its replies
-        tmux("send-keys", "-t", session, "R", check=True)  # the recorded call set up again (its input, its replies)
-        wait_for(session, "ready · replies: the", 30)
-        tmux("send-keys", "-t", session, "g", check=True)  # and run to its end, offline
-        wait_for(session, f"failed · {failed.llm_calls} LLM call(s), {failed.attempts} remedy attempt(s)", 60)
+        term.press("R")  # the recorded call set up again (its input, its replies)
+        term.wait("ready · replies: the", 30)
+        term.press("g")  # and run to its end, offline
+        term.wait(f"failed · {failed.llm_calls} LLM call(s), {failed.attempts} remedy attempt(s)", 60)
     finally:
-        tmux("kill-server")
+        term.close()

@@ -12,9 +12,12 @@ from typing import Any
 
 from contractstudio.analysis.expression_findings import words_not_code
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 
 @rule("CON103", "invalid-fallback", "error", kinds=("contract",))

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.trust import untrusted_key_routes
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 
 @rule("CON110", "untrusted-key-route", "warning", kinds=("contract",))

@@ -7,8 +7,11 @@ from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.positions import value_span
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.findings.diagnostics import Diagnostic, make
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 # `{name}`, `{input.query}`, `{{ var }}`: placeholders of the usual template engines (not JSON examples).
 _PLACEHOLDER = re.compile(r"\{\{?\s*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[[^\]{}]*\])*\s*\}\}?")

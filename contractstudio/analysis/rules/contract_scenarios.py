@@ -15,13 +15,16 @@ from typing import Any
 
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, Each, rule
 from contractstudio.documents.models import Contract, Scenario
 from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.expressions.sandbox import BudgetSpent, active_expression_budget
 from contractstudio.findings.diagnostics import Diagnostic
 from contractstudio.reading.replies import extract_json
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 
 def _validator(types: TypeSystem, name: str) -> Any:
@@ -307,25 +310,42 @@ def _stage_claims(loaded: Loaded, doc: Contract, sc: Scenario, stages: list[str]
     return []
 
 
-@rule("CON109", "invalid-example", "error", kinds=("contract",))
-def invalid_example(loaded: LoadedContract) -> Iterator[Diagnostic]:
-    """An `examples:` input that is not a valid `input`: the studio cannot step through it."""
+def _input_model(loaded: LoadedContract) -> Any:
+    """The model examples' inputs are validated with (None: no example is checked)."""
     doc, types = loaded.contract, loaded.types
     if not doc.examples or not doc.input or not types.declared(doc.input):
-        return
+        return None
+    try:
+        return types.model(doc.input)
+    except Exception:  # noqa: BLE001 - a type pydantic cannot build is reported elsewhere
+        return None
+
+
+def _example(loaded: LoadedContract, model: Any, i: int) -> Iterator[Diagnostic]:
     from pydantic import ValidationError
 
+    example = loaded.contract.examples[i]
     try:
-        model = types.model(doc.input)
-    except Exception:  # noqa: BLE001 - a type pydantic cannot build is reported elsewhere
+        model.model_validate(example.input)
+    except ValidationError as err:
+        for e in err.errors()[:3]:
+            loc = tuple(e.get("loc") or ())
+            where = ".".join(str(p) for p in loc) or "input"
+            path = ("examples", i, "input") + (loc[:-1] if e.get("type") == "missing" else loc)
+            yield loaded.diag("CON109", f"example '{example.name}': {where}: {e.get('msg', 'invalid')}", path,
+                              key=e.get("type") == "extra_forbidden")
+
+
+def _one_example(loaded: LoadedContract, key: str, i: int) -> list[Diagnostic]:
+    model = _input_model(loaded)
+    return [] if model is None else list(_example(loaded, model, i))
+
+
+@rule("CON109", "invalid-example", "error", kinds=("contract",), entries={"examples": Each(_one_example)})
+def invalid_example(loaded: LoadedContract) -> Iterator[Diagnostic]:
+    """An `examples:` input that is not a valid `input`: the studio cannot step through it."""
+    model = _input_model(loaded)
+    if model is None:
         return
-    for i, example in enumerate(doc.examples):
-        try:
-            model.model_validate(example.input)
-        except ValidationError as err:
-            for e in err.errors()[:3]:
-                loc = tuple(e.get("loc") or ())
-                where = ".".join(str(p) for p in loc) or "input"
-                path = ("examples", i, "input") + (loc[:-1] if e.get("type") == "missing" else loc)
-                yield loaded.diag("CON109", f"example '{example.name}': {where}: {e.get('msg', 'invalid')}", path,
-                                  key=e.get("type") == "extra_forbidden")
+    for i in range(len(loaded.contract.examples)):
+        yield from _example(loaded, model, i)

@@ -7,8 +7,11 @@ from collections.abc import Iterator
 
 from contractstudio.analysis.loaded_contract import LoadedContract
 from contractstudio.analysis.monotone import FORMS
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.findings.diagnostics import Diagnostic
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 
 @rule("CON133", "not-monotone", "warning", kinds=("contract",))

@@ -11,9 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.analysis.structure import FieldKey, describe
 from contractstudio.findings.diagnostics import Diagnostic
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 
 def _where(doc: LoadedContract, key: FieldKey) -> tuple[Any, ...]:

@@ -6,12 +6,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from contractstudio.analysis.loaded_contract import LoadedContract
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.expressions import ExpressionError, compile_expression
 from contractstudio.expressions.kinds import cannot_become
 from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
 from contractstudio.reading.dialects.symbolicai import NAME as SYMBOLICAI
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 
 @rule("CON104", "missing-description", "warning", kinds=("contract",))

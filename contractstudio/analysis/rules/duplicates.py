@@ -9,9 +9,12 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from contractstudio.analysis.loaded import Loaded
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.documents.models import Agent, Condition, ToolDecl, ToolSet
 from contractstudio.findings.diagnostics import Diagnostic
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 
 @rule("REF202", "duplicate-name", "error", kinds=("contract", "agent", "tools"))

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, step_view
 from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import config, unset_paths, witness_path
 from contractstudio.documents.actions import SETTINGS
 from contractstudio.documents.models import Step
 from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
+
+# What these rules read of each step: all but its description's text (analysis/by_entry.py).
+ENTRIES = {"steps": step_view}
 
 # One BFS per field finds witness paths for every step that needs it; past this many
 # fields with PIP201s a pathological file would make that quadratic.

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, step_view
 from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import END, config, routes_of, strongly_connected
 from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
+
+# What these rules read of each step: all but its description's text (analysis/by_entry.py).
+ENTRIES = {"steps": step_view}
 
 
 @rule("PIP101", "bad-entry-step", "error", kinds=("pipeline",))

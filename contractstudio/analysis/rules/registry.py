@@ -6,9 +6,9 @@ In its own module so that a rule module imports it without importing its package
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypeVar
 
 from contractstudio.findings.diagnostics import RULES, Diagnostic, Severity, declare
 
@@ -35,6 +35,26 @@ LOADED: dict[str, str] = {
 RuleBody = Callable[[Any], Iterable[Diagnostic]]
 F = TypeVar("F", bound=RuleBody)
 
+# How a rule reads the entries of a document's long lists (a pipeline's `steps`, a contract's `examples`), by list
+# name, so that an edit within one entry checks again only what it can change (analysis/by_entry.py):
+#   UNREAD          the rule reads none of the list's entries: the edit moves its findings' lines, nothing else
+#   a function      of one entry's plain data: all the rule reads of each entry (equal before and after: as UNREAD)
+#   Each(function)  each entry's findings depend on that entry alone (and on what lies outside the list);
+#                   function(loaded, list name, index) gives entry i's (None: run the rule whole)
+# A list a rule does not name: the rule runs again whole after an edit in one of its entries. A rule module may
+# declare `ENTRIES` for all its rules; the decorator's `entries` adds to it.
+UNREAD = "unread"
+
+
+@dataclass(frozen=True, slots=True)
+class Each:
+    """Each entry's findings depend on that entry alone: `findings(loaded, list name, index)` gives one entry's."""
+
+    findings: Callable[[Any, str, int], Iterable[Diagnostic] | None]
+
+
+EntryUse: TypeAlias = str | Callable[[Any], Any] | Each
+
 
 @dataclass(frozen=True, slots=True)
 class RuleFunction:
@@ -44,6 +64,12 @@ class RuleFunction:
     kinds: tuple[str, ...]
     run: RuleBody
     declares: bool = True  # False: the code is declared elsewhere and this function is one more place that finds it
+    own_entries: Mapping[str, EntryUse] = field(default_factory=dict)  # the decorator's `entries`
+
+    @property
+    def entries(self) -> Mapping[str, EntryUse]:
+        """How the rule reads the entries of long lists (above): its module's ENTRIES, then its own."""
+        return {**self.run.__globals__.get("ENTRIES", {}), **self.own_entries}
 
 
 _BY_KIND: dict[str, list[RuleFunction]] = {kind: [] for kind in MODULES}
@@ -51,7 +77,7 @@ _IMPORTED: set[str] = set()
 
 
 def rule(code: str, name: str | None = None, severity: Severity | None = None, *,
-         kinds: tuple[str, ...]) -> Callable[[F], F]:
+         kinds: tuple[str, ...], entries: Mapping[str, EntryUse] | None = None) -> Callable[[F], F]:
     """Declare a rule's code (the docstring's first line is its summary) and run the function on documents of `kinds`.
 
     Without a name and severity the code is one declared elsewhere (by the shape validator, the
@@ -72,7 +98,7 @@ def rule(code: str, name: str | None = None, severity: Severity | None = None, *
             declare(code, name, severity, summary[0])
         elif code not in RULES:
             raise ValueError(f"rule {code} ({fn.__qualname__}) names no slug and severity, and nothing declared {code} before")
-        entry = RuleFunction(code, tuple(kinds), fn, name is not None)
+        entry = RuleFunction(code, tuple(kinds), fn, name is not None, dict(entries or {}))
         for kind in kinds:
             if all(r.run is not fn for r in _BY_KIND[kind]):
                 _BY_KIND[kind].append(entry)

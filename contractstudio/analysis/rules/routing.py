@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, step_view
 from contractstudio.analysis.rules.registry import rule
 from contractstudio.analysis.step_graph import StepGraph, config
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.documents.models import Step
 from contractstudio.findings.diagnostics import Diagnostic, Payload
+
+# What these rules read of each step: all but its description's text (analysis/by_entry.py).
+ENTRIES = {"steps": step_view}
 
 MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the model call it parses
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Iterator
 
 from contractstudio.analysis.loaded import Loaded
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import Each, rule
 from contractstudio.findings.diagnostics import Diagnostic, Span, make
 from contractstudio.reading.kinds import KNOWN_KINDS
-from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode
+from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode, node_at
 from contractstudio.safe_text import TOKEN_SHAPES, literal_credential, secret_name, token_in
 
 # Mappings whose keys are field names and whose values are expressions (`password: input.password`).
@@ -67,6 +68,28 @@ def literal_secret(doc: Loaded) -> Iterator[Diagnostic]:
         found = _scanned(source.scalars, source.mappings)
     for node, token in found:
         yield make("YML007", _MESSAGE, doc.file, _token_span(node) if token else node.span, hint=_HINT)
+
+
+def _in_entry(doc: Loaded, key: str, i: int) -> list[Diagnostic] | None:
+    """The credentials in entry i of the top-level list `key` (not its last), from the scalars and mappings on its
+    lines; None when the reader's flat lists are not the tree. A finding is about one scalar, its key and the
+    mapping it is in, all inside the entry: the same ones the whole scan finds there."""
+    source = doc.doc
+    seq = node_at(source.root, (key,))
+    scalars, mappings = source.scalars, source.mappings
+    if scalars is None or mappings is None or not isinstance(seq, SeqNode) or i + 1 >= len(seq.items):
+        return None
+    first, end = seq.items[i].line, seq.items[i + 1].line
+    s0, s1 = (bisect.bisect_left(scalars, line, key=_LINE) for line in (first, end))
+    m0, m1 = (bisect.bisect_left(mappings, line, key=_MAP_LINE) for line in (first, end))
+    return [make("YML007", _MESSAGE, doc.file, _token_span(node) if token else node.span, hint=_HINT)
+            for node, token in _scanned(scalars[s0:s1], mappings[m0:m1])]
+
+
+_LINE = operator.itemgetter(0)  # a scalar node's first line
+_MAP_LINE = operator.attrgetter("line")
+# Each entry of a pipeline's steps and a contract's examples: its own credentials (analysis/by_entry.py).
+ENTRIES = {"steps": Each(_in_entry), "examples": Each(_in_entry)}
 
 
 def _walked(root: Node | None) -> Iterator[tuple[ScalarNode, bool]]:

@@ -11,9 +11,12 @@ from collections.abc import Iterator
 
 from contractstudio.analysis.loaded import Loaded, TypeString
 from contractstudio.analysis.positions import value_span
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.rules.registry import UNREAD, rule
 from contractstudio.documents.type_syntax import refs
 from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean, make
+
+# No rule here reads a contract's examples (analysis/by_entry.py: an edit in one moves their findings, nothing else).
+ENTRIES = {"examples": UNREAD}
 
 BUILT_IN = "use str, int, float, bool, any, list[T], dict[str, T], T | None or Literal[...]"
 KINDS = ("contract", "agent", "tools")

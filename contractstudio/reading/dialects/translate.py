@@ -1,8 +1,9 @@
 """Every document of another tool's format in a file replaced by its native reading, built from the user's own nodes.
 
 Which dialect a document is read as comes from, in order: `--dialect` (the `dialect` argument), the `dialect:` of
-the nearest `.contractstudio.yaml` above the file (reading/folder_settings.py), the document's shape. A document with
-`kind:` is native unless `--dialect` says otherwise. `extends:` bases are read here, each once, within the project.
+the nearest `.contractstudio.yaml` above the file (reading/folder_settings.py: read by the face, handed over), the
+document's shape. A document with `kind:` is native unless `--dialect` says otherwise. `extends:` bases are read here,
+each once, within the project.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from contractstudio.findings.diagnostics import Diagnostic, Related
 from contractstudio.reading.builder import Builder
 from contractstudio.reading.dialect_registry import DocumentReader, YamlFile, detect, named
 from contractstudio.reading.dialects import localai_rag
-from contractstudio.reading.folder_settings import FolderSettings, folder_settings
+from contractstudio.reading.folder_settings import FolderSettings
 from contractstudio.reading.kinds import NATIVE
 from contractstudio.reading.nodes import SourceDocument, SourceFile
 from contractstudio.storage.paths import base_problem, project_of
@@ -22,12 +23,15 @@ from contractstudio.storage.paths import base_problem, project_of
 MAX_BASE_BYTES = 8 * 1024 * 1024  # a base file larger than this is refused (a finding), not read
 
 
-def read_dialects(source: SourceFile, *, dialect: str | None = None, location: Path | None = None) -> SourceFile:
-    """The file with every document of another format replaced by its native reading (in place; returned)."""
+def read_dialects(source: SourceFile, *, dialect: str | None = None, location: Path | None = None,
+                  settings: FolderSettings | None = None) -> SourceFile:
+    """The file with every document of another format replaced by its native reading (in place; returned).
+
+    `settings`: the file's folder settings, as the face read them (never read here: the analysis reads no setting)."""
     if dialect == NATIVE or (dialect is None and all(d.kind is not None for d in source.documents)):
         return source
     location = location if location is not None else Path(source.path)
-    settings = folder_settings(location.parent) if dialect is None else FolderSettings()
+    settings = (settings or FolderSettings()) if dialect is None else FolderSettings()
     forced = dialect or settings.dialect  # NATIVE in the folder's settings: every document is read as it is
     docs: list[SourceDocument] = []
     readers: dict[str, DocumentReader] = {}

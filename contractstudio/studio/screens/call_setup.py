@@ -18,6 +18,7 @@ from textual.widgets import Select
 from contractstudio.studio import calls
 from contractstudio.studio.screens.base import StudioScreen
 from contractstudio.studio.screens.dialogs import TextPrompt
+from contractstudio.studio.textual_internals import offered_values
 
 
 class ContractsFound(Message):
@@ -139,7 +140,7 @@ class CallSetup(StudioScreen):
         """Choose the model that belongs to the chosen input (its scenario's replies, its trace's replay), if offered."""
         paired = self._input_model()
         models = self.query_one("#model-select", Select)
-        if paired is not None and any(v == paired for _, v in models._options):  # noqa: SLF001 - no public accessor
+        if paired is not None and paired in offered_values(models):
             models.value = paired
 
     def model_paired(self) -> bool:

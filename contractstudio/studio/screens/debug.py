@@ -271,7 +271,18 @@ class DebugScreen(RecordedTraces):
             self.query_one("#event-body", Static).update(growing_view(stream.text, stream.first_token_s, len(stream.ends)))
 
     def _show(self, event: Any) -> None:
-        self.query_one("#event-body", Static).update(event_view(event, self.events))
+        self.query_one("#event-body", Static).update(event_view(event, self.events, self._would_send(event)))
+
+    def _would_send(self, event: Any) -> tuple[str, Any] | None:
+        """For a request of a scripted run: the structure a live call to the contract's model would ask in."""
+        from contractstudio.runtime.events import ModelRequest
+        from contractstudio.runtime.models import ScriptedModel
+
+        if self.session is None or not isinstance(event, ModelRequest) or not isinstance(self.session.model, ScriptedModel):
+            return None
+        from contractstudio.runtime.structured import live_structure
+
+        return live_structure(self.session.plan, event.purpose)
 
     def _perf(self) -> None:
         if self.session is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -25,7 +25,11 @@ from textual_plotext import PlotextPlot
 
 from contractstudio.studio import evals
 from contractstudio.studio.screens.base import StudioScreen
+from contractstudio.studio.textual_internals import offered_values
 from contractstudio.studio.widgets.footer import StudioFooter
+
+if TYPE_CHECKING:
+    from contractstudio.evaluation.record_model import Record
 
 DRAIN_S = 0.2
 
@@ -76,11 +80,11 @@ class EvalScreen(StudioScreen):
 
     def __init__(self) -> None:
         super().__init__(id="eval-screen")
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[Record] = []  # the typed results records (evaluation/record_model.py), without traces
         self.summary: dict[str, Any] | None = None
         self._shown_input_width = 0
         self.results: Path | None = None
-        self._incoming: list[dict[str, Any]] = []
+        self._incoming: list[Record] = []
         self._lock = threading.Lock()
         self._progress = (0, 0)
         self._folder: Path | None = None
@@ -161,7 +165,7 @@ class EvalScreen(StudioScreen):
         if not isinstance(data.value, str) or isinstance(target.value, str):
             return
         stem = Path(data.value).name.split(".")[0]
-        for _, value in target._options:  # noqa: SLF001 - no public accessor
+        for value in offered_values(target):
             if isinstance(value, str) and Path(value).name.split(".")[0] == stem:
                 target.value = value
                 return
@@ -377,13 +381,13 @@ class EvalScreen(StudioScreen):
         table.clear()
         self._add_rows(self.rows)
 
-    def _add_rows(self, rows: list[dict[str, Any]]) -> None:
+    def _add_rows(self, rows: list[Record]) -> None:
         chosen = str(self.query_one("#eval-filter", Select).value)
         table = self.query_one("#eval-rows", DataTable)
         shown = [r for r in rows if evals.matches(r, chosen)]
         input_width = self._shown_input_width = self._input_width()
         for rec in shown:
-            table.add_row(*evals.row_cells(rec, input_width), key=str(rec.get("key")))
+            table.add_row(*evals.row_cells(rec, input_width), key=rec.key)
         if self.summary is not None:  # the run is over: rows in row order
             table.sort("row", key=lambda cell: int(cell) if str(cell).isdigit() else 0)
         table.border_title = f"Rows ({table.row_count})"
@@ -391,7 +395,7 @@ class EvalScreen(StudioScreen):
     def action_next_filter(self) -> None:
         """Cycle through the filters (all, failed, remedied, fell back, ..., each failing condition)."""
         select = self.query_one("#eval-filter", Select)
-        values = [v for _, v in select._options]  # noqa: SLF001 - no public accessor
+        values = offered_values(select)
         if values:
             index = values.index(select.value) if select.value in values else -1
             select.value = values[(index + 1) % len(values)]
@@ -409,10 +413,10 @@ class EvalScreen(StudioScreen):
             self._open(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
     def _open(self, key: str) -> None:
-        rec = next((r for r in self.rows if str(r.get("key")) == key), None)
+        rec = next((r for r in self.rows if r.key == key), None)
         if rec is None or self.results is None:
             return
-        if rec.get("kind") == "pipeline":
+        if rec.kind == "pipeline":
             self.notify("A pipeline row has no call to debug; its path is in the table (F3 shows the graph).")
             return
         from contractstudio.evaluation.results import ResultsError
@@ -423,7 +427,7 @@ class EvalScreen(StudioScreen):
             self.notify(str(err), severity="error")
             return
         if not events:
-            self.notify(f"Row {rec.get('row')} has no recorded trace.", severity="warning")
+            self.notify(f"Row {rec.row} has no recorded trace.", severity="warning")
             return
         from contractstudio.runtime.trace import Trace
 
@@ -432,10 +436,10 @@ class EvalScreen(StudioScreen):
         from contractstudio.storage.atomic import write_named
 
         try:  # the name holds the file's `contract`: one that would leave the folder (`../`) is refused, never followed
-            path = write_named(self._folder, f"{rec.get('contract') or 'row'}.row-{rec.get('row')}.jsonl",
+            path = write_named(self._folder, f"{rec.contract or 'row'}.row-{rec.row}.jsonl",
                                Trace.from_dicts(events).to_jsonl()).path
         except OSError as err:
-            self.notify(f"The trace of row {rec.get('row')} was not written: {err.strerror or err}", severity="error")
+            self.notify(f"The trace of row {rec.row} was not written: {err.strerror or err}", severity="error")
             return
         self.studio.workspace.add(path)  # so the debugger offers its replay
         self.studio.open_file(path)

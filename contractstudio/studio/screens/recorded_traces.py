@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 from contractstudio.runtime.events import StageStart
 from contractstudio.studio.screens.call_setup import CallSetup
 from contractstudio.studio.screens.dialogs import PathPrompt
+from contractstudio.studio.textual_internals import offered_values
 from contractstudio.studio.widgets.events import event_line
 
 
@@ -89,7 +90,7 @@ class RecordedTraces(CallSetup):
         self._fill_choices()
         for select, value in (("#input-select", f"trace:{path}"), ("#model-select", f"replay:{path}")):
             widget = self.query_one(select, Select)
-            if any(v == value for _, v in widget._options):  # noqa: SLF001 - no public accessor
+            if value in offered_values(widget):
                 widget.value = value  # its recorded input with its recorded replies: the replay does not diverge
         if self.query_one("#input-select", Select).value != f"trace:{path}":  # a trace from outside the workspace
             recorded = next((e.value for e in self.events if isinstance(e, StageStart) and e.stage == "input"), None)

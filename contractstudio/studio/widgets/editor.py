@@ -12,14 +12,14 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.geometry import Offset, Region, Spacing
 from textual.reactive import Reactive, reactive
 from textual.strip import Strip
 from textual.widgets import TextArea
-from textual.widgets.text_area import DocumentNavigator, Selection, TextAreaTheme
+from textual.widgets.text_area import DocumentNavigator, Selection, SyntaxAwareDocument, TextAreaTheme
 
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
+from contractstudio.studio.textual_internals import TextAreaSteps, adopt, row_lines, undo_steps
 from contractstudio.studio.widgets.editor_documents import (
     MAX_HIGHLIGHT_INDENT,
     _GuardedSyntaxDocument,
@@ -46,7 +46,7 @@ LIGHT_SYNTAX = TextAreaTheme("contractstudio-light-syntax",
                              syntax_styles=dict(TextAreaTheme.get_builtin_theme("github_light").syntax_styles))  # type: ignore[union-attr]
 
 
-class YamlTextArea(TextArea):
+class YamlTextArea(TextAreaSteps):
     """A TextArea whose YAML highlighting is off for text nested deeper than tree-sitter can parse (every YAML text area),
     with syntax colours that suit the studio's theme (light or dark)."""
 
@@ -57,12 +57,12 @@ class YamlTextArea(TextArea):
     def _follow_theme(self) -> None:
         self.theme = "css" if self.app.current_theme.dark else LIGHT_SYNTAX.name
 
-    def _set_document(self, text: str, language: str | None) -> None:
+    def set_document(self, text: str, language: str | None) -> None:
         if language and block_indent(text) > MAX_HIGHLIGHT_INDENT:
             language = None  # plain text: the highlighter would crash on it (the analyzer reports YML006)
-        super()._set_document(text, language)
+        super().set_document(text, language)
         # Same data; edits checked before tree-sitter parses them; the text and sizes kept between edits.
-        self.document.__class__ = _SyntaxDocument if isinstance(self.document, SyntaxAwareDocument) else _PlainDocument
+        adopt(self.document, _SyntaxDocument if isinstance(self.document, SyntaxAwareDocument) else _PlainDocument)
 
     @property
     def highlighting(self) -> bool:
@@ -89,7 +89,7 @@ class ContractEditor(YamlTextArea):
 
     # TextArea repaints its whole widget whenever the selection is set, which every key does: every row on screen went
     # through Textual's styles cache again. Here a new selection repaints the rows it left and the rows it reached
-    # (`_watch_selection`), and an edit the rows it changed (`_forget_changed_rows`). The editor never wraps, so a
+    # (`selection_changed`), and an edit the rows it changed (`_forget_changed_rows`). The editor never wraps, so a
     # document row is a row of the widget's virtual height.
     selection: Reactive[Selection] = reactive(Selection(), init=False, always_update=True, repaint=False)
 
@@ -108,7 +108,7 @@ class ContractEditor(YamlTextArea):
         )
         self.set_reactive(TextArea.indent_width, 2)
         if text:
-            self._set_document(text, "yaml")
+            self.set_document(text, "yaml")
         self.markers: dict[int, str] = {}  # 0-based line -> worst severity
         self._typed: str | None = None
         self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
@@ -122,15 +122,15 @@ class ContractEditor(YamlTextArea):
         """
         self._type_over = (self.selection, character)
 
-    def _watch_selection(self, previous_selection: Selection, selection: Selection) -> None:
+    def selection_changed(self, previous_selection: Selection, selection: Selection) -> None:
         if self._type_over is not None and self._type_over[0] != selection:
             self._type_over = None
-        bracket = self._matching_bracket_location
-        super()._watch_selection(previous_selection, selection)
+        bracket = self.matching_bracket_location
+        super().selection_changed(previous_selection, selection)
         last = self.document.line_count - 1
         rows = [min(row, last) for row, _ in (*previous_selection, *selection)]
         self.refresh_lines(min(rows), max(rows) - min(rows) + 1)  # the rows selected, and the cursor's (its number too)
-        for marked in {bracket, self._matching_bracket_location} - {None}:
+        for marked in {bracket, self.matching_bracket_location} - {None}:
             self.refresh_lines(marked[0])  # type: ignore[index]
 
     def scroll_cursor_visible(self, center: bool = False, animate: bool = False) -> Offset:
@@ -140,10 +140,10 @@ class ContractEditor(YamlTextArea):
         sideways, and Home to the line's indentation left it 2 columns off. Sideways the view moves only as far as
         the cursor needs to be seen, as it does for an arrow key.
         """
-        if not center or not self._has_cursor:
+        if not center or not self.has_cursor:
             return super().scroll_cursor_visible(center, animate)
-        self._recompute_cursor_offset()
-        x, y = self._cursor_offset
+        self.recompute_cursor_offset()
+        x, y = self.cursor_offset
         cursor, spacing = Region(x, y, width=3, height=1), Spacing(right=self.gutter_width)  # as TextArea measures it
         down = self.scroll_to_region(cursor, spacing=spacing, animate=animate, force=True, center=True, x_axis=False)
         across = self.scroll_to_region(cursor, spacing=spacing, animate=animate, force=True, y_axis=False)
@@ -157,7 +157,7 @@ class ContractEditor(YamlTextArea):
         4 undos, each analysed and shown on its way back. Here the steps the edits made are joined into one.
         """
         history = self.history
-        stack = history._undo_stack  # noqa: SLF001 - no public way to join steps (tests/test_private_internals.py)
+        stack = undo_steps(history)  # no public way to join steps
         history.checkpoint()
         last = stack[-1] if stack else None
         try:
@@ -184,7 +184,8 @@ class ContractEditor(YamlTextArea):
         row, col = self.cursor_location
         return self.document[row][col - 1 : col] or None
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        """Before TextArea's own key handling (which runs after, unless a key is taken here)."""
         type_over, self._type_over = self._type_over, None
         if type_over is not None and type_over == (self.selection, event.character) and not self.read_only:
             event.stop()  # typed already (see type_over)
@@ -208,7 +209,7 @@ class ContractEditor(YamlTextArea):
             if line[:col].rstrip().endswith(":"):
                 indent += self.indent_width
             start, end = self.selection
-            self._replace_via_keyboard("\n" + " " * indent, start, end)
+            self.replace_via_keyboard("\n" + " " * indent, start, end)
             return
         if event.key == "escape" and not self.read_only:
             # TextArea's Escape moves focus to the next widget without a word (and then typing goes nowhere);
@@ -218,9 +219,8 @@ class ContractEditor(YamlTextArea):
             if not self.selection.is_empty:
                 self.selection = Selection.cursor(self.selection.end)
             return
-        await super()._on_key(event)
 
-    def _set_document(self, text: str, language: str | None) -> None:
+    def set_document(self, text: str, language: str | None) -> None:
         """TextArea's, with the editor's own documents and highlighter: no tree-sitter tree of the whole text (its
         parse is seconds for a 5 MB file, and again after every key: editor_highlight.py), and the text laid out
         without measuring each line (`_RowCountCache`)."""
@@ -229,9 +229,9 @@ class ContractEditor(YamlTextArea):
         self.document = _PlainDocument(text)
         self.wrapped_document = _RowCountCache(self.document, tab_width=self.indent_width)
         self.navigator = DocumentNavigator(self.wrapped_document)
-        self._build_highlight_map()
+        self.build_highlight_map()
         self.move_cursor((0, 0))
-        self._rewrap_and_refresh_virtual_size()  # as TextArea's own ends (tests/test_private_internals.py)
+        self.refresh_layout()  # as TextArea's own ends
 
     @property
     def highlighting(self) -> bool:
@@ -248,7 +248,7 @@ class ContractEditor(YamlTextArea):
                 markers[row] = d.severity
         if markers != self.markers:
             self.markers = markers
-            self._line_cache.clear()
+            self.drawn_rows.clear()
             self.refresh()
 
     def _marker_style(self, severity: str) -> Style:
@@ -268,22 +268,22 @@ class ContractEditor(YamlTextArea):
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         selection = self.selection
-        _, cursor_y = self._cursor_offset
+        _, cursor_y = self.cursor_offset
         key = (self.size, scroll_x, row,
                selection if selection.contains_line(row) or self.soft_wrap else selection.end[0] == row,
-               selection.end if self._cursor_visible and self.cursor_blink and row == cursor_y else None,
-               self.theme, self._matching_bracket_location, self.match_cursor_bracket, self.soft_wrap,
+               selection.end if self.cursor_shown and self.cursor_blink and row == cursor_y else None,
+               self.theme, self.matching_bracket_location, self.match_cursor_bracket, self.soft_wrap,
                self.show_line_numbers, self.read_only, self.show_cursor, self.suggestion)
-        if (line := self._line_cache.get(key)) is None:
-            line = self._line_cache[key] = self._render_line(y)
+        if (line := self.drawn_rows.get(key)) is None:
+            line = self.drawn_rows[key] = self.render_row(y)
         return line
 
-    def _render_line(self, y: int) -> Strip:
-        strip = super()._render_line(y)
+    def render_row(self, y: int) -> Strip:
+        strip = super().render_row(y)
         if not self.markers or not self.show_line_numbers:
             return strip
         try:
-            line_index, section = self.wrapped_document._offset_to_line_info[y + int(self.scroll_offset.y)]  # noqa: SLF001 - no public row->line map (tests/test_private_internals.py)
+            line_index, section = row_lines(self.wrapped_document)[y + int(self.scroll_offset.y)]  # no public row->line map
         except IndexError:
             return strip
         severity = self.markers.get(line_index)
@@ -300,8 +300,8 @@ class ContractEditor(YamlTextArea):
     def is_large(self) -> bool:
         return self.document.line_count > LARGE_FILE_LINES
 
-    def _build_highlight_map(self) -> None:
-        highlights = self._highlights
+    def build_highlight_map(self) -> None:
+        highlights = self.highlights
         highlights.clear()
         document, regions = self.document, self._regions
         whole = not self.is_large
@@ -334,15 +334,15 @@ class ContractEditor(YamlTextArea):
         """
         document, lines = self.document, self.document.line_count
         rows = range(top, min(bottom, lines - 1) + 1)
-        drawn = {row: (document[row], tuple(self._highlights.get(row, ()))) for row in rows}
+        drawn = {row: (document[row], tuple(self.highlights.get(row, ()))) for row in rows}
         before, self._drawn = self._drawn, (lines, drawn)
         if before is None or before[0] != lines:
-            self._line_cache.clear()
+            self.drawn_rows.clear()
             self.refresh()
             return
         changed = {row for row, look in drawn.items() if before[1].get(row) != look}
         if changed:
-            cache = self._line_cache
+            cache = self.drawn_rows
             for key in [k for k in cache.keys() if k[2] in changed]:  # the key's third part is the row (no soft wrap)
                 cache.discard(key)
             for row in changed:
@@ -354,5 +354,5 @@ class ContractEditor(YamlTextArea):
             top, bottom = self._window
             view_top = int(new_value)
             if view_top < top or view_top + self.size.height > bottom:
-                self._build_highlight_map()
+                self.build_highlight_map()
                 self.refresh()

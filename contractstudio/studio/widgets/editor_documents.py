@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.cells import cell_len
-from textual.document._document import Document, EditResult, Location
-from textual.document._syntax_aware_document import SyntaxAwareDocument
-from textual.document._wrapped_document import WrappedDocument
 from textual.geometry import Size
+from textual.widgets.text_area import Document, EditResult, Location, SyntaxAwareDocument, WrappedDocument
 
 from contractstudio.reading.builder import MAX_DEPTH
+from contractstudio.studio.textual_internals import lay_out_one_row_per_line, wrap_settings
 
 # tree-sitter's YAML scanner crashes the process (SIGSEGV) at about 255 levels of block nesting.
 # Each level needs its own column, so the widest run of indentation and block indicators on a
@@ -147,12 +146,12 @@ class _RowCountCache(WrappedDocument):
         # TextArea wraps every line again on any resize: the same width and tab width of the same revision of the
         # text need none (a 5 MB file's rewrap took 3 s whenever the detail line under the editor came or went).
         revision = self._revision()
-        if revision is not None and (width, tab_width or self._tab_width, revision) == self._wrapped_as:
+        if revision is not None and (width, tab_width or wrap_settings(self)[1], revision) == self._wrapped_as:
             return
         self._rows = None
         if width or not self._unwrapped(tab_width):
             super().wrap(width, tab_width)
-        self._wrapped_as = None if revision is None else (width, self._tab_width, revision)
+        self._wrapped_as = None if revision is None else (width, wrap_settings(self)[1], revision)
 
     def _unwrapped(self, tab_width: int | None) -> bool:
         """Not wrapping and no tab in the text: Textual's wrap, whose only work then is measuring each line's tabs
@@ -161,14 +160,7 @@ class _RowCountCache(WrappedDocument):
         lines = self.document.lines
         if any("\t" in line for line in lines):
             return False
-        self._width = 0
-        if tab_width:
-            self._tab_width = tab_width
-        count = len(lines)
-        self._wrap_offsets = [[] for _ in range(count)]
-        self._offset_to_line_info = [(n, 0) for n in range(count)]
-        self._line_index_to_offsets = [[n] for n in range(count)]
-        self._tab_width_cache = [[0] if line else [] for line in lines]
+        lay_out_one_row_per_line(self, len(lines), [not line for line in lines], tab_width)
         return True
 
     def wrap_range(self, *args, **kwargs):
@@ -184,7 +176,7 @@ class _RowCountCache(WrappedDocument):
 
     @property
     def height(self) -> int:
-        if not self._width:  # not wrapped: a row per line
+        if not wrap_settings(self)[0]:  # not wrapped: a row per line
             return self.document.line_count
         if self._rows is None:
             self._rows = super().height

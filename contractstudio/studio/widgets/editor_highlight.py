@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from textual.widgets import TextArea
 from textual.widgets.text_area import SyntaxAwareDocument
 
+from contractstudio.studio.textual_internals import builtin_grammar
 from contractstudio.studio.widgets.editor_documents import MAX_HIGHLIGHT_INDENT, block_indent
 
 WHOLE_TEXT_LINES = 400  # a text this short is parsed whole on every edit (a few ms), exactly as TextArea does
@@ -37,13 +37,7 @@ Span = tuple[int, int | None, str]  # (start column, end column or None: to the 
 @cache
 def yaml_grammar() -> tuple[Any, Any]:
     """Textual's own tree-sitter YAML language and highlight query (the ones TextArea(language="yaml") uses)."""
-    from textual._tree_sitter import get_language  # private (tests/test_private_internals.py)
-
-    language = get_language("yaml")
-    assert language is not None, "textual[syntax] brings tree-sitter-yaml"
-    query = SyntaxAwareDocument("", language).prepare_query(
-        TextArea._get_builtin_highlight_query("yaml"))  # noqa: SLF001 - tests/test_private_internals.py
-    return language, query
+    return builtin_grammar("yaml")
 
 
 def _indent(line: str) -> int | None:

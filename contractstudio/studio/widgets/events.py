@@ -106,13 +106,25 @@ def _diff(old: str, new: str, old_name: str, new_name: str) -> RenderableType:
     return t
 
 
-def _structure(d: dict[str, Any]) -> list[RenderableType]:
-    """The structure mode a request asked in and the exact `response_format` it sent (nothing when it asked for none)."""
+def _structure(d: dict[str, Any], live: tuple[str, Any] | None = None) -> list[RenderableType]:
+    """The structure mode a request asked in and the exact `response_format` it sent; for a request that asked for
+    none (a scripted run), what a live call to `live`'s model would have sent (its structure, runtime/structured.py)."""
     sent = (d.get("params") or {}).get("response_format")
     mode = d.get("structured_output")
+    if mode is None and sent is None and live is not None:
+        model, structure = live
+        out: list[RenderableType] = [Rule(f"structured output a live call to {model} would send: {structure.mode}"
+                                          + (" · its response_format" if structure.response_format is not None else
+                                             " · no response_format") + " (this run sent none)",
+                                          align="left", style="magenta")]
+        if structure.note:
+            out.append(Text(f"request shape: {redact(structure.note)}", style="magenta"))
+        if structure.response_format is not None:
+            out.append(_json(redact(structure.response_format)))
+        return out
     if mode is None and sent is None:
         return []
-    out: list[RenderableType] = [Rule(f"structured output: {mode or 'response_format written in the contract'}"
+    out = [Rule(f"structured output: {mode or 'response_format written in the contract'}"
                                       + (" · the exact response_format sent" if sent is not None else " · none sent"),
                                       align="left", style="magenta")]
     shape = d.get("structure_shape")
@@ -133,8 +145,9 @@ def previous(events: list[Any], event: Any) -> Any | None:
     return earlier[-1] if earlier else None
 
 
-def event_view(event: Any, events: list[Any]) -> RenderableType:
-    """Everything about one event; requests and replies are diffed against the previous attempt (all redacted)."""
+def event_view(event: Any, events: list[Any], live: tuple[str, Any] | None = None) -> RenderableType:
+    """Everything about one event; requests and replies are diffed against the previous attempt (all redacted).
+    `live`: for a request that asked for no structure, the model and structure a live call would have asked in."""
     d = redact(event.data)
     title = Text(f"#{event.seq}  {event.stage} / {event.type}", style="bold")
     title.append(f"   t = {event.t:.4f}s", style="dim")
@@ -149,7 +162,7 @@ def event_view(event: Any, events: list[Any]) -> RenderableType:
                                f"request #{before.get('attempt')}", f"request #{d.get('attempt')}"))
             parts.append(Rule("the exact messages sent", style="magenta"))
         parts += _messages(messages)
-        parts += _structure(d)
+        parts += _structure(d, live)
     elif isinstance(event, ev.ModelReply):
         usage = (f"tokens {d.get('prompt_tokens', 0)} + {d.get('completion_tokens', 0)} · ${float(d.get('cost_usd') or 0):.6f}"
                  f" · {float(d.get('latency_s') or 0) * 1000:.1f} ms")

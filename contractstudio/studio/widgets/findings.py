@@ -12,6 +12,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
+from contractstudio.studio.textual_internals import measure_rows_again
 
 SEVERITY_LABEL = {"error": "E", "warning": "W", "info": "I"}
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -65,7 +66,7 @@ class FindingsPanel(OptionList):
         # A scroll bar that comes or goes narrows or widens the rows, but is no resize: OptionList kept each finding's
         # height measured at the old width, and a hint wrapped onto one more line lost its last line (issue 35.11).
         # Measured again as Textual does on a resize.
-        self.watch(self, "show_vertical_scrollbar", self._clear_caches, init=False)
+        self.watch(self, "show_vertical_scrollbar", lambda: measure_rows_again(self), init=False)
 
     def show(self, diagnostics: list[Diagnostic]) -> None:
         """Replace the list, keeping the highlighted row where possible.

@@ -7,7 +7,8 @@ from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from contractstudio.studio.textual_internals import FooterKey
 
 # Ctrl+Q quits every Textual app and F1 lists it: the first key to leave a footer that is short of room.
 FIRST_TO_GO = frozenset({"app.quit"})
