@@ -181,6 +181,9 @@ def test_the_entries_that_hold_a_row_are_found_by_indentation() -> None:
     assert enclosing_rows(lines, 10) == [9, 8, 1]
     assert enclosing_rows(lines, 7) == [5, 4, 3, 2, 1]  # a blank row: held by whatever is above it
     assert enclosing_rows(lines, 1) == []
+    for row in range(len(lines)):  # from what was found for a row above: the same (a view scrolled down)
+        for known in range(row):
+            assert enclosing_rows(lines, row, (known, enclosing_rows(lines, known))) == enclosing_rows(lines, row)
 
 
 async def test_typing_and_undo_in_a_big_one_document_file_show_the_text_and_its_highlighting(make_app,

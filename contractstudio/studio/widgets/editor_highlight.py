@@ -19,8 +19,9 @@ differently.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import chain
 from typing import Any
 
 from textual.widgets.text_area import SyntaxAwareDocument
@@ -52,12 +53,16 @@ def _is_item(line: str, indent: int) -> bool:
     return line.startswith("-", indent) and line[indent + 1 : indent + 2] in ("", " ", "\t")
 
 
-def enclosing_rows(lines: Sequence[str], row: int) -> list[int]:
+def enclosing_rows(lines: Sequence[str], row: int, known: tuple[int, list[int]] | None = None) -> list[int]:
     """The rows above `row` whose lines start the entries that hold it, nearest first.
 
     Going up, a line is taken when it is indented less than the last one taken (a block scalar's or multi-line
     scalar's first line, a key, an item), or as much when the last one taken is a `- ` item and it is not: a key
     whose sequence is not indented (`steps:` over `- id: a`). It stops at a line that is not indented.
+
+    `known`: (a row above `row`, its enclosing rows): above that row only its enclosing rows can be taken (a row
+    the scan from there passed over is indented at least as deep as what this scan still needs), so a view scrolled
+    down a long list scans the rows it moved past, not every row up to the list's key.
     """
     taken: list[int] = []
     line = lines[row] if row < len(lines) else ""
@@ -68,7 +73,10 @@ def enclosing_rows(lines: Sequence[str], row: int) -> list[int]:
         item = _is_item(line, need)
         if need == 0 and not item:
             return taken
-    for above in range(row - 1, -1, -1):
+    rows: Iterable[int] = range(row - 1, -1, -1)
+    if known is not None and known[0] < row:
+        rows = chain(range(row - 1, known[0] - 1, -1), known[1])
+    for above in rows:
         text = lines[above]
         if text[:1] == " " or not text:  # indented or empty: measure it
             indent = _indent(text)
@@ -125,7 +133,7 @@ class RegionHighlighter:
         else:
             first, last = max(0, top - CONTEXT_ROWS), region_end(lines, bottom)
             if self._held is None or self._held[0] != first:
-                self._held = (first, enclosing_rows(lines, first))
+                self._held = (first, enclosing_rows(lines, first, self._held))
             above = self._held[1]
         rows = [*reversed(above), *range(first, last + 1)]  # the parsed text's rows, as rows of the whole text
         text = "\n".join(lines[row] for row in rows)
