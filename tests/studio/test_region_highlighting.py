@@ -208,3 +208,18 @@ async def test_typing_and_undo_in_a_big_one_document_file_show_the_text_and_its_
         await pilot.pause()
         assert not editor.document[2000].startswith("#")
         assert_shown_as_whole_text(editor)
+
+
+async def test_a_big_file_nested_too_deep_where_it_is_shown_is_shown_plain_there_and_never_parsed() -> None:
+    # tree-sitter's YAML scanner crashes the process at about 255 levels: the region is checked before it is parsed.
+    deep = "x:\n" + "".join(" " * (i + 1) + f"k{i}:\n" for i in range(300))
+    text = one_document(40) + deep
+    async with Host(text).run_test(size=(90, 30)) as pilot:
+        editor = pilot.app.query_one(ContractEditor)
+        assert editor.is_large and editor.highlighting and editor.highlights.get(3)  # the top is highlighted
+        editor.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert not editor.highlighting and not any(editor.highlights.get(row) for row in shown_rows(editor))
+        editor.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert editor.highlighting and editor.highlights.get(3)
