@@ -13,7 +13,8 @@ name (what bench_typing.py types), `middle` the same in the entry in the middle 
 step's `next:` target (a pipeline: the step graph changes, so its rules run whole; an example's query in a
 contract). Printed per shape and edit: CPU seconds of one edit's analysis, min / median / max over `--keys` keys,
 and the longest time another thread waited to run while the edit was analyzed (what holding the GIL costs the
-screen's thread: pure Python gives way every `sys.getswitchinterval()`, one long call into C does not). Each
+screen's thread: pure Python gives way every `sys.getswitchinterval()`, one long call into C does not), against
+the same thread's longest wait while nothing runs (on a loaded machine the scheduler's own delays). Each
 analysis's findings are compared with `check_text`'s on the first and last key.
 
 Run: .venv/bin/python bench/bench_entry_edit.py [--keys 15] [--cases chain examples] [--edits typing middle target]
@@ -47,8 +48,8 @@ PLACES = {  # (shape, edit) -> the text after which keys are typed, and its occu
 class Whole(by_entry.EntriesKept):
     """The analysis per entry switched off: every analysis of one document is whole."""
 
-    def analyze(self, source: Any, ctx: Any, expressions: Any, edited: Any = None) -> Any:
-        return super().analyze(source, ctx, expressions, None)
+    def analyze(self, source: Any, ctx: Any, expressions: Any, edited: Any = None, reading: Any = None) -> Any:
+        return super().analyze(source, ctx, expressions, None, reading)
 
 
 class Waits:
@@ -142,6 +143,13 @@ def main() -> None:
     parser.add_argument("--edits", nargs="+", default=["typing", "middle", "target"], choices=["typing", "middle", "target"])
     args = parser.parse_args()
     waits = Waits()
+    idle = []
+    for _ in range(7):  # the same thread's longest wait while nothing of ours runs: the machine's own delays
+        waits.watch(True)
+        time.sleep(0.15)
+        waits.watch(False)
+        idle.append(waits.longest)
+    print(f"longest wait of the ticking thread while idle (7 x 150 ms): {spread(idle, 1000)} ms")
     print("| shape | edit | analysis | CPU s per key, min / median / max | longest wait of another thread, ms |")
     print("|---|---|---|---|---|")
     try:
