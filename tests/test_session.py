@@ -110,3 +110,31 @@ def test_the_cli_flags_and_the_studio_list_make_the_same_models(tmp_path: Path) 
     assert ModelChoice.from_flags(model="openai/other").model(contract, api_base="http://127.0.0.1:9/v1").name == "openai/other"
     with pytest.raises(KeyError, match="has no scenario 'nope'"):
         ModelChoice("scripted", "nope").model(contract)
+
+
+def test_a_trace_drawn_from_another_thread_while_the_call_steps_holds_each_event_once() -> None:
+    """The studio steps a call in a worker thread and draws its trace from the UI thread. Events are recorded as rows
+    and built when read (issue 36.10): a read while the engine records must neither build a row twice nor drop one,
+    and every event keeps its number. Thread switches are forced as often as the interpreter allows."""
+    import sys
+    import threading
+
+    contract = qa()
+    broken = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(100):
+            session = contract.session(INPUT, [LOW, GOOD])
+            stepped: list[object] = []
+            worker = threading.Thread(target=lambda s=session, seen=stepped: [seen.append(e) for e in iter(s.step, None)])
+            worker.start()
+            while worker.is_alive():
+                list(session.trace)  # what the debugger's redraw reads
+            worker.join()
+            numbers = [e.seq for e in session.trace]
+            if numbers != list(range(1, len(numbers) + 1)) or session.trace.events != stepped:
+                broken.append(numbers)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not broken, broken[:3]

@@ -85,7 +85,8 @@ class CallState:
         self.options = options
         self._rng = options.rng
         self.trace = Trace()
-        self._ready, self._pending = self.trace.ready, self.trace.pending  # emit appends to them directly
+        self._pending = self.trace.pending  # emit appends to it directly
+        self._recorded = 0  # events recorded so far: the next one's seq (a reader may be building rows meanwhile)
         # Every condition and message placeholder of this call (remedy attempts included) shares one budget.
         self.expressions = ExpressionBudget(what="this call")
         self.stage_times: list[tuple[str, float]] = []
@@ -127,14 +128,14 @@ class CallState:
     def emit(self, kind: type[Event], stage: str, *values: Any) -> Row:
         """Record an event now (numbered and timed) as a row: `values` are the class's data fields in their order
         (runtime/events.py), the trailing defaults left out. It becomes an `Event` when something reads it."""
-        pending = self._pending
-        row = (kind, len(self._ready) + len(pending) + 1, self.clock() - self.started - self.paused, stage, values)
-        pending.append(row)
+        self._recorded = seq = self._recorded + 1
+        row = (kind, seq, self.clock() - self.started - self.paused, stage, values)
+        self._pending.append(row)
         return row
 
     def emit_event(self, event: E) -> E:
         """Number and time an event built already (the rare ones, written with their field names), and keep it."""
-        event.seq = len(self.trace) + 1
+        self._recorded = event.seq = self._recorded + 1
         event.t = self.now()
         self._pending.append(event)
         return event
@@ -147,11 +148,11 @@ class CallState:
 
     def end(self, stage: str, ok: bool) -> Row:
         """A stage ends: a `StageEnd` row with its duration since the stage started."""
-        pending = self._pending
+        self._recorded = seq = self._recorded + 1
         t = self.clock() - self.started - self.paused
         duration = t - self.stage_started
-        row = (StageEnd, len(self._ready) + len(pending) + 1, t, stage, (ok, duration))
-        pending.append(row)
+        row = (StageEnd, seq, t, stage, (ok, duration))
+        self._pending.append(row)
         self.stage_times.append((stage, duration))
         self.in_stages += duration
         return row

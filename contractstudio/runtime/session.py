@@ -98,11 +98,8 @@ class Session:
     @property
     def last(self) -> Event | None:
         """The event the call is paused at (the last one, once it is over)."""
-        item = self._last
-        if item is None or isinstance(item, Event):
-            return item
-        event = self._last = self.state.trace.event_of(item)
-        return event
+        item = self._last  # not written back: the UI thread asks while a worker steps (the trace keeps the event)
+        return item if item is None or isinstance(item, Event) else self.state.trace.event_of(item)
 
     # Breakpoints and edits -----------------------------------------------------------------
 

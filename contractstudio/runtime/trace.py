@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -221,19 +222,24 @@ class Trace:
     def __init__(self, events: Iterable[Event] = ()) -> None:
         self.ready: list[Event] = list(events)  # the events built so far
         self.pending: list[Row | Event] = []  # recorded after `ready`, not built yet (an Event here is kept as it is)
+        self._building = threading.Lock()  # the studio draws a trace (UI thread) while a worker steps its call
 
     @property
     def events(self) -> list[Event]:
         """Every event, in order (the rows recorded so far built now)."""
         if self.pending:
-            self.ready.extend(e if isinstance(e, Event) else built(e) for e in self.pending)
-            self.pending.clear()
+            with self._building:  # one reader builds; a row the call records meanwhile stays pending
+                pending = self.pending
+                count = len(pending)
+                self.ready.extend(e if isinstance(e, Event) else built(e) for e in pending[:count])
+                del pending[:count]
         return self.ready
 
     @events.setter
     def events(self, events: list[Event]) -> None:
-        self.ready[:] = events  # in place: a running call appends to these lists
-        self.pending.clear()
+        with self._building:
+            self.ready[:] = events  # in place: a running call appends to these lists
+            self.pending.clear()
 
     def event_of(self, item: Row | Event) -> Event:
         """The event a recorded row became (built now, with every row before it), or the event itself."""

@@ -28,7 +28,8 @@ from textual.widgets import OptionList, Select, TextArea
 from textual.widgets._footer import FooterKey
 from textual.widgets.text_area import Edit, EditHistory, Selection, WrappedDocument
 
-__all__ = ["AppSteps", "FooterKey", "ModalScreenSteps", "TextAreaSteps", "adopt", "app_nodes", "class_bindings", "key_name",
+__all__ = ["AppSteps", "FooterKey", "ModalScreenSteps", "TextAreaSteps", "adopt", "app_nodes", "builtin_grammar",
+           "class_bindings", "key_name",
            "lay_out_one_row_per_line", "measure_rows_again", "offered_values", "own_bindings", "row_lines",
            "textual_time", "undo_steps", "wrap_settings"]
 
@@ -49,6 +50,22 @@ def adopt(instance: object, subclass: type[Swapped]) -> Swapped:
         raise TypeError(f"{subclass.__name__} is not a subclass of {type(instance).__name__}: Textual builds another class now")
     instance.__class__ = subclass
     return instance  # type: ignore[return-value]
+
+
+def builtin_grammar(language: str) -> tuple[Any, Any]:
+    """Textual's own tree-sitter language and highlight query for one of its builtin languages (textual._tree_sitter's
+    get_language, TextArea._get_builtin_highlight_query): what TextArea(language=...) highlights with.
+
+    Why: the editor parses only the rows around the view (widgets/editor_highlight.py), with the grammar and query
+    TextArea would use. Public replacement: a public language registry with each language's highlight query.
+    """
+    from textual._tree_sitter import get_language
+    from textual.widgets.text_area import SyntaxAwareDocument
+
+    grammar = get_language(language)
+    if grammar is None:
+        raise LookupError(f"Textual has no tree-sitter grammar for {language!r} (textual[syntax] brings them)")
+    return grammar, SyntaxAwareDocument("", grammar).prepare_query(TextArea._get_builtin_highlight_query(language))  # noqa: SLF001
 
 
 def textual_time() -> float:
@@ -210,6 +227,14 @@ class TextAreaSteps(TextArea):
         (`adopt`). Public replacement: a document factory on TextArea.
         """
         super()._set_document(text, language)
+
+    def refresh_layout(self) -> None:
+        """Wrap the document again and measure the widget's virtual size (TextArea._rewrap_and_refresh_virtual_size).
+
+        Why: the editor sets its own documents (no whole-text tree-sitter tree) and ends as TextArea's _set_document
+        ends. Public replacement: a document factory on TextArea.
+        """
+        self._rewrap_and_refresh_virtual_size()
 
     def _build_highlight_map(self) -> None:
         self.build_highlight_map()

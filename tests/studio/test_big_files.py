@@ -509,3 +509,16 @@ async def test_any_key_stops_the_running_analysis_as_it_arrives_and_it_runs_agai
         await settle(pilot)
         assert ends == ["stopped"]
         assert screen.live.current is not None and "analysed at length" in screen.live.current.text
+
+
+def test_a_big_printable_ascii_text_is_measured_without_measuring_each_line(monkeypatch) -> None:
+    # The first screen of a 5 MB file measured each of its 200,000 lines' cells in Python (a second, loaded).
+    from contractstudio.studio.widgets import editor_documents
+
+    measured: list[str] = []
+    real = editor_documents.cell_len
+    monkeypatch.setattr(editor_documents, "cell_len", lambda text: measured.append(text) or real(text))
+    plain = editor_documents._PlainDocument("key: value\n" * 5000 + "a longer key: a longer value\n")
+    assert plain.get_size(2).width == len("a longer key: a longer value") and measured == []
+    wide = editor_documents._PlainDocument("key: value\n" * 50 + "k:\tü 日本\n")  # a tab, wide characters: measured
+    assert wide.get_size(2).width == real("k:\tü 日本".expandtabs(2)) and measured

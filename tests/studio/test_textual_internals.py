@@ -235,6 +235,9 @@ PINNED = [
     ("textual.widgets", "TextArea._has_cursor", "TextAreaSteps.has_cursor"),
     ("textual.widgets", "TextArea._cursor_visible", "TextAreaSteps.cursor_shown"),
     ("textual.widgets", "TextArea._replace_via_keyboard", "TextAreaSteps.replace_via_keyboard"),
+    ("textual.widgets", "TextArea._rewrap_and_refresh_virtual_size", "TextAreaSteps.refresh_layout"),
+    ("textual.widgets", "TextArea._get_builtin_highlight_query", "builtin_grammar"),
+    ("textual._tree_sitter", "get_language", "builtin_grammar"),
 ]
 # The private steps Textual takes itself, which the adapter forwards to public methods: where and how it takes them.
 CALLED = {"App._shutdown": ("textual.app", "._shutdown()"),

@@ -210,7 +210,7 @@ class EditingAssist:
                 self.notify("The threshold is not where a quick fix can change it: change it by hand.", severity="warning")
                 return
             self.apply(action.edits)
-            self.editor.move_cursor((action.edits[0].span.line - 1, action.edits[0].span.column - 1))
+            self.editor.move_cursor((action.edits[0].span.line - 1, action.edits[0].span.column - 1), center=True)
             self.notify(action.title, timeout=3)
 
         self.with_current_report(then)

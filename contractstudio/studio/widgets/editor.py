@@ -1,9 +1,10 @@
-"""The YAML editor: Textual's TextArea with finding markers in the gutter, windowed highlighting for big files, and
-no highlighting for text nested deeper than tree-sitter survives."""
+"""The YAML editor: Textual's TextArea with finding markers in the gutter, highlighting parsed around the view
+(editor_highlight.py), and no highlighting for text nested deeper than tree-sitter survives."""
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,7 +15,8 @@ from textual import events
 from textual.geometry import Offset, Region, Spacing
 from textual.reactive import Reactive, reactive
 from textual.strip import Strip
-from textual.widgets.text_area import Selection, SyntaxAwareDocument, TextAreaTheme
+from textual.widgets import TextArea
+from textual.widgets.text_area import DocumentNavigator, Selection, SyntaxAwareDocument, TextAreaTheme
 
 from contractstudio.findings.diagnostics import SEVERITY_RANK, Diagnostic
 from contractstudio.studio.textual_internals import TextAreaSteps, adopt, row_lines, undo_steps
@@ -27,10 +29,11 @@ from contractstudio.studio.widgets.editor_documents import (
     _SyntaxDocument,
     block_indent,
 )
+from contractstudio.studio.widgets.editor_highlight import WHOLE_TEXT_LINES, RegionHighlighter
 
-# Above this many lines, tree-sitter highlights are queried only around the viewport:
-# TextArea re-queries the whole tree on every edit, which grows with the file (see bench/bench_studio.py).
-LARGE_FILE_LINES = 400
+# Above this many lines, only the rows around the viewport are parsed and highlighted (editor_highlight.py):
+# TextArea parses and queries the whole text on every edit, which grows with the file (bench/bench_typing.py).
+LARGE_FILE_LINES = WHOLE_TEXT_LINES
 # Rows highlighted beyond the viewport on each side: every key queries and compares the whole window (150 rows a
 # side took 6.4 ms a key in the 5 MB file, 20 take 3.7 ms); a scroll past it builds the window again (3 ms).
 _WINDOW_MARGIN = 20
@@ -82,6 +85,7 @@ class ContractEditor(YamlTextArea):
     _drawn: tuple[int, dict[int, tuple[str, tuple[Any, ...]]]] | None = None
     _window: tuple[int, int] | None = None
     _type_over: tuple[Selection, str] | None = None  # (where, character): see type_over
+    _regions: RegionHighlighter | None = None  # the YAML highlighter (None: plain text)
 
     # TextArea repaints its whole widget whenever the selection is set, which every key does: every row on screen went
     # through Textual's styles cache again. Here a new selection repaints the rows it left and the rows it reached
@@ -90,8 +94,11 @@ class ContractEditor(YamlTextArea):
     selection: Reactive[Selection] = reactive(Selection(), init=False, always_update=True, repaint=False)
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
+        # TextArea sets its text, then sets it again when its language is set (Textual's watcher), and wraps it once
+        # more when the indent width changes: three layouts of a 5 MB text on the way to the first screen. Here
+        # TextArea is made empty and the text is set once, at the indent width it is shown with.
         super().__init__(
-            text,
+            "",
             language="yaml",
             soft_wrap=False,
             tab_behavior="indent",
@@ -99,7 +106,9 @@ class ContractEditor(YamlTextArea):
             highlight_cursor_line=True,
             **kwargs,  # type: ignore[arg-type]
         )
-        self.indent_width = 2
+        self.set_reactive(TextArea.indent_width, 2)
+        if text:
+            self.set_document(text, "yaml")
         self.markers: dict[int, str] = {}  # 0-based line -> worst severity
         self._typed: str | None = None
         self.key_hook: Callable[[str], bool] | None = None  # sees tab / enter / escape first (the completion popup)
@@ -212,8 +221,22 @@ class ContractEditor(YamlTextArea):
             return
 
     def set_document(self, text: str, language: str | None) -> None:
-        super().set_document(text, language)
-        adopt(self.wrapped_document, _RowCountCache)  # same data, a cached row count
+        """TextArea's, with the editor's own documents and highlighter: no tree-sitter tree of the whole text (its
+        parse is seconds for a 5 MB file, and again after every key: editor_highlight.py), and the text laid out
+        without measuring each line (`_RowCountCache`)."""
+        self._regions = RegionHighlighter() if language else None
+        self._drawn = self._window = None
+        self.document = _PlainDocument(text)
+        self.wrapped_document = _RowCountCache(self.document, tab_width=self.indent_width)
+        self.navigator = DocumentNavigator(self.wrapped_document)
+        self.build_highlight_map()
+        self.move_cursor((0, 0))
+        self.refresh_layout()  # as TextArea's own ends
+
+    @property
+    def highlighting(self) -> bool:
+        """Whether the rows around the view are highlighted (off where they nest deeper than tree-sitter can parse)."""
+        return self._regions is not None and self._regions.highlighting
 
     def set_findings(self, diagnostics: Iterable[Diagnostic]) -> None:
         """Mark each line that holds a finding with its worst severity."""
@@ -278,34 +301,22 @@ class ContractEditor(YamlTextArea):
         return self.document.line_count > LARGE_FILE_LINES
 
     def build_highlight_map(self) -> None:
-        if not self.is_large or not self.highlight_query:
-            self._window = None
-            super().build_highlight_map()
-            for spans in self.highlights.values():
-                spans.sort(key=_outer_first)  # one order, as below: an unchanged row is then seen to be unchanged
-            self._forget_changed_rows(*self._window_rows())
-            return
         highlights = self.highlights
         highlights.clear()
-        top, bottom = self._window_rows()
-        self._window = (top, bottom)
-        captures = self.document.query_syntax_tree(self.highlight_query, (top, 0), (bottom, 0))
-        for name, nodes in captures.items():
-            for node in nodes:
-                (r0, c0), (r1, c1) = node.start_point, node.end_point
-                if r0 == r1:
-                    highlights[r0].append((c0, c1, name))
-                    continue
-                highlights[r0].append((c0, None, name))
-                # Only the window's rows: a node can span the whole file (a block scalar, a document of a stream).
-                for row in range(max(r0 + 1, top), min(r1, bottom + 1)):
-                    highlights[row].append((0, None, name))
-                highlights[r1].append((0, c1, name))
+        document, regions = self.document, self._regions
+        whole = not self.is_large
+        top, bottom = (0, document.line_count - 1) if whole else self._window_rows()
+        self._window = None if whole else (top, bottom)
+        if regions is not None:
+            if isinstance(document, _KeptText):  # what was found above the region holds unless an edit was above it
+                regions.forget_above(document.edited_from)
+                document.edited_from = sys.maxsize
+            highlights.update(regions.highlights(document.lines, top, bottom))
         for spans in highlights.values():
             # The query's nodes come in an order that an edit elsewhere can change; a row's spans are drawn in
             # order (a later one over an earlier one), so they are put in one: outer before inner, as in the text.
             spans.sort(key=_outer_first)
-        self._forget_changed_rows(top, bottom)
+        self._forget_changed_rows(*self._window_rows())
 
     def _window_rows(self) -> tuple[int, int]:
         """The rows around the viewport that are highlighted (a big file) and compared after an edit (every file).

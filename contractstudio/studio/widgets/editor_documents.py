@@ -69,16 +69,22 @@ class _KeptText(Document):
 
     def get_size(self, tab_width: int) -> Size:
         if self._widest is None or self._widest[0] != tab_width:
-            widths = [cell_len(line.expandtabs(tab_width)) for line in self.lines]
+            lines = self.lines
+            if all(map(str.isascii, lines)) and all(map(str.isprintable, lines)):  # no tab, no control character
+                widths = list(map(len, lines))  # a cell a character: no line measured in Python (a 5 MB first screen)
+            else:
+                widths = [cell_len(line.expandtabs(tab_width)) for line in lines]
             widest = max(widths, default=0)
             self._widest = (tab_width, widest, widths.count(widest))
         return Size(self._widest[1], self.line_count)
 
     revision = 0  # edits so far: what a wrap of the lines was made for (`_RowCountCache`)
+    edited_from = 0  # the first row an edit changed since the highlighter last looked (editor_highlight.py)
 
     def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
         self.revision += 1
         top, bottom = sorted((start, end))
+        self.edited_from = min(self.edited_from, top[0])
         if self._length is not None:
             self._length += len(text) - len(self.get_text_range(top, bottom))
         self._joined = None
