@@ -56,10 +56,11 @@ def _covers(d: Diagnostic, line: int, column: int) -> bool:
     return not (d.end_line == line and column > d.end_column)
 
 
-def hover(report: FileReport, line: int, column: int) -> Hover | None:
-    """Markdown about the position (None when there is nothing to say)."""
+def hover(report: FileReport, line: int, column: int, names: bool = True) -> Hover | None:
+    """Markdown about the position (None when there is nothing to say); `names`: also the named thing there (a pass
+    over its whole document the first time: editing/symbols.py), else its findings only."""
     found = [d for d in report.diagnostics if _covers(d, line, column)]
-    loaded = document_at(report, line)
+    loaded = document_at(report, line) if names else None
     parts: list[str] = []
     span: Span | None = None
     if loaded is not None:

@@ -6,6 +6,11 @@ started for and is kept only if no newer version arrived meanwhile (`accept`). C
 newest analysis in which each `---` document parsed (typing breaks the parse, not the facts); an action that needs
 positions to match (a quick fix, rename, definition) waits for the current text's analysis (`wait`, `wake`).
 
+The editing help's symbols (editing/symbols.py: every name and each place naming it, for hover, rename, definition
+and references) cost a pass over the whole document: seconds for a 5 MB one-document file. The studio collects
+them after an analysis's findings are shown, in a worker (`collect_symbols`, then `symbols_done`); an action that
+names things waits for them (`wait(..., symbols=True)`), so none is computed on the face's thread.
+
 Pure: no thread, timer or event loop here, so staleness is tested once, here, without a face.
 """
 
@@ -39,6 +44,8 @@ class LiveDocument:
         # per `---` document: the newest analysis in which it had a model (completion's facts while the text does not parse)
         self.facts: dict[int, FileReport] = {}
         self._waiting: Callable[[FileReport], None] | None = None
+        self._waiting_symbols = False  # the waiting action names things: it waits for the symbols too
+        self.symbols: FileReport | None = None  # the newest analysis whose symbols are all collected
         self._analyzer: Analyzer | None = None
         self._analyzer_made = threading.Lock()
 
@@ -49,7 +56,7 @@ class LiveDocument:
             self.path, self._analyzer = path, None  # one analyzer per file
         self.text = text
         self.version += 1  # never reused: a late analysis of the previous file is stale too
-        self.report, self.analyzed_version, self.facts, self._waiting = None, -1, {}, None
+        self.report, self.analyzed_version, self.facts, self._waiting, self.symbols = None, -1, {}, None, None
         return self.version
 
     def edit(self, text: str | None = None, version: int | None = None) -> int:
@@ -88,24 +95,45 @@ class LiveDocument:
         lines = text.split("\n") if isinstance(text, str) else text
         return self.facts.get(document_index(lines, row, self.report)) or self.report
 
-    def wait(self, then: Callable[[FileReport], None]) -> bool:
-        """Run `then` with the current text's analysis: now (True) or at `wake` once it is accepted (False).
+    @property
+    def named(self) -> FileReport | None:
+        """The analysis of the current text once its symbols are collected too, else None."""
+        report = self.current
+        return report if report is not None and self.symbols is report else None
+
+    def wait(self, then: Callable[[FileReport], None], symbols: bool = False) -> bool:
+        """Run `then` with the current text's analysis (and its symbols, `symbols`): now (True) or at `wake` (False).
 
         One action waits at a time: the newest request wins (the author pressed another key meanwhile).
         """
-        report = self.current
+        report = self.named if symbols else self.current
         if report is not None:
             then(report)
             return True
-        self._waiting = then
+        self._waiting, self._waiting_symbols = then, symbols
         return False
 
     def wake(self) -> None:
-        """After an accepted analysis: run the action that waited for it."""
-        report, waiting = self.current, self._waiting
+        """After an accepted analysis or its symbols (`symbols_done`): run the action that waited for it."""
+        report, waiting = (self.named if self._waiting_symbols else self.current), self._waiting
         if report is not None and waiting is not None:
             self._waiting = None
             waiting(report)
+
+    @staticmethod
+    def collect_symbols(report: FileReport) -> None:
+        """Collect the symbols of every document of `report` (in a worker: a pass over each document not yet done)."""
+        from contractstudio.editing.symbols import occurrences
+
+        for loaded in report.documents:
+            occurrences(loaded)
+
+    def symbols_done(self, report: FileReport) -> bool:
+        """`collect_symbols(report)` finished: kept (True) when it is still the current text's analysis."""
+        if report is not self.current:
+            return False
+        self.symbols = report
+        return True
 
     def close(self) -> None:
         """The face is done with this file: an analysis running now stops at its next `---` document."""
@@ -122,8 +150,12 @@ class LiveDocument:
                 self._analyzer = Analyzer()
             return self._analyzer
 
-    def analyze(self, text: str, context: Context | None, name: str | None = None) -> FileReport:
-        """The analysis of one version's text (call it in a worker, then `accept` it with that version)."""
+    def analyze(self, text: str, context: Context | None, name: str | None = None, symbols: bool = True) -> FileReport:
+        """The analysis of one version's text (call it in a worker, then `accept` it with that version).
+
+        `symbols`: also collect those of the document(s) an edit analyzed again, when they are few (the language
+        server's hover then finds them); the studio collects them after showing the findings (`collect_symbols`).
+        """
         from contractstudio.editing.cursor import document_starts
         from contractstudio.editing.text import rows
         from contractstudio.reading.source import text_lines
@@ -135,7 +167,7 @@ class LiveDocument:
         rows(report.text)
         text_lines(report.text)  # YAML's lines, for a position's text (hover)
         again = [d for d in report.documents if id(d) not in kept]
-        if kept and len(again) <= _SYMBOLS_AHEAD:  # the document(s) an edit analyzed again: the cursor is in one
+        if symbols and kept and len(again) <= _SYMBOLS_AHEAD:  # the document(s) an edit analyzed again: the cursor is in one
             from contractstudio.editing.symbols import occurrences
 
             for loaded in again:

@@ -50,6 +50,14 @@ class AnalysisDone(Message):
         self.analysis = analysis
 
 
+class SymbolsDone(Message):
+    """Posted by the worker that collected an analysis's symbols (editing/live.py `collect_symbols`)."""
+
+    def __init__(self, report: FileReport) -> None:
+        super().__init__()
+        self.report = report
+
+
 def analyze(path: Path | None, text: str, context: Context | None, generation: int = 0) -> Analysis:
     """Analyze a text (in a worker: this imports the analyzer on first use)."""
     from contractstudio.analysis.check import check_text

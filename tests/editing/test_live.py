@@ -234,3 +234,47 @@ def test_a_text_s_rows_and_lines_are_split_and_splitlines_whatever_the_piece_spl
         source._PIECE = whole
         source.text_rows.cache_clear()
         source.text_lines.cache_clear()
+
+
+def test_rename_and_references_after_edits_name_the_places_a_fresh_analysis_names() -> None:
+    # The studio analyzes without the symbols and collects them after the findings are shown (issue 35, point 1):
+    # an action that names things waits for them, and finds what an analysis of the text from scratch finds.
+    import sys
+    from pathlib import Path
+
+    from contractstudio.analysis.check import check_text
+    from contractstudio.editing import definition, references
+    from contractstudio.editing.symbols import occurrences
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_pipeline import generate
+
+    name = "chain.pipeline.yaml"
+    text = generate(120)
+    doc = LiveDocument(name)
+    edits = [("  - id: b5_search\n", "  - id: b5_search\n    description: one more line\n"),  # lines below move
+             ("    next: b3_dispatch\n", "    next: b3_dispatc\n"),  # a reference to nothing
+             ("  - id: b7_answer\n", "  - id: b7_answerx\n"),  # a definition renamed by hand
+             ("    next: b3_dispatc\n", "    next: b7_answerx\n")]  # a reference to it
+    for old, new in [("", ""), *edits]:
+        text = text.replace(old, new, 1) if old else text
+        version = doc.edit(text)
+        report = doc.analyze(text, None, name, symbols=False)
+        assert doc.accept(version, report)
+        assert not any("editing.occurrences" in d.memo for d in report.documents)  # not with the analysis
+        found: list = []
+        fresh = check_text(text, name)
+        row = next(i for i, ln in enumerate(text.split("\n")) if ln.startswith("    next: b"))
+        column = len(text.split("\n")[row])
+
+        def look(r: FileReport, row: int = row, column: int = column, found: list = found) -> None:
+            found.append((references(r, row + 1, column), definition(r, row + 1, column)))
+
+        assert not doc.wait(look, symbols=True)  # analyzed, but its symbols are still to come
+        doc.collect_symbols(report)
+        assert doc.symbols_done(report)
+        doc.wake()
+        assert found == [(references(fresh, row + 1, column), definition(fresh, row + 1, column))]
+        assert found[0][0]
+        assert [occurrences(d) for d in report.documents] == [occurrences(d) for d in fresh.documents]
+    assert doc.analyzer().entries.again == len(edits)  # each edit's analysis was of its entry (analysis/by_entry.py)

@@ -417,3 +417,51 @@ async def test_a_space_typed_right_after_a_completion_that_ends_in_one_is_not_do
         assert editor.document[row] == "on_failure:  "
         await pilot.press("backspace", *"raise")
         assert editor.document[row] == "on_failure: raise"
+
+
+async def test_an_edit_s_findings_are_shown_before_the_symbols_and_no_name_is_looked_up_on_the_screen_s_thread(
+        make_app, monkeypatch) -> None:
+    # The editing help's symbols of a 5 MB one-document file took 2.4-3 s after each analysis, before its findings
+    # were posted (issue 35, point 1): they come after the findings now, in a worker of their own.
+    import asyncio
+    import threading
+
+    from contractstudio.editing import symbols
+
+    collect = symbols.occurrences
+    running, release, on_ui_thread = threading.Event(), threading.Event(), []
+
+    def slow(loaded):
+        if "editing.occurrences" in loaded.memo:
+            pass  # collected already: a lookup
+        elif threading.current_thread() is threading.main_thread():
+            on_ui_thread.append(loaded.kind)  # collected here: the screen's thread holds for the whole document
+        else:
+            running.set()
+            release.wait(10)
+        return collect(loaded)
+
+    app = make_app("rag_router.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(symbols, "occurrences", slow)
+        editor = editor_of(app)
+        row = next(i for i, ln in enumerate(editor.document.lines) if ln.strip() == "next: answer")
+        editor.move_cursor((row, len(editor.document[row])))
+        await pilot.press("x")  # `answerx`: a step no step declares
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if any("answerx" in d.message for d in app.screen.findings.diagnostics):
+                break
+        assert running.is_set() and not release.is_set()
+        assert any("answerx" in d.message for d in app.screen.findings.diagnostics)  # shown while symbols are collected
+        await pilot.press("shift+f6")  # rename: waits for the symbols, never collects them here
+        await pilot.pause(0.2)
+        release.set()
+        await asyncio.sleep(0)
+        await settle(pilot)
+        await pilot.pause(0.2)
+        from contractstudio.studio.widgets.completion import Ask
+
+        assert isinstance(app.screen, Ask) and app.screen.title_text == "Rename step 'answerx' to"
+    assert on_ui_thread == []

@@ -31,11 +31,11 @@ async def test_keys_are_applied_while_an_analysis_runs_and_only_the_newest_text_
         analysed: list[str] = []
         real = screen.live.analyze
 
-        def slow(text, context, name=None):
+        def slow(text, context, name=None, **kwargs):
             analysed.append(text)
             started.set()
             release.wait(10)  # a big file's analysis: still running while the author types on
-            return real(text, context, name)
+            return real(text, context, name, **kwargs)
 
         screen.live.analyze = slow
         screen.editor.move_cursor((1, 0))
@@ -418,7 +418,7 @@ async def test_a_key_that_makes_the_running_analysis_stale_stops_it(make_app) ->
         ends: list[str] = []
         real = screen.live.analyze
 
-        def long(text, context, name=None):
+        def long(text, context, name=None, **kwargs):
             if "\nanalysed at length" in text and not started.is_set():  # a big file's analysis: pure Python
                 started.set()
                 try:
@@ -428,7 +428,7 @@ async def test_a_key_that_makes_the_running_analysis_stale_stops_it(make_app) ->
                 except BaseException:
                     ends.append("stopped")
                     raise
-            return real(text, context, name)
+            return real(text, context, name, **kwargs)
 
         screen.live.analyze = long
         screen.editor.move_cursor((screen.editor.document.line_count - 1, 0))
@@ -489,7 +489,7 @@ async def test_any_key_stops_the_running_analysis_as_it_arrives_and_it_runs_agai
         ends: list[str] = []
         real = screen.live.analyze
 
-        def long(text, context, name=None):
+        def long(text, context, name=None, **kwargs):
             if "\nanalysed at length" in text and not started.is_set():
                 started.set()
                 try:
@@ -499,7 +499,7 @@ async def test_any_key_stops_the_running_analysis_as_it_arrives_and_it_runs_agai
                 except BaseException:
                     ends.append("stopped")
                     raise
-            return real(text, context, name)
+            return real(text, context, name, **kwargs)
 
         screen.live.analyze = long
         screen.editor.move_cursor((screen.editor.document.line_count - 1, 0))

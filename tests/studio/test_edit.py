@@ -293,11 +293,11 @@ async def test_a_slow_analysis_of_an_older_text_never_replaces_the_newest_findin
         started, release = threading.Event(), threading.Event()
         real = screen.live.analyze
 
-        def slow_for_the_broken_text(text, context, name=None):
+        def slow_for_the_broken_text(text, context, name=None, **kwargs):
             if "oops: [" in text:
                 started.set()
                 release.wait(10)  # still running when the author fixed the text
-            return real(text, context, name)
+            return real(text, context, name, **kwargs)
 
         screen.live.analyze = slow_for_the_broken_text
         drawn: list[list[str]] = []

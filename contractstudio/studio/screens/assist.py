@@ -78,11 +78,13 @@ class EditingAssist:
     def menu(self) -> CompletionMenu:
         return self.query_one(CompletionMenu)
 
-    def with_current_report(self, then: Callable[[FileReport], None]) -> None:
-        """Run `then` with the analysis of the editor's text as it is now: at once when it is current, else when the
-        analysis that starts now (in its worker, never here) is done."""
-        if self.live.wait(then):  # current: done now; else the newest request waits
+    def with_current_report(self, then: Callable[[FileReport], None], symbols: bool = False) -> None:
+        """Run `then` with the analysis of the editor's text as it is now (and its symbols, `symbols`): at once when
+        it is current, else when the analysis that starts now (in its worker, never here) is done."""
+        if self.live.wait(then, symbols):  # current: done now; else the newest request waits
             return
+        if self.live.current is not None:
+            return  # analyzed: its symbols are being collected (in their worker), and `then` runs after them
         if self._debounce is not None:
             self._debounce.stop()
         self.start_analysis()
@@ -231,7 +233,7 @@ class EditingAssist:
         self.app.push_screen(QuickFixes(actions), chosen)
 
     def action_rename(self) -> None:
-        self.with_current_report(self._rename)
+        self.with_current_report(self._rename, symbols=True)
 
     def _rename(self, report: FileReport) -> None:
         row, col = self.editor.cursor_location
@@ -254,7 +256,7 @@ class EditingAssist:
         self.app.push_screen(Ask(f"Rename {occ.kind} '{occ.name}' to", occ.name), renamed)
 
     def action_definition(self) -> None:
-        self.with_current_report(self._definition)
+        self.with_current_report(self._definition, symbols=True)
 
     def _definition(self, report: FileReport) -> None:
         row, col = self.editor.cursor_location
@@ -327,7 +329,8 @@ class EditingAssist:
         if self.analysis is None or report is None or report is not self.analysis.report:
             return
         row, col = self.editor.cursor_location
-        h = editing.hover(report, row + 1, col + 1)
+        # The names under the cursor once the symbols are collected (in their worker); its findings at once.
+        h = editing.hover(report, row + 1, col + 1, names=self.live.named is report)
         first = next((ln for ln in h.markdown.splitlines() if ln.strip() and not ln.startswith("```")), "") if h else ""
         plain = first.replace("[", "\\[")
         plain = re.sub(r"\*\*(.+?)\*\*", r"[b]\1[/b]", plain).replace("`", "")  # the hover's markdown, as Rich markup

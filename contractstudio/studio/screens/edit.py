@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.text import Text
@@ -18,7 +19,7 @@ from textual.worker import Worker, WorkerState
 from contractstudio.editing.live import DEBOUNCE_S, LiveDocument
 from contractstudio.findings.diagnostics import Counts, Diagnostic
 from contractstudio.studio import give_way
-from contractstudio.studio.analyses import Analysis, AnalysisDone
+from contractstudio.studio.analyses import Analysis, AnalysisDone, SymbolsDone
 from contractstudio.studio.keymap import give_priority
 from contractstudio.studio.screens.assist import ASSIST_BINDINGS, EditingAssist
 from contractstudio.studio.screens.base import StudioScreen
@@ -29,6 +30,9 @@ from contractstudio.studio.widgets.files import FileList, elide_middle
 from contractstudio.studio.widgets.findings import FindingsPanel, Place
 from contractstudio.studio.widgets.footer import StudioFooter
 from contractstudio.studio.workspace import kind_of_path, kind_of_text
+
+if TYPE_CHECKING:
+    from contractstudio.analysis.check import FileReport
 
 
 def counted(n: int, noun: str) -> str:
@@ -65,6 +69,9 @@ class EditScreen(EditingAssist, StudioScreen):
         self._analyzing = False  # an analysis worker is running (one at a time: see start_analysis)
         self._analyze_again = False  # asked for while one ran
         self.running_analysis = Stoppable()  # an edit stops the analysis of the text before it (studio/stoppable.py)
+        self.running_symbols = Stoppable()  # and the collection of its symbols, which comes after its findings
+        self._collecting = False  # a symbols worker is running
+        self._symbols_timer: Timer | None = None  # collects them again once the keys that stopped them pause
         self._not_on_keys: Callable[[], None] = lambda: None  # stops listening for keys (on_mount sets it)
         self._loading = False
         self._last_failure = ""
@@ -112,6 +119,8 @@ class EditScreen(EditingAssist, StudioScreen):
             self.update_status()
 
     def _key_arrived(self) -> None:
+        if self.running_symbols.stop():  # any key: a rename's or a move's too; they go on once the keys pause
+            self._symbols_later()
         if self.running_analysis.stop():
             self._analyze_again = True
             if self._debounce is not None:
@@ -122,7 +131,7 @@ class EditScreen(EditingAssist, StudioScreen):
         self._not_on_keys()
         self.live.close()  # quitting never waits for a big file's analysis: it stops at its next document
         self.running_analysis.stop()  # or at once, wherever it is (studio/stoppable.py)
-        self.running_analysis.stop()  # or at once, wherever it is
+        self.running_symbols.stop()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "narrow")
@@ -169,6 +178,7 @@ class EditScreen(EditingAssist, StudioScreen):
             return
         self.live.edit()  # the text is read from the editor when it is analyzed, not per keystroke
         self.running_analysis.stop()  # of a text that is no more: it would share the interpreter with the keys for nothing
+        self.running_symbols.stop()
         if self._debounce is not None:
             self._debounce.stop()
         self._debounce = self.set_timer(DEBOUNCE_S, self.start_analysis)
@@ -209,7 +219,7 @@ class EditScreen(EditingAssist, StudioScreen):
 
             context = self.studio.context_for(path)
             try:
-                report = self.running_analysis.run(lambda: self.live.analyze(text, context, name))
+                report = self.running_analysis.run(lambda: self.live.analyze(text, context, name, symbols=False))
             except AnalysisStopped:
                 return  # the file or the studio was closed meanwhile: nobody waits for it
             if report is None:
@@ -230,9 +240,41 @@ class EditScreen(EditingAssist, StudioScreen):
         self.findings.show(analysis.diagnostics)
         self.studio.analysis_finished(analysis)
         self.update_status()
-        self.live.wake()  # a quick fix, rename or definition asked for before it was current
+        self.live.wake()  # a quick fix asked for before it was current (a rename or definition waits for the symbols)
+        self.start_symbols()
+
+    def _symbols_later(self) -> None:
+        if self._symbols_timer is not None:
+            self._symbols_timer.stop()
+        self._symbols_timer = self.set_timer(DEBOUNCE_S, self.start_symbols)
+
+    def start_symbols(self) -> None:
+        """Collect the current analysis's symbols in a worker (one at a time), unless they are already."""
+        self._symbols_timer = None
+        report = self.live.current
+        if report is None or self.live.named is report:
+            return  # no analysis of this text yet (its own comes after it), or done
+        if self._collecting:
+            self._symbols_later()  # a stopped one is still ending
+            return
+        self._collecting = True
+        self.collect_symbols(report)
+
+    # After the findings are shown, never before them: a pass over the whole document (seconds in a 5 MB one).
+    @work(thread=True, group="symbols", exit_on_error=False, description="symbols of the editor's text")
+    def collect_symbols(self, report: FileReport) -> None:
+        if self.running_symbols.run(lambda: self.live.collect_symbols(report) or True):
+            self.post_message(SymbolsDone(report))
+
+    @on(SymbolsDone)
+    def _symbols_done(self, message: SymbolsDone) -> None:
+        if self.live.symbols_done(message.report):  # else the text changed since: its own symbols come later
+            self.show_detail()
+            self.live.wake()  # a rename or definition asked for before them
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "symbols" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._collecting = False
         if event.worker.group == "analysis" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             self._analyzing = False
             if self._analyze_again and self._debounce is None:  # else the pending debounce starts it
