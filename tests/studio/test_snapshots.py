@@ -13,10 +13,21 @@ import pytest
 
 from contractstudio.runtime.call_state import CallOptions
 
-from .conftest import settle
+from .conftest import settle as settle_analysis
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 WIDE = [*SIZES, pytest.param((200, 60), id="200x60")]  # the debugger's timeline takes the width it needs (issue 19.8)
+
+
+async def settle(pilot) -> None:
+    """The analysis settled, and the workspace's marks drawn: the studio counts the workspace's files 0.5 s after it
+    starts (app.py), and a settle that ended sooner drew the file list without its marks (seen in a CI run)."""
+    await settle_analysis(pilot)
+    for _ in range(500):  # at most ~10 s
+        if pilot.app.counts:
+            break
+        await pilot.pause(0.02)
+    await settle_analysis(pilot)
 
 
 @pytest.fixture
