@@ -23,8 +23,9 @@ async def settle(pilot) -> None:
     """The analysis settled, and the workspace's marks drawn: the studio counts the workspace's files 0.5 s after it
     starts (app.py), and a settle that ended sooner drew the file list without its marks (seen in a CI run)."""
     await settle_analysis(pilot)
-    for _ in range(500):  # at most ~10 s
-        if pilot.app.counts:
+    app = pilot.app
+    for _ in range(500):  # at most ~10 s; the open file's own count comes from its analysis, not from that count
+        if any(app.buffer is None or path != app.buffer.path for path in app.counts):
             break
         await pilot.pause(0.02)
     await settle_analysis(pilot)
