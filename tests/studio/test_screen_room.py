@@ -136,8 +136,10 @@ async def test_eval_shows_every_column_the_whole_summary_and_the_results_it_show
         summary = screen.query_one("#eval-figures-box")
         summary.focus()
         await pilot.press("end")
-        await pilot.pause()
-        drawn = " ".join(" ".join(row.replace("│", " ").split()) for row in region_rows(app, summary))
+        await pilot.wait_for_scheduled_animations()  # End scrolls with an animation
+        assert summary.scroll_offset.y == summary.max_scroll_y > 0
+        rows = await redrawn(pilot, summary, None)  # the screen composed after the scroll (late on a loaded machine)
+        drawn = " ".join(" ".join(row.replace("│", " ").split()) for row in rows)
         assert "structured output: off 46" in drawn, drawn  # wrapped at 80 columns: read as the lines run on
         # Count axes have whole-number ticks only.
         for plot in ("#plot-attempts", "#plot-checks"):
