@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from textual.app import App
 from textual.document._document import Document
 from textual.widgets import TextArea
 from textual.widgets.text_area import SyntaxAwareDocument
@@ -22,6 +21,7 @@ from contractstudio.studio.widgets.editor import ContractEditor, _outer_first
 from contractstudio.studio.widgets.editor_highlight import enclosing_rows
 
 from .conftest import settle
+from .test_drawn_rows import Host
 
 
 def _shapes(n: int) -> str:
@@ -79,15 +79,6 @@ def assert_shown_as_whole_text(editor: ContractEditor) -> None:
     whole = whole_text_highlights(editor.text)
     for row in shown_rows(editor):
         assert editor.highlights.get(row, []) == whole.get(row, []), (row, editor.document[row])
-
-
-class Host(App[None]):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-    def compose(self):
-        yield ContractEditor(self.text)
 
 
 def parsed_texts(monkeypatch) -> list[int]:
