@@ -5,7 +5,10 @@ Against the local OpenAI-compatible server (tests/openai_server.py): no network,
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +93,43 @@ def test_litellms_own_cache_entry_without_a_cache_is_nobody_listening(server: Op
     assert LOGGING & set(handed)
 
 
+@contextmanager
+def _litellms_log() -> Iterator[list[str]]:
+    """What litellm's loggers say meanwhile, at every level (its success handler catches and logs its own errors)."""
+    import logging
+
+    logged: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(f"{record.name} {record.levelname}: {record.getMessage()[:300]}")
+
+    handler, loggers = Keep(level=logging.DEBUG), [logging.getLogger(n) for n in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+    try:
+        yield logged
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+
+
+def _litellm_state(litellm: Any, logged: list[str]) -> str:
+    pool = litellm.utils.executor
+    inner = getattr(pool, "executor", pool)
+    return "\n".join([
+        f"litellm module is sys.modules' own: {litellm is sys.modules.get('litellm')}",
+        f"callbacks: success {litellm.success_callback!r}, async {litellm._async_success_callback!r}, "
+        f"input {litellm.input_callback!r}, callbacks {litellm.callbacks!r}, cache {litellm.cache!r}",
+        f"pool: {type(pool).__name__} over {type(inner).__name__}, shut down {getattr(inner, '_shutdown', '?')}, "
+        f"queued {getattr(getattr(inner, '_work_queue', None), 'qsize', lambda: '?')()}, "
+        f"threads {len(getattr(inner, '_threads', ()))}; live threads {threading.active_count()}",
+        "litellm logged:", *logged[-40:]])
+
+
 @pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
 def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAIServer, streamed: bool,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,8 +146,11 @@ def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAISe
             seen.set()
 
     monkeypatch.setattr(litellm, "success_callback", [on_success])
-    result = call(server, streamed=streamed)
-    assert seen.wait(60) and result.successful  # litellm logs on its own thread pool: a loaded machine takes seconds
+    with _litellms_log() as logged:
+        result = call(server, streamed=streamed)
+        called = seen.wait(60)  # litellm logs on its own thread pool: a loaded machine takes seconds
+    # this failed once under xdist (never alone): say what litellm logged and held, to find what an earlier test left
+    assert called and result.successful, _litellm_state(litellm, logged)
     assert replies[0].choices[0].message.content == GOOD
 
 
