@@ -12,6 +12,7 @@ from typing import Any
 from contractstudio.evaluation.record_model import Record
 from contractstudio.evaluation.results import read_records
 from contractstudio.evaluation.run_summary import RunTally
+from contractstudio.evaluation.summary_model import ContractSummary, RunSummary
 from contractstudio.safe_text import shown_lines
 
 METRICS = (
@@ -27,10 +28,11 @@ MAX_FLIPS_SHOWN = 20
 STRUCTURE_METRICS = ("first_try_rate", "remedies_per_row", "requests", "cost_usd")
 
 
-def _get(summary: dict[str, Any], path: tuple[str, ...]) -> float:
+def _get(summary: RunSummary, path: tuple[str, ...]) -> float:
+    """A metric's figure; 0 where this kind of summary has none (a pipeline's run has no cost)."""
     value: Any = summary
     for part in path:
-        value = value.get(part, 0) if isinstance(value, dict) else 0
+        value = getattr(value, part, 0)
     return float(value or 0)
 
 
@@ -60,22 +62,28 @@ class Comparison:
             self.flips.append({"key": rec.key, "row": rec.row, "id": rec.id,
                                "before": old[1], "after": rec.outcome, "now_successful": rec.successful})
 
-    def report(self, current: dict[str, Any]) -> dict[str, Any]:
+    def report(self, current: RunSummary) -> dict[str, Any]:
         """Per-metric before/after/delta, and the rows whose success flipped."""
         base = self.tally.summary()
         metrics = []
         for name, path in METRICS:
             before, after = _get(base, path), _get(current, path)
-            entry = {"metric": name, "before": before, "after": after, "delta": after - before}
-            if name in (base.get("intervals") or {}) and name in (current.get("intervals") or {}):
-                entry["before_interval"], entry["after_interval"] = base["intervals"][name], current["intervals"][name]
+            entry: dict[str, Any] = {"metric": name, "before": before, "after": after, "delta": after - before}
+            if name in base.intervals and name in current.intervals:
+                entry["before_interval"] = base.intervals[name].model_dump()
+                entry["after_interval"] = current.intervals[name].model_dump()
             metrics.append(entry)
         flips = sorted(self.flips, key=lambda f: int(f.get("row") or 0))
-        return {"baseline": str(self.path), "baseline_rows": base["rows"], "matched_rows": self.matched,
-                "structured_output": {"before": base.get("structured_output", {}), "after": current.get("structured_output", {})},
+        return {"baseline": str(self.path), "baseline_rows": base.rows, "matched_rows": self.matched,
+                "structured_output": {"before": _modes_of(base), "after": _modes_of(current)},
                 "outcome_changed": self.changed, "metrics": metrics,
                 "fixed": sum(1 for f in flips if f["now_successful"]), "broken": sum(1 for f in flips if not f["now_successful"]),
                 "flipped": flips}
+
+
+def _modes_of(summary: RunSummary) -> dict[str, int]:
+    """The structure modes a run's rows asked in (a pipeline's rows ask in none)."""
+    return dict(summary.structured_output) if isinstance(summary, ContractSummary) else {}
 
 
 def render(report: dict[str, Any]) -> str:
