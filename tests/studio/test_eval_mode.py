@@ -18,6 +18,7 @@ from contractstudio.studio.app import StudioApp
 from contractstudio.studio.config import load_config
 
 from .conftest import settle
+from .test_screen_room import screen_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "multidoc_qa.contract.yaml"
@@ -325,6 +326,20 @@ async def test_a_sweep_plots_the_trade_off_and_w_writes_the_chosen_threshold_wit
         assert app.screen.id == "edit-screen"
         assert app.current_text() == SAMPLE.read_text().replace("output.coverage_score >= 0.55", "output.coverage_score >= 0.4")
         assert contract.read_text() == SAMPLE.read_text()  # in the editor, not saved: the author reads it and saves
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_sweep_s_status_is_read_whole_at_every_width(tmp_path: Path, size: tuple[int, int]) -> None:
+    """Issue 35.10 (the tmux walk after it): at 80 columns the sweep's status line was cut before its figures and
+    before `w`; it wraps in its row instead (four rows at 80 columns), and the rows table keeps rows to show."""
+    folder = judged_workspace(tmp_path)
+    app = StudioApp([folder], config=load_config())
+    async with app.run_test(size=size) as pilot:
+        screen = await swept(app, pilot, folder)
+        box = screen.query_one("#eval-status").region
+        drawn = [row[box.x:box.right] for row in screen_rows(app)[box.y:box.bottom]]  # the terminal's cells
+        assert " ".join(" ".join(drawn).split()) == SWEPT, drawn
+        assert screen.query_one("#eval-rows").size.height >= 4  # its header and three rows, at 80x24 too
 
 
 def test_a_condition_filter_shows_the_rows_the_summary_counts_for_that_condition(eval_workspace: Path) -> None:

@@ -342,7 +342,7 @@ class EvalScreen(StudioScreen):
         plot.refresh()
         from contractstudio.evaluation.sweep import choice_text
 
-        self._status(f"{found.check}: {choice_text(found, ' chosen')}. w writes it (the editor's quick fix).")
+        self._status(f"{found.check}: {choice_text(found, ' chosen')}. w writes it (the editor's quick fix).", wrap=True)
 
     def action_write_threshold(self) -> None:
         """Open the contract in the editor and apply the quick fix that sets the chosen threshold (undo takes it back)."""
@@ -443,6 +443,8 @@ class EvalScreen(StudioScreen):
         self.studio.workspace.add(path)  # so the debugger offers its replay
         self.studio.open_file(path)
 
-    def _status(self, text: str, error: bool = False) -> None:
-        self.query_one("#eval-status", Static).update(Text(text, style="bold red" if error else "", no_wrap=True,
-                                                           overflow="ellipsis"))
+    def _status(self, text: str, error: bool = False, *, wrap: bool = False) -> None:
+        """One line, cut with an ellipsis (a run's progress, a path); `wrap`: read whole, on the rows it needs (its
+        row grows, up to max-height in studio.tcss), as a sweep's outcome and the `w` that writes it."""
+        self.query_one("#eval-status", Static).update(Text(text, style="bold red" if error else "", no_wrap=not wrap,
+                                                           overflow="fold" if wrap else "ellipsis"))
