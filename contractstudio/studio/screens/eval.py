@@ -446,5 +446,6 @@ class EvalScreen(StudioScreen):
     def _status(self, text: str, error: bool = False, *, wrap: bool = False) -> None:
         """One line, cut with an ellipsis (a run's progress, a path); `wrap`: read whole, on the rows it needs (its
         row grows, up to max-height in studio.tcss), as a sweep's outcome and the `w` that writes it."""
-        self.query_one("#eval-status", Static).update(Text(text, style="bold red" if error else "", no_wrap=not wrap,
-                                                           overflow="fold" if wrap else "ellipsis"))
+        status = self.query_one("#eval-status", Static)
+        status.set_class(wrap, "-whole")  # the widget's text-wrap decides (studio.tcss), not the Text's own no_wrap
+        status.update(Text(text, style="bold red" if error else ""))
