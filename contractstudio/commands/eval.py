@@ -287,7 +287,7 @@ def run(args: argparse.Namespace) -> int:
             doc["results"] = str(outcome.out)
         print(printable(redact(json.dumps(doc, indent=2, ensure_ascii=False, default=str)), json=True))
     else:
-        from contractstudio.evaluation.summary import summary_text
+        from contractstudio.evaluation.run_summary import summary_text
 
         print(printable(redact(summary_text(summary)), lines=True))
         if summary.sweep is not None:

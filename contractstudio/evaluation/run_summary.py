@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.judge import JudgeTally
+from contractstudio.evaluation.judge import render as render_judge
 from contractstudio.evaluation.pipelines import PipelineTally
+from contractstudio.evaluation.pipelines import render as render_pipeline
 from contractstudio.evaluation.record_model import ContractRecord, Record
 from contractstudio.evaluation.results import read_records
 from contractstudio.evaluation.summary import Tally
+from contractstudio.evaluation.summary import render as render_contract
 from contractstudio.evaluation.summary_model import RunSummary
 
 
@@ -59,3 +62,11 @@ def results_summary(path: Path, keep: Callable[[Record], None] | None = None) ->
         if tally.add(rec) and keep is not None:
             keep(rec)
     return (tally or RunTally("contract")).summary()
+
+
+def summary_text(s: RunSummary) -> str:
+    """A run's summary as text, whatever it ran: a judged run's tables, a pipeline's paths, else a contract's figures
+    (the CLI prints it, the studio's Eval summary shows it)."""
+    if s.judge is not None:
+        return render_judge(s.judge)
+    return render_pipeline(s) if s.kind == "pipeline" else render_contract(s)

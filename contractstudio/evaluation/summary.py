@@ -326,16 +326,3 @@ def render(s: ContractSummary) -> str:
         lines.append(f"rate limits: {s.rate_limit_wait_s:.1f} s waited in total")
     return shown_lines(lines)
 
-
-def summary_text(s: RunSummary) -> str:
-    """A run's summary as text, whatever it ran: a judged run's tables, a pipeline's paths, else a contract's figures
-    (the CLI prints it, the studio's Eval summary shows it)."""
-    if s.judge is not None:
-        from contractstudio.evaluation.judge import render as render_judge
-
-        return render_judge(s.judge)
-    if s.kind == "pipeline":
-        from contractstudio.evaluation.pipelines import render as render_pipeline
-
-        return render_pipeline(s)
-    return render(s)

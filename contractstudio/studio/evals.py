@@ -116,7 +116,7 @@ def trace_of(results: Path, key: str) -> list[dict[str, Any]] | None:
 
 def summary_text(summary: RunSummary) -> str:
     """The summary as the CLI prints it (text; a judged run: a confusion matrix per condition, its figures and rows)."""
-    from contractstudio.evaluation.summary import summary_text as text_of
+    from contractstudio.evaluation.run_summary import summary_text as text_of
 
     return text_of(summary)
 
