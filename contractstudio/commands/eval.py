@@ -281,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         doc: dict[str, Any] = {"summary": summary.as_json()}
         if outcome.comparison is not None:
-            doc["baseline"] = outcome.comparison
+            doc["baseline"] = outcome.comparison.as_json()
         doc["bad_rows"] = [{"row": b.number, "message": b.message} for b in outcome.bad_rows]
         if outcome.out is not None:
             doc["results"] = str(outcome.out)

@@ -33,7 +33,7 @@ from contractstudio.evaluation.results import (
 )
 from contractstudio.evaluation.rows import EvalJob, RowRunner
 from contractstudio.evaluation.run_summary import RunTally
-from contractstudio.evaluation.summary_model import RunSummary, Sequential
+from contractstudio.evaluation.summary_model import BaselineReport, RunSummary, Sequential
 from contractstudio.reading.replies import strict_json
 
 MAX_BAD_ROWS_KEPT = 100
@@ -71,7 +71,7 @@ class EvalOutcome:
 
     kind: str  # contract | pipeline
     summary: RunSummary  # the typed summary (summary_model.py); --json prints its as_json()
-    comparison: dict[str, Any] | None
+    comparison: BaselineReport | None  # --baseline: what changed against it
     bad_rows: list[BadRow]
     out: Path | None
     interrupted: bool = False

@@ -275,3 +275,50 @@ class PipelineSummary(_Summary):
 
 
 RunSummary = ContractSummary | PipelineSummary  # what every face reads of a run: fields, never .get("...")
+
+
+class MetricChange(_Part):
+    """One metric of a run against its baseline; a rate of rows with each side's interval."""
+
+    metric: str
+    before: float
+    after: float
+    delta: float
+    before_interval: Interval | None = ABSENT
+    after_interval: Interval | None = ABSENT
+
+
+class Flip(_Part):
+    """A row whose success changed against the baseline."""
+
+    key: str
+    row: int
+    id: str
+    before: str
+    after: str
+    now_successful: bool
+
+
+class ModesBoth(_Part):
+    """The structure modes each run's rows asked in (rows by mode)."""
+
+    before: dict[str, int]
+    after: dict[str, int]
+
+
+class BaselineReport(_Part):
+    """--baseline: what changed per metric against an earlier results file, and which rows flipped."""
+
+    baseline: str
+    baseline_rows: int
+    matched_rows: int
+    structured_output: ModesBoth
+    outcome_changed: int
+    metrics: list[MetricChange]
+    fixed: int
+    broken: int
+    flipped: list[Flip]
+
+    def as_json(self) -> dict[str, Any]:
+        """The report as --json prints it (`baseline`)."""
+        return self.model_dump()
