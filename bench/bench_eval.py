@@ -94,9 +94,9 @@ def run_eval(data: Path, url: str, concurrency: int, folder: Path, engine: str =
                        on_progress=progress)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     s = outcome.summary
-    assert s["successful"] == s["rows"], s
+    assert s.kind == "contract" and s.successful == s.rows, s
     steady = (len(marks) - 1) / (marks[-1] - marks[0]) if len(marks) > 1 else 0.0
-    return {"wall": wall, "cpu": cpu, "rows": s["rows"], "rows_per_s": s["rows"] / wall, "steady_rows_per_s": steady,
+    return {"wall": wall, "cpu": cpu, "rows": s.rows, "rows_per_s": s.rows / wall, "steady_rows_per_s": steady,
             "first_s": marks[0] - wall0 if marks else wall}
 
 
@@ -115,7 +115,7 @@ with open(data, "w") as f:
 def run():
     cpu = time.process_time()
     s = evaluate(EvalConfig(target=qa, data=data, mode="scripted", out=folder / "r.jsonl", overwrite=True, concurrency=8)).summary
-    assert s["successful"] == n, s
+    assert s.successful == n, s
     return (time.process_time() - cpu) / n
 run()
 print(json.dumps(sorted(run() for _ in range(3))))

@@ -217,10 +217,10 @@ def test_eval_counts_early_stops_and_what_they_saved(verdict: Any) -> None:
         assert record_problem(rec, "contract") is None
         tally.add(made_record(rec, "contract"))
     whole = len(token_pieces(DOOMED))
-    stops = tally.summary()["early_stops"]
-    cut = stops["tokens_at_cut"] // 3
-    assert (stops["count"], stops["saved_known"]) == (3, 3)
-    assert stops["saved_tokens"] == 3 * (whole - cut) and stops["saved_tokens_estimated"] == 0
+    stops = tally.summary().early_stops
+    cut = stops.tokens_at_cut // 3
+    assert (stops.count, stops.saved_known) == (3, 3)
+    assert stops.saved_tokens == 3 * (whole - cut) and stops.saved_tokens_estimated == 0
     assert f"early stops: 3 replies cut while the model wrote, after {3 * cut} tokens" in render(tally.summary())
     assert f"saved {3 * (whole - cut):,} tokens" in render(tally.summary())
 

@@ -350,7 +350,7 @@ def test_a_run_leaves_what_was_there_before_it_out_of_its_collections_and_gives_
 
     assert gc.get_freeze_count() == 0
     outcome = evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted"), on_progress=progress)
-    assert outcome.summary["rows"] == 48 and len(kept_out) == 48
+    assert outcome.summary.rows == 48 and len(kept_out) == 48
     assert min(kept_out) > 10_000
     assert gc.get_freeze_count() == 0  # the caller's heap is as it was: its garbage is collected again
 
@@ -361,17 +361,17 @@ def test_the_library_refuses_to_replace_a_results_file_unless_told(tmp_path: Pat
     from contractstudio.evaluation.results import ResultsError
 
     out_file = tmp_path / "r.jsonl"
-    assert evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file)).summary["rows"] == 48
+    assert evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file)).summary.rows == 48
     before = out_file.read_bytes()
     with pytest.raises(ResultsError) as refused:
         evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file, limit=2))
     assert str(out_file) in str(refused.value) and "overwrite" in str(refused.value)
     assert out_file.read_bytes() == before  # untouched
     assert evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file, limit=2,
-                               overwrite=True)).summary["rows"] == 2
+                               overwrite=True)).summary.rows == 2
     assert len(records(out_file)) == 2
     assert evaluate(EvalConfig(target=SAMPLE, data=ROWS, mode="scripted", out=out_file, limit=4,
-                               resume=True)).summary["rows"] == 4  # resume appends to it
+                               resume=True)).summary.rows == 4  # resume appends to it
     assert len(records(out_file)) == 4
 
 

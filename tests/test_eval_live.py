@@ -424,12 +424,12 @@ def test_a_worker_killed_mid_run_loses_no_row_and_writes_none_twice(tmp_path: Pa
         assert killed
         records = [json.loads(line) for line in _lines(out_file)]
         assert sorted(r["id"] for r in records) == queries  # every row once: its rows in flight ran again on a fresh worker
-        assert all(r["successful"] for r in records) and outcome.summary["rows"] == 24
+        assert all(r["successful"] for r in records) and outcome.summary.rows == 24
 
         server.requests.clear()
         again = evaluate(dataclasses.replace(config, overwrite=True)).summary  # two workers again, reading the cache
         # the first run's workers wrote (its results replaced: evaluate() keeps an earlier results file unless told)
-    assert server.requests == [] and again["cache"] == {"hits": 24, "misses": 0} and again["successful"] == 24
+    assert server.requests == [] and (again.cache.hits, again.cache.misses) == (24, 0) and again.successful == 24
 
 
 # The interrupted run is a child process of its own: Ctrl+C can land inside `ast.parse`, which on CPython 3.11.7
@@ -450,7 +450,7 @@ def interrupt(kind, record, progress):
 qa, data, out, model, base = sys.argv[1:6]
 first = evaluate(EvalConfig(target=Path(qa), data=Path(data), out=Path(out), model=model, api_base=base,
                             concurrency=4, workers=1), on_progress=interrupt)
-print(json.dumps({"interrupted": first.interrupted, "rows": first.summary["rows"],
+print(json.dumps({"interrupted": first.interrupted, "rows": first.summary.rows,
                   "eval_threads": [t.name for t in threading.enumerate() if t.name.startswith("contractstudio-eval")]}))
 """
 
@@ -473,7 +473,7 @@ def test_ctrl_c_mid_run_keeps_the_finished_rows_and_resume_finishes_the_rest(tmp
         assert first["eval_threads"] == []
         second = evaluate(EvalConfig(target=QA, data=data, out=out, model=MODEL, api_base=server.base_url,
                                      concurrency=4, workers=1, resume=True))
-    assert not second.interrupted and second.summary["rows"] == 40
+    assert not second.interrupted and second.summary.rows == 40
     keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
     assert sorted(keys) == sorted(set(keys)) and len(keys) == 40
 
@@ -490,7 +490,7 @@ def test_a_live_run_started_from_a_running_event_loop_runs_its_rows(tmp_path: Pa
             return evaluate(EvalConfig(target=QA, data=data, model=MODEL, api_base=server.base_url, workers=1))
 
         outcome = asyncio.run(cell())
-    assert (outcome.summary["rows"], outcome.summary["successful"]) == (5, 5)
+    assert (outcome.summary.rows, outcome.summary.successful) == (5, 5)
 
 
 def test_each_row_s_replies_are_in_the_cache_when_its_record_is_written(tmp_path: Path, cache_dir: Path,
@@ -513,7 +513,7 @@ def test_each_row_s_replies_are_in_the_cache_when_its_record_is_written(tmp_path
     with OpenAIServer(responder=by_query) as server:
         cfg = EvalConfig(target=QA, data=data, out=tmp_path / "out.jsonl", concurrency=8, model=MODEL,
                          api_base=server.base_url, wait=False, workers=1)
-        assert evaluate(cfg, on_progress=progress).summary["successful"] == 24
+        assert evaluate(cfg, on_progress=progress).summary.successful == 24
     assert all(cached >= written for written, cached in enumerate(cached_when_written, 1)), cached_when_written
 
 

@@ -31,7 +31,7 @@ def test_every_reader_gets_the_typed_record(tmp_path: Path) -> None:
     assert sunk and all(isinstance(rec, ContractRecord) for rec in sunk)  # the progress sink
     read = list(read_records(out))  # --resume, --baseline, --replay and the studio read a file so
     assert all(isinstance(rec, ContractRecord) for rec in read)
-    assert sum(rec.tokens.prompt for rec in read) == outcome.summary["tokens"]["prompt"]
+    assert sum(rec.tokens.prompt for rec in read) == outcome.summary.tokens.prompt
     kept: list[Any] = []
     results_summary(out, keep=kept.append)
     assert [type(rec) for rec in kept] == [ContractRecord] * len(read)

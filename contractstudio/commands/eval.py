@@ -275,40 +275,33 @@ def run(args: argparse.Namespace) -> int:
         from contractstudio.evaluation.sweep import SweepError, sweep_file
 
         try:
-            summary["sweep"] = sweep_file(_config(args), args.sweep, args.objective, write=args.write_threshold)
+            summary.sweep = sweep_file(_config(args), args.sweep, args.objective, write=args.write_threshold)
         except SweepError as err:
             return usage_error(str(err))
     if args.json:
-        doc: dict[str, Any] = {"summary": summary}
+        doc: dict[str, Any] = {"summary": summary.as_json()}
         if outcome.comparison is not None:
-            doc["baseline"] = outcome.comparison
+            doc["baseline"] = outcome.comparison.as_json()
         doc["bad_rows"] = [{"row": b.number, "message": b.message} for b in outcome.bad_rows]
         if outcome.out is not None:
             doc["results"] = str(outcome.out)
         print(printable(redact(json.dumps(doc, indent=2, ensure_ascii=False, default=str)), json=True))
     else:
-        if outcome.kind == "pipeline":
-            from contractstudio.evaluation.pipelines import render
-        else:
-            from contractstudio.evaluation.summary import render
-        if "judge" in summary:
-            from contractstudio.evaluation.judge import render as render_judge
+        from contractstudio.evaluation.run_summary import summary_text
 
-            print(printable(redact(render_judge(summary["judge"])), lines=True))
-            if "sweep" in summary:
-                from contractstudio.evaluation.sweep import render as render_sweep
+        print(printable(redact(summary_text(summary)), lines=True))
+        if summary.sweep is not None:
+            from contractstudio.evaluation.sweep import render as render_sweep
 
-                print(printable(redact(render_sweep(summary["sweep"])), lines=True))
-        else:
-            print(printable(redact(render(summary)), lines=True))
+            print(printable(redact(render_sweep(summary.sweep)), lines=True))
         if outcome.comparison is not None:
             from contractstudio.evaluation.compare import render as render_comparison
 
             print(printable(redact(render_comparison(outcome.comparison)), lines=True))
-        if "sequential" in summary:
+        if summary.sequential is not None:
             from contractstudio.evaluation.summary import sequential_text
 
-            print(printable(sequential_text(summary)))
+            print(printable(sequential_text(summary.sequential)))
         if outcome.out is not None:
             print(printable(f"results: {outcome.out}"))
     if outcome.interrupted:

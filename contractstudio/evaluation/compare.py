@@ -12,6 +12,15 @@ from typing import Any
 from contractstudio.evaluation.record_model import Record
 from contractstudio.evaluation.results import read_records
 from contractstudio.evaluation.run_summary import RunTally
+from contractstudio.evaluation.summary_model import (
+    BaselineReport,
+    ContractSummary,
+    Flip,
+    Interval,
+    MetricChange,
+    ModesBoth,
+    RunSummary,
+)
 from contractstudio.safe_text import shown_lines
 
 METRICS = (
@@ -27,10 +36,11 @@ MAX_FLIPS_SHOWN = 20
 STRUCTURE_METRICS = ("first_try_rate", "remedies_per_row", "requests", "cost_usd")
 
 
-def _get(summary: dict[str, Any], path: tuple[str, ...]) -> float:
+def _get(summary: RunSummary, path: tuple[str, ...]) -> float:
+    """A metric's figure; 0 where this kind of summary has none (a pipeline's run has no cost)."""
     value: Any = summary
     for part in path:
-        value = value.get(part, 0) if isinstance(value, dict) else 0
+        value = getattr(value, part, 0)
     return float(value or 0)
 
 
@@ -44,7 +54,7 @@ class Comparison:
         for rec in read_records(path, kind):
             if self.tally.add(rec):
                 self.before[rec.key] = (rec.id, rec.outcome, rec.successful)
-        self.flips: list[dict[str, Any]] = []
+        self.flips: list[Flip] = []
         self.changed = 0
         self.matched = 0
 
@@ -57,61 +67,65 @@ class Comparison:
         if old[1] != rec.outcome:
             self.changed += 1
         if old[2] != rec.successful:
-            self.flips.append({"key": rec.key, "row": rec.row, "id": rec.id,
-                               "before": old[1], "after": rec.outcome, "now_successful": rec.successful})
+            self.flips.append(Flip(key=rec.key, row=rec.row, id=rec.id, before=old[1], after=rec.outcome,
+                                   now_successful=rec.successful))
 
-    def report(self, current: dict[str, Any]) -> dict[str, Any]:
+    def report(self, current: RunSummary) -> BaselineReport:
         """Per-metric before/after/delta, and the rows whose success flipped."""
         base = self.tally.summary()
         metrics = []
         for name, path in METRICS:
             before, after = _get(base, path), _get(current, path)
-            entry = {"metric": name, "before": before, "after": after, "delta": after - before}
-            if name in (base.get("intervals") or {}) and name in (current.get("intervals") or {}):
-                entry["before_interval"], entry["after_interval"] = base["intervals"][name], current["intervals"][name]
-            metrics.append(entry)
-        flips = sorted(self.flips, key=lambda f: int(f.get("row") or 0))
-        return {"baseline": str(self.path), "baseline_rows": base["rows"], "matched_rows": self.matched,
-                "structured_output": {"before": base.get("structured_output", {}), "after": current.get("structured_output", {})},
-                "outcome_changed": self.changed, "metrics": metrics,
-                "fixed": sum(1 for f in flips if f["now_successful"]), "broken": sum(1 for f in flips if not f["now_successful"]),
-                "flipped": flips}
+            both = name in base.intervals and name in current.intervals  # a rate of rows: each side's interval
+            metrics.append(MetricChange(metric=name, before=before, after=after, delta=after - before,
+                                        before_interval=base.intervals[name] if both else None,
+                                        after_interval=current.intervals[name] if both else None))
+        flips = sorted(self.flips, key=lambda f: f.row)
+        return BaselineReport(baseline=str(self.path), baseline_rows=base.rows, matched_rows=self.matched,
+                              structured_output=ModesBoth(before=_modes_of(base), after=_modes_of(current)),
+                              outcome_changed=self.changed, metrics=metrics,
+                              fixed=sum(1 for f in flips if f.now_successful),
+                              broken=sum(1 for f in flips if not f.now_successful), flipped=flips)
 
 
-def render(report: dict[str, Any]) -> str:
+def _modes_of(summary: RunSummary) -> dict[str, int]:
+    """The structure modes a run's rows asked in (a pipeline's rows ask in none)."""
+    return dict(summary.structured_output) if isinstance(summary, ContractSummary) else {}
+
+
+def render(report: BaselineReport) -> str:
     """The comparison as text."""
-    lines = [f"against {report['baseline']} ({report['matched_rows']} of {report['baseline_rows']} rows matched, "
-             f"{report['outcome_changed']} changed outcome):"]
-    modes = report.get("structured_output") or {}
+    lines = [f"against {report.baseline} ({report.matched_rows} of {report.baseline_rows} rows matched, "
+             f"{report.outcome_changed} changed outcome):"]
+    modes = report.structured_output
     shown: tuple[str, ...] = ()
-    if modes and modes.get("before") != modes.get("after"):
-        lines.append(f"  {'structured_output':<26} {_modes(modes.get('before')):>12} -> {_modes(modes.get('after'))}")
+    if modes.before != modes.after:
+        lines.append(f"  {'structured_output':<26} {_modes(modes.before):>12} -> {_modes(modes.after)}")
         shown = STRUCTURE_METRICS  # what structure may save is shown even when it saved nothing
-    for m in report["metrics"]:
-        if m["before"] == m["after"] and m["metric"] not in shown:
+    for m in report.metrics:
+        if m.before == m.after and m.metric not in shown:
             continue
-        rate = m["metric"].endswith(("_rate", "_share"))
+        rate = m.metric.endswith(("_rate", "_share"))
         fmt = (lambda v: f"{100 * v:.1f}%") if rate else (lambda v: f"{v:,.6g}")
-        sign = "+" if m["delta"] > 0 else ""
-        delta = f"{sign}{100 * m['delta']:.1f} pts" if rate else f"{sign}{m['delta']:,.6g}"
-        if "before_interval" in m:  # a rate of rows: each side with its 95% interval
-            lines.append(f"  {m['metric']:<26} {_with(m['before'], m['before_interval']):>24} -> "
-                         f"{_with(m['after'], m['after_interval']):<24} ({delta})")
+        sign = "+" if m.delta > 0 else ""
+        delta = f"{sign}{100 * m.delta:.1f} pts" if rate else f"{sign}{m.delta:,.6g}"
+        if m.before_interval is not None and m.after_interval is not None:  # a rate of rows: each side's 95% interval
+            lines.append(f"  {m.metric:<26} {_with(m.before, m.before_interval):>24} -> "
+                         f"{_with(m.after, m.after_interval):<24} ({delta})")
             continue
-        lines.append(f"  {m['metric']:<26} {fmt(m['before']):>12} -> {fmt(m['after']):<12} ({delta})")
-    lines.append(f"flipped rows: {report['fixed']} now successful, {report['broken']} now failing")
-    for f in report["flipped"][:MAX_FLIPS_SHOWN]:
-        lines.append(f"  row {f['row']} (id {f['id']}): {f['before']} -> {f['after']}")
-    if len(report["flipped"]) > MAX_FLIPS_SHOWN:
-        lines.append(f"  ... and {len(report['flipped']) - MAX_FLIPS_SHOWN} more (--json lists them all)")
+        lines.append(f"  {m.metric:<26} {fmt(m.before):>12} -> {fmt(m.after):<12} ({delta})")
+    lines.append(f"flipped rows: {report.fixed} now successful, {report.broken} now failing")
+    for f in report.flipped[:MAX_FLIPS_SHOWN]:
+        lines.append(f"  row {f.row} (id {f.id}): {f.before} -> {f.after}")
+    if len(report.flipped) > MAX_FLIPS_SHOWN:
+        lines.append(f"  ... and {len(report.flipped) - MAX_FLIPS_SHOWN} more (--json lists them all)")
     return shown_lines(lines)
 
 
-def _with(rate: float, found: dict[str, float]) -> str:
-    return f"{100 * rate:.1f}% [{100 * found['low']:.1f}, {100 * found['high']:.1f}]"
+def _with(rate: float, found: Interval) -> str:
+    return f"{100 * rate:.1f}% [{100 * found.low:.1f}, {100 * found.high:.1f}]"
 
 
-def _modes(rows_by_mode: dict[str, int] | None) -> str:
+def _modes(rows_by_mode: dict[str, int]) -> str:
     """`json_schema` or `off 3, json_schema 9`: the structure modes a run's rows asked in."""
-    found = rows_by_mode or {}
-    return next(iter(found)) if len(found) == 1 else ", ".join(f"{m} {n}" for m, n in found.items()) or "-"
+    return next(iter(rows_by_mode)) if len(rows_by_mode) == 1 else ", ".join(f"{m} {n}" for m, n in rows_by_mode.items()) or "-"

@@ -2,7 +2,7 @@
 
     outcome = evaluate(EvalConfig(target=Path("qa.contract.yaml"), data=Path("rows.jsonl"), out=Path("r.jsonl")),
                        on_progress=print)
-    outcome.summary["success_rate"]
+    outcome.summary.success_rate
 
 The engines only turn rows into records; reading, resuming, writing and
 counting happen here, once, whatever the engine.
@@ -33,6 +33,7 @@ from contractstudio.evaluation.results import (
 )
 from contractstudio.evaluation.rows import EvalJob, RowRunner
 from contractstudio.evaluation.run_summary import RunTally
+from contractstudio.evaluation.summary_model import BaselineReport, RunSummary, Sequential
 from contractstudio.reading.replies import strict_json
 
 MAX_BAD_ROWS_KEPT = 100
@@ -69,8 +70,8 @@ class EvalOutcome:
     """What an evaluation produced."""
 
     kind: str  # contract | pipeline
-    summary: dict[str, Any]
-    comparison: dict[str, Any] | None
+    summary: RunSummary  # the typed summary (summary_model.py); --json prints its as_json()
+    comparison: BaselineReport | None  # --baseline: what changed against it
     bad_rows: list[BadRow]
     out: Path | None
     interrupted: bool = False
@@ -292,9 +293,9 @@ def evaluate(cfg: EvalConfig, on_progress: ProgressSink | None = None, *,
     summary = tally.summary(duration_s=time.perf_counter() - started, new_rows=progress.done)
     if sprt is not None:
         left = max(progress.planned - progress.done, 0) if sprt.decision is not None else 0
-        summary["sequential"] = {"gate": sprt.rate, "margin": sprt.margin, "alpha": sprt.alpha, "beta": sprt.beta,
-                                 "decision": sprt.decision, "rows": sprt.rows, "rows_not_run": left,
-                                 "saved_usd": left * progress.cost / progress.done if progress.done else 0.0}
+        summary.sequential = Sequential(gate=sprt.rate, margin=sprt.margin, alpha=sprt.alpha, beta=sprt.beta,
+                                        decision=sprt.decision, rows=sprt.rows, rows_not_run=left,
+                                        saved_usd=left * progress.cost / progress.done if progress.done else 0.0)
     report = comparison.report(summary) if comparison is not None else None
     return EvalOutcome(kind, summary, report, bad, cfg.out, interrupted)
 

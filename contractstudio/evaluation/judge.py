@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from contractstudio.evaluation.record_model import ContractRecord, Record
 from contractstudio.evaluation.stats import Rate, kappa
+from contractstudio.evaluation.summary_model import ConditionTable, JudgeSummary, Kappa, RateFigures, RowRef
 
 CONTRACT = "(the whole contract)"
 MAX_ROWS_KEPT = 1000  # disagreement rows kept per condition (the counts are always whole)
@@ -74,10 +74,10 @@ class _Table:
 
     def __init__(self) -> None:
         self.both_fail = self.false_fail = self.false_pass = self.both_pass = 0
-        self.false_fails: list[dict[str, Any]] = []
-        self.false_passes: list[dict[str, Any]] = []
+        self.false_fails: list[RowRef] = []
+        self.false_passes: list[RowRef] = []
 
-    def add(self, said: str, truth: str, where: dict[str, Any]) -> None:
+    def add(self, said: str, truth: str, where: RowRef) -> None:
         if said == "fail" and truth == "fail":
             self.both_fail += 1
         elif said == "fail":
@@ -91,20 +91,23 @@ class _Table:
         else:
             self.both_pass += 1
 
-    def report(self, name: str) -> dict[str, Any]:
+    def report(self, name: str) -> ConditionTable:
         a, b, c, d = self.both_fail, self.false_fail, self.false_pass, self.both_pass
-        n = a + b + c + d
         k, se, low, high = kappa(a, b, c, d)
-        return {
-            "check": name, "n": n, "both_fail": a, "false_fail": b, "false_pass": c, "both_pass": d,
-            "agreement": Rate(a + d, n).as_dict(),
-            "false_fail_rate": Rate(b, b + d).as_dict(),  # of the outputs labelled good
-            "false_pass_rate": Rate(c, a + c).as_dict(),  # of the outputs labelled bad
-            "precision": Rate(a, a + b).as_dict(),  # of its rejections, how many were right
-            "recall": Rate(a, a + c).as_dict(),  # of the bad outputs, how many it rejected
-            "kappa": {"kappa": _finite(k), "se": _finite(se), "low": _finite(low), "high": _finite(high)},
-            "false_fails": self.false_fails, "false_passes": self.false_passes,
-        }
+        return ConditionTable(
+            check=name, n=a + b + c + d, both_fail=a, false_fail=b, false_pass=c, both_pass=d,
+            agreement=_figures(Rate(a + d, a + b + c + d)),
+            false_fail_rate=_figures(Rate(b, b + d)),  # of the outputs labelled good
+            false_pass_rate=_figures(Rate(c, a + c)),  # of the outputs labelled bad
+            precision=_figures(Rate(a, a + b)),  # of its rejections, how many were right
+            recall=_figures(Rate(a, a + c)),  # of the bad outputs, how many it rejected
+            kappa=Kappa(kappa=_finite(k), se=_finite(se), low=_finite(low), high=_finite(high)),
+            false_fails=self.false_fails, false_passes=self.false_passes)
+
+
+def _figures(rate: Rate) -> RateFigures:
+    low, high = rate.interval
+    return RateFigures(rate=rate.value, low=low, high=high, n=rate.whole)
 
 
 def _finite(x: float) -> float | None:
@@ -119,7 +122,7 @@ class JudgeTally:
         self.tables: dict[str, _Table] = {name: _Table() for name in self.order}
         self.contract = _Table()
         self.rows = 0
-        self.not_judged: list[dict[str, Any]] = []  # labelled rows whose output was never judged (pre or act failed)
+        self.not_judged: list[RowRef] = []  # labelled rows whose output was never judged (pre or act failed)
 
     def add(self, rec: ContractRecord) -> None:
         """Count a judged record (one with labels and verdicts; any other adds nothing)."""
@@ -127,7 +130,7 @@ class JudgeTally:
         if label is None or said is None:
             return
         self.rows += 1
-        where = {"row": rec.row, "id": rec.id, "key": rec.key}
+        where = RowRef(row=rec.row, id=rec.id, key=rec.key)
         if not said:
             if len(self.not_judged) < MAX_ROWS_KEPT:
                 self.not_judged.append(where)
@@ -143,51 +146,51 @@ class JudgeTally:
         if label.output is not None:
             self.contract.add("pass" if rec.successful else "fail", label.output, where)
 
-    def summary(self) -> dict[str, Any]:
-        return {"rows": self.rows, "not_judged": self.not_judged,
-                "conditions": [self.tables[name].report(name) for name in self.order],
-                "contract": self.contract.report(CONTRACT)}
+    def summary(self) -> JudgeSummary:
+        return JudgeSummary(rows=self.rows, not_judged=self.not_judged,
+                            conditions=[self.tables[name].report(name) for name in self.order],
+                            contract=self.contract.report(CONTRACT))
 
 
-def _pct(r: dict[str, Any]) -> str:
-    if not r["n"]:
+def _pct(r: RateFigures) -> str:
+    if not r.n:
         return "-"
-    return f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
+    return f"{100 * r.rate:.1f}% [{100 * r.low:.1f}, {100 * r.high:.1f}]"
 
 
-def _rows(found: list[dict[str, Any]], total: int, limit: int = 8) -> str:
-    shown = ", ".join(f"row {w['row']}" + (f" ({w['id']})" if str(w["id"]) != str(w["row"]) else "") for w in found[:limit])
+def _rows(found: list[RowRef], total: int, limit: int = 8) -> str:
+    shown = ", ".join(f"row {w.row}" + (f" ({w.id})" if str(w.id) != str(w.row) else "") for w in found[:limit])
     return shown + (f", ... {total - min(len(found), limit)} more" if total > limit else "")
 
 
-def render_one(c: dict[str, Any]) -> list[str]:
+def render_one(c: ConditionTable) -> list[str]:
     """One condition's block: its confusion matrix, the figures with their intervals, and the rows it got wrong."""
-    k = c["kappa"]
-    kappa_text = "undefined (one verdict only)" if k["kappa"] is None else f"{k['kappa']:.2f} [{k['low']:.2f}, {k['high']:.2f}]"
-    lines = [f"{c['check']}: {c['n']} labelled row(s)",
+    k = c.kappa
+    kappa_text = "undefined (one verdict only)" if k.kappa is None else f"{k.kappa:.2f} [{k.low:.2f}, {k.high:.2f}]"
+    lines = [f"{c.check}: {c.n} labelled row(s)",
              "                  label fail  label pass",
-             f"    rejects      {c['both_fail']:>10}  {c['false_fail']:>10}   (false fails: {c['false_fail']})",
-             f"    accepts      {c['false_pass']:>10}  {c['both_pass']:>10}   (false passes: {c['false_pass']})",
-             f"  agreement {_pct(c['agreement'])}   kappa {kappa_text}",
-             f"  false fails {c['false_fail']} of {c['false_fail'] + c['both_pass']} good: {_pct(c['false_fail_rate'])}   "
-             f"false passes {c['false_pass']} of {c['false_pass'] + c['both_fail']} bad: {_pct(c['false_pass_rate'])}",
-             f"  rejections: precision {_pct(c['precision'])}   recall {_pct(c['recall'])}"]
-    if c["false_fails"]:
-        lines.append("  false fails:  " + _rows(c["false_fails"], c["false_fail"]))
-    if c["false_passes"]:
-        lines.append("  false passes: " + _rows(c["false_passes"], c["false_pass"]))
+             f"    rejects      {c.both_fail:>10}  {c.false_fail:>10}   (false fails: {c.false_fail})",
+             f"    accepts      {c.false_pass:>10}  {c.both_pass:>10}   (false passes: {c.false_pass})",
+             f"  agreement {_pct(c.agreement)}   kappa {kappa_text}",
+             f"  false fails {c.false_fail} of {c.false_fail + c.both_pass} good: {_pct(c.false_fail_rate)}   "
+             f"false passes {c.false_pass} of {c.false_pass + c.both_fail} bad: {_pct(c.false_pass_rate)}",
+             f"  rejections: precision {_pct(c.precision)}   recall {_pct(c.recall)}"]
+    if c.false_fails:
+        lines.append("  false fails:  " + _rows(c.false_fails, c.false_fail))
+    if c.false_passes:
+        lines.append("  false passes: " + _rows(c.false_passes, c.false_pass))
     return lines
 
 
-def render(j: dict[str, Any]) -> str:
+def render(j: JudgeSummary) -> str:
     """The judge report as text: every condition, then the whole contract (intervals: Wilson 95%)."""
     from contractstudio.safe_text import shown_lines
 
-    lines = [f"judged: {j['rows']} labelled output(s), each condition against the labels (intervals: 95%)"]
-    if j["not_judged"]:
-        lines.append(f"not judged: {len(j['not_judged'])} row(s) whose input failed before the output was checked: "
-                     + _rows(j["not_judged"], len(j["not_judged"])))
-    for c in [*j["conditions"], j["contract"]]:
-        if c["n"]:
+    lines = [f"judged: {j.rows} labelled output(s), each condition against the labels (intervals: 95%)"]
+    if j.not_judged:
+        lines.append(f"not judged: {len(j.not_judged)} row(s) whose input failed before the output was checked: "
+                     + _rows(j.not_judged, len(j.not_judged)))
+    for c in [*j.conditions, j.contract]:
+        if c.n:
             lines.extend(render_one(c))
     return shown_lines(lines)

@@ -23,6 +23,7 @@ from contractstudio.evaluation.dataset import Row, digest
 from contractstudio.evaluation.record_model import PipelineRecord
 from contractstudio.evaluation.rows import RECORD_VERSION
 from contractstudio.evaluation.summary import interval, with_interval
+from contractstudio.evaluation.summary_model import AssertionFailures, PathCount, PipelineSummary
 from contractstudio.runtime.events import Event
 from contractstudio.runtime.pipeline_events import StepStarted
 from contractstudio.runtime.pipeline_runner import PipelineAssertionError, PipelineError, PipelineRunner, bounded_route
@@ -144,42 +145,41 @@ class PipelineTally:
                 entry["message"] = rec.errors[0]
         return True
 
-    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
+    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> PipelineSummary:
         n = self.rows
-        out: dict[str, Any] = {
-            "kind": "pipeline", "rows": n, "bad_rows": self.bad_rows,
-            "reached_end": self.outcomes["end"], "reached_end_rate": self.outcomes["end"] / n if n else 0.0,
-            "intervals": {"reached_end_rate": interval(self.outcomes["end"], n)},
-            "outcomes": dict(self.outcomes.most_common()),
-            "paths": [{"path": list(p), "count": c} for p, c in self.paths.most_common()],
-            "end_steps": dict(self.ends.most_common()),
-            "assertion_failures": [{**e, "fields": dict(e["fields"])} for e in
-                                   sorted(self.assertions.values(), key=lambda e: (-e["count"], e["step"]))],
-        }
+        timing: dict[str, Any] = {}
         if duration_s is not None:
-            out["duration_s"] = duration_s
-            out["rows_this_run"] = n if new_rows is None else new_rows
-        return out
+            timing = {"duration_s": duration_s, "rows_this_run": n if new_rows is None else new_rows}
+        return PipelineSummary(
+            rows=n, bad_rows=self.bad_rows,
+            reached_end=self.outcomes["end"], reached_end_rate=self.outcomes["end"] / n if n else 0.0,
+            intervals={"reached_end_rate": interval(self.outcomes["end"], n)},
+            outcomes=dict(self.outcomes.most_common()),
+            paths=[PathCount(path=list(p), count=c) for p, c in self.paths.most_common()],
+            end_steps=dict(self.ends.most_common()),
+            assertion_failures=[AssertionFailures(**{**e, "fields": dict(e["fields"])}) for e in
+                                sorted(self.assertions.values(), key=lambda e: (-e["count"], e["step"]))],
+            **timing)
 
 
-def render(s: dict[str, Any]) -> str:
+def render(s: PipelineSummary) -> str:
     """A pipeline summary as text."""
-    n = s["rows"]
-    lines = [f"rows: {n}" + (f" ({s['bad_rows']} bad row(s) skipped)" if s.get("bad_rows") else ""),
-             f"reached an end: {s['reached_end']} ({with_interval(s, 'reached_end_rate')})   outcomes: "
-             + ", ".join(f"{k} {v}" for k, v in s["outcomes"].items())]
-    if s["end_steps"]:
-        lines.append("end steps: " + ", ".join(f"{k} {v}" for k, v in s["end_steps"].items()))
+    n = s.rows
+    lines = [f"rows: {n}" + (f" ({s.bad_rows} bad row(s) skipped)" if s.bad_rows else ""),
+             f"reached an end: {s.reached_end} ({with_interval(s, 'reached_end_rate')})   outcomes: "
+             + ", ".join(f"{k} {v}" for k, v in s.outcomes.items())]
+    if s.end_steps:
+        lines.append("end steps: " + ", ".join(f"{k} {v}" for k, v in s.end_steps.items()))
     lines.append("paths:")
-    for p in s["paths"][:MAX_PATHS_SHOWN]:
-        lines.append(f"  {p['count']:>5}  {' -> '.join(p['path']) or '(no step)'}")
-    if len(s["paths"]) > MAX_PATHS_SHOWN:
-        lines.append(f"  ... and {len(s['paths']) - MAX_PATHS_SHOWN} more")
-    if s["assertion_failures"]:
+    for p in s.paths[:MAX_PATHS_SHOWN]:
+        lines.append(f"  {p.count:>5}  {' -> '.join(p.path) or '(no step)'}")
+    if len(s.paths) > MAX_PATHS_SHOWN:
+        lines.append(f"  ... and {len(s.paths) - MAX_PATHS_SHOWN} more")
+    if s.assertion_failures:
         lines.append("runtime assertion failures per step:")
-        for e in s["assertion_failures"]:
-            fields = ", ".join(f"{k} ({v})" for k, v in e["fields"].items())
-            lines.append(f"  {e['count']:>5}  {e['step']} [{e['action']}]: {fields}")
-            if e["message"]:
-                lines.append(f"         {e['message']}")
+        for e in s.assertion_failures:
+            fields = ", ".join(f"{k} ({v})" for k, v in e.fields.items())
+            lines.append(f"  {e.count:>5}  {e.step} [{e.action}]: {fields}")
+            if e.message:
+                lines.append(f"         {e.message}")
     return shown_lines(lines)  # a step id is one line

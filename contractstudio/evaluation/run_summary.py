@@ -3,7 +3,7 @@
     tally = RunTally("contract", judge=None)
     for rec in records:
         tally.add(rec)
-    tally.summary()["success_rate"]
+    tally.summary().success_rate
 
 `evaluate` counts a run's records with it as they finish; `results_summary` counts a results file (the studio's
 Eval mode opens one so), so a figure is added up in one place, whoever shows it.
@@ -16,10 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from contractstudio.evaluation.judge import JudgeTally
+from contractstudio.evaluation.judge import render as render_judge
 from contractstudio.evaluation.pipelines import PipelineTally
+from contractstudio.evaluation.pipelines import render as render_pipeline
 from contractstudio.evaluation.record_model import ContractRecord, Record
 from contractstudio.evaluation.results import read_records
 from contractstudio.evaluation.summary import Tally
+from contractstudio.evaluation.summary import render as render_contract
+from contractstudio.evaluation.summary_model import RunSummary
 
 
 class RunTally:
@@ -40,15 +44,15 @@ class RunTally:
             self.judged.add(rec)
         return True
 
-    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> dict[str, Any]:
+    def summary(self, *, duration_s: float | None = None, new_rows: int | None = None) -> RunSummary:
         """Every figure of the run; `judge`: the confusion tables, for a judged run or records that were judged."""
-        out: dict[str, Any] = self.figures.summary(duration_s=duration_s, new_rows=new_rows)
+        out: RunSummary = self.figures.summary(duration_s=duration_s, new_rows=new_rows)
         if self.judging or self.judged.rows:
-            out["judge"] = self.judged.summary()
+            out.judge = self.judged.summary()
         return out
 
 
-def results_summary(path: Path, keep: Callable[[Record], None] | None = None) -> dict[str, Any]:
+def results_summary(path: Path, keep: Callable[[Record], None] | None = None) -> RunSummary:
     """The summary of a results file, as the run that wrote it gave it (less its bad rows and timing, which the file
     does not hold); `keep` sees each counted record. Raises ResultsError with the line of a record that is not one."""
     tally: RunTally | None = None
@@ -58,3 +62,11 @@ def results_summary(path: Path, keep: Callable[[Record], None] | None = None) ->
         if tally.add(rec) and keep is not None:
             keep(rec)
     return (tally or RunTally("contract")).summary()
+
+
+def summary_text(s: RunSummary) -> str:
+    """A run's summary as text, whatever it ran: a judged run's tables, a pipeline's paths, else a contract's figures
+    (the CLI prints it, the studio's Eval summary shows it)."""
+    if s.judge is not None:
+        return render_judge(s.judge)
+    return render_pipeline(s) if s.kind == "pipeline" else render_contract(s)

@@ -46,10 +46,6 @@ class Rate:
     def interval(self) -> tuple[float, float]:
         return wilson(self.part, self.whole)
 
-    def as_dict(self) -> dict[str, float | int]:
-        low, high = self.interval
-        return {"rate": self.value, "low": low, "high": high, "n": self.whole}
-
 
 def kappa(both_fail: int, false_fail: int, false_pass: int, both_pass: int) -> tuple[float, float, float, float]:
     """Cohen's kappa of two raters (a condition and the labels) over a 2x2 table, with its 95% interval:

@@ -16,6 +16,7 @@ from contractstudio.evaluation.dataset import Row, read_rows
 from contractstudio.evaluation.judge import condition_name, truth
 from contractstudio.evaluation.record_model import made_record
 from contractstudio.evaluation.rows import RowRunner
+from contractstudio.evaluation.summary_model import SweepPoint, SweepResult
 
 OBJECTIVES = ("balanced", "fewest-false-passes", "fewest-false-fails")
 
@@ -67,7 +68,7 @@ class _Watch:
         return self.check.evaluate(values, explain)
 
 
-def sweep(runner: RowRunner, data: Any, fmt: str | None, condition: str, objective: str = "balanced") -> dict[str, Any]:
+def sweep(runner: RowRunner, data: Any, fmt: str | None, condition: str, objective: str = "balanced") -> SweepResult:
     """The trade-off of `condition`'s threshold over the labelled rows of `data` (runner: a --judge job's)."""
     from contractstudio.expressions import compile_expression
     from contractstudio.runtime.conditions import Check
@@ -110,7 +111,7 @@ def sweep(runner: RowRunner, data: Any, fmt: str | None, condition: str, objecti
         for row, _ in rows:
             runner.run(row)
         values = sorted({v for v in watch.seen if v is not None})
-        table = []
+        table: list[SweepPoint] = []
         for t in sorted({*values, found.value}):
             attr = "assert_" if found.key == "assert" else "when"
             plan.post[index] = Check(cond.model_copy(update={attr: with_threshold(source, found, t)}), f"post[{index}]",
@@ -120,53 +121,57 @@ def sweep(runner: RowRunner, data: Any, fmt: str | None, condition: str, objecti
                 said = (made_record(runner.run(row), "contract").verdicts or {}).get(name)  # the typed record's
                 ff += said == "fail" and wanted == "pass"
                 fp += said == "pass" and wanted == "fail"
-            table.append({"threshold": t, "false_fails": ff, "false_passes": fp, "agreement": 1 - (ff + fp) / len(rows)})
+            table.append(SweepPoint(threshold=t, false_fails=ff, false_passes=fp, agreement=1 - (ff + fp) / len(rows)))
     finally:
         plan.post[index] = original
-    best = min(table, key=lambda r: (_score(objective, r["false_fails"], r["false_passes"]), abs(r["threshold"] - found.value)))
-    now = next(r for r in table if r["threshold"] == found.value)
-    return {"check": name, "id": cond.id, "key": found.key, "expression": source, "subject": found.subject, "op": found.op,
-            "current": found.value, "rows": len(rows), "objective": objective, "table": table,
-            "chosen": best["threshold"], "now": now, "best": best}
+    best = min(table, key=lambda r: (_score(objective, r.false_fails, r.false_passes), abs(r.threshold - found.value)))
+    now = next(r for r in table if r.threshold == found.value)
+    return SweepResult(check=name, id=cond.id, key=found.key, expression=source, subject=found.subject, op=found.op,
+                       current=found.value, rows=len(rows), objective=objective, table=table,
+                       chosen=best.threshold, now=now, best=best)
 
 
-def sweep_file(cfg: Any, condition: str, objective: str, *, write: bool = False) -> dict[str, Any]:
+def sweep_file(cfg: Any, condition: str, objective: str, *, write: bool = False) -> SweepResult:
     """`sweep` for an eval's options (a --judge run's file and data); with `write`, the chosen threshold is written into
     the file by the editor's quick fix (editing/thresholds.py), the rest of the file byte for byte as it was."""
     from contractstudio.evaluation.evaluate import _job
 
     runner = RowRunner(_job(cfg))
     found = sweep(runner, cfg.data, cfg.data_format, condition, objective)
-    if write and found["chosen"] != found["current"]:
+    if write and found.chosen != found.current:
         from contractstudio.analysis.check import check_file
         from contractstudio.editing.text import apply_edits
         from contractstudio.editing.thresholds import threshold_action
         from contractstudio.storage.atomic import write_atomic
 
-        action = threshold_action(check_file(cfg.target), found["id"], found["chosen"], found["key"])
+        action = threshold_action(check_file(cfg.target), found.id or "", found.chosen, found.key)
         if action is None:
-            raise SweepError(f"the threshold of {found['check']} is not written where a quick fix can change it "
+            raise SweepError(f"the threshold of {found.check} is not written where a quick fix can change it "
                              "(a folded or multi-line expression): change it by hand")
         text = cfg.target.read_text(encoding="utf-8")
         write_atomic(cfg.target, apply_edits(text, action.edits))
-        found["written"] = action.title
+        found.written = action.title
     return found
 
 
-def render(s: dict[str, Any]) -> str:
+def render(s: SweepResult) -> str:
     """The sweep as a table: one line per threshold, the current one and the chosen one marked."""
     from contractstudio.safe_text import shown_lines
 
-    lines = [f"sweep of {s['check']} ({s['key']}: {s['expression']}) over {s['rows']} labelled row(s):",
+    lines = [f"sweep of {s.check} ({s.key}: {s.expression}) over {s.rows} labelled row(s):",
              "  threshold  false fails  false passes  agreement"]
-    for r in s["table"]:
-        mark = ("   <- chosen" if r["threshold"] == s["chosen"] else "") + ("   (now)" if r["threshold"] == s["current"] else "")
-        lines.append(f"  {number_text(r['threshold']):>9}  {r['false_fails']:>11}  {r['false_passes']:>12}  "
-                     f"{100 * r['agreement']:>8.1f}%{mark}")
-    now, best = s["now"], s["best"]
-    lines.append(f"chosen by {s['objective']}: {s['subject']} {s['op']} {number_text(s['chosen'])} (now "
-                 f"{number_text(s['current'])}): false fails {now['false_fails']} -> {best['false_fails']}, "
-                 f"false passes {now['false_passes']} -> {best['false_passes']}")
-    if s.get("written"):
-        lines.append(f"written: {s['written']}")
+    for r in s.table:
+        mark = ("   <- chosen" if r.threshold == s.chosen else "") + ("   (now)" if r.threshold == s.current else "")
+        lines.append(f"  {number_text(r.threshold):>9}  {r.false_fails:>11}  {r.false_passes:>12}  "
+                     f"{100 * r.agreement:>8.1f}%{mark}")
+    lines.append(f"chosen by {s.objective}: {choice_text(s)}")
+    if s.written:
+        lines.append(f"written: {s.written}")
     return shown_lines(lines)
+
+
+def choice_text(s: SweepResult, said: str = "") -> str:
+    """The threshold chosen and what it changes: `coverage >= 0.4 (now 0.55): false fails 2 -> 0, false passes 1 -> 1`
+    (the CLI's last line of a sweep; the studio's status line after one, `said` after the number: ` chosen`)."""
+    return (f"{s.subject} {s.op} {number_text(s.chosen)}{said} (now {number_text(s.current)}): false fails "
+            f"{s.now.false_fails} -> {s.best.false_fails}, false passes {s.now.false_passes} -> {s.best.false_passes}")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from contractstudio.evaluation.record_model import Record
+    from contractstudio.evaluation.summary_model import RunSummary
 
 BASE_FILTERS = [("all rows", "all"), ("failed", "failed"), ("remedied", "remedied"), ("fell back", "fallback"),
                 ("raised", "raised"), ("first try", "first_try")]
@@ -43,17 +44,18 @@ def matches(rec: Record, chosen: str) -> bool:
     return rec.outcome == chosen
 
 
-def filter_choices(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    """The base filters plus one per failing condition (or per failing pipeline step)."""
+def filter_choices(summary: RunSummary | None) -> list[tuple[str, str]]:
+    """The base filters plus one per failing condition (a pipeline's rows: the base filters)."""
     out = list(BASE_FILTERS)
-    judge = summary.get("judge")
-    if judge:  # the rows each condition got wrong against the labels, first: what a judged run is for
-        for c in [*judge["conditions"], judge["contract"]]:
-            for kind, words in (("false_fail", "false fails"), ("false_pass", "false passes")):
-                if c[kind]:
-                    out.append((f"{words}: {c['check']} ({c[kind]})", f"{kind}:{c['check']}"))
-    for entry in summary.get("failing_conditions") or []:
-        out.append((f"condition: {entry['check']} ({entry['rows']})", f"check:{entry['check']}"))
+    if summary is None or summary.kind == "pipeline":
+        return out
+    if summary.judge is not None:  # the rows each condition got wrong against the labels, first: what a judged run is for
+        for c in [*summary.judge.conditions, summary.judge.contract]:
+            for kind, words, count in (("false_fail", "false fails", c.false_fail), ("false_pass", "false passes", c.false_pass)):
+                if count:
+                    out.append((f"{words}: {c.check} ({count})", f"{kind}:{c.check}"))
+    for entry in summary.failing_conditions:
+        out.append((f"condition: {entry.check} ({entry.rows})", f"check:{entry.check}"))
     return out
 
 
@@ -93,7 +95,7 @@ def row_cells(rec: Record, input_width: int = 40) -> tuple[Any, ...]:
 COLUMNS = ("row", "id", "input", "outcome", "attempts", "calls", "ms", "failed conditions")
 
 
-def load_results(path: Path) -> tuple[list[Record], dict[str, Any]]:
+def load_results(path: Path) -> tuple[list[Record], RunSummary]:
     """A results file's rows (without traces) and its summary: the evaluation's summary of the file, not a second one."""
     from contractstudio.evaluation.run_summary import results_summary
 
@@ -112,17 +114,11 @@ def trace_of(results: Path, key: str) -> list[dict[str, Any]] | None:
     return None
 
 
-def summary_text(summary: dict[str, Any]) -> str:
-    """The summary as the CLI prints it (text)."""
-    if summary.get("kind") == "pipeline":
-        from contractstudio.evaluation.pipelines import render
-    elif summary.get("judge"):  # a judged run: a confusion matrix per condition, its figures and rows
-        from contractstudio.evaluation.judge import render as render_judge
+def summary_text(summary: RunSummary) -> str:
+    """The summary as the CLI prints it (text; a judged run: a confusion matrix per condition, its figures and rows)."""
+    from contractstudio.evaluation.run_summary import summary_text as text_of
 
-        return render_judge(summary["judge"])
-    else:
-        from contractstudio.evaluation.summary import render
-    return render(summary)
+    return text_of(summary)
 
 
 def bar_label(name: str, room: int) -> str:
@@ -137,14 +133,13 @@ def label_room(plot_width: int) -> int:
     return max(12, plot_width - 12)
 
 
-def attempts_bars(summary: dict[str, Any], room: int = 12) -> tuple[list[str], list[int]]:
+def attempts_bars(summary: RunSummary, room: int = 12) -> tuple[list[str], list[int]]:
     """How rows ended: first try, remedied at each attempt, fallback, raised (a pipeline: end steps and failures)."""
-    if summary.get("kind") == "pipeline":
-        labels = list(summary.get("outcomes") or {})
-        return [bar_label(k, room) for k in labels], [int(summary["outcomes"][k]) for k in labels]
-    labels, values = ["1st"], [int(summary.get("first_try") or 0)]
+    if summary.kind == "pipeline":
+        return [bar_label(k, room) for k in summary.outcomes], list(summary.outcomes.values())
+    labels, values = ["1st"], [summary.first_try]
     later = 0
-    for attempt, count in (summary.get("remedied_by_attempt") or {}).items():
+    for attempt, count in summary.remedied_by_attempt.items():
         if int(attempt) < 3:
             labels.append(f"#{attempt}")
             values.append(int(count))
@@ -153,21 +148,20 @@ def attempts_bars(summary: dict[str, Any], room: int = 12) -> tuple[list[str], l
     if later:  # few bars, so that every label fits a small plot
         labels.append("#3+")
         values.append(later)
-    for name in ("fallback", "raised"):
-        if summary.get(name):
+    for name, count in (("fallback", summary.fallback), ("raised", summary.raised)):
+        if count:
             labels.append(name)
-            values.append(int(summary[name]))
+            values.append(count)
     return labels, values
 
 
-def check_bars(summary: dict[str, Any], limit: int = 6, room: int = 12) -> tuple[list[str], list[int]]:
+def check_bars(summary: RunSummary, limit: int = 6, room: int = 12) -> tuple[list[str], list[int]]:
     """The most failed conditions (a pipeline: assertion failures per step)."""
-    if summary.get("kind") == "pipeline":
-        entries = summary.get("assertion_failures") or []
-        return [bar_label(e["step"], room) for e in entries[:limit]], [int(e["count"]) for e in entries[:limit]]
-    entries = summary.get("failing_conditions") or []
-    names = [bar_label(e["check"].split(".")[-1], room) for e in entries[:limit]]
-    return names, [int(e["count"]) for e in entries[:limit]]
+    if summary.kind == "pipeline":
+        steps = summary.assertion_failures[:limit]
+        return [bar_label(e.step, room) for e in steps], [e.count for e in steps]
+    entries = summary.failing_conditions[:limit]
+    return [bar_label(e.check.split(".")[-1], room) for e in entries], [e.count for e in entries]
 
 
 def count_ticks(top: int, most: int = 5) -> list[int]:

@@ -7,6 +7,7 @@ import shutil
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -17,6 +18,7 @@ from contractstudio.studio.app import StudioApp
 from contractstudio.studio.config import load_config
 
 from .conftest import settle
+from .test_screen_room import screen_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "multidoc_qa.contract.yaml"
@@ -220,7 +222,7 @@ async def test_at_200_columns_plot_labels_are_whole_and_each_row_shows_its_query
         screen = app.screen
         plot = screen.query_one("#plot-checks")
         drawn = "\n".join(strip.text for strip in plot.render_lines(plot.size.region))
-        failing = [e["check"].split(".")[-1] for e in screen.summary["failing_conditions"]]
+        failing = [e.check.split(".")[-1] for e in screen.summary.failing_conditions]
         long_names = [n for n in failing[:6] if len(n) > 12]  # the six most failed are plotted
         assert long_names and all(n in drawn for n in long_names), drawn
         table = screen.query_one("#eval-rows")
@@ -271,33 +273,48 @@ async def test_judge_shows_a_confusion_matrix_per_condition_and_opens_a_disagree
         assert [e for e in debug.events if e.type == "condition" and e.id == "evidence_for_high_coverage"]
 
 
-async def test_a_sweep_plots_the_trade_off_and_w_writes_the_chosen_threshold_with_the_editors_quick_fix(tmp_path: Path) -> None:
-    """Issue 39.2: after judging, t sweeps the filtered condition's threshold (a plot of false fails and false passes
-    against the threshold), and w applies the quick fix in the editor: one edit of the number, undoable, not saved."""
+def judged_workspace(tmp_path: Path) -> Path:
     folder = tmp_path / "ws"
     folder.mkdir()
     shutil.copy(SAMPLE, folder)
     shutil.copy(ROOT / "samples" / "eval" / "multidoc_qa.labelled.jsonl", folder)
+    return folder
+
+
+async def swept(app: StudioApp, pilot: Pilot, folder: Path) -> Any:
+    """Eval mode after judging the labelled rows and sweeping coverage_floor's threshold (t): the screen."""
+    await settle(pilot)
+    await pilot.press("f5")
+    await pilot.pause()
+    screen = app.screen
+    screen.query_one("#eval-data").value = str(folder / "multidoc_qa.labelled.jsonl")
+    screen.query_one("#eval-model").value = "judge"
+    await pilot.pause()
+    await pilot.press("r")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.5)
+    screen.query_one("#eval-filter").value = "false_fail:post.coverage_floor"
+    await pilot.pause()
+    screen.query_one("#eval-rows").focus()
+    await pilot.press("t")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.5)
+    return screen
+
+
+SWEPT = ("post.coverage_floor: output.coverage_score >= 0.4 chosen (now 0.55): false fails 6 -> 0, false passes 0 -> 1. "
+         "w writes it (the editor's quick fix).")
+
+
+async def test_a_sweep_plots_the_trade_off_and_w_writes_the_chosen_threshold_with_the_editors_quick_fix(tmp_path: Path) -> None:
+    """Issue 39.2: after judging, t sweeps the filtered condition's threshold (a plot of false fails and false passes
+    against the threshold), and w applies the quick fix in the editor: one edit of the number, undoable, not saved."""
+    folder = judged_workspace(tmp_path)
     contract = folder / SAMPLE.name
     app = StudioApp([folder], config=load_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("f5")
-        await pilot.pause()
-        screen = app.screen
-        screen.query_one("#eval-data").value = str(folder / "multidoc_qa.labelled.jsonl")
-        screen.query_one("#eval-model").value = "judge"
-        await pilot.pause()
-        await pilot.press("r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause(0.5)
-        screen.query_one("#eval-filter").value = "false_fail:post.coverage_floor"
-        await pilot.pause()
-        screen.query_one("#eval-rows").focus()
-        await pilot.press("t")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause(0.5)
-        assert screen.sweep is not None and screen.sweep["chosen"] == 0.4
+        screen = await swept(app, pilot, folder)
+        assert screen.sweep is not None and screen.sweep[1].chosen == 0.4
         status = str(screen.query_one("#eval-status").render())
         assert "output.coverage_score >= 0.4 chosen (now 0.55): false fails 6 -> 0" in status
         plot = screen.query_one("#plot-cost")
@@ -311,15 +328,29 @@ async def test_a_sweep_plots_the_trade_off_and_w_writes_the_chosen_threshold_wit
         assert contract.read_text() == SAMPLE.read_text()  # in the editor, not saved: the author reads it and saves
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_sweep_s_status_is_read_whole_at_every_width(tmp_path: Path, size: tuple[int, int]) -> None:
+    """Issue 35.10 (the tmux walk after it): at 80 columns the sweep's status line was cut before its figures and
+    before `w`; it wraps in its row instead (four rows at 80 columns), and the rows table keeps rows to show."""
+    folder = judged_workspace(tmp_path)
+    app = StudioApp([folder], config=load_config())
+    async with app.run_test(size=size) as pilot:
+        screen = await swept(app, pilot, folder)
+        box = screen.query_one("#eval-status").region
+        drawn = [row[box.x:box.right] for row in screen_rows(app)[box.y:box.bottom]]  # the terminal's cells
+        assert " ".join(" ".join(drawn).split()) == SWEPT, drawn
+        assert screen.query_one("#eval-rows").size.height >= 4  # its header and three rows, at 80x24 too
+
+
 def test_a_condition_filter_shows_the_rows_the_summary_counts_for_that_condition(eval_workspace: Path) -> None:
     # one walk of a record's failures (evaluation/summary.py): the studio's filter and column ask the summary's
     rows, summary = evals.load_results(results_file(eval_workspace))
-    failing = summary["failing_conditions"]
+    failing = summary.failing_conditions
     assert len(failing) >= 2
     for entry in failing:
-        shown = [row for row in rows if evals.matches(row, f"check:{entry['check']}")]
-        assert len(shown) == entry["rows"]
-        assert all(entry["check"] in evals.row_cells(row)[-1] for row in shown)  # the "failed conditions" column
+        shown = [row for row in rows if evals.matches(row, f"check:{entry.check}")]
+        assert len(shown) == entry.rows
+        assert all(entry.check in evals.row_cells(row)[-1] for row in shown)  # the "failed conditions" column
     from contractstudio.evaluation.summary import failed_checks
 
     twice = rows[0].model_copy(update={"failures": checked_record(
@@ -341,16 +372,18 @@ def test_a_results_file_opened_in_the_studio_has_the_summary_its_run_gave(tmp_pa
         out = tmp_path / f"{mode}.results.jsonl"
         ran = evaluate(EvalConfig(target=SAMPLE, data=ROOT / "samples" / "eval" / data, out=out, mode=mode)).summary
         rows, shown = evals.load_results(out)
-        assert {k: v for k, v in shown.items() if k not in timeless} == {k: v for k, v in ran.items() if k not in timeless}
-        assert len(rows) == ran["rows"] and all(row.trace is None for row in rows)
+        assert shown.model_dump(exclude=set(timeless)) == ran.model_dump(exclude=set(timeless))
+        assert len(rows) == ran.rows and all(row.trace is None for row in rows)
     asked: list[Path] = []
 
-    def told(path: Path, keep: Callable[[dict], None] | None = None) -> dict:
+    told_so = summaries.RunTally("pipeline").summary()  # a summary the file could never give: the evaluation's word
+
+    def told(path: Path, keep: Callable[[dict], None] | None = None) -> object:
         asked.append(path)
-        return {"rows": 0, "told": "by the evaluation"}
+        return told_so
 
     monkeypatch.setattr(summaries, "results_summary", told)
-    assert evals.load_results(out)[1] == {"rows": 0, "told": "by the evaluation"} and asked == [out]
+    assert evals.load_results(out)[1] is told_so and asked == [out]
 
 
 def test_a_pipeline_rows_failed_assertion_is_named_as_the_summary_names_it() -> None:

@@ -285,7 +285,8 @@ def walk_judged(walk: Walk, folder: Path, config: Path, size: tuple[int, int]) -
             screen = walk.expect("eval.filter", lambda s, before=before: filter_label(s) != before)
             if "false fails: post.coverage_floor" in filter_label(screen):
                 break
-        walk.expect("eval.sweep", "post.coverage_floor: output.coverage_score")  # the sweep's status line
+        # the sweep's status line, whole at every size (it was cut at 80 columns before its figures and `w`)
+        walk.expect("eval.sweep", lambda s: "post.coverage_floor: output.coverage_score" in s and "w writes it" in s)
         # the editor, on the line of the quick fix applied (at 80x24 it was under the editor's scrollbar), not saved
         walk.expect("eval.write_threshold", lambda s: "multidoc_qa.contract.yaml modified" in status_line(s))
         term.wait("output.coverage_score >= 0.4", what="the threshold's line on the screen")

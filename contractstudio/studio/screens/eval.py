@@ -30,6 +30,7 @@ from contractstudio.studio.widgets.footer import StudioFooter
 
 if TYPE_CHECKING:
     from contractstudio.evaluation.record_model import Record
+    from contractstudio.evaluation.summary_model import RunSummary, SweepResult
 
 DRAIN_S = 0.2
 
@@ -62,9 +63,9 @@ class EvalDone(Message):
 class SweepDone(Message):
     """Posted by the sweep worker: the trade-off of a condition's threshold (evaluation/sweep.py), or why not."""
 
-    def __init__(self, found: dict[str, Any] | None, problem: str | None = None) -> None:
+    def __init__(self, found: tuple[Path, SweepResult] | None, problem: str | None = None) -> None:
         super().__init__()
-        self.found, self.problem = found, problem
+        self.found, self.problem = found, problem  # found: the contract swept and its sweep
 
 
 class EvalScreen(StudioScreen):
@@ -81,7 +82,7 @@ class EvalScreen(StudioScreen):
     def __init__(self) -> None:
         super().__init__(id="eval-screen")
         self.rows: list[Record] = []  # the typed results records (evaluation/record_model.py), without traces
-        self.summary: dict[str, Any] | None = None
+        self.summary: RunSummary | None = None  # the typed summary (evaluation/summary_model.py)
         self._shown_input_width = 0
         self.results: Path | None = None
         self._incoming: list[Record] = []
@@ -90,7 +91,7 @@ class EvalScreen(StudioScreen):
         self._folder: Path | None = None
         self._wanted_data: Path | None = None
         self._results_shown: Path | None = None  # a results file opened as it is: no dataset is chosen meanwhile
-        self.sweep: dict[str, Any] | None = None  # the last sweep of a condition's threshold, and the file it is of
+        self.sweep: tuple[Path, SweepResult] | None = None  # the file of the last sweep of a condition's threshold, and it
         self._judged: tuple[Path, Path] | None = None  # (contract, dataset) of the last judged run
 
     def compose(self) -> ComposeResult:
@@ -240,10 +241,10 @@ class EvalScreen(StudioScreen):
     def _done(self, message: EvalDone) -> None:
         self._drain()
         outcome = message.outcome
-        self.summary = outcome.summary
+        self.summary = summary = outcome.summary
         self._show_summary()
         bad = f"; {len(outcome.bad_rows)} bad row(s) skipped (first: {outcome.bad_rows[0]})" if outcome.bad_rows else ""
-        self._status(f"Done: {self.summary['rows']} rows in {self.summary.get('duration_s', 0):.1f} s{bad}. "
+        self._status(f"Done: {summary.rows} rows in {summary.duration_s or 0:.1f} s{bad}. "
                      f"Enter opens a row in the debugger. Results: {self.results}")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -272,19 +273,20 @@ class EvalScreen(StudioScreen):
         self._status(f"{path.name}: {len(self.rows)} rows. Enter opens a row in the debugger.")
 
     def _show_summary(self) -> None:
-        summary = self.summary or {}
-        timeless = {k: v for k, v in summary.items() if k not in ("duration_s", "rows_this_run", "rows_per_s")}
-        # Wrapped, and the box scrolls (↑ ↓ End): the last lines (requests, structured output) and long messages are read whole.
-        self.query_one("#eval-figures", Static).update(Text(evals.summary_text(timeless)))
+        if self.summary is not None:
+            # Wrapped, and the box scrolls (↑ ↓ End): the last lines (requests, structured output) and long messages are read whole.
+            self.query_one("#eval-figures", Static).update(Text(evals.summary_text(self.summary.timeless())))
         self._show_plots()
         self._fill_filters()
         self._apply_filter()
 
     def _show_plots(self) -> None:
-        summary = self.summary or {}
+        summary = self.summary
+        if summary is None:
+            return
         room = evals.label_room(self.query_one("#plot-checks", PlotextPlot).size.width)  # the plots share the width
         self._plot("#plot-attempts", "outcomes", *evals.attempts_bars(summary, room))
-        self._plot("#plot-checks", "failed checks" if summary.get("kind") != "pipeline" else "assertions",
+        self._plot("#plot-checks", "failed checks" if summary.kind != "pipeline" else "assertions",
                    *evals.check_bars(summary, room=room))
         title, values = evals.cost_series(self.rows)
         plot = self.query_one("#plot-cost", PlotextPlot)
@@ -320,38 +322,35 @@ class EvalScreen(StudioScreen):
         except SweepError as err:
             self.post_message(SweepDone(None, str(err)))
             return
-        found["file"] = str(target)
-        self.post_message(SweepDone(found))
+        self.post_message(SweepDone((target, found)))
 
     @on(SweepDone)
     def _swept(self, message: SweepDone) -> None:
         if message.found is None:
             self._status(message.problem or "", error=True)
             return
-        self.sweep = found = message.found
-        xs = [r["threshold"] for r in found["table"]]
+        self.sweep = message.found
+        found = message.found[1]
+        xs = [r.threshold for r in found.table]
         plot = self.query_one("#plot-cost", PlotextPlot)
         plt = plot.plt
         plt.clear_figure()
-        plt.title(f"{found['id']}: threshold")
-        plt.plot(xs, [r["false_fails"] for r in found["table"]], label="false fails", marker="braille")
-        plt.plot(xs, [r["false_passes"] for r in found["table"]], label="false passes", marker="braille")
-        plt.vertical_line(found["chosen"])
+        plt.title(f"{found.id}: threshold")
+        plt.plot(xs, [r.false_fails for r in found.table], label="false fails", marker="braille")
+        plt.plot(xs, [r.false_passes for r in found.table], label="false passes", marker="braille")
+        plt.vertical_line(found.chosen)
         plot.refresh()
-        from contractstudio.editing.thresholds import number_text
+        from contractstudio.evaluation.sweep import choice_text
 
-        self._status(f"{found['check']}: {found['subject']} {found['op']} {number_text(found['chosen'])} chosen "
-                     f"(now {number_text(found['current'])}): false fails {found['now']['false_fails']} -> "
-                     f"{found['best']['false_fails']}, false passes {found['now']['false_passes']} -> "
-                     f"{found['best']['false_passes']}. w writes it (the editor's quick fix).")
+        self._status(f"{found.check}: {choice_text(found, ' chosen')}. w writes it (the editor's quick fix).", wrap=True)
 
     def action_write_threshold(self) -> None:
         """Open the contract in the editor and apply the quick fix that sets the chosen threshold (undo takes it back)."""
-        found = self.sweep
-        if found is None:
+        if self.sweep is None:
             self.notify("Sweep a condition's threshold first (t).", severity="warning")
             return
-        self.studio.threshold_choice = (Path(found["file"]), found["id"], found["chosen"], found["key"])
+        target, found = self.sweep
+        self.studio.threshold_choice = (target, found.id or "", found.chosen, found.key)
         self.studio.write_threshold_choice()
 
     def _plot(self, selector: str, title: str, labels: list[str], values: list[int]) -> None:
@@ -371,7 +370,7 @@ class EvalScreen(StudioScreen):
     def _fill_filters(self) -> None:
         select = self.query_one("#eval-filter", Select)
         current = select.value
-        options = evals.filter_choices(self.summary or {})
+        options = evals.filter_choices(self.summary)
         select.set_options(options)
         select.value = current if current in [v for _, v in options] else "all"
 
@@ -444,6 +443,9 @@ class EvalScreen(StudioScreen):
         self.studio.workspace.add(path)  # so the debugger offers its replay
         self.studio.open_file(path)
 
-    def _status(self, text: str, error: bool = False) -> None:
-        self.query_one("#eval-status", Static).update(Text(text, style="bold red" if error else "", no_wrap=True,
-                                                           overflow="ellipsis"))
+    def _status(self, text: str, error: bool = False, *, wrap: bool = False) -> None:
+        """One line, cut with an ellipsis (a run's progress, a path); `wrap`: read whole, on the rows it needs (its
+        row grows, up to max-height in studio.tcss), as a sweep's outcome and the `w` that writes it."""
+        status = self.query_one("#eval-status", Static)
+        status.set_class(wrap, "-whole")  # the widget's text-wrap decides (studio.tcss), not the Text's own no_wrap
+        status.update(Text(text, style="bold red" if error else ""))
