@@ -74,6 +74,7 @@ class EditScreen(EditingAssist, StudioScreen):
         self._symbols_timer: Timer | None = None  # collects them again once the keys that stopped them pause
         self._not_on_keys: Callable[[], None] = lambda: None  # stops listening for keys (on_mount sets it)
         self._loading = False
+        self._one_document = True  # the open text is one YAML document (see _stops_analysis)
         self._last_failure = ""
         self._status_line = ""
         self._detail_timer: Timer | None = None
@@ -118,10 +119,17 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.disabled = True
             self.update_status()
 
+    def _stops_analysis(self) -> bool:
+        """Whether a key stops the running analysis. Not the first analysis of a one-document text: nothing of it is
+        kept when it stops (a `---` document's analysis is), so the keys after opening a 5 MB file stopped it again
+        and again, each analysis after them whole again (8-12 s to the findings, issue 35.1), and the per-entry
+        analysis of the edits waits for a first whole one."""
+        return self.live.report is not None or not self._one_document
+
     def _key_arrived(self) -> None:
         if self.running_symbols.stop():  # any key: a rename's or a move's too; they go on once the keys pause
             self._symbols_later()
-        if self.running_analysis.stop():
+        if self._stops_analysis() and self.running_analysis.stop():
             self._analyze_again = True
             if self._debounce is not None:
                 self._debounce.stop()
@@ -153,6 +161,7 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.load_text(text)
         # The editor's own form of the text: it takes \x0c, \x1c, \x85 … as line breaks, which opening is no edit of.
         self._opened = (text, self.editor.text)
+        self._one_document = "\n---" not in text  # a `---` line after the first starts a second document (a C search)
         if cursor is None:
             self.editor.move_cursor((0, 0))
             self.editor.scroll_home(animate=False)
@@ -177,7 +186,8 @@ class EditScreen(EditingAssist, StudioScreen):
             self._loading = False
             return
         self.live.edit()  # the text is read from the editor when it is analyzed, not per keystroke
-        self.running_analysis.stop()  # of a text that is no more: it would share the interpreter with the keys for nothing
+        if self._stops_analysis():  # of a text that is no more: it would share the interpreter with the keys for nothing
+            self.running_analysis.stop()
         self.running_symbols.stop()
         if self._debounce is not None:
             self._debounce.stop()
