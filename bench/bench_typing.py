@@ -225,7 +225,8 @@ def typist(seed: int, count: int) -> list[tuple[str, float]]:
 
 
 def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
-               findings: list[float] | None = None, marks: list[tuple[float, float, str]] | None = None) -> tuple[list[float], str]:
+               findings: list[float] | None = None, marks: list[tuple[float, float, str]] | None = None,
+               pauses: list[tuple[float, float]] | None = None) -> tuple[list[float], str]:
     """Type the keys at the end of the line ending in `marker`; seconds from each key sent to its effect on screen.
 
     `findings` (the studio): at each READ pause, the seconds from the last key to the status line's findings.
@@ -238,6 +239,8 @@ def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
             if findings is not None:  # the status line says "checking…" until the analysis of the text is shown
                 terminal.wait_for(r"\d+ errors? ·(?!.*checking)", 600)
                 findings.append(time.perf_counter() - last)
+                if pauses is not None:
+                    pauses.append((last, time.perf_counter()))
             time.sleep(0.02)  # then the next key, as soon as the findings are read
         else:
             time.sleep(pause)
@@ -322,7 +325,8 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
                                 "-o", f"{profile}.{program}.{case}.txt"], stdout=subprocess.DEVNULL)
     findings: list[float] | None = None if program == "bare" else []
     marks: list[tuple[float, float, str]] = []
-    times, _ = echo_times(terminal, marker, keys, findings, marks)
+    pauses: list[tuple[float, float]] = []
+    times, _ = echo_times(terminal, marker, keys, findings, marks, pauses)
     if spy is not None:
         spy.send_signal(2)
         spy.wait()
@@ -339,6 +343,7 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
         else:
             print(f"    {program} {case}: where the keys' time went ({sampled})")
             key_trace.report(sampled, marks)
+            key_trace.report_findings(sampled, pauses)
     print(f"    {program:6} {case:5} loaded in {loaded:5.1f} s; echo median {statistics.median(times) * 1000:6.1f} ms "
           f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB"
           + (f"; findings after {statistics.median(findings):.2f} s median" if findings else ""), flush=True)
