@@ -403,8 +403,10 @@ def main() -> None:
             for case in args.cases:
                 keys = typist(1000 * n + len(case), args.keys)
                 for program in programs:
-                    if program == "bare" and case in TYPED_AT:
-                        continue  # a bare TextArea re-highlights a one-document 5 MB file per key: over a minute a key
+                    if program == "bare" and case in (*TYPED_AT, "big"):
+                        # a bare TextArea re-highlights a one-document 5 MB file per key: over a minute a key; on the
+                        # 655-document file a key did not show within 3 minutes under load (the run stopped)
+                        continue
                     times, peak, found, load = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample,
                                                          args.trace)
                     results.setdefault((program, case), []).extend(times)
