@@ -83,12 +83,12 @@ def test_after_any_edit_the_layout_of_a_row_per_line_is_textual_s_layout_of_the_
         layouts_agree(layout, document.text)
 
 
-@pytest.mark.parametrize(("documents", "ends"), [(1, "finished"), (2, "stopped")])
-async def test_keys_typed_into_a_file_s_first_analysis_stop_it_only_where_its_documents_are_kept(
-        make_app, workspace: Path, monkeypatch, documents: int, ends: str) -> None:
-    """The first analysis of a one-document file keeps nothing when it stops: the keys after opening a 5 MB file
-    stopped it again and again and the findings came 8-12 s after the last key (issue 35.1), each analysis whole. It
-    runs to its end, and the edits are analyzed after it; a file of `---` documents keeps each one analyzed: stopped."""
+@pytest.mark.parametrize("documents", [1, 2])
+async def test_keys_typed_into_a_file_s_first_analysis_do_not_stop_it(make_app, workspace: Path, monkeypatch,
+                                                                      documents: int) -> None:
+    """A file's first analysis, stopped, left nothing to build on: the keys after opening a 5 MB file stopped it again
+    and again and the findings came 8-13 s after the last key (issue 35.1), each analysis as long as a first one. It
+    runs to its end, and the edits are analyzed after it (test_big_files.py: later analyses are stopped)."""
     text = (workspace / CONTRACT).read_text()
     (workspace / "opened.contract.yaml").write_text("---\n".join([text] * documents))
     started, release = threading.Event(), threading.Event()
@@ -117,6 +117,6 @@ async def test_keys_typed_into_a_file_s_first_analysis_stop_it_only_where_its_do
         await pilot.pause(0.3)
         release.set()
         await settle(pilot)
-        assert seen == [ends]
+        assert seen == ["finished"]
         assert screen.live.current is not None and screen.live.current.text.split("\n")[1].startswith("xy")
         assert "checking" not in str(screen.query_one("#status").render())

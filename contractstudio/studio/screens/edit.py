@@ -74,7 +74,6 @@ class EditScreen(EditingAssist, StudioScreen):
         self._symbols_timer: Timer | None = None  # collects them again once the keys that stopped them pause
         self._not_on_keys: Callable[[], None] = lambda: None  # stops listening for keys (on_mount sets it)
         self._loading = False
-        self._one_document = True  # the open text is one YAML document (see _stops_analysis)
         self._last_failure = ""
         self._status_line = ""
         self._detail_timer: Timer | None = None
@@ -120,11 +119,12 @@ class EditScreen(EditingAssist, StudioScreen):
             self.update_status()
 
     def _stops_analysis(self) -> bool:
-        """Whether a key stops the running analysis. Not the first analysis of a one-document text: nothing of it is
-        kept when it stops (a `---` document's analysis is), so the keys after opening a 5 MB file stopped it again
-        and again, each analysis after them whole again (8-12 s to the findings, issue 35.1), and the per-entry
-        analysis of the edits waits for a first whole one."""
-        return self.live.report is not None or not self._one_document
+        """Whether a key stops the running analysis: not before the file's first analysis is shown. Stopped, it kept
+        nothing to build on (a one-document file's first analysis keeps nothing; in the 655-document file the one
+        after the stops cost as much CPU as a first one), so the keys after opening a 5 MB file stopped it again and
+        again and the findings came 8-13 s after the last key (issue 35.1, bench_typing --trace); the edits' analyses,
+        per entry or per document, come after it."""
+        return self.live.report is not None
 
     def _key_arrived(self) -> None:
         if self.running_symbols.stop():  # any key: a rename's or a move's too; they go on once the keys pause
@@ -161,7 +161,6 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.load_text(text)
         # The editor's own form of the text: it takes \x0c, \x1c, \x85 … as line breaks, which opening is no edit of.
         self._opened = (text, self.editor.text)
-        self._one_document = "\n---" not in text  # a `---` line after the first starts a second document (a C search)
         if cursor is None:
             self.editor.move_cursor((0, 0))
             self.editor.scroll_home(animate=False)
