@@ -23,7 +23,9 @@ Run: .venv/bin/python bench/bench_typing.py [--rounds 3] [--keys 120] [--tree OL
 --sample DIR runs each studio under bench/key_sampler.py and prints what its slowest keys waited for (the sampler
 takes some of the interpreter itself: its echo times are not the figures).
 --trace DIR runs each studio under bench/key_trace.py (timestamps only, almost free) and prints where the keys' time
-went: to the app, to the key's frame, the edit's and the frames' wall and CPU time, and whether an analysis ran.
+went: to the app, to the key's frame, the edit's and the frames' wall and CPU time, and whether an analysis ran; and
+for each pause for the findings, what ran between the last key and the findings.
+--open-only measures only the first screens (--rounds of each program and case, interleaved, no keys).
 """
 
 from __future__ import annotations
@@ -225,7 +227,8 @@ def typist(seed: int, count: int) -> list[tuple[str, float]]:
 
 
 def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
-               findings: list[float] | None = None, marks: list[tuple[float, float, str]] | None = None) -> tuple[list[float], str]:
+               findings: list[float] | None = None, marks: list[tuple[float, float, str]] | None = None,
+               pauses: list[tuple[float, float]] | None = None) -> tuple[list[float], str]:
     """Type the keys at the end of the line ending in `marker`; seconds from each key sent to its effect on screen.
 
     `findings` (the studio): at each READ pause, the seconds from the last key to the status line's findings.
@@ -238,6 +241,8 @@ def echo_times(terminal: Terminal, marker: str, keys: list[tuple[str, float]],
             if findings is not None:  # the status line says "checking…" until the analysis of the text is shown
                 terminal.wait_for(r"\d+ errors? ·(?!.*checking)", 600)
                 findings.append(time.perf_counter() - last)
+                if pauses is not None:
+                    pauses.append((last, time.perf_counter()))
             time.sleep(0.02)  # then the next key, as soon as the findings are read
         else:
             time.sleep(pause)
@@ -322,7 +327,8 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
                                 "-o", f"{profile}.{program}.{case}.txt"], stdout=subprocess.DEVNULL)
     findings: list[float] | None = None if program == "bare" else []
     marks: list[tuple[float, float, str]] = []
-    times, _ = echo_times(terminal, marker, keys, findings, marks)
+    pauses: list[tuple[float, float]] = []
+    times, _ = echo_times(terminal, marker, keys, findings, marks, pauses)
     if spy is not None:
         spy.send_signal(2)
         spy.wait()
@@ -339,11 +345,39 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
         else:
             print(f"    {program} {case}: where the keys' time went ({sampled})")
             key_trace.report(sampled, marks)
+            key_trace.report_findings(sampled, pauses)
     print(f"    {program:6} {case:5} loaded in {loaded:5.1f} s; echo median {statistics.median(times) * 1000:6.1f} ms "
           f"p99 {percentile(times, 99) * 1000:7.1f} max {max(times) * 1000:7.1f}; peak RSS {rss:6.0f} MB"
           + (f"; findings after {statistics.median(findings):.2f} s median" if findings else ""), flush=True)
     terminal.start(["sleep", "3600"], {})
     return times, rss, findings or [], loaded
+
+
+def first_screens(terminal: Terminal, programs: list[str], cases: list[str], files: dict[str, Path],
+                  trees: dict[str, Path | None], rounds: int) -> None:
+    """--open-only: the seconds from starting each program on each case to its first screen, interleaved, no keys."""
+    opened: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for case in cases:
+            for program in programs:
+                if program == "bare" and case in (*TYPED_AT, "big"):
+                    continue
+                env = {"XDG_CONFIG_HOME": tempfile.mkdtemp()}
+                if program == "bare":
+                    argv = [sys.executable, "-c", BARE, str(files[case])]
+                else:
+                    argv = [sys.executable, "-m", "contractstudio", "studio", str(files[case]), str(files[case].parent)]
+                    if trees[program] is not None:
+                        env["PYTHONPATH"] = str(trees[program])
+                terminal.start(argv, env)
+                started = time.perf_counter()
+                terminal.wait_for(FIRST_LINE.get(case, r"name: multidoc_qa") if program == "bare" else r"\d+ errors? ·")
+                opened.setdefault((program, case), []).append(time.perf_counter() - started)
+                terminal.start(["sleep", "3600"], {})
+                time.sleep(0.5)
+    print(f"load after: {os.getloadavg()[0]:.2f}; first screen, min / median / max of {rounds}:")
+    for (program, case), values in opened.items():
+        print(f"  {case:8} {program:6} {min(values):5.2f} / {statistics.median(values):5.2f} / {max(values):5.2f} s")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -363,6 +397,7 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", default=["big", "chain", "examples", "paste", "small"],
                         choices=["big", "chain", "examples", "paste", "small"])
     parser.add_argument("--programs", nargs="+", default=["studio"], choices=["bare", "studio"])
+    parser.add_argument("--open-only", action="store_true", help="only the first screens, --rounds of each, interleaved")
     args = parser.parse_args()
     compile_package()
     trees: dict[str, Path | None] = {"studio": None}
@@ -385,21 +420,29 @@ def main() -> None:
     width, height = (int(n) for n in args.size.split("x"))
     print(f"load before: {os.getloadavg()[0]:.2f}; the 5 MB file: {len(big):,} bytes, {big.count(chr(10)) + 1:,} lines; "
           f"terminal {width}x{height}", flush=True)
-    check = {program: check_rss_mb(files["big"], {"PYTHONPATH": str(trees[program])} if trees[program] else {})
+    check = {} if args.open_only else {program: check_rss_mb(files["big"], {"PYTHONPATH": str(trees[program])} if trees[program] else {})
              for program in programs if program != "bare"}
     results: dict[tuple[str, str], list[float]] = {}
     rss: dict[tuple[str, str], list[float]] = {}
     shown: dict[tuple[str, str], list[float]] = {}  # seconds from a key to the findings of the text it made
     opened: dict[tuple[str, str], list[float]] = {}  # seconds to the first screen
     terminal = Terminal(width, height)
+    if args.open_only:
+        try:
+            first_screens(terminal, programs, args.cases, files, trees, args.rounds)
+        finally:
+            terminal.close()
+        return
     try:
         for n in range(args.rounds):
             print(f"  round {n + 1}", flush=True)
             for case in args.cases:
                 keys = typist(1000 * n + len(case), args.keys)
                 for program in programs:
-                    if program == "bare" and case in TYPED_AT:
-                        continue  # a bare TextArea re-highlights a one-document 5 MB file per key: over a minute a key
+                    if program == "bare" and case in (*TYPED_AT, "big"):
+                        # a bare TextArea re-highlights a one-document 5 MB file per key: over a minute a key; on the
+                        # 655-document file a key did not show within 3 minutes under load (the run stopped)
+                        continue
                     times, peak, found, load = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample,
                                                          args.trace)
                     results.setdefault((program, case), []).extend(times)

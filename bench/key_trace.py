@@ -57,10 +57,15 @@ def _run(out: Path, argv: list[str]) -> None:
     Screen._on_timer_update = timed("frame", Screen._on_timer_update)  # type: ignore[method-assign]  # noqa: SLF001
     from contractstudio.editing.live import LiveDocument
     from contractstudio.studio import calls
+    from contractstudio.studio.screens.edit import EditScreen
     from contractstudio.studio.widgets.editor import ContractEditor
 
     ContractEditor.edit = timed("edit", ContractEditor.edit)  # type: ignore[method-assign]
     LiveDocument.analyze = timed("analysis", LiveDocument.analyze)  # type: ignore[method-assign]
+    # the steps between the last key and the findings shown (`report_findings`)
+    LiveDocument.collect_symbols = staticmethod(timed("symbols", LiveDocument.collect_symbols))  # type: ignore[method-assign]
+    EditScreen.start_analysis = timed("analysis asked", EditScreen.start_analysis)  # type: ignore[method-assign]
+    LiveDocument.accept = timed("findings accepted", LiveDocument.accept)  # type: ignore[method-assign]  # on the screen's thread
     calls.load_client = timed("model client import", calls.load_client)  # type: ignore[method-assign]
 
     import gc
@@ -118,6 +123,17 @@ def report(out: Path, keys: list[tuple[float, float, str]], slowest: int = 5) ->
         parts = ", ".join(f"{name} {value:.1f}" for name, value in steps.items() if not name.endswith("running"))
         running = [name.removesuffix(" running") for name, value in steps.items() if name.endswith("running") and value]
         print(f"      key {key!r} {total * 1000:.0f} ms: {parts}" + (f" (ran meanwhile: {', '.join(running)})" if running else ""))
+
+
+def report_findings(out: Path, pauses: list[tuple[float, float]]) -> None:
+    """For each pause for the findings (last key shown, findings shown): what ran in between, from the last key."""
+    data = pickle.loads(out.read_bytes())
+    for last, found in pauses:
+        print(f"      findings {found - last:.2f} s after the last key:")
+        for name, start, end, cpu in sorted(data["spans"], key=lambda span: span[1]):
+            if end < last - 0.5 or start > found or name in ("frame", "edit") or name.startswith("collection 0"):
+                continue
+            print(f"        {name:18} {start - last:+7.3f} -> {end - last:+7.3f} s (CPU {cpu * 1000:.0f} ms)")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,9 @@ CLIENT_AFTER_QUIET_S = 2.0
 # this long and the heap was frozen this often since, the whole heap is collected once (a closed screen's cycles).
 SWEEP_QUIET_S = 5.0
 SWEEP_AFTER_FREEZES = 10
+# Nor while these run: the sweep holds the interpreter for as long as it walks the heap (0.4-1.5 s on a 5 MB file), and
+# the author waits for their findings (and quiet keys are how the keys pause for them).
+SWEEP_WAITS_FOR = ("analysis", "symbols")
 
 
 def _graph_screen() -> Screen[None]:
@@ -358,7 +361,8 @@ class StudioApp(OrderedKeys, OpenFile):
         from contractstudio import collector
 
         if (collector.freezes - self._freezes_after_sweep < SWEEP_AFTER_FREEZES
-                or time.monotonic() - self.last_key_at < SWEEP_QUIET_S):
+                or time.monotonic() - self.last_key_at < SWEEP_QUIET_S
+                or any(w.group in SWEEP_WAITS_FOR and not w.is_finished for w in self.workers)):
             return
         took = collector.sweep()
         self._freezes_after_sweep = collector.freezes

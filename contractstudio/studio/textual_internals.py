@@ -12,8 +12,8 @@ properties and functions of the same names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, overload
 
 from textual._time import get_time
 from textual.app import App, ReturnType
@@ -26,9 +26,9 @@ from textual.screen import ModalScreen, ScreenResultType
 from textual.strip import Strip
 from textual.widgets import OptionList, Select, TextArea
 from textual.widgets._footer import FooterKey
-from textual.widgets.text_area import Edit, EditHistory, Selection, WrappedDocument
+from textual.widgets.text_area import DocumentBase, Edit, EditHistory, Selection, WrappedDocument
 
-__all__ = ["AppSteps", "FooterKey", "ModalScreenSteps", "TextAreaSteps", "adopt", "app_nodes", "builtin_grammar",
+__all__ = ["AppSteps", "FooterKey", "ModalScreenSteps", "RowsOfLines", "TextAreaSteps", "adopt", "app_nodes", "builtin_grammar",
            "class_bindings", "key_name",
            "lay_out_one_row_per_line", "measure_rows_again", "offered_values", "own_bindings", "row_lines",
            "textual_time", "undo_steps", "wrap_settings"]
@@ -37,6 +37,7 @@ __all__ = ["AppSteps", "FooterKey", "ModalScreenSteps", "TextAreaSteps", "adopt"
 # (widgets/footer.py). Public replacement: FooterKey exported from textual.widgets.
 
 Swapped = TypeVar("Swapped")
+Row = TypeVar("Row")
 
 
 def adopt(instance: object, subclass: type[Swapped]) -> Swapped:
@@ -139,7 +140,7 @@ def undo_steps(history: EditHistory) -> list[list[Edit]]:
     return history._undo_stack  # type: ignore[return-value]  # noqa: SLF001
 
 
-def row_lines(wrapped: WrappedDocument) -> list[tuple[int, int]]:
+def row_lines(wrapped: WrappedDocument) -> Sequence[tuple[int, int]]:
     """Each screen row's (document line, section of that line) (WrappedDocument._offset_to_line_info).
 
     Why: the editor's finding markers go on the gutter of a line's first row. Public replacement: a public
@@ -157,19 +158,50 @@ def wrap_settings(wrapped: WrappedDocument) -> tuple[int, int]:
     return wrapped._width, wrapped._tab_width  # noqa: SLF001
 
 
-def lay_out_one_row_per_line(wrapped: WrappedDocument, line_count: int, empty: list[bool], tab_width: int | None) -> None:
-    """What WrappedDocument.wrap(0, tab_width) makes of lines without a tab, made at once: one row per line.
+class RowsOfLines(Sequence[Row]):
+    """One entry per line of a document, each made when asked from the line's index and never stored: what a
+    layout of one row per line keeps per row, which is the row's own index (or nothing) for every line."""
 
-    Why: Textual's unwrapped layout measures every line's tabs (8 s of a 5 MB file's first screen, six times over).
-    `empty[n]` says whether line n is empty. Public replacement: a faster wrap of width 0 in Textual.
+    __slots__ = ("document", "entry")
+
+    def __init__(self, document: DocumentBase, entry: Callable[[int], Row]) -> None:
+        self.document, self.entry = document, entry
+
+    def __len__(self) -> int:
+        return self.document.line_count  # follows the document's edits: a line added is a row added
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+        count = self.document.line_count
+        if isinstance(index, slice):
+            return [self.entry(n) for n in range(*index.indices(count))]
+        n = index + count if index < 0 else index
+        if not 0 <= n < count:
+            raise IndexError(index)
+        return self.entry(n)
+
+
+def lay_out_one_row_per_line(wrapped: WrappedDocument, tab_width: int | None) -> None:
+    """What WrappedDocument.wrap(0, tab_width) makes of lines without a tab, as entries made when asked (RowsOfLines):
+    row n is line n, with no wrap offset and no tab. Nothing is made per line: opening a 5 MB file does not lay out
+    its 200,000 lines before the first screen (the four lists took 0.6-1.2 s of the screen's thread).
+
+    Why: Textual's unwrapped layout measures every line's tabs and stores four entries per line, and TextArea reads
+    the rows' lines from WrappedDocument._offset_to_line_info. Valid while no line has a tab and nothing wraps: the
+    editor's wrapped document lays the text out again the moment an edit brings a tab (`_RowCountCache`). Public
+    replacement: a faster wrap of width 0 in Textual, or a public row -> line map TextArea reads.
     """
+    document = wrapped.document
     wrapped._width = 0  # noqa: SLF001
     if tab_width:
         wrapped._tab_width = tab_width  # noqa: SLF001
-    wrapped._wrap_offsets = [[] for _ in range(line_count)]  # noqa: SLF001
-    wrapped._offset_to_line_info = [(n, 0) for n in range(line_count)]  # noqa: SLF001
-    wrapped._line_index_to_offsets = [[n] for n in range(line_count)]  # noqa: SLF001
-    wrapped._tab_width_cache = [[] if blank else [0] for blank in empty]  # noqa: SLF001
+    wrapped._wrap_offsets = RowsOfLines(document, lambda n: [])  # type: ignore[assignment]  # noqa: SLF001
+    wrapped._offset_to_line_info = RowsOfLines(document, lambda n: (n, 0))  # type: ignore[assignment]  # noqa: SLF001
+    wrapped._line_index_to_offsets = RowsOfLines(document, lambda n: [n])  # type: ignore[assignment]  # noqa: SLF001
+    wrapped._tab_width_cache = RowsOfLines(document, lambda n: [0] if document[n] else [])  # type: ignore[assignment]  # noqa: SLF001
 
 
 class AppSteps(App[ReturnType]):

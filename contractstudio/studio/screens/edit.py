@@ -118,10 +118,18 @@ class EditScreen(EditingAssist, StudioScreen):
             self.editor.disabled = True
             self.update_status()
 
+    def _stops_analysis(self) -> bool:
+        """Whether a key stops the running analysis: not before the file's first analysis is shown. Stopped, it kept
+        nothing to build on (a one-document file's first analysis keeps nothing; in the 655-document file the one
+        after the stops cost as much CPU as a first one), so the keys after opening a 5 MB file stopped it again and
+        again and the findings came 8-13 s after the last key (issue 35.1, bench_typing --trace); the edits' analyses,
+        per entry or per document, come after it."""
+        return self.live.report is not None
+
     def _key_arrived(self) -> None:
         if self.running_symbols.stop():  # any key: a rename's or a move's too; they go on once the keys pause
             self._symbols_later()
-        if self.running_analysis.stop():
+        if self._stops_analysis() and self.running_analysis.stop():
             self._analyze_again = True
             if self._debounce is not None:
                 self._debounce.stop()
@@ -177,7 +185,8 @@ class EditScreen(EditingAssist, StudioScreen):
             self._loading = False
             return
         self.live.edit()  # the text is read from the editor when it is analyzed, not per keystroke
-        self.running_analysis.stop()  # of a text that is no more: it would share the interpreter with the keys for nothing
+        if self._stops_analysis():  # of a text that is no more: it would share the interpreter with the keys for nothing
+            self.running_analysis.stop()
         self.running_symbols.stop()
         if self._debounce is not None:
             self._debounce.stop()

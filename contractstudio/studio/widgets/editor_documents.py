@@ -3,6 +3,8 @@ edit, and never hand tree-sitter text nested deeper than it survives."""
 
 from __future__ import annotations
 
+import operator
+from itertools import repeat
 from typing import Any
 
 from rich.cells import cell_len
@@ -132,6 +134,10 @@ class _SyntaxDocument(_KeptText, _GuardedSyntaxDocument):
     """The editor's highlighted document: guarded, and keeping its text and sizes between edits."""
 
 
+def _has_tab(lines: list[str]) -> bool:
+    return any(map(operator.contains, lines, repeat("\t")))  # each line looked at in C: no Python step per line
+
+
 class _RowCountCache(WrappedDocument):
     """WrappedDocument whose `height` is remembered between edits.
 
@@ -149,27 +155,34 @@ class _RowCountCache(WrappedDocument):
         if revision is not None and (width, tab_width or wrap_settings(self)[1], revision) == self._wrapped_as:
             return
         self._rows = None
+        self._row_per_line = False
         if width or not self._unwrapped(tab_width):
             super().wrap(width, tab_width)
         self._wrapped_as = None if revision is None else (width, wrap_settings(self)[1], revision)
 
     def _unwrapped(self, tab_width: int | None) -> bool:
         """Not wrapping and no tab in the text: Textual's wrap, whose only work then is measuring each line's tabs
-        (8 s of a 5 MB one-document file's first screen, six times over), made at once: one row per line, no tab.
-        False where a line has a tab (Textual's own wrap measures them)."""
-        lines = self.document.lines
-        if any("\t" in line for line in lines):
-            return False
-        lay_out_one_row_per_line(self, len(lines), [not line for line in lines], tab_width)
-        return True
+        (8 s of a 5 MB one-document file's first screen, six times over), laid out as one row per line with nothing
+        stored per line (`lay_out_one_row_per_line`). False where a line has a tab (Textual's own wrap measures them)."""
+        self._row_per_line = not _has_tab(self.document.lines)
+        if self._row_per_line:
+            lay_out_one_row_per_line(self, tab_width)
+        return self._row_per_line
 
-    def wrap_range(self, *args, **kwargs):
+    _row_per_line = False  # laid out one row per line: the layout follows the document's edits by itself
+
+    def wrap_range(self, start: Location, old_end: Location, new_end: Location) -> None:
         self._rows = None
-        result = super().wrap_range(*args, **kwargs)
+        if self._row_per_line:
+            top, bottom = sorted((start[0], new_end[0]))
+            if _has_tab(self.document.lines[top : bottom + 1]):  # a tab came in: Textual's layout measures it from now on
+                self._row_per_line = False
+                super().wrap(0, wrap_settings(self)[1])
+        else:
+            super().wrap_range(start, old_end, new_end)
         revision = self._revision()
         if self._wrapped_as is not None and revision is not None:  # the wrap follows the edit: of this revision now
             self._wrapped_as = (self._wrapped_as[0], self._wrapped_as[1], revision)
-        return result
 
     def _revision(self) -> int | None:
         return getattr(self.document, "revision", None)  # None: a document that does not count its edits
