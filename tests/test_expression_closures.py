@@ -31,9 +31,16 @@ def outcome(src: str, vals: dict[str, Any], walk: bool) -> tuple[str, Any]:
         return ("error", str(err))
 
 
+def charged(src: str, vals: dict[str, Any], walk: bool) -> tuple[tuple[str, Any], int]:
+    """The outcome and the work it charged to the shared budget: steps, iterations and element operations."""
+    budget = sandbox.ExpressionBudget(limit=10**12, what="this test")
+    with sandbox.shared_expression_budget(budget):
+        return outcome(src, vals, walk), budget.used
+
+
 def same(src: str, vals: dict[str, Any]) -> None:
-    walked = outcome(src, vals, True)
-    assert outcome(src, vals, False) == walked, src
+    walked = charged(src, vals, True)
+    assert charged(src, vals, False) == walked, src
 
 
 REALISTIC = [
@@ -74,6 +81,29 @@ def test_every_data_bomb_is_stopped_the_same_way(src: str, query: str) -> None:
 def test_quadratic_work_is_stopped_the_same_way(src: str) -> None:
     big = {"input": {"big": list(range(100_000)), "other": list(range(100_000)), "text": "ab" * 50_000}}
     same(src, big)
+
+
+def test_the_names_given_are_never_changed_by_an_evaluation() -> None:
+    vals = model_values()
+    before = dict(vals)
+    for src in REALISTIC:
+        outcome(src, vals, False)
+    assert vals == before and list(vals) == list(before)
+
+
+def test_the_budget_refuses_the_same_evaluation_and_charges_the_same_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call's shared budget: each evaluation charges what the tree walk counts, and the one after it is spent is refused."""
+    for walk in (True, False):
+        budget = sandbox.ExpressionBudget(limit=700, what="this call")
+        seen = []
+        with sandbox.shared_expression_budget(budget):
+            for _ in range(6):
+                seen.append((outcome("[x + 1 for x in input.big if x > 0]", {"input": {"big": list(range(40))}}, walk),
+                             budget.used))
+        assert seen[-1] == (("error", "the expression budget of this call (700 operations) is spent"), seen[-2][1])
+        if walk:
+            walked = seen
+    assert seen == walked
 
 
 def test_the_step_bound_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:

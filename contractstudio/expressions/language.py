@@ -74,7 +74,16 @@ class Expression:
         """
         try:
             if walk:
-                return Walker(self.parsed).eval(self.tree, dict(values))
+                walker = Walker(self.parsed)
+                shared = sandbox.active_expression_budget()
+                if shared is None:
+                    return walker.eval(self.tree, dict(values))
+                if shared.spent:
+                    raise shared.refusal()
+                try:
+                    return walker.eval(self.tree, dict(values))
+                finally:
+                    shared.charge(walker.meter)
             run = self.run[0] if self.run else self._build()
             shared = sandbox.active_expression_budget()
             if shared is None:
