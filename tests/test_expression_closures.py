@@ -117,6 +117,20 @@ def test_the_step_bound_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     assert outcome(src, data, False) == outcome(src, data, True) == ("error", "evaluation exceeded 100 steps")
 
 
+def test_the_step_bound_falls_the_same_inside_a_fused_closure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`input.a` (a name and its field) and `x >= 1` (a constant right side) are one closure each, counting two steps:
+    whichever step crosses the bound, the error and the work charged are the walk's."""
+    import contractstudio.expressions.closures as evaluation
+
+    data = {"input": {"a": 1, "b": [1, 2]}}
+    for bound in range(1, 14):
+        monkeypatch.setattr(sandbox, "MAX_STEPS", bound)
+        monkeypatch.setattr(evaluation, "MAX_STEPS", bound)
+        for src in ("input.a + input.a >= 1", "[x >= 1 for x in input.b] == [input.a]", "len(input.b) > input.a"):
+            same(src, data)
+            assert charged(src, data, False)[0] == ("error", f"evaluation exceeded {bound} steps") or bound > 5
+
+
 def test_the_samples_expressions() -> None:
     import contractstudio as cs
 

@@ -7,7 +7,9 @@ expressions again and again (they are most of the engine's own work), so each
 allowlisted tree is built once into closures that already know their node's
 fields. Every closure does exactly what its `e_*` method does, with the same
 step count per node, the same sandbox operations and bounds, and the same
-error texts; a node type without a closure is handed to the tree walk.
+error texts; a node type without a closure is handed to the tree walk. A few common shapes are fused into one
+closure (a name's field, one comparison with a constant, a str method, a plain function call), counting the steps
+of every node they stand for (`Meter.recount` near the bound).
 """
 
 from __future__ import annotations
@@ -37,17 +39,25 @@ def build(node: ast.AST, walker: Callable[[ast.AST, dict[str, Any], Meter], Any]
     return b(node)
 
 
+def _allowed_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str)))
+
+
 def _constant(node: ast.Constant, b: Any, ex: Any) -> Run:
     value = node.value
-    ok = value is None or isinstance(value, (bool, int, float, str))
+    if _allowed_constant(node):
+        def run_allowed(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            return value
+        return run_allowed
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        if not ok:
-            raise ExpressionError(f"{type(value).__name__} literals are not allowed")
-        return value
+        raise ExpressionError(f"{type(value).__name__} literals are not allowed")
     return run
 
 
@@ -68,13 +78,47 @@ def _name(node: ast.Name, b: Any, ex: Any) -> Run:
 
 
 def _attribute(node: ast.Attribute, b: Any, ex: Any) -> Run:
-    value, attr, get_field = b(node.value), node.attr, sandbox.get_field
+    attr, get_field, declared = node.attr, sandbox.get_field, sandbox.FIELD_NAMES
+    if attr.startswith("_"):  # refused by get_field, after its value is evaluated
+        value = b(node.value)
+
+        def run_hidden(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            return get_field(value(env, m), attr)
+        return run_hidden
+    if isinstance(node.value, ast.Name) and not node.value.id.startswith("_"):
+        # `input.query`: the name's node and the attribute's in one closure, two steps as the walk counts them.
+        ident = node.value.id
+
+        def run_named(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 2
+            if m.steps > MAX_STEPS:
+                m.recount(2)
+            if ident not in env:
+                raise ExpressionError(f"name '{ident}' is not defined")
+            obj = env[ident]
+            known = declared.get(id(type(obj)))  # a record's declared field: get_field's own first lookup
+            if known is not None:
+                py_name = known.get(attr)
+                if py_name is not None:
+                    return getattr(obj, py_name)
+            return get_field(obj, attr)
+        return run_named
+    value = b(node.value)
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        return get_field(value(env, m), attr)
+        obj = value(env, m)
+        known = declared.get(id(type(obj)))
+        if known is not None:
+            py_name = known.get(attr)
+            if py_name is not None:
+                return getattr(obj, py_name)
+        return get_field(obj, attr)
     return run
 
 
@@ -106,25 +150,21 @@ def _subscript(node: ast.Subscript, b: Any, ex: Any) -> Run:
     return run
 
 
-def _sequence(node: ast.List | ast.Tuple, b: Any, ex: Any) -> Run:
+def _sequence(node: ast.List | ast.Tuple | ast.Set, b: Any, ex: Any) -> Run:
     elts = [b(e) for e in node.elts]
+    if isinstance(node, ast.Set):  # each element hashed as it comes, as the walk's set display does
+        def run_set(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            return m.bounded({e(env, m) for e in elts})
+        return run_set
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
         return m.bounded([e(env, m) for e in elts])
-    return run
-
-
-def _set(node: ast.Set, b: Any, ex: Any) -> Run:
-    elts = [b(e) for e in node.elts]
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        return m.bounded({e(env, m) for e in elts})
     return run
 
 
@@ -200,6 +240,8 @@ def _ifexp(node: ast.IfExp, b: Any, ex: Any) -> Run:
 
 
 def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
+    if len(node.ops) == 1:
+        return _compare_one(node, b, ex)
     first = b(node.left)
     rest = [(op, b(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
     compare, charge = ex.compare, ex.charge
@@ -219,6 +261,37 @@ def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
     return run
 
 
+def _compare_one(node: ast.Compare, b: Any, ex: Any) -> Run:
+    """`a OP b`, the common case: numbers and None compare in constant work; a constant right side is read, not run."""
+    first, op, right_node = b(node.left), node.ops[0], node.comparators[0]
+    compare, charge, scalars, ordered = ex.compare, ex.charge, ex.SCALARS, ex.ORDERED.get(type(node.ops[0]))
+    constant = _allowed_constant(right_node)
+    fixed: Any = right_node.value if constant else None  # type: ignore[attr-defined]
+    second = None if constant else b(right_node)
+
+    def run(env: dict[str, Any], m: Meter) -> Any:
+        m.steps += 1
+        if m.steps > MAX_STEPS:
+            m.step()
+        left = first(env, m)
+        if second is None:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            right = fixed
+        else:
+            right = second(env, m)
+        if type(left) not in scalars or type(right) not in scalars:
+            charge(m, op, left, right)
+        if ordered is None:
+            return compare(op, left, right)
+        try:
+            return bool(ordered(left, right))
+        except TypeError:
+            raise ExpressionError(f"cannot order {sandbox.type_name(left)} and {sandbox.type_name(right)}") from None
+    return run
+
+
 def _loops(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: dict[str, Any], m: Meter,
            bind: Callable[..., None]) -> Iterator[dict[str, Any]]:
     """As `_Evaluator.loops`: one scope per level, rebound per item (each element is evaluated before the next)."""
@@ -227,7 +300,10 @@ def _loops(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: 
     inner = dict(env)
     truth = sandbox.truth
     for item in sandbox.iterate(source(env, m), m):
-        m.iterate()
+        m.iterations += 1
+        if m.iterations > sandbox.MAX_ITERATIONS:
+            m.iterations -= 1
+            m.iterate()  # raises, counting as the walk does
         if name is not None:
             inner[name] = item
         else:
@@ -254,26 +330,22 @@ def _generators(node: Any, b: Any) -> list[tuple[Any, Run, list[Run], str | None
     return out
 
 
-def _listcomp(node: ast.ListComp | ast.GeneratorExp, b: Any, ex: Any) -> Run:
+def _listcomp(node: ast.ListComp | ast.GeneratorExp | ast.SetComp, b: Any, ex: Any) -> Run:
     # Generator expressions are computed eagerly: no generator object (and no gi_frame) ever exists.
     gens, elt, bind = _generators(node, b), b(node.elt), ex.bind
+    if isinstance(node, ast.SetComp):
+        def run_set(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            return m.bounded({elt(inner, m) for inner in _loops(gens, 0, env, m, bind)})
+        return run_set
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
         return m.bounded([elt(inner, m) for inner in _loops(gens, 0, env, m, bind)])
-    return run
-
-
-def _setcomp(node: ast.SetComp, b: Any, ex: Any) -> Run:
-    gens, elt, bind = _generators(node, b), b(node.elt), ex.bind
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        return m.bounded({elt(inner, m) for inner in _loops(gens, 0, env, m, bind)})
     return run
 
 
@@ -295,6 +367,8 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
         fname = func.id
         allowed = allowlist.FUNCTION_KEYWORDS.get(fname, set())
         keywords = [(kw.arg, None if kw.arg is None else b(kw.value)) for kw in node.keywords]
+        if not keywords:
+            return _plain_call(fname, args)
 
         def run(env: dict[str, Any], m: Meter) -> Any:
             m.steps += 1
@@ -315,6 +389,8 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
         return run
     if isinstance(func, ast.Attribute) and not node.keywords and func.attr in allowlist.METHOD_NAMES:
         receiver, method, call_method = b(func.value), func.attr, allowlist.call_method
+        # A str method but `join` (which scans its argument too): call_method's own path for a str, looked up once.
+        on_str = allowlist.STR_METHODS.get(method) if method != "join" else None
 
         def run_method(env: dict[str, Any], m: Meter) -> Any:
             m.steps += 1
@@ -323,6 +399,9 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
             values = [a(env, m) for a in args]
             obj = receiver(env, m)
             try:
+                if on_str is not None and isinstance(obj, str):
+                    m.scan(obj)
+                    return m.bounded(on_str(obj, *values))
                 return call_method(obj, method, values, m)
             except TypeError as err:
                 raise ExpressionError(f"{method}(): {err}") from None
@@ -338,10 +417,28 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
     return refused
 
 
+def _plain_call(fname: str, args: list[Run]) -> Run:
+    """An allowlisted function called without keywords, e.g. `len(input.documents)`."""
+    fn = allowlist.FUNCTIONS[fname]
+
+    def run(env: dict[str, Any], m: Meter) -> Any:
+        m.steps += 1
+        if m.steps > MAX_STEPS:
+            m.step()
+        values = [a(env, m) for a in args]
+        if fname in env:
+            raise ExpressionError("only allowlisted functions and methods can be called")
+        try:
+            return m.bounded(fn(m, *values))
+        except TypeError as err:
+            raise ExpressionError(f"{fname}(): {err}") from None
+    return run
+
+
 _MAKERS: dict[type, Callable[[Any, Any, Any], Run]] = {
     ast.Constant: _constant, ast.Name: _name, ast.Attribute: _attribute, ast.Subscript: _subscript,
-    ast.List: _sequence, ast.Tuple: _sequence, ast.Set: _set, ast.Dict: _dict, ast.BinOp: _binop,
+    ast.List: _sequence, ast.Tuple: _sequence, ast.Set: _sequence, ast.Dict: _dict, ast.BinOp: _binop,
     ast.UnaryOp: _unaryop, ast.BoolOp: _boolop, ast.IfExp: _ifexp, ast.Compare: _compare,
-    ast.ListComp: _listcomp, ast.GeneratorExp: _listcomp, ast.SetComp: _setcomp, ast.DictComp: _dictcomp,
+    ast.ListComp: _listcomp, ast.GeneratorExp: _listcomp, ast.SetComp: _listcomp, ast.DictComp: _dictcomp,
     ast.Call: _call,
 }
