@@ -106,29 +106,33 @@ def test_the_budget_refuses_the_same_evaluation_and_charges_the_same_work(monkey
     assert seen == walked
 
 
+def bound_steps(monkeypatch: pytest.MonkeyPatch, bound: int) -> None:
+    """Lower the step bound everywhere it is read: the walk's meter and both builders of closures."""
+    import contractstudio.expressions.closures as closures
+    import contractstudio.expressions.fused as fused
+
+    for module in (sandbox, closures, fused):
+        monkeypatch.setattr(module, "MAX_STEPS", bound)
+
+
 def test_the_step_bound_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     src = "[x + 1 for x in input.big if x > 0]"
     data = {"input": {"big": list(range(5000))}}
     same(src, data)
-    import contractstudio.expressions.closures as evaluation
-
-    monkeypatch.setattr(sandbox, "MAX_STEPS", 100)
-    monkeypatch.setattr(evaluation, "MAX_STEPS", 100)
+    bound_steps(monkeypatch, 100)
     assert outcome(src, data, False) == outcome(src, data, True) == ("error", "evaluation exceeded 100 steps")
 
 
 def test_the_step_bound_falls_the_same_inside_a_fused_closure(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`input.a` (a name and its field) and `x >= 1` (a constant right side) are one closure each, counting two steps:
-    whichever step crosses the bound, the error and the work charged are the walk's."""
-    import contractstudio.expressions.closures as evaluation
-
-    data = {"input": {"a": 1, "b": [1, 2]}}
+    """`input.a` (a name and its field), `x >= 1` (a constant right side) and `s.strip()` are one closure each,
+    counting two steps: whichever step crosses the bound, the error and the work charged are the walk's."""
+    data = {"input": {"a": 1, "b": [1, 2], "c": " a.b ", "d": [" x ", ""]}}
     for bound in range(1, 14):
-        monkeypatch.setattr(sandbox, "MAX_STEPS", bound)
-        monkeypatch.setattr(evaluation, "MAX_STEPS", bound)
-        for src in ("input.a + input.a >= 1", "[x >= 1 for x in input.b] == [input.a]", "len(input.b) > input.a"):
+        bound_steps(monkeypatch, bound)
+        for src in ("input.a + input.a >= 1", "[x >= 1 for x in input.b] == [input.a]", "len(input.b) > input.a",
+                    "input.c.strip() != ''", "[s.strip() for s in input.d if s.strip()]", "input.c.split('.')"):
             same(src, data)
-            assert charged(src, data, False)[0] == ("error", f"evaluation exceeded {bound} steps") or bound > 5
+            assert charged(src, data, False)[0] == ("error", f"evaluation exceeded {bound} steps") or bound > 3
 
 
 def test_the_samples_expressions() -> None:

@@ -7,18 +7,18 @@ expressions again and again (they are most of the engine's own work), so each
 allowlisted tree is built once into closures that already know their node's
 fields. Every closure does exactly what its `e_*` method does, with the same
 step count per node, the same sandbox operations and bounds, and the same
-error texts; a node type without a closure is handed to the tree walk. A few common shapes are fused into one
-closure (a name's field, one comparison with a constant, a str method, a plain function call), counting the steps
-of every node they stand for (`Meter.recount` near the bound).
+error texts; a node type without a closure is handed to the tree walk. The commonest shapes (a name's field, one
+comparison, a str method, a plain function call) are built by fused.py, one closure for several nodes.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import contractstudio.expressions.allowlist as allowlist
+import contractstudio.expressions.fused as fused
 import contractstudio.expressions.operators as operators
 import contractstudio.expressions.sandbox as sandbox
 from contractstudio.expressions.sandbox import MAX_STEPS, ExpressionError, Meter
@@ -39,13 +39,9 @@ def build(node: ast.AST, walker: Callable[[ast.AST, dict[str, Any], Meter], Any]
     return b(node)
 
 
-def _allowed_constant(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str)))
-
-
 def _constant(node: ast.Constant, b: Any, ex: Any) -> Run:
     value = node.value
-    if _allowed_constant(node):
+    if fused.allowed_constant(node):
         def run_allowed(env: dict[str, Any], m: Meter) -> Any:
             m.steps += 1
             if m.steps > MAX_STEPS:
@@ -74,51 +70,6 @@ def _name(node: ast.Name, b: Any, ex: Any) -> Run:
         if ident in env:
             return env[ident]
         raise ExpressionError(f"name '{ident}' is not defined")
-    return run
-
-
-def _attribute(node: ast.Attribute, b: Any, ex: Any) -> Run:
-    attr, get_field, declared = node.attr, sandbox.get_field, sandbox.FIELD_NAMES
-    if attr.startswith("_"):  # refused by get_field, after its value is evaluated
-        value = b(node.value)
-
-        def run_hidden(env: dict[str, Any], m: Meter) -> Any:
-            m.steps += 1
-            if m.steps > MAX_STEPS:
-                m.step()
-            return get_field(value(env, m), attr)
-        return run_hidden
-    if isinstance(node.value, ast.Name) and not node.value.id.startswith("_"):
-        # `input.query`: the name's node and the attribute's in one closure, two steps as the walk counts them.
-        ident = node.value.id
-
-        def run_named(env: dict[str, Any], m: Meter) -> Any:
-            m.steps += 2
-            if m.steps > MAX_STEPS:
-                m.recount(2)
-            if ident not in env:
-                raise ExpressionError(f"name '{ident}' is not defined")
-            obj = env[ident]
-            known = declared.get(id(type(obj)))  # a record's declared field: get_field's own first lookup
-            if known is not None:
-                py_name = known.get(attr)
-                if py_name is not None:
-                    return getattr(obj, py_name)
-            return get_field(obj, attr)
-        return run_named
-    value = b(node.value)
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        obj = value(env, m)
-        known = declared.get(id(type(obj)))
-        if known is not None:
-            py_name = known.get(attr)
-            if py_name is not None:
-                return getattr(obj, py_name)
-        return get_field(obj, attr)
     return run
 
 
@@ -241,7 +192,7 @@ def _ifexp(node: ast.IfExp, b: Any, ex: Any) -> Run:
 
 def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
     if len(node.ops) == 1:
-        return _compare_one(node, b, ex)
+        return fused.compare_one(node, b, ex)
     first = b(node.left)
     rest = [(op, b(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
     compare, charge = ex.compare, ex.charge
@@ -261,40 +212,10 @@ def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
     return run
 
 
-def _compare_one(node: ast.Compare, b: Any, ex: Any) -> Run:
-    """`a OP b`, the common case: numbers and None compare in constant work; a constant right side is read, not run."""
-    first, op, right_node = b(node.left), node.ops[0], node.comparators[0]
-    compare, charge, scalars, ordered = ex.compare, ex.charge, ex.SCALARS, ex.ORDERED.get(type(node.ops[0]))
-    constant = _allowed_constant(right_node)
-    fixed: Any = right_node.value if constant else None  # type: ignore[attr-defined]
-    second = None if constant else b(right_node)
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        left = first(env, m)
-        if second is None:
-            m.steps += 1
-            if m.steps > MAX_STEPS:
-                m.step()
-            right = fixed
-        else:
-            right = second(env, m)
-        if type(left) not in scalars or type(right) not in scalars:
-            charge(m, op, left, right)
-        if ordered is None:
-            return compare(op, left, right)
-        try:
-            return bool(ordered(left, right))
-        except TypeError:
-            raise ExpressionError(f"cannot order {sandbox.type_name(left)} and {sandbox.type_name(right)}") from None
-    return run
-
-
-def _loops(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: dict[str, Any], m: Meter,
-           bind: Callable[..., None]) -> Iterator[dict[str, Any]]:
-    """As `_Evaluator.loops`: one scope per level, rebound per item (each element is evaluated before the next)."""
+def _each(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: dict[str, Any], m: Meter,
+          bind: Callable[..., None], put: Callable[[dict[str, Any]], None]) -> None:
+    """As the walk's `loops`, with `put` called where it yields: one scope per level, rebound per item (each element
+    is evaluated before the next item). A call per level, not a generator resumed through every level per element."""
     target, source, ifs, name = gens[index]
     last = index == len(gens) - 1
     inner = dict(env)
@@ -316,9 +237,9 @@ def _loops(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: 
         if not passed:
             continue
         if last:
-            yield inner
+            put(inner)
         else:
-            yield from _loops(gens, index + 1, inner, m, bind)
+            _each(gens, index + 1, inner, m, bind, put)
 
 
 def _generators(node: Any, b: Any) -> list[tuple[Any, Run, list[Run], str | None]]:
@@ -332,20 +253,16 @@ def _generators(node: Any, b: Any) -> list[tuple[Any, Run, list[Run], str | None
 
 def _listcomp(node: ast.ListComp | ast.GeneratorExp | ast.SetComp, b: Any, ex: Any) -> Run:
     # Generator expressions are computed eagerly: no generator object (and no gi_frame) ever exists.
-    gens, elt, bind = _generators(node, b), b(node.elt), ex.bind
-    if isinstance(node, ast.SetComp):
-        def run_set(env: dict[str, Any], m: Meter) -> Any:
-            m.steps += 1
-            if m.steps > MAX_STEPS:
-                m.step()
-            return m.bounded({elt(inner, m) for inner in _loops(gens, 0, env, m, bind)})
-        return run_set
+    gens, elt, bind, is_set = _generators(node, b), b(node.elt), ex.bind, isinstance(node, ast.SetComp)
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        return m.bounded([elt(inner, m) for inner in _loops(gens, 0, env, m, bind)])
+        out: Any = set() if is_set else []
+        add = out.add if is_set else out.append
+        _each(gens, 0, env, m, bind, lambda inner: add(elt(inner, m)))
+        return m.bounded(out)
     return run
 
 
@@ -356,7 +273,13 @@ def _dictcomp(node: ast.DictComp, b: Any, ex: Any) -> Run:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        return m.bounded({key(i, m): value(i, m) for i in _loops(gens, 0, env, m, bind)})
+        out: dict[Any, Any] = {}
+
+        def put(inner: dict[str, Any]) -> None:
+            k = key(inner, m)  # the key first, as a dict comprehension does
+            out[k] = value(inner, m)
+        _each(gens, 0, env, m, bind, put)
+        return m.bounded(out)
     return run
 
 
@@ -368,7 +291,7 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
         allowed = allowlist.FUNCTION_KEYWORDS.get(fname, set())
         keywords = [(kw.arg, None if kw.arg is None else b(kw.value)) for kw in node.keywords]
         if not keywords:
-            return _plain_call(fname, args)
+            return fused.plain_call(fname, args)
 
         def run(env: dict[str, Any], m: Meter) -> Any:
             m.steps += 1
@@ -388,24 +311,7 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
                 raise ExpressionError(f"{fname}(): {err}") from None
         return run
     if isinstance(func, ast.Attribute) and not node.keywords and func.attr in allowlist.METHOD_NAMES:
-        receiver, method, call_method = b(func.value), func.attr, allowlist.call_method
-        # A str method but `join` (which scans its argument too): call_method's own path for a str, looked up once.
-        on_str = allowlist.STR_METHODS.get(method) if method != "join" else None
-
-        def run_method(env: dict[str, Any], m: Meter) -> Any:
-            m.steps += 1
-            if m.steps > MAX_STEPS:
-                m.step()
-            values = [a(env, m) for a in args]
-            obj = receiver(env, m)
-            try:
-                if on_str is not None and isinstance(obj, str):
-                    m.scan(obj)
-                    return m.bounded(on_str(obj, *values))
-                return call_method(obj, method, values, m)
-            except TypeError as err:
-                raise ExpressionError(f"{method}(): {err}") from None
-        return run_method
+        return fused.method_call(func, args, b)
 
     def refused(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
@@ -417,26 +323,8 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
     return refused
 
 
-def _plain_call(fname: str, args: list[Run]) -> Run:
-    """An allowlisted function called without keywords, e.g. `len(input.documents)`."""
-    fn = allowlist.FUNCTIONS[fname]
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        values = [a(env, m) for a in args]
-        if fname in env:
-            raise ExpressionError("only allowlisted functions and methods can be called")
-        try:
-            return m.bounded(fn(m, *values))
-        except TypeError as err:
-            raise ExpressionError(f"{fname}(): {err}") from None
-    return run
-
-
 _MAKERS: dict[type, Callable[[Any, Any, Any], Run]] = {
-    ast.Constant: _constant, ast.Name: _name, ast.Attribute: _attribute, ast.Subscript: _subscript,
+    ast.Constant: _constant, ast.Name: _name, ast.Attribute: fused.attribute, ast.Subscript: _subscript,
     ast.List: _sequence, ast.Tuple: _sequence, ast.Set: _sequence, ast.Dict: _dict, ast.BinOp: _binop,
     ast.UnaryOp: _unaryop, ast.BoolOp: _boolop, ast.IfExp: _ifexp, ast.Compare: _compare,
     ast.ListComp: _listcomp, ast.GeneratorExp: _listcomp, ast.SetComp: _listcomp, ast.DictComp: _dictcomp,
