@@ -213,8 +213,8 @@ def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
 
 
 def _each(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: dict[str, Any], m: Meter,
-          bind: Callable[..., None], put: Callable[[dict[str, Any]], None]) -> None:
-    """As the walk's `loops`, with `put` called where it yields: one scope per level, rebound per item (each element
+          bind: Callable[..., None], elt: Run, add: Callable[[Any], Any]) -> None:
+    """As the walk's `loops`, with `add(elt(scope))` where it yields: one scope per level, rebound per item (each element
     is evaluated before the next item). A call per level, not a generator resumed through every level per element."""
     target, source, ifs, name = gens[index]
     last = index == len(gens) - 1
@@ -237,9 +237,9 @@ def _each(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: d
         if not passed:
             continue
         if last:
-            put(inner)
+            add(elt(inner, m))
         else:
-            _each(gens, index + 1, inner, m, bind, put)
+            _each(gens, index + 1, inner, m, bind, elt, add)
 
 
 def _generators(node: Any, b: Any) -> list[tuple[Any, Run, list[Run], str | None]]:
@@ -260,8 +260,7 @@ def _listcomp(node: ast.ListComp | ast.GeneratorExp | ast.SetComp, b: Any, ex: A
         if m.steps > MAX_STEPS:
             m.step()
         out: Any = set() if is_set else []
-        add = out.add if is_set else out.append
-        _each(gens, 0, env, m, bind, lambda inner: add(elt(inner, m)))
+        _each(gens, 0, env, m, bind, elt, out.add if is_set else out.append)
         return m.bounded(out)
     return run
 
@@ -274,11 +273,7 @@ def _dictcomp(node: ast.DictComp, b: Any, ex: Any) -> Run:
         if m.steps > MAX_STEPS:
             m.step()
         out: dict[Any, Any] = {}
-
-        def put(inner: dict[str, Any]) -> None:
-            k = key(inner, m)  # the key first, as a dict comprehension does
-            out[k] = value(inner, m)
-        _each(gens, 0, env, m, bind, put)
+        _each(gens, 0, env, m, bind, lambda i, m: (key(i, m), value(i, m)), lambda kv: out.__setitem__(*kv))  # key first
         return m.bounded(out)
     return run
 

@@ -131,7 +131,7 @@ def method_call(func: ast.Attribute, args: list[Run], b: Any) -> Run:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        values = [a(env, m) for a in args] if args else []
+        values = [a(env, m) for a in args] if len(args) > 1 else [args[0](env, m)] if args else []
         obj = receiver(env, m)
         try:
             if on_str is not None and isinstance(obj, str):
@@ -146,6 +146,21 @@ def method_call(func: ast.Attribute, args: list[Run], b: Any) -> Run:
 def plain_call(fname: str, args: list[Run]) -> Run:
     """An allowlisted function called without keywords, e.g. `len(input.documents)`."""
     fn = allowlist.FUNCTIONS[fname]
+    if len(args) == 1:
+        [arg] = args
+
+        def run_one(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            value = arg(env, m)
+            if fname in env:
+                raise ExpressionError("only allowlisted functions and methods can be called")
+            try:
+                return m.bounded(fn(m, value))
+            except TypeError as err:
+                raise ExpressionError(f"{fname}(): {err}") from None
+        return run_one
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1

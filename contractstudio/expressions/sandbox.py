@@ -144,6 +144,9 @@ class Meter:
 
     def bounded(self, value: Any) -> Any:
         """Return value, or raise when it is too large."""
+        kind = type(value)
+        if kind is bool or kind is float or value is None:  # the exact scalar types first: nothing to measure
+            return value
         if isinstance(value, str):  # the commonest result first: its weight is its length
             if len(value) > MAX_SIZE:
                 raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
