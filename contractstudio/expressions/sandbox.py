@@ -12,8 +12,6 @@ from __future__ import annotations
 import ast
 import operator
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -200,14 +198,25 @@ class ExpressionBudget:
 SHARED_BUDGET: ContextVar[ExpressionBudget | None] = ContextVar("contractstudio_expression_budget", default=None)
 
 
-@contextmanager
-def shared_expression_budget(budget: ExpressionBudget) -> Iterator[ExpressionBudget]:
+def shared_expression_budget(budget: ExpressionBudget) -> _SharedExpressionBudget:
     """Every evaluation inside (this thread or task) draws on this budget: one file's analysis, one call."""
-    token = SHARED_BUDGET.set(budget)
-    try:
-        yield budget
-    finally:
-        SHARED_BUDGET.reset(token)
+    return _SharedExpressionBudget(budget)
+
+
+class _SharedExpressionBudget:
+    """`shared_expression_budget`'s context: a class, not a generator, since every call (and step) enters one."""
+
+    __slots__ = ("budget", "token")
+
+    def __init__(self, budget: ExpressionBudget) -> None:
+        self.budget = budget
+
+    def __enter__(self) -> ExpressionBudget:
+        self.token = SHARED_BUDGET.set(self.budget)
+        return self.budget
+
+    def __exit__(self, *exc: object) -> None:
+        SHARED_BUDGET.reset(self.token)
 
 
 def active_expression_budget() -> ExpressionBudget | None:
