@@ -77,6 +77,38 @@ def test_a_lookahead_pattern_is_enforced_and_the_rest_of_the_type_still_is(tmp_p
     assert result.successful and result.output_data == {"name": "bob", "score": 1}
 
 
+def test_the_backtracking_patterns_of_one_validation_share_one_regex_budget_and_only_they_make_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A validation makes a regex budget only for a type that can check a backtracking pattern, however deep (here in a
+    list of a nested type); every pattern it checks draws on that one, and the next validation has its own."""
+    from contractstudio.documents import patterns
+
+    text = contract("""
+name: {type: str, description: A user name.}
+tags: {type: "list[Tag]", description: Tags.}
+""").replace("input: Q\n", "  Tag:\n    description: A tag.\n    fields:\n"
+             "      label: {type: str, pattern: \"^(?!admin)[a-z]+$\", description: A label.}\ninput: Q\n")
+    c = load(tmp_path, text)
+    used: list[object] = []
+    active = patterns.active_budget
+    monkeypatch.setattr(patterns, "active_budget", lambda seconds: used.append(patterns._ACTIVE.get()) or active(seconds))
+    made: list[object] = []
+    budget = patterns.RegexBudget
+    monkeypatch.setattr(patterns, "RegexBudget", lambda seconds: made.append(seconds) or budget(seconds))
+    output = c.plan.output
+    for _ in range(2):
+        value, errors = output.validate({"name": "bob", "tags": [{"label": "ab"}, {"label": "cd"}, {"label": "ef"}]})
+        assert errors == [] and value is not None
+    assert len(used) == 6 and None not in used
+    assert used[0] is used[1] is used[2] and used[3] is used[4] is used[5] and used[0] is not used[3]
+    assert len(made) == 2  # one per validation
+    _, errors = output.validate({"name": "bob", "tags": [{"label": "admin"}]})
+    assert "String should match pattern '^(?!admin)[a-z]+$'" in errors[0]
+    made.clear()
+    c.plan.input.validate({"text": "q"})  # no pattern in it: no budget made
+    assert made == []
+
+
 def test_an_invalid_pattern_is_an_error_at_its_position() -> None:
     text = contract("""
 name: {type: str, pattern: "^[a-z+$", description: A user name.}

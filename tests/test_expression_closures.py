@@ -31,9 +31,16 @@ def outcome(src: str, vals: dict[str, Any], walk: bool) -> tuple[str, Any]:
         return ("error", str(err))
 
 
+def charged(src: str, vals: dict[str, Any], walk: bool) -> tuple[tuple[str, Any], int]:
+    """The outcome and the work it charged to the shared budget: steps, iterations and element operations."""
+    budget = sandbox.ExpressionBudget(limit=10**12, what="this test")
+    with sandbox.shared_expression_budget(budget):
+        return outcome(src, vals, walk), budget.used
+
+
 def same(src: str, vals: dict[str, Any]) -> None:
-    walked = outcome(src, vals, True)
-    assert outcome(src, vals, False) == walked, src
+    walked = charged(src, vals, True)
+    assert charged(src, vals, False) == walked, src
 
 
 REALISTIC = [
@@ -76,15 +83,56 @@ def test_quadratic_work_is_stopped_the_same_way(src: str) -> None:
     same(src, big)
 
 
+def test_the_names_given_are_never_changed_by_an_evaluation() -> None:
+    vals = model_values()
+    before = dict(vals)
+    for src in REALISTIC:
+        outcome(src, vals, False)
+    assert vals == before and list(vals) == list(before)
+
+
+def test_the_budget_refuses_the_same_evaluation_and_charges_the_same_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call's shared budget: each evaluation charges what the tree walk counts, and the one after it is spent is refused."""
+    for walk in (True, False):
+        budget = sandbox.ExpressionBudget(limit=700, what="this call")
+        seen = []
+        with sandbox.shared_expression_budget(budget):
+            for _ in range(6):
+                seen.append((outcome("[x + 1 for x in input.big if x > 0]", {"input": {"big": list(range(40))}}, walk),
+                             budget.used))
+        assert seen[-1] == (("error", "the expression budget of this call (700 operations) is spent"), seen[-2][1])
+        if walk:
+            walked = seen
+    assert seen == walked
+
+
+def bound_steps(monkeypatch: pytest.MonkeyPatch, bound: int) -> None:
+    """Lower the step bound everywhere it is read: the walk's meter and both builders of closures."""
+    import contractstudio.expressions.closures as closures
+    import contractstudio.expressions.fused as fused
+
+    for module in (sandbox, closures, fused):
+        monkeypatch.setattr(module, "MAX_STEPS", bound)
+
+
 def test_the_step_bound_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     src = "[x + 1 for x in input.big if x > 0]"
     data = {"input": {"big": list(range(5000))}}
     same(src, data)
-    import contractstudio.expressions.closures as evaluation
-
-    monkeypatch.setattr(sandbox, "MAX_STEPS", 100)
-    monkeypatch.setattr(evaluation, "MAX_STEPS", 100)
+    bound_steps(monkeypatch, 100)
     assert outcome(src, data, False) == outcome(src, data, True) == ("error", "evaluation exceeded 100 steps")
+
+
+def test_the_step_bound_falls_the_same_inside_a_fused_closure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`input.a` (a name and its field), `x >= 1` (a constant right side) and `s.strip()` are one closure each,
+    counting two steps: whichever step crosses the bound, the error and the work charged are the walk's."""
+    data = {"input": {"a": 1, "b": [1, 2], "c": " a.b ", "d": [" x ", ""]}}
+    for bound in range(1, 14):
+        bound_steps(monkeypatch, bound)
+        for src in ("input.a + input.a >= 1", "[x >= 1 for x in input.b] == [input.a]", "len(input.b) > input.a",
+                    "input.c.strip() != ''", "[s.strip() for s in input.d if s.strip()]", "input.c.split('.')"):
+            same(src, data)
+            assert charged(src, data, False)[0] == ("error", f"evaluation exceeded {bound} steps") or bound > 3
 
 
 def test_the_samples_expressions() -> None:

@@ -7,6 +7,7 @@ in patterns.py instead (a deadline, the GIL released), so every pattern valid in
 from __future__ import annotations
 
 import functools
+import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
@@ -114,7 +115,28 @@ def _bounded_pattern(pattern: str) -> Any:
             raise PydanticCustomError("string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": pattern})
         return value
 
+    check.reads_regex_budget = True  # type: ignore[attr-defined]  # see reads_regex_budget
     return check
+
+
+def reads_regex_budget(core_schema: Any) -> bool:
+    """Whether validating against this pydantic core schema can check a backtracking pattern (and so read the regex
+    budget a validation makes active); True when the schema cannot be read through."""
+    stack, seen = [core_schema], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif callable(node) and getattr(node, "reads_regex_budget", False):
+            return True
+        elif not isinstance(node, (str, int, float, bool, type(None), type, re.Pattern)) and not callable(node):
+            return True  # something this walk does not know (a schema not built yet): assume it does
+    return False
 
 
 def constraint_words(constraints: dict[str, Any]) -> list[str]:

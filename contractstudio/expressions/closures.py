@@ -7,16 +7,18 @@ expressions again and again (they are most of the engine's own work), so each
 allowlisted tree is built once into closures that already know their node's
 fields. Every closure does exactly what its `e_*` method does, with the same
 step count per node, the same sandbox operations and bounds, and the same
-error texts; a node type without a closure is handed to the tree walk.
+error texts; a node type without a closure is handed to the tree walk. The commonest shapes (a name's field, one
+comparison, a str method, a plain function call) are built by fused.py, one closure for several nodes.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import contractstudio.expressions.allowlist as allowlist
+import contractstudio.expressions.fused as fused
 import contractstudio.expressions.operators as operators
 import contractstudio.expressions.sandbox as sandbox
 from contractstudio.expressions.sandbox import MAX_STEPS, ExpressionError, Meter
@@ -39,15 +41,19 @@ def build(node: ast.AST, walker: Callable[[ast.AST, dict[str, Any], Meter], Any]
 
 def _constant(node: ast.Constant, b: Any, ex: Any) -> Run:
     value = node.value
-    ok = value is None or isinstance(value, (bool, int, float, str))
+    if fused.allowed_constant(node):
+        def run_allowed(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            return value
+        return run_allowed
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        if not ok:
-            raise ExpressionError(f"{type(value).__name__} literals are not allowed")
-        return value
+        raise ExpressionError(f"{type(value).__name__} literals are not allowed")
     return run
 
 
@@ -64,17 +70,6 @@ def _name(node: ast.Name, b: Any, ex: Any) -> Run:
         if ident in env:
             return env[ident]
         raise ExpressionError(f"name '{ident}' is not defined")
-    return run
-
-
-def _attribute(node: ast.Attribute, b: Any, ex: Any) -> Run:
-    value, attr, get_field = b(node.value), node.attr, sandbox.get_field
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        return get_field(value(env, m), attr)
     return run
 
 
@@ -106,25 +101,21 @@ def _subscript(node: ast.Subscript, b: Any, ex: Any) -> Run:
     return run
 
 
-def _sequence(node: ast.List | ast.Tuple, b: Any, ex: Any) -> Run:
+def _sequence(node: ast.List | ast.Tuple | ast.Set, b: Any, ex: Any) -> Run:
     elts = [b(e) for e in node.elts]
+    if isinstance(node, ast.Set):  # each element hashed as it comes, as the walk's set display does
+        def run_set(env: dict[str, Any], m: Meter) -> Any:
+            m.steps += 1
+            if m.steps > MAX_STEPS:
+                m.step()
+            return m.bounded({e(env, m) for e in elts})
+        return run_set
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
         return m.bounded([e(env, m) for e in elts])
-    return run
-
-
-def _set(node: ast.Set, b: Any, ex: Any) -> Run:
-    elts = [b(e) for e in node.elts]
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        return m.bounded({e(env, m) for e in elts})
     return run
 
 
@@ -200,6 +191,8 @@ def _ifexp(node: ast.IfExp, b: Any, ex: Any) -> Run:
 
 
 def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
+    if len(node.ops) == 1:
+        return fused.compare_one(node, b, ex)
     first = b(node.left)
     rest = [(op, b(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
     compare, charge = ex.compare, ex.charge
@@ -219,15 +212,19 @@ def _compare(node: ast.Compare, b: Any, ex: Any) -> Run:
     return run
 
 
-def _loops(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: dict[str, Any], m: Meter,
-           bind: Callable[..., None]) -> Iterator[dict[str, Any]]:
-    """As `_Evaluator.loops`: one scope per level, rebound per item (each element is evaluated before the next)."""
+def _each(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: dict[str, Any], m: Meter,
+          bind: Callable[..., None], elt: Run, add: Callable[[Any], Any]) -> None:
+    """As the walk's `loops`, with `add(elt(scope))` where it yields: one scope per level, rebound per item (each element
+    is evaluated before the next item). A call per level, not a generator resumed through every level per element."""
     target, source, ifs, name = gens[index]
     last = index == len(gens) - 1
     inner = dict(env)
     truth = sandbox.truth
     for item in sandbox.iterate(source(env, m), m):
-        m.iterate()
+        m.iterations += 1
+        if m.iterations > sandbox.MAX_ITERATIONS:
+            m.iterations -= 1
+            m.iterate()  # raises, counting as the walk does
         if name is not None:
             inner[name] = item
         else:
@@ -240,9 +237,9 @@ def _loops(gens: list[tuple[Any, Run, list[Run], str | None]], index: int, env: 
         if not passed:
             continue
         if last:
-            yield inner
+            add(elt(inner, m))
         else:
-            yield from _loops(gens, index + 1, inner, m, bind)
+            _each(gens, index + 1, inner, m, bind, elt, add)
 
 
 def _generators(node: Any, b: Any) -> list[tuple[Any, Run, list[Run], str | None]]:
@@ -254,26 +251,17 @@ def _generators(node: Any, b: Any) -> list[tuple[Any, Run, list[Run], str | None
     return out
 
 
-def _listcomp(node: ast.ListComp | ast.GeneratorExp, b: Any, ex: Any) -> Run:
+def _listcomp(node: ast.ListComp | ast.GeneratorExp | ast.SetComp, b: Any, ex: Any) -> Run:
     # Generator expressions are computed eagerly: no generator object (and no gi_frame) ever exists.
-    gens, elt, bind = _generators(node, b), b(node.elt), ex.bind
+    gens, elt, bind, is_set = _generators(node, b), b(node.elt), ex.bind, isinstance(node, ast.SetComp)
 
     def run(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        return m.bounded([elt(inner, m) for inner in _loops(gens, 0, env, m, bind)])
-    return run
-
-
-def _setcomp(node: ast.SetComp, b: Any, ex: Any) -> Run:
-    gens, elt, bind = _generators(node, b), b(node.elt), ex.bind
-
-    def run(env: dict[str, Any], m: Meter) -> Any:
-        m.steps += 1
-        if m.steps > MAX_STEPS:
-            m.step()
-        return m.bounded({elt(inner, m) for inner in _loops(gens, 0, env, m, bind)})
+        out: Any = set() if is_set else []
+        _each(gens, 0, env, m, bind, elt, out.add if is_set else out.append)
+        return m.bounded(out)
     return run
 
 
@@ -284,7 +272,9 @@ def _dictcomp(node: ast.DictComp, b: Any, ex: Any) -> Run:
         m.steps += 1
         if m.steps > MAX_STEPS:
             m.step()
-        return m.bounded({key(i, m): value(i, m) for i in _loops(gens, 0, env, m, bind)})
+        out: dict[Any, Any] = {}
+        _each(gens, 0, env, m, bind, lambda i, m: (key(i, m), value(i, m)), lambda kv: out.__setitem__(*kv))  # key first
+        return m.bounded(out)
     return run
 
 
@@ -295,6 +285,8 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
         fname = func.id
         allowed = allowlist.FUNCTION_KEYWORDS.get(fname, set())
         keywords = [(kw.arg, None if kw.arg is None else b(kw.value)) for kw in node.keywords]
+        if not keywords:
+            return fused.plain_call(fname, args)
 
         def run(env: dict[str, Any], m: Meter) -> Any:
             m.steps += 1
@@ -314,19 +306,7 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
                 raise ExpressionError(f"{fname}(): {err}") from None
         return run
     if isinstance(func, ast.Attribute) and not node.keywords and func.attr in allowlist.METHOD_NAMES:
-        receiver, method, call_method = b(func.value), func.attr, allowlist.call_method
-
-        def run_method(env: dict[str, Any], m: Meter) -> Any:
-            m.steps += 1
-            if m.steps > MAX_STEPS:
-                m.step()
-            values = [a(env, m) for a in args]
-            obj = receiver(env, m)
-            try:
-                return call_method(obj, method, values, m)
-            except TypeError as err:
-                raise ExpressionError(f"{method}(): {err}") from None
-        return run_method
+        return fused.method_call(func, args, b)
 
     def refused(env: dict[str, Any], m: Meter) -> Any:
         m.steps += 1
@@ -339,9 +319,9 @@ def _call(node: ast.Call, b: Any, ex: Any) -> Run:
 
 
 _MAKERS: dict[type, Callable[[Any, Any, Any], Run]] = {
-    ast.Constant: _constant, ast.Name: _name, ast.Attribute: _attribute, ast.Subscript: _subscript,
-    ast.List: _sequence, ast.Tuple: _sequence, ast.Set: _set, ast.Dict: _dict, ast.BinOp: _binop,
+    ast.Constant: _constant, ast.Name: _name, ast.Attribute: fused.attribute, ast.Subscript: _subscript,
+    ast.List: _sequence, ast.Tuple: _sequence, ast.Set: _sequence, ast.Dict: _dict, ast.BinOp: _binop,
     ast.UnaryOp: _unaryop, ast.BoolOp: _boolop, ast.IfExp: _ifexp, ast.Compare: _compare,
-    ast.ListComp: _listcomp, ast.GeneratorExp: _listcomp, ast.SetComp: _setcomp, ast.DictComp: _dictcomp,
+    ast.ListComp: _listcomp, ast.GeneratorExp: _listcomp, ast.SetComp: _listcomp, ast.DictComp: _dictcomp,
     ast.Call: _call,
 }

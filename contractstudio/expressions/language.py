@@ -17,7 +17,7 @@ import contractstudio.expressions.sandbox as sandbox
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.documents.types import TypeSystem
 from contractstudio.expressions.checker import Checker
-from contractstudio.expressions.sandbox import ExpressionError
+from contractstudio.expressions.sandbox import SHARED_BUDGET, ExpressionError
 from contractstudio.expressions.syntax import ExprIssue, Parsed, parse
 from contractstudio.expressions.walker import Walker
 
@@ -74,18 +74,31 @@ class Expression:
         """
         try:
             if walk:
-                return Walker(self.parsed).eval(self.tree, dict(values))
+                walker = Walker(self.parsed)
+                shared = sandbox.active_expression_budget()
+                if shared is None:
+                    return walker.eval(self.tree, dict(values))
+                if shared.spent:
+                    raise shared.refusal()
+                try:
+                    return walker.eval(self.tree, dict(values))
+                finally:
+                    shared.charge(walker.meter)
+            # The closures never write to the names they are given (a comprehension binds in its own scope), so
+            # they read the caller's dict without a copy; the budget's check and charge are `spent` and `charge`.
             run = self.run[0] if self.run else self._build()
-            shared = sandbox.active_expression_budget()
-            if shared is None:
-                return run(dict(values), sandbox.Meter())
-            if shared.spent:
-                raise shared.refusal()
             meter = sandbox.Meter()
+            shared = SHARED_BUDGET.get()
+            if shared is None:
+                return run(values, meter)
+            if shared.used > shared.limit:
+                raise shared.refusal()
             try:
-                return run(dict(values), meter)
-            finally:
-                shared.charge(meter)  # a failed evaluation did its work too
+                return run(values, meter)
+            finally:  # a failed evaluation did its work too
+                shared.used += meter.steps + meter.iterations + meter.done
+                if shared.used > shared.limit:
+                    raise shared.refusal()
         except ExpressionError:
             raise
         except RecursionError:

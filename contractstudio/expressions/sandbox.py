@@ -12,8 +12,6 @@ from __future__ import annotations
 import ast
 import operator
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -104,6 +102,15 @@ class Meter:
         if self.steps > MAX_STEPS:
             raise ExpressionError(f"evaluation exceeded {MAX_STEPS:,} steps")
 
+    def recount(self, n: int) -> None:
+        """Undo `n` steps a fused closure counted at once, and count them one by one as the tree walk does (near the
+        bound only: it raises where the walk would)."""
+        self.steps -= n
+        for _ in range(n):
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                self.step()
+
     def iterate(self) -> None:
         self.iterations += 1
         if self.iterations > MAX_ITERATIONS:
@@ -119,19 +126,30 @@ class Meter:
         if seen is not None and seen[0] is value:
             return seen[1]
         total = len(value)
-        items = value.items() if isinstance(value, dict) else value
-        for item in items:
-            if isinstance(item, tuple) and isinstance(value, dict):
-                total += self.weight(item[0]) + self.weight(item[1])
-            else:
-                total += self.weight(item)
-            if total > MAX_SIZE:
-                break
+        weight = self.weight
+        if isinstance(value, dict):
+            for key, item in value.items():
+                total += weight(key) + weight(item)
+                if total > MAX_SIZE:
+                    break
+        else:
+            for item in value:
+                total += len(item) if isinstance(item, str) else weight(item)  # a string weighs its length
+                if total > MAX_SIZE:
+                    break
         self._weights[id(value)] = (value, total)  # keeps value alive so its id is not reused
         return total
 
     def bounded(self, value: Any) -> Any:
         """Return value, or raise when it is too large."""
+        kind = type(value)
+        if kind is bool or kind is float or value is None:  # the exact scalar types first: nothing to measure
+            return value
+        if isinstance(value, str):  # the commonest result first: its weight is its length
+            if len(value) > MAX_SIZE:
+                raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
+            self.work(len(value) // 8 + 1)
+            return value
         if isinstance(value, bool):
             return value
         if isinstance(value, int):
@@ -139,10 +157,10 @@ class Meter:
                 raise ExpressionError(f"integer result is too large (more than about {MAX_INT_DIGITS:,} digits)")
         elif isinstance(value, complex):
             raise ExpressionError("the result is a complex number")
-        elif isinstance(value, (str,) + CONTAINERS):
+        elif isinstance(value, CONTAINERS):
             if self.weight(value) > MAX_SIZE:
                 raise ExpressionError(f"result is too large (more than {MAX_SIZE:,} characters or items)")
-            self.work(len(value) // (8 if isinstance(value, str) else 1) + 1)  # building it cost this much
+            self.work(len(value) + 1)  # building it cost this much
         return value
 
 
@@ -177,22 +195,33 @@ class ExpressionBudget:
             raise self.refusal()
 
 
-_SHARED: ContextVar[ExpressionBudget | None] = ContextVar("contractstudio_expression_budget", default=None)
+SHARED_BUDGET: ContextVar[ExpressionBudget | None] = ContextVar("contractstudio_expression_budget", default=None)
 
 
-@contextmanager
-def shared_expression_budget(budget: ExpressionBudget) -> Iterator[ExpressionBudget]:
+def shared_expression_budget(budget: ExpressionBudget) -> _SharedExpressionBudget:
     """Every evaluation inside (this thread or task) draws on this budget: one file's analysis, one call."""
-    token = _SHARED.set(budget)
-    try:
-        yield budget
-    finally:
-        _SHARED.reset(token)
+    return _SharedExpressionBudget(budget)
+
+
+class _SharedExpressionBudget:
+    """`shared_expression_budget`'s context: a class, not a generator, since every call (and step) enters one."""
+
+    __slots__ = ("budget", "token")
+
+    def __init__(self, budget: ExpressionBudget) -> None:
+        self.budget = budget
+
+    def __enter__(self) -> ExpressionBudget:
+        self.token = SHARED_BUDGET.set(self.budget)
+        return self.budget
+
+    def __exit__(self, *exc: object) -> None:
+        SHARED_BUDGET.reset(self.token)
 
 
 def active_expression_budget() -> ExpressionBudget | None:
     """The budget `shared_expression_budget` made active, if any."""
-    return _SHARED.get()
+    return SHARED_BUDGET.get()
 
 
 # ----------------------------------------------------------------- operators with bounds
@@ -253,9 +282,13 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
     raise ExpressionError(f"operator {op.__name__} is not supported")
 
 
+_PLAIN = (bool, int, float, str) + CONTAINERS
+_PLAIN_TYPES = frozenset((type(None),) + _PLAIN)
+
+
 def truth(value: Any) -> bool:
     """Truthiness without calling anything user-defined (records are always true)."""
-    if value is None or isinstance(value, (bool, int, float, str) + CONTAINERS):
+    if type(value) in _PLAIN_TYPES or isinstance(value, _PLAIN):  # the exact types first: one set lookup
         return bool(value)
     return True
 
@@ -272,20 +305,20 @@ def iterate(value: Any, meter: Meter | None = None) -> Any:
 # Keyed by the class's id, the entry dropped when the class dies (the studio rebuilds models on edits, and
 # an old model class must be free to go): a plain dict lookup, where a WeakKeyDictionary builds a weakref
 # on every access. The finalizer runs before the id can be reused.
-_FIELD_NAMES: dict[int, dict[str, str]] = {}
+FIELD_NAMES: dict[int, dict[str, str]] = {}
 
 
 def _field_names(cls: type[BaseModel]) -> dict[str, str]:
     """Declared field name (its alias, or its Python name) -> Python attribute name, per model class."""
-    names = _FIELD_NAMES.get(id(cls))
+    names = FIELD_NAMES.get(id(cls))
     if names is None:
         names = {}
         for py_name, info in cls.model_fields.items():
             names[py_name] = py_name
             if info.alias:
                 names[info.alias] = py_name
-        _FIELD_NAMES[id(cls)] = names
-        weakref.finalize(cls, _FIELD_NAMES.pop, id(cls), None)
+        FIELD_NAMES[id(cls)] = names
+        weakref.finalize(cls, FIELD_NAMES.pop, id(cls), None)
     return names
 
 
@@ -293,7 +326,7 @@ def get_field(obj: Any, name: str) -> Any:
     """`obj.name`: a declared field of a record, or a key of a mapping. Never a Python attribute."""
     if name.startswith("_"):
         raise ExpressionError(f"names starting with '_' are not allowed: '{name}'")
-    known = _FIELD_NAMES.get(id(type(obj)))  # only live model classes are in it: one dict lookup per access
+    known = FIELD_NAMES.get(id(type(obj)))  # only live model classes are in it: one dict lookup per access
     if known is not None:
         py_name = known.get(name)
         if py_name is not None:

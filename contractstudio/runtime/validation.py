@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from contractstudio.documents import patterns
-from contractstudio.documents.constraints import TYPE_PATTERN_S
+from contractstudio.documents.constraints import TYPE_PATTERN_S, reads_regex_budget
 from contractstudio.documents.type_syntax import parse_type
 from contractstudio.documents.types import MAX_TYPE_NESTING, TypeSystem
 from contractstudio.runtime.errors import SchemaUnwritable
@@ -72,7 +72,7 @@ def format_errors(err: ValidationError, root: str, shown: str | None = None) -> 
 class Shape:
     """A type of the contract (input, intermediate, output) as something values are validated against."""
 
-    __slots__ = ("types", "type_name", "root", "model", "adapter")
+    __slots__ = ("types", "type_name", "root", "model", "adapter", "reads_patterns")
 
     types: TypeSystem | None  # None: a Python contract's type (of_python)
 
@@ -82,6 +82,7 @@ class Shape:
         self.root = root
         self.model: type[BaseModel] | None = None
         self.adapter: TypeAdapter[Any] | None = None
+        self.reads_patterns: bool | None = None  # whether a validation can check a backtracking pattern (known at the first)
         if types.declared(type_name):
             self.model = types.model(type_name)
         else:
@@ -91,7 +92,7 @@ class Shape:
     def of_python(cls, annotation: Any, root: str, type_name: str) -> Shape:
         """A Python contract's type: a pydantic model of the user's, or any annotation pydantic takes."""
         shape = cls.__new__(cls)
-        shape.types, shape.type_name, shape.root = None, type_name, root
+        shape.types, shape.type_name, shape.root, shape.reads_patterns = None, type_name, root, None
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             shape.model, shape.adapter = annotation, None
         else:
@@ -100,6 +101,11 @@ class Shape:
 
     def validate(self, value: Any) -> tuple[Any, list[str]]:
         """The validated value, or None and the error texts (backtracking type patterns share one regex budget)."""
+        if self.reads_patterns is None:
+            schema = self.model.__pydantic_core_schema__ if self.model is not None else self.adapter.core_schema  # type: ignore[union-attr]
+            self.reads_patterns = reads_regex_budget(schema)
+        if not self.reads_patterns:  # nothing in it reads the budget: none is made
+            return self._validate(value)
         with patterns.shared_budget(patterns.RegexBudget(TYPE_PATTERN_S)):
             return self._validate(value)
 
