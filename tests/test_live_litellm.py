@@ -282,3 +282,34 @@ def test_a_reply_s_fields_are_read_as_getattr_reads_them(refused: bool) -> None:
         for name in names:
             assert field_of(obj, name) == getattr(obj, name, None), (type(obj).__name__, name)
     assert any(field_of(o, "refusal") or (field_of(o, "provider_specific_fields") or {}).get("refusal") for o in objects) is refused
+
+
+def test_a_live_call_has_litellm_price_and_check_nothing_a_bare_call_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What keeps a live call's work over litellm's own small (issue 36.10): litellm prices a reply while answering
+    (its `_hidden_params`), so the live model does not ask `completion_cost` again; and for an `openai/` model with
+    its key set the key check is the variable's presence, so `validate_environment` (a provider lookup) is not asked."""
+    import litellm
+
+    from contractstudio.runtime.live import LiveModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    asked: list[str] = []
+
+    def recording(name: str) -> Any:
+        real = getattr(litellm, name)
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            asked.append(name)
+            return real(*args, **kwargs)
+        return recorded
+
+    for name in ("completion_cost", "validate_environment"):
+        monkeypatch.setattr(litellm, name, recording(name))
+    model = LiveModel("openai/gpt-4o-mini")
+    model.params = {"mock_response": GOOD}  # litellm answers in process; not a parameter a file or caller may set
+    result = cs.load(QA).call(INPUT, model, options=CallOptions(wait=False, watch_for=None))
+    [reply] = result.trace.of(ModelReply)
+    assert result.successful and asked == []
+    prompt, completion = litellm.cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=reply.prompt_tokens,
+                                                completion_tokens=reply.completion_tokens)
+    assert reply.cost_usd > 0 and reply.cost_usd == pytest.approx(prompt + completion)

@@ -216,13 +216,15 @@ def _stream_for(st: CallState, mode: str | None) -> ReplyStream | None:
     """The stream a request's reply comes in, or None (a whole reply): only a model that streams, and only when
     something watches the chunks: the output's clauses decided on a prefix (`mode`: the structure asked for, when
     the request is for the output), or a listener (the debugger showing the reply grow)."""
+    options = st.options
+    if options.on_chunk is None and (mode is None or options.watch_for is None):
+        return None  # nothing watches: the model is not asked (a live model looks its provider's profile up)
     model = st.model
     if not getattr(model, "streams", False):
         return None
     streams_in = getattr(model, "streams_in", None)
     if mode is not None and streams_in is not None and not streams_in(mode):
         return None
-    options = st.options
     watch = options.watch_for(st.plan, mode) if mode is not None and options.watch_for is not None else None
     if watch is None and options.on_chunk is None:
         return None

@@ -179,7 +179,7 @@ class LiveModel:
         """
         if self.api_key or self.api_base:
             return None
-        variables = _KEY_FOUND_BY.get(provider_of(self.model)) if "/" in self.model else None
+        variables = _key_variables(self.model)
         if variables and all(name in os.environ for name in variables):
             return None  # litellm's own check for this provider is exactly these (its provider lookup costs ~13 us)
         try:
@@ -304,20 +304,28 @@ class LiveModel:
 
     @staticmethod
     def _reply(litellm: Any, response: Any, latency: float) -> LLMReply:
+        """The reply litellm returned, each of its fields read once (they are pydantic's: each read has a price)."""
         try:
-            text = response.choices[0].message.content or ""
+            choice = response.choices[0]
         except (AttributeError, IndexError, TypeError):
-            text = ""
+            choice = None
+        message = getattr(choice, "message", None)
         usage = field_of(response, "usage")
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        return LLMReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=_cost(litellm, response),
-                        latency_s=latency, refusal=_refusal(response), finish_reason=_finish_reason(response),
-                        **served_by(response))
+        reason = getattr(choice, "finish_reason", None)
+        return LLMReply(text=getattr(message, "content", None) or "", prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0), cost_usd=_cost(litellm, response),
+                        latency_s=latency, refusal=_refusal(message),
+                        finish_reason=reason if isinstance(reason, str) and reason else None, **served_by(response))
 
     def structure_support(self) -> tuple[bool, bool]:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""
         return _structure_support(_litellm(), self.model)
+
+
+@lru_cache(maxsize=64)
+def _key_variables(model: str) -> tuple[str, ...] | None:
+    """The variables whose presence is litellm's whole key check for this model (a prefixed name only), or None."""
+    return _KEY_FOUND_BY.get(provider_of(model)) if "/" in model else None
 
 
 def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
@@ -327,23 +335,12 @@ def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
         kwargs["response_format"] = wanted
 
 
-def _finish_reason(response: Any) -> str | None:
-    """Why the model stopped (`stop`, `length`, `tool_calls`, ...), as the server said it, or None."""
-    try:
-        reason = response.choices[0].finish_reason
-    except (AttributeError, IndexError, TypeError):
-        return None
-    return reason if isinstance(reason, str) and reason else None
-
-
-def _refusal(response: Any) -> str | None:
-    """The provider's refusal of a structured request (OpenAI's `message.refusal`), or None."""
-    try:
-        message = response.choices[0].message
-    except (AttributeError, IndexError, TypeError):
-        return None
-    extra = field_of(message, "provider_specific_fields")  # where litellm keeps it for OpenAI models
-    refusal = field_of(message, "refusal") or (extra.get("refusal") if isinstance(extra, dict) else None)
+def _refusal(message: Any) -> str | None:
+    """The provider's refusal of a structured request (OpenAI's `message.refusal`) in a reply's message, or None."""
+    refusal = field_of(message, "refusal")
+    if not refusal:
+        extra = field_of(message, "provider_specific_fields")  # where litellm keeps it for OpenAI models
+        refusal = extra.get("refusal") if isinstance(extra, dict) else None
     return str(refusal) if refusal else None
 
 

@@ -76,8 +76,9 @@ def _class_has(cls: type, name: str) -> bool:
 
 def served_by(response: Any) -> dict[str, str | None]:
     """What makes a reply reproducible, where the provider says it: the model version and the system fingerprint."""
-    found = {"model_version": getattr(response, "model", None), "system_fingerprint": getattr(response, "system_fingerprint", None)}
-    return {k: v if isinstance(v, str) and v else None for k, v in found.items()}
+    version, fingerprint = getattr(response, "model", None), getattr(response, "system_fingerprint", None)
+    return {"model_version": version if isinstance(version, str) and version else None,
+            "system_fingerprint": fingerprint if isinstance(fingerprint, str) and fingerprint else None}
 
 
 class _Streamed:
