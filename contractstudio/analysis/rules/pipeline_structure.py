@@ -26,7 +26,7 @@ def bad_entry_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                        hint=f"add 'entry_step_id: {first}'")
     elif sg.entry is None:
         yield doc.diag("PIP101", f"entry_step_id '{p.entry_step_id}' is not a step", ("entry_step_id",),
-                       hint=did_you_mean(p.entry_step_id, sg.steps) or f"steps are: {', '.join(sg.steps) or 'none'}")
+                       hint=did_you_mean(p.entry_step_id, sg.names()) or f"steps are: {', '.join(sg.steps) or 'none'}")
 
 
 @rule("PIP102", "unknown-target", "error", kinds=("pipeline",))
@@ -38,7 +38,7 @@ def unknown_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         for r in routes:
             if r.target != END and r.target not in sg.steps:
                 yield doc.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
-                               hint=did_you_mean(r.target, sg.steps), payload=Payload(step=step.id, name=r.target))
+                               hint=did_you_mean(r.target, sg.names()), payload=Payload(step=step.id, name=r.target))
         for key, value in config(step).items():
             if key[:3] == "on_" and not isinstance(value, str):
                 yield doc.diag("PIP102", f"step '{step.id}': {key} must name a step", step.src + (key,))
