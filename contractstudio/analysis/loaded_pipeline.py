@@ -8,6 +8,7 @@ analysis result (`FileReport.documents`) instead of building them again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -63,11 +64,17 @@ class LoadedPipeline(Loaded):
     def carry(self, before: Loaded, index: int) -> None:
         """Take over the step graph and state flow of `before`, the last analysis, when the edit since was inside
         step `index` and left what they read of it as it was (`step_view`): the editing help (completion, hover)
-        asks for them on the screen's thread, where building them again for 44,000 steps would take a second."""
+        asks for them on the screen's thread, where building them again for 44,000 steps would take a second. When
+        the edit changed what they read of the step (its action, a target) but not its id, the graph is the last one
+        with that step's edges patched (`StepGraph.with_edges`)."""
         if not isinstance(before, LoadedPipeline) or "step_graph" not in before.__dict__:
             return
         old, new = before.pipeline.steps[index], self.pipeline.steps[index]
         if step_view(old.model_dump(by_alias=True)) != step_view(new.model_dump(by_alias=True)):
+            # What the rules read of it changed: its edges patched when it kept its id; the state flow afresh.
+            graph = before.step_graph.with_edges(self.pipeline, old, new)
+            if graph is not None:
+                self.__dict__["step_graph"] = graph
             return
         self.__dict__["step_graph"] = before.step_graph.with_step(self.pipeline, old, new)
         if "state_flow" in before.__dict__:
@@ -87,3 +94,23 @@ def step_view(data: Any) -> Any:
     if isinstance(data, dict) and "description" in data:
         return {**data, "description": None}
     return data
+
+
+def same_id(before: LoadedPipeline, after: LoadedPipeline, _key: str, i: int) -> list[int] | None:
+    """For a rule whose findings are each step's own but for which steps count (the first of each id, the graph's):
+    an edit in step i that kept its id changes only step i's findings (`Touched`, rules/registry.py); None: whole."""
+    return [i] if before.pipeline.steps[i].id == after.pipeline.steps[i].id else None
+
+
+def graph_steps_at(doc: LoadedPipeline, indices: Iterable[int], routing: str | None = None) -> list[Step]:
+    """The steps at these indices that the graph holds (the first of their id), in file order; `routing`: only those
+    whose action routes a reply ("" any way, "prefix" by prefix: `routers`, `prefix_routers`)."""
+    sg, steps = doc.step_graph, doc.pipeline.steps
+    found = []
+    for i in sorted(indices):
+        step = steps[i]
+        spec = sg.catalog.get(step.action)
+        if sg.steps[step.id] is step and (routing is None or (spec is not None and bool(spec.routing)
+                                                              and (not routing or spec.routing == routing))):
+            found.append(step)
+    return found

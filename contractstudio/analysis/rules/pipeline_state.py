@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline, step_view
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, same_id, step_view
+from contractstudio.analysis.rules.registry import Touched, rule
 from contractstudio.analysis.step_graph import config, unset_paths, witness_path
 from contractstudio.documents.actions import SETTINGS
 from contractstudio.documents.models import Step
@@ -108,12 +108,13 @@ def unknown_prompt_source(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                                hint=did_you_mean(field, sorted(names)) or "name a state field an earlier step sets")
 
 
-@rule("PIP203", "missing-step-key", "error", kinds=("pipeline",))
-def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP203", "missing-step-key", "error", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, lambda doc, _, at: missing_step_key(doc, [doc.pipeline.steps[i] for i in at]))})
+def missing_step_key(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
     """A key the action requires on the step (`requires_step`), or a setting it requires, is missing (a key the
     runtime defaults, `ActionSpec.defaults`, never is)."""
     catalog, settings = doc.step_graph.catalog, doc.pipeline.settings
-    for step in doc.pipeline.steps:
+    for step in doc.pipeline.steps if steps is None else steps:
         spec = catalog.get(step.action)
         if spec is None:
             continue

@@ -5,11 +5,12 @@ Every rule reads the document's one step graph (`doc.step_graph`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline, step_view
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, same_id, step_view
+from contractstudio.analysis.rules.registry import Touched, rule
 from contractstudio.analysis.step_graph import END, config, routes_of, strongly_connected
+from contractstudio.documents.models import Step
 from contractstudio.findings.diagnostics import Diagnostic, Payload, did_you_mean
 
 # What these rules read of each step: all but its description's text (analysis/by_entry.py).
@@ -29,19 +30,28 @@ def bad_entry_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                        hint=did_you_mean(p.entry_step_id, sg.names()) or f"steps are: {', '.join(sg.steps) or 'none'}")
 
 
-@rule("PIP102", "unknown-target", "error", kinds=("pipeline",))
+def _targets_of(doc: LoadedPipeline, _key: str, indices: Iterable[int]) -> Iterator[Diagnostic]:
+    for i in indices:
+        yield from _unknown_targets(doc, doc.pipeline.steps[i])
+
+
+@rule("PIP102", "unknown-target", "error", kinds=("pipeline",), entries={"steps": Touched(same_id, _targets_of)})
 def unknown_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     """`next` or `on_*` names a step that does not exist."""
-    sg = doc.step_graph
     for step in doc.pipeline.steps:
-        routes = sg.routes[step.id] if sg.steps[step.id] is step else routes_of(step, sg.catalog.get(step.action))
-        for r in routes:
-            if r.target != END and r.target not in sg.steps:
-                yield doc.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
-                               hint=did_you_mean(r.target, sg.names()), payload=Payload(step=step.id, name=r.target))
-        for key, value in config(step).items():
-            if key[:3] == "on_" and not isinstance(value, str):
-                yield doc.diag("PIP102", f"step '{step.id}': {key} must name a step", step.src + (key,))
+        yield from _unknown_targets(doc, step)
+
+
+def _unknown_targets(doc: LoadedPipeline, step: Step) -> Iterator[Diagnostic]:
+    sg = doc.step_graph
+    routes = sg.routes[step.id] if sg.steps[step.id] is step else routes_of(step, sg.catalog.get(step.action))
+    for r in routes:
+        if r.target != END and r.target not in sg.steps:
+            yield doc.diag("PIP102", f"step '{step.id}': {r.key} names '{r.target}', which is not a step", r.src,
+                           hint=did_you_mean(r.target, sg.names()), payload=Payload(step=step.id, name=r.target))
+    for key, value in config(step).items():
+        if key[:3] == "on_" and not isinstance(value, str):
+            yield doc.diag("PIP102", f"step '{step.id}': {key} must name a step", step.src + (key,))
 
 
 @rule("PIP103", "duplicate-step", "error", kinds=("pipeline",))
@@ -55,17 +65,36 @@ def duplicate_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                            hint="rename one of the steps", related=[doc.related(f"first step '{step.id}' is here", first, "id")])
 
 
-@rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",))
+def _reach_changed(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -> list[int] | None:
+    """The steps whose reachability the edit in step i changed, and step i (None: its id changed, so may the entry's)."""
+    if same_id(before, after, key, i) is None:
+        return None
+    old, new = before.step_graph, after.step_graph
+    if new.entry is None:
+        return [i]
+    return [i, *(new.steps[sid].src[1] for sid in old.reachable() ^ new.reachable())]
+
+
+def _unreachable_of(doc: LoadedPipeline, _key: str, indices: Iterable[int]) -> Iterator[Diagnostic]:
+    sg = doc.step_graph
+    for i in indices:
+        step = doc.pipeline.steps[i]
+        if sg.steps[step.id] is step:
+            yield from _unreachable(doc, step.id, step)
+
+
+@rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",), entries={"steps": Touched(_reach_changed, _unreachable_of)})
 def unreachable_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
     """A step unreachable from the entry step."""
+    for sid, step in doc.step_graph.steps.items():
+        yield from _unreachable(doc, sid, step)
+
+
+def _unreachable(doc: LoadedPipeline, sid: str, step: Step) -> Iterator[Diagnostic]:
     sg = doc.step_graph
-    if sg.entry is None:
-        return
-    reach = sg.reachable()
-    for sid, step in sg.steps.items():
-        if sid not in reach:
-            yield doc.diag("PIP104", f"step '{sid}' cannot be reached from the entry step '{sg.entry}'", step, "id",
-                           hint="route to it with next or on_*, or remove it")
+    if sg.entry is not None and sid not in sg.reachable():
+        yield doc.diag("PIP104", f"step '{sid}' cannot be reached from the entry step '{sg.entry}'", step, "id",
+                       hint="route to it with next or on_*, or remove it")
 
 
 @rule("PIP105", "no-way-to-end", "error", kinds=("pipeline",))
@@ -107,11 +136,12 @@ def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
         yield doc.diag("PIP105", msg, sg.steps[first], "id", hint="give the loop an exit to a step that ends", related=related)
 
 
-@rule("PIP106", "unknown-action", "error", kinds=("pipeline",))
-def unknown_action(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP106", "unknown-action", "error", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, lambda doc, _, at: unknown_action(doc, [doc.pipeline.steps[i] for i in at]))})
+def unknown_action(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
     """An action that is neither built in nor declared under `actions:`."""
     catalog = doc.step_graph.catalog
-    for step in doc.pipeline.steps:
+    for step in doc.pipeline.steps if steps is None else steps:
         if step.action not in catalog:
             hint = did_you_mean(step.action, catalog) or "declare it under 'actions:' with what it requires and ensures"
             yield doc.diag("PIP106", f"step '{step.id}': unknown action '{step.action}'", step, "action", hint=hint)
@@ -120,11 +150,12 @@ def unknown_action(doc: LoadedPipeline) -> Iterator[Diagnostic]:
 FROM_SETTINGS = "_from_settings"
 
 
-@rule("PIP204", "unknown-setting", "error", kinds=("pipeline",))
-def unknown_setting(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP204", "unknown-setting", "error", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, lambda doc, _, at: unknown_setting(doc, [doc.pipeline.steps[i] for i in at]))})
+def unknown_setting(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
     """A `<key>_from_settings` step key names a setting the pipeline's `settings:` does not have."""
     settings = doc.pipeline.settings
-    for step in doc.pipeline.steps:
+    for step in doc.pipeline.steps if steps is None else steps:
         for key, value in config(step).items():
             if key.endswith(FROM_SETTINGS) and (not isinstance(value, str) or value not in settings):
                 yield doc.diag("PIP204", f"step '{step.id}': {key} names the setting '{value}', which the pipeline's settings do "
