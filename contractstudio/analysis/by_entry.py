@@ -235,8 +235,12 @@ def _touched(use: Touched, before: Loaded, item: Loaded, key: str, entries: _Ent
     if max(named) + 1 >= count or len(named) > count // 4:
         return None  # the last entry's end is the list's; a quarter of the list costs about what the whole does
     old_starts, new_starts = entries.starts()
+    lo, hi = old_starts[min(named)], old_starts[max(named) + 1]  # the named entries lie within lines lo..hi-1
     kept = []
     for d in out:
+        if not d.related and (d.end_line < lo or d.line >= hi):
+            kept.append(d)
+            continue
         lines = [d.line, d.end_line, *(r.line for r in d.related)]
         at = {bisect_right(old_starts, line) - 1 for line in lines}
         if at.isdisjoint(named) and not _spans(d, old_starts, named):

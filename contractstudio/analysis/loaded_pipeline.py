@@ -73,12 +73,22 @@ class LoadedPipeline(Loaded):
         if step_view(old.model_dump(by_alias=True)) != step_view(new.model_dump(by_alias=True)):
             # What the rules read of it changed: its edges patched when it kept its id; the state flow afresh.
             graph = before.step_graph.with_edges(self.pipeline, old, new)
-            if graph is not None:
-                self.__dict__["step_graph"] = graph
+            if graph is None:
+                return
+            self.__dict__["step_graph"] = graph
+            if graph.succ.get(new.id) == before.step_graph.succ.get(old.id) and _sets_the_same(graph, old, new):
+                self._carry_flow(before, old, new)
             return
         self.__dict__["step_graph"] = before.step_graph.with_step(self.pipeline, old, new)
+        self._carry_flow(before, old, new)
+
+    def _carry_flow(self, before: LoadedPipeline, old: Step, new: Step) -> None:
+        """The state flow and requirements of `before` (the step graph's edges and what each step sets and requires
+        are as they were; the requirements name the new step)."""
         if "state_flow" in before.__dict__:
             self.__dict__["state_flow"] = before.state_flow
+            if "requirements" in before.__dict__:
+                self.__dict__["requirements"] = [r._replace(step=new) if r.step is old else r for r in before.requirements]
 
     @cached_property
     def layout(self) -> GraphLayout:
@@ -114,3 +124,12 @@ def graph_steps_at(doc: LoadedPipeline, indices: Iterable[int], routing: str | N
                                                               and (not routing or spec.routing == routing))):
             found.append(step)
     return found
+
+
+def _sets_the_same(graph: StepGraph, old: Step, new: Step) -> bool:
+    """Whether two versions of a step set and require the same state: the same action, and the same fields named by
+    its configuration where the action reads them there (`ensures_from`)."""
+    if old.action != new.action:
+        return False
+    spec = graph.catalog.get(new.action)
+    return spec is None or not spec.ensures_from or spec.ensured_by(old) == spec.ensured_by(new)

@@ -6,7 +6,7 @@ computed once per analysis.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from contractstudio.analysis.loaded_pipeline import LoadedPipeline, same_id, step_view
 from contractstudio.analysis.rules.registry import Touched, rule
@@ -27,21 +27,38 @@ def _what(group: tuple[str, ...]) -> str:
     return f"'{group[0]}'" if len(group) == 1 else "one of " + ", ".join(f"'{f}'" for f in group)
 
 
-@rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",))
-def state_maybe_unset(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+def flow_kept(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -> list[int] | None:
+    """The state flow was taken over from the last analysis (`LoadedPipeline.carry`: step i kept its id, its edges,
+    its action and what it says it sets), so every other step's state findings are as they were: only step i's."""
+    kept = "state_flow" in after.__dict__ and after.__dict__["state_flow"] is before.__dict__.get("state_flow")
+    return same_id(before, after, key, i) if kept else None
+
+
+def _steps_at(doc: LoadedPipeline, at: Iterable[int]) -> set[int]:
+    return {id(doc.pipeline.steps[i]) for i in at}
+
+
+@rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",),
+      entries={"steps": Touched(flow_kept, lambda doc, _, at: state_maybe_unset(doc, _steps_at(doc, at)))})
+def state_maybe_unset(doc: LoadedPipeline, only: set[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field is unset on at least one path to the step (a warning when the action goes on without it)."""
     sg, flow = doc.step_graph, doc.state_flow
-    witnesses: dict[int, tuple[dict[str, str], list[str]]] = {}  # per field: BFS parents and the steps that set it
+    # Per field: BFS parents and the steps that set it; None until a step of `only` asks (the fields count in the
+    # order the steps come, whichever are asked: past MAX_WITNESS_FIELDS no path is shown).
+    witnesses: dict[int, tuple[dict[str, str], list[str]] | None] = {}
     for need in doc.requirements:
         if not need.set_elsewhere or need.on_every_path is not False:
             continue
         mask = need.mask
-        if mask not in witnesses and len(witnesses) >= MAX_WITNESS_FIELDS:
-            witnesses[mask] = ({}, [])  # enough paths shown; the rest keep the message and position
         if mask not in witnesses:
+            witnesses[mask] = None if len(witnesses) < MAX_WITNESS_FIELDS else ({}, [])
+        if only is not None and id(need.step) not in only:
+            continue
+        found = witnesses[mask]
+        if found is None:
             setters = [s for s, g in flow.gen.items() if g & mask and sg.catalog.get(sg.steps[s].action) is not None]
-            witnesses[mask] = (unset_paths(sg, flow, mask), setters)
-        yield _maybe_unset(doc, need.step, _what(need.fields), *witnesses[mask], skips=_skips(doc, need.step))
+            found = witnesses[mask] = (unset_paths(sg, flow, mask), setters)
+        yield _maybe_unset(doc, need.step, _what(need.fields), *found, skips=_skips(doc, need.step))
 
 
 def _skips(doc: LoadedPipeline, step: Step) -> str:
@@ -70,12 +87,13 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
                     step, "action", hint=hint, related=related)
 
 
-@rule("PIP202", "state-never-set", "error", kinds=("pipeline",))
-def state_never_set(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP202", "state-never-set", "error", kinds=("pipeline",),
+      entries={"steps": Touched(flow_kept, lambda doc, _, at: state_never_set(doc, _steps_at(doc, at)))})
+def state_never_set(doc: LoadedPipeline, only: set[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field that no step and no input ever sets (a warning when the action goes on without it,
     as LocalAI-RAG's expand_dependency_tree does with no seed nodes: the message says what it does instead)."""
     for need in doc.requirements:
-        if not need.set_elsewhere:
+        if not need.set_elsewhere and (only is None or id(need.step) in only):
             step = need.step
             hint = "add it to 'inputs:' or run an action that ensures it first"
             if skips := _skips(doc, step):
@@ -86,11 +104,13 @@ def state_never_set(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                                "step and no input ever sets", step, "action", hint=hint)
 
 
-@rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",))
-def unknown_prompt_source(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",),
+      entries={"steps": Touched(flow_kept, lambda doc, _, at: unknown_prompt_source(doc, _steps_at(doc, at)))})
+def unknown_prompt_source(doc: LoadedPipeline, only: set[int] | None = None) -> Iterator[Diagnostic]:
     """A prompt part reads a state field (`user_parts.<part>.source`) that nothing can set: it renders as empty text."""
     catalog = doc.step_graph.catalog
-    readers = [(step, spec) for step in doc.pipeline.steps if (spec := catalog.get(step.action)) is not None and spec.reads_from]
+    readers = [(step, spec) for step in doc.pipeline.steps if (spec := catalog.get(step.action)) is not None and spec.reads_from
+               and (only is None or id(step) in only)]
     if not readers:
         return
     known = set(doc.pipeline.inputs)
