@@ -11,8 +11,11 @@ entry i of such a list,
 - each pass is asked how it reads the list's entries (its `entries`, rules/registry.py): a pass that reads none of
   them, or reads the same of entry i before and after (its view of the entry is equal), keeps its findings, the
   ones after the entry moved by the lines the edit added; a pass whose findings are per entry (`Each`) keeps the
-  others' and finds entry i's again; any other pass runs again whole. A kept finding that touches entry i's old
-  lines (or spans them) is not trusted: its pass runs again.
+  others' and finds entry i's again; a pass whose findings are each entry's own given facts of the whole list
+  (`Touched`: a step is unreachable, its target is not a step) names the entries the edit can change the findings
+  of (the steps whose reachability changed, ...), keeps the others' and finds those again; any other pass runs
+  again whole. A kept finding that touches entry i's old lines (or a named entry's, or spans them) is not trusted:
+  its pass runs again.
 
 The result is what `check_text` gives for the text (tests/test_by_entry.py edits generated pipelines and
 contracts at random and compares every finding, with its subject and payload). Anything else is analyzed whole:
@@ -27,7 +30,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -155,7 +158,7 @@ def _again(kept: _Kept, source: SourceFile, edited: Edited, ctx: Context, expres
     for (uses, run), (_, out, used) in zip(runs, kept.passes, strict=True):
         use = uses.get(key)
         if isinstance(use, Touched):
-            again = _touched(use, kept.item, item, key, entries, out)
+            again = _touched(use, run, kept.item, item, key, entries, out)
         else:
             again = _reused(use, item, key, i, old_entry, new_entry, out, (first, end, new_end))
         if again is not None:
@@ -222,7 +225,7 @@ class _Entries:
         return self._starts
 
 
-def _touched(use: Touched, before: Loaded, item: Loaded, key: str, entries: _Entries,
+def _touched(use: Touched, run: check.Pass, before: Loaded, item: Loaded, key: str, entries: _Entries,
              out: list[Diagnostic]) -> list[Diagnostic] | None:
     """A `Touched` rule's findings after the edit: the last ones of the entries it did not name, moved, and those of
     the entries it named found again; None: run it whole (the rule could not tell, it named most of the list or the
@@ -251,7 +254,7 @@ def _touched(use: Touched, before: Loaded, item: Loaded, key: str, entries: _Ent
     moved = _moved(kept, old_starts[i], old_starts[i + 1], new_starts[i + 1] - old_starts[i + 1])
     if moved is None:
         return None
-    found = list(use.findings(item, key, sorted(named)))
+    found = list(cast(Any, run)(item, sorted(named)))  # a Touched rule takes the entries' indices (rules/registry.py)
     for d in found:
         at = {bisect_right(new_starts, line) - 1 for line in (d.line, d.end_line, *(r.line for r in d.related))}
         if len(at) != 1 or not at <= named:

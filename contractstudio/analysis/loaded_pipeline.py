@@ -112,6 +112,12 @@ def same_id(before: LoadedPipeline, after: LoadedPipeline, _key: str, i: int) ->
     return [i] if before.pipeline.steps[i].id == after.pipeline.steps[i].id else None
 
 
+def steps_at(doc: LoadedPipeline, at: Iterable[int] | None) -> list[Step]:
+    """The steps at these indices in file order (None: every step): what a `Touched` rule is asked for."""
+    steps = doc.pipeline.steps
+    return steps if at is None else [steps[i] for i in sorted(at)]
+
+
 def graph_steps_at(doc: LoadedPipeline, indices: Iterable[int], routing: str | None = None) -> list[Step]:
     """The steps at these indices that the graph holds (the first of their id), in file order; `routing`: only those
     whose action routes a reply ("" any way, "prefix" by prefix: `routers`, `prefix_routers`)."""

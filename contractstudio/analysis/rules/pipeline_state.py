@@ -6,9 +6,9 @@ computed once per analysis.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline, same_id, step_view
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, same_id, step_view, steps_at
 from contractstudio.analysis.rules.registry import Touched, rule
 from contractstudio.analysis.step_graph import config, unset_paths, witness_path
 from contractstudio.documents.actions import SETTINGS
@@ -34,14 +34,11 @@ def flow_kept(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -
     return same_id(before, after, key, i) if kept else None
 
 
-def _steps_at(doc: LoadedPipeline, at: Iterable[int]) -> set[int]:
-    return {id(doc.pipeline.steps[i]) for i in at}
-
-
 @rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",),
-      entries={"steps": Touched(flow_kept, lambda doc, _, at: state_maybe_unset(doc, _steps_at(doc, at)))})
-def state_maybe_unset(doc: LoadedPipeline, only: set[int] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(flow_kept)})
+def state_maybe_unset(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field is unset on at least one path to the step (a warning when the action goes on without it)."""
+    only = None if at is None else {id(step) for step in steps_at(doc, at)}
     sg, flow = doc.step_graph, doc.state_flow
     # Per field: BFS parents and the steps that set it; None until a step of `only` asks (the fields count in the
     # order the steps come, whichever are asked: past MAX_WITNESS_FIELDS no path is shown).
@@ -88,10 +85,11 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
 
 
 @rule("PIP202", "state-never-set", "error", kinds=("pipeline",),
-      entries={"steps": Touched(flow_kept, lambda doc, _, at: state_never_set(doc, _steps_at(doc, at)))})
-def state_never_set(doc: LoadedPipeline, only: set[int] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(flow_kept)})
+def state_never_set(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field that no step and no input ever sets (a warning when the action goes on without it,
     as LocalAI-RAG's expand_dependency_tree does with no seed nodes: the message says what it does instead)."""
+    only = None if at is None else {id(step) for step in steps_at(doc, at)}
     for need in doc.requirements:
         if not need.set_elsewhere and (only is None or id(need.step) in only):
             step = need.step
@@ -105,9 +103,10 @@ def state_never_set(doc: LoadedPipeline, only: set[int] | None = None) -> Iterat
 
 
 @rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(flow_kept, lambda doc, _, at: unknown_prompt_source(doc, _steps_at(doc, at)))})
-def unknown_prompt_source(doc: LoadedPipeline, only: set[int] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(flow_kept)})
+def unknown_prompt_source(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A prompt part reads a state field (`user_parts.<part>.source`) that nothing can set: it renders as empty text."""
+    only = None if at is None else {id(step) for step in steps_at(doc, at)}
     catalog = doc.step_graph.catalog
     readers = [(step, spec) for step in doc.pipeline.steps if (spec := catalog.get(step.action)) is not None and spec.reads_from
                and (only is None or id(step) in only)]
@@ -129,12 +128,12 @@ def unknown_prompt_source(doc: LoadedPipeline, only: set[int] | None = None) -> 
 
 
 @rule("PIP203", "missing-step-key", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: missing_step_key(doc, [doc.pipeline.steps[i] for i in at]))})
-def missing_step_key(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def missing_step_key(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A key the action requires on the step (`requires_step`), or a setting it requires, is missing (a key the
     runtime defaults, `ActionSpec.defaults`, never is)."""
     catalog, settings = doc.step_graph.catalog, doc.pipeline.settings
-    for step in doc.pipeline.steps if steps is None else steps:
+    for step in steps_at(doc, at):
         spec = catalog.get(step.action)
         if spec is None:
             continue

@@ -5,9 +5,9 @@ Every rule reads the document's one step graph (`doc.step_graph`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline, same_id, step_view
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, graph_steps_at, same_id, step_view, steps_at
 from contractstudio.analysis.rules.registry import Touched, rule
 from contractstudio.analysis.step_graph import END, config, routes_of, strongly_connected
 from contractstudio.documents.models import Step
@@ -30,15 +30,10 @@ def bad_entry_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                        hint=did_you_mean(p.entry_step_id, sg.names()) or f"steps are: {', '.join(sg.steps) or 'none'}")
 
 
-def _targets_of(doc: LoadedPipeline, _key: str, indices: Iterable[int]) -> Iterator[Diagnostic]:
-    for i in indices:
-        yield from _unknown_targets(doc, doc.pipeline.steps[i])
-
-
-@rule("PIP102", "unknown-target", "error", kinds=("pipeline",), entries={"steps": Touched(same_id, _targets_of)})
-def unknown_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP102", "unknown-target", "error", kinds=("pipeline",), entries={"steps": Touched(same_id)})
+def unknown_target(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """`next` or `on_*` names a step that does not exist."""
-    for step in doc.pipeline.steps:
+    for step in steps_at(doc, at):
         yield from _unknown_targets(doc, step)
 
 
@@ -75,26 +70,17 @@ def _reach_changed(before: LoadedPipeline, after: LoadedPipeline, key: str, i: i
     return [i, *(new.steps[sid].src[1] for sid in old.reachable() ^ new.reachable())]
 
 
-def _unreachable_of(doc: LoadedPipeline, _key: str, indices: Iterable[int]) -> Iterator[Diagnostic]:
-    sg = doc.step_graph
-    for i in indices:
-        step = doc.pipeline.steps[i]
-        if sg.steps[step.id] is step:
-            yield from _unreachable(doc, step.id, step)
-
-
-@rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",), entries={"steps": Touched(_reach_changed, _unreachable_of)})
-def unreachable_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",), entries={"steps": Touched(_reach_changed)})
+def unreachable_step(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A step unreachable from the entry step."""
-    for sid, step in doc.step_graph.steps.items():
-        yield from _unreachable(doc, sid, step)
-
-
-def _unreachable(doc: LoadedPipeline, sid: str, step: Step) -> Iterator[Diagnostic]:
     sg = doc.step_graph
-    if sg.entry is not None and sid not in sg.reachable():
-        yield doc.diag("PIP104", f"step '{sid}' cannot be reached from the entry step '{sg.entry}'", step, "id",
-                       hint="route to it with next or on_*, or remove it")
+    if sg.entry is None:
+        return
+    reach = sg.reachable()
+    for step in sg.steps.values() if at is None else graph_steps_at(doc, at):
+        if step.id not in reach:
+            yield doc.diag("PIP104", f"step '{step.id}' cannot be reached from the entry step '{sg.entry}'", step, "id",
+                           hint="route to it with next or on_*, or remove it")
 
 
 @rule("PIP105", "no-way-to-end", "error", kinds=("pipeline",))
@@ -137,11 +123,11 @@ def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
 
 
 @rule("PIP106", "unknown-action", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: unknown_action(doc, [doc.pipeline.steps[i] for i in at]))})
-def unknown_action(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def unknown_action(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """An action that is neither built in nor declared under `actions:`."""
     catalog = doc.step_graph.catalog
-    for step in doc.pipeline.steps if steps is None else steps:
+    for step in steps_at(doc, at):
         if step.action not in catalog:
             hint = did_you_mean(step.action, catalog) or "declare it under 'actions:' with what it requires and ensures"
             yield doc.diag("PIP106", f"step '{step.id}': unknown action '{step.action}'", step, "action", hint=hint)
@@ -151,11 +137,11 @@ FROM_SETTINGS = "_from_settings"
 
 
 @rule("PIP204", "unknown-setting", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: unknown_setting(doc, [doc.pipeline.steps[i] for i in at]))})
-def unknown_setting(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def unknown_setting(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<key>_from_settings` step key names a setting the pipeline's `settings:` does not have."""
     settings = doc.pipeline.settings
-    for step in doc.pipeline.steps if steps is None else steps:
+    for step in steps_at(doc, at):
         for key, value in config(step).items():
             if key.endswith(FROM_SETTINGS) and (not isinstance(value, str) or value not in settings):
                 yield doc.diag("PIP204", f"step '{step.id}': {key} names the setting '{value}', which the pipeline's settings do "

@@ -23,10 +23,10 @@ MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the mod
 
 
 @rule("RTE301", "prefix-without-target", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: prefix_without_target(doc, graph_steps_at(doc, at, "prefix")))})
-def prefix_without_target(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def prefix_without_target(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<route>_prefix` without its `on_<route>` target."""
-    for step in doc.prefix_routers if steps is None else steps:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         raw = config(step)
         for route, _ in doc.prefixes[step.id]:
             if f"on_{route}" not in raw:
@@ -35,10 +35,10 @@ def prefix_without_target(doc: LoadedPipeline, steps: list[Step] | None = None) 
 
 
 @rule("RTE302", "target-without-prefix", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: target_without_prefix(doc, graph_steps_at(doc, at, "prefix")))})
-def target_without_prefix(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def target_without_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """An `on_<route>` target without its `<route>_prefix`."""
-    for step in doc.prefix_routers if steps is None else steps:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         raw = config(step)
         for key in raw:
             route = key[3:]
@@ -105,10 +105,10 @@ def _feeding_model_calls(sg: StepGraph, router_id: str) -> list[Step] | None:
 
 
 @rule("RTE304", "shadowed-prefix", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: shadowed_prefix(doc, graph_steps_at(doc, at, "prefix")))})
-def shadowed_prefix(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def shadowed_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A duplicate or shadowed prefix: under first-match-wins it can never match."""
-    for step in doc.prefix_routers if steps is None else steps:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         seen: list[tuple[str, str]] = []
         for route, prefix in doc.prefixes[step.id]:
             if not prefix.strip():  # an empty prefix is its own finding (RTE307), never "the earlier prefix ''"
@@ -125,12 +125,12 @@ def shadowed_prefix(doc: LoadedPipeline, steps: list[Step] | None = None) -> Ite
 
 
 @rule("RTE305", "router-without-on-other", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: router_without_on_other(doc, graph_steps_at(doc, at, "")))})
-def router_without_on_other(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def router_without_on_other(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A router (prefix_router, json_decision_router) without `on_other` for unrecognised output (an error where the
     runtime refuses such a router on every run, as LocalAI-RAG's routers do: `ActionSpec.strict_router`)."""
     catalog = doc.step_graph.catalog
-    for step in doc.routers if steps is None else steps:
+    for step in doc.routers if at is None else graph_steps_at(doc, at, ""):
         if "on_other" not in config(step):
             if catalog[step.action].strict_router:
                 yield doc.diag("RTE305", f"{step.action} step '{step.id}' has no on_other, and its runtime refuses such a step on "
@@ -142,11 +142,11 @@ def router_without_on_other(doc: LoadedPipeline, steps: list[Step] | None = None
 
 
 @rule("RTE306", "prefix-starts-with-space", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: prefix_starts_with_space(doc, graph_steps_at(doc, at, "prefix")))})
-def prefix_starts_with_space(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def prefix_starts_with_space(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<route>_prefix` that starts with whitespace: replies are matched with their leading whitespace trimmed, so none takes it."""
     catalog = doc.step_graph.catalog
-    for step in doc.prefix_routers if steps is None else steps:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         strict = catalog[step.action].strict_router
         for route, prefix in doc.prefixes[step.id]:
             if prefix[:1].isspace() and not (strict and not prefix.strip()):  # a blank one a strict runtime refuses: RTE307
@@ -158,12 +158,12 @@ def prefix_starts_with_space(doc: LoadedPipeline, steps: list[Step] | None = Non
 
 
 @rule("RTE307", "empty-prefix", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id, lambda doc, _, at: empty_prefix(doc, graph_steps_at(doc, at, "prefix")))})
-def empty_prefix(doc: LoadedPipeline, steps: list[Step] | None = None) -> Iterator[Diagnostic]:
+      entries={"steps": Touched(same_id)})
+def empty_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A route whose prefix is empty: under first-match-wins it takes every reply; where the runtime refuses an empty
     prefix (LocalAI-RAG's prefix_router), the step fails on every run."""
     catalog = doc.step_graph.catalog
-    for step in doc.prefix_routers if steps is None else steps:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         strict = catalog[step.action].strict_router
         for route, prefix in doc.prefixes[step.id]:
             if strict and not prefix.strip():
