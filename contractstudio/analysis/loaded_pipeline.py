@@ -65,18 +65,20 @@ class LoadedPipeline(Loaded):
         """Take over the step graph and state flow of `before`, the last analysis, when the edit since was inside
         step `index` and left what they read of it as it was (`step_view`): the editing help (completion, hover)
         asks for them on the screen's thread, where building them again for 44,000 steps would take a second. When
-        the edit changed what they read of the step (its action, a target) but not its id, the graph is the last one
-        with that step's edges patched (`StepGraph.with_edges`)."""
+        the edit changed what they read of the step (its action, a target, its id), the graph is the last one with the
+        edges that changed patched (analysis/graph_patch.py)."""
         if not isinstance(before, LoadedPipeline) or "step_graph" not in before.__dict__:
             return
         old, new = before.pipeline.steps[index], self.pipeline.steps[index]
         if step_view(old.model_dump(by_alias=True)) != step_view(new.model_dump(by_alias=True)):
             # What the rules read of it changed: its edges patched when it kept its id; the state flow afresh.
-            graph = before.step_graph.with_edges(self.pipeline, old, new)
+            from contractstudio.analysis.graph_patch import patched
+
+            graph = patched(before.step_graph, self.pipeline, old, new)
             if graph is None:
                 return
             self.__dict__["step_graph"] = graph
-            if graph.succ.get(new.id) == before.step_graph.succ.get(old.id) and _sets_the_same(graph, old, new):
+            if old.id == new.id and graph.succ.get(new.id) == before.step_graph.succ.get(old.id) and _sets_the_same(graph, old, new):
                 self._carry_flow(before, old, new)
             return
         self.__dict__["step_graph"] = before.step_graph.with_step(self.pipeline, old, new)

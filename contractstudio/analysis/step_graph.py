@@ -97,39 +97,10 @@ class StepGraph:
             routes[new.id] = [r._replace(step=new) for r in routes[new.id]]
         return StepGraph(pipeline, self.catalog, steps, routes, self.entry, self.succ, self.pred, self._reach, self._names)
 
-    def with_edges(self, pipeline: Pipeline, old: Step, new: Step) -> StepGraph | None:
-        """The graph of `pipeline`, the model this one's was with step `old` replaced by `new` of the same id, whose
-        action or edges may differ: that step's routes and edges patched (None: build it whole, as when either action
-        jumps back to another's steps or is one that others jump back to, whose edges are not the step's own)."""
-        if old.id != new.id:
-            return None
-        back = {spec.returns_to for spec in self.catalog.values() if spec.returns_to}
-        for step in (old, new):
-            spec = self.catalog.get(step.action)
-            if step.action in back or (spec is not None and spec.returns_to):
-                return None
-        if self.steps.get(old.id) is not old:  # a later step of a repeated id: the graph holds the first one
-            return self.with_step(pipeline, old, new)
-        sid = new.id
-        steps, routes = dict(self.steps), dict(self.routes)
-        steps[sid] = new
-        routes[sid] = routes_of(new, self.catalog.get(new.action))
-        succ, pred = dict(self.succ), dict(self.pred)
-        out: list[str] = []
-        for r in routes[sid]:
-            if r.target in pred and r.target != START and r.target not in out:
-                out.append(r.target)
-        for t in self.succ[sid]:
-            if t not in out:
-                pred[t] = [p for p in pred[t] if p != sid]
-        position = new.src[1]  # the edges into a step are listed in the file order of their steps (START first)
-        for t in out:
-            if t not in self.succ[sid]:
-                into = pred[t]
-                at = next((k for k, p in enumerate(into) if p != START and self.steps[p].src[1] > position), len(into))
-                pred[t] = [*into[:at], sid, *into[at:]]
-        succ[sid] = out
-        return StepGraph(pipeline, self.catalog, steps, routes, self.entry, succ, pred, None, self._names)
+    def with_edges(self, pipeline: Pipeline, steps: dict[str, Step], routes: dict[str, list[Route]],
+                   succ: dict[str, list[str]], pred: dict[str, list[str]], same_ids: bool) -> StepGraph:
+        """This graph with other steps and edges (analysis/graph_patch.py); its ids' index kept when they are the same."""
+        return StepGraph(pipeline, self.catalog, steps, routes, self.entry, succ, pred, None, self._names if same_ids else None)
 
     def names(self) -> CloseNames:
         """The step ids indexed for 'did you mean' (PIP101, PIP102 ask it of every unknown target)."""

@@ -30,7 +30,21 @@ def bad_entry_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                        hint=did_you_mean(p.entry_step_id, sg.names()) or f"steps are: {', '.join(sg.steps) or 'none'}")
 
 
-@rule("PIP102", "unknown-target", "error", kinds=("pipeline",), entries={"steps": Touched(same_id)})
+def _naming(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -> list[int] | None:
+    """Step i, and after a new id the steps that name the old id or the new one, and every step that names an unknown
+    one: its 'did you mean' is over the ids (None: some id is used twice, and a step the graph does not hold may name
+    one of them)."""
+    oid, nid = before.pipeline.steps[i].id, after.pipeline.steps[i].id
+    if oid == nid:
+        return [i]
+    sg = after.step_graph
+    if len(sg.steps) != len(after.pipeline.steps) or len(before.step_graph.steps) != len(before.pipeline.steps):
+        return None
+    return [i, *(sg.steps[sid].src[1] for sid, routes in sg.routes.items()
+                 if any(r.target == oid or r.target == nid or (r.target != END and r.target not in sg.steps) for r in routes))]
+
+
+@rule("PIP102", "unknown-target", "error", kinds=("pipeline",), entries={"steps": Touched(_naming)})
 def unknown_target(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """`next` or `on_*` names a step that does not exist."""
     for step in steps_at(doc, at):
@@ -61,13 +75,15 @@ def duplicate_step(doc: LoadedPipeline) -> Iterator[Diagnostic]:
 
 
 def _reach_changed(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -> list[int] | None:
-    """The steps whose reachability the edit in step i changed, and step i (None: its id changed, so may the entry's)."""
-    if same_id(before, after, key, i) is None:
-        return None
+    """The steps whose reachability the edit in step i changed, and step i (None: the entry changed, or a new id of
+    step i is another step's too, or its old one still is: which step of an id the graph holds may have changed)."""
     old, new = before.step_graph, after.step_graph
+    oid, nid = before.pipeline.steps[i].id, after.pipeline.steps[i].id
+    if old.entry != new.entry or (oid != nid and (nid in old.steps or oid in new.steps)):
+        return None
     if new.entry is None:
         return [i]
-    return [i, *(new.steps[sid].src[1] for sid in old.reachable() ^ new.reachable())]
+    return [i, *((new.steps.get(sid) or old.steps[sid]).src[1] for sid in old.reachable() ^ new.reachable())]
 
 
 @rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",), entries={"steps": Touched(_reach_changed)})
