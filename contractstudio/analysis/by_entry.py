@@ -157,8 +157,10 @@ def _again(kept: _Kept, source: SourceFile, edited: Edited, ctx: Context, expres
     entries = _Entries(old_seq, new_seq, i)
     for (uses, run), (_, out, used) in zip(runs, kept.passes, strict=True):
         use = uses.get(key)
-        if isinstance(use, Touched):
+        if isinstance(use, Touched) and (use.view is None or use.view(old_entry) != use.view(new_entry)):
             again = _touched(use, run, kept.item, item, key, entries, out)
+        elif isinstance(use, Touched):
+            again = _moved(out, first, end, new_end - end)
         else:
             again = _reused(use, item, key, i, old_entry, new_entry, out, (first, end, new_end))
         if again is not None:

@@ -41,6 +41,10 @@ class LoadedPipeline(Loaded):
     @cached_property
     def requirements(self) -> list[Requirement]:
         """Every state requirement of every step, with whether it is set elsewhere and on every path."""
+        carried = self.__dict__.pop("_requirements_before", None)
+        if carried is not None:  # the last analysis's, the flow and steps' needs as they were (`_carry_flow`)
+            found, old, new = carried
+            return [r._replace(step=new) if r.step is old else r for r in found]
         return requirements(self.step_graph, self.state_flow)
 
     @cached_property
@@ -89,8 +93,8 @@ class LoadedPipeline(Loaded):
         are as they were; the requirements name the new step)."""
         if "state_flow" in before.__dict__:
             self.__dict__["state_flow"] = before.state_flow
-            if "requirements" in before.__dict__:
-                self.__dict__["requirements"] = [r._replace(step=new) if r.step is old else r for r in before.requirements]
+            if "requirements" in before.__dict__:  # named anew when a rule asks (after an edit of a description, none does)
+                self.__dict__["_requirements_before"] = (before.requirements, old, new)
 
     @cached_property
     def layout(self) -> GraphLayout:

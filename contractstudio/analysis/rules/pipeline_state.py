@@ -35,7 +35,7 @@ def flow_kept(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -
 
 
 @rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",),
-      entries={"steps": Touched(flow_kept)})
+      entries={"steps": Touched(flow_kept, step_view)})
 def state_maybe_unset(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field is unset on at least one path to the step (a warning when the action goes on without it)."""
     only = None if at is None else {id(step) for step in steps_at(doc, at)}
@@ -85,7 +85,7 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
 
 
 @rule("PIP202", "state-never-set", "error", kinds=("pipeline",),
-      entries={"steps": Touched(flow_kept)})
+      entries={"steps": Touched(flow_kept, step_view)})
 def state_never_set(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field that no step and no input ever sets (a warning when the action goes on without it,
     as LocalAI-RAG's expand_dependency_tree does with no seed nodes: the message says what it does instead)."""
@@ -103,7 +103,7 @@ def state_never_set(doc: LoadedPipeline, at: list[int] | None = None) -> Iterato
 
 
 @rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(flow_kept)})
+      entries={"steps": Touched(flow_kept, step_view)})
 def unknown_prompt_source(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A prompt part reads a state field (`user_parts.<part>.source`) that nothing can set: it renders as empty text."""
     only = None if at is None else {id(step) for step in steps_at(doc, at)}
@@ -128,7 +128,7 @@ def unknown_prompt_source(doc: LoadedPipeline, at: list[int] | None = None) -> I
 
 
 @rule("PIP203", "missing-step-key", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def missing_step_key(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A key the action requires on the step (`requires_step`), or a setting it requires, is missing (a key the
     runtime defaults, `ActionSpec.defaults`, never is)."""

@@ -44,7 +44,7 @@ def _naming(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -> 
                  if any(r.target == oid or r.target == nid or (r.target != END and r.target not in sg.steps) for r in routes))]
 
 
-@rule("PIP102", "unknown-target", "error", kinds=("pipeline",), entries={"steps": Touched(_naming)})
+@rule("PIP102", "unknown-target", "error", kinds=("pipeline",), entries={"steps": Touched(_naming, step_view)})
 def unknown_target(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """`next` or `on_*` names a step that does not exist."""
     for step in steps_at(doc, at):
@@ -86,7 +86,7 @@ def _reach_changed(before: LoadedPipeline, after: LoadedPipeline, key: str, i: i
     return [i, *((new.steps.get(sid) or old.steps[sid]).src[1] for sid in old.reachable() ^ new.reachable())]
 
 
-@rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",), entries={"steps": Touched(_reach_changed)})
+@rule("PIP104", "unreachable-step", "warning", kinds=("pipeline",), entries={"steps": Touched(_reach_changed, step_view)})
 def unreachable_step(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A step unreachable from the entry step."""
     sg = doc.step_graph
@@ -139,7 +139,7 @@ def no_way_to_end(doc: LoadedPipeline) -> Iterator[Diagnostic]:
 
 
 @rule("PIP106", "unknown-action", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def unknown_action(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """An action that is neither built in nor declared under `actions:`."""
     catalog = doc.step_graph.catalog
@@ -153,7 +153,7 @@ FROM_SETTINGS = "_from_settings"
 
 
 @rule("PIP204", "unknown-setting", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def unknown_setting(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<key>_from_settings` step key names a setting the pipeline's `settings:` does not have."""
     settings = doc.pipeline.settings

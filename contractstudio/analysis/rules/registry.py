@@ -63,6 +63,7 @@ class Touched:
     the findings of those entries alone."""
 
     entries: Callable[[Any, Any, str, int], Iterable[int] | None]
+    view: Callable[[Any], Any] | None = None  # what the rule reads of one entry: when equal, its findings only move
 
 
 EntryUse: TypeAlias = str | Callable[[Any], Any] | Each | Touched

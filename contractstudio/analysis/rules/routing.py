@@ -23,7 +23,7 @@ MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the mod
 
 
 @rule("RTE301", "prefix-without-target", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def prefix_without_target(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<route>_prefix` without its `on_<route>` target."""
     for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
@@ -35,7 +35,7 @@ def prefix_without_target(doc: LoadedPipeline, at: list[int] | None = None) -> I
 
 
 @rule("RTE302", "target-without-prefix", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def target_without_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """An `on_<route>` target without its `<route>_prefix`."""
     for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
@@ -105,7 +105,7 @@ def _feeding_model_calls(sg: StepGraph, router_id: str) -> list[Step] | None:
 
 
 @rule("RTE304", "shadowed-prefix", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def shadowed_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A duplicate or shadowed prefix: under first-match-wins it can never match."""
     for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
@@ -125,7 +125,7 @@ def shadowed_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterato
 
 
 @rule("RTE305", "router-without-on-other", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def router_without_on_other(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A router (prefix_router, json_decision_router) without `on_other` for unrecognised output (an error where the
     runtime refuses such a router on every run, as LocalAI-RAG's routers do: `ActionSpec.strict_router`)."""
@@ -142,7 +142,7 @@ def router_without_on_other(doc: LoadedPipeline, at: list[int] | None = None) ->
 
 
 @rule("RTE306", "prefix-starts-with-space", "warning", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def prefix_starts_with_space(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<route>_prefix` that starts with whitespace: replies are matched with their leading whitespace trimmed, so none takes it."""
     catalog = doc.step_graph.catalog
@@ -158,7 +158,7 @@ def prefix_starts_with_space(doc: LoadedPipeline, at: list[int] | None = None) -
 
 
 @rule("RTE307", "empty-prefix", "error", kinds=("pipeline",),
-      entries={"steps": Touched(same_id)})
+      entries={"steps": Touched(same_id, step_view)})
 def empty_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A route whose prefix is empty: under first-match-wins it takes every reply; where the runtime refuses an empty
     prefix (LocalAI-RAG's prefix_router), the step fails on every run."""
