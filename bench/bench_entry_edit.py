@@ -8,16 +8,18 @@ same sequence of edits, one edit each in turn (interleaved, so both see the same
   before  the same Analyzer with the analysis per entry switched off (the reading is still per entry: what the
           studio and the language server did before this round)
 
-Edits (`--edits`): `typing` types one letter at a time into the first step's description / the first example's
-name (what bench_typing.py types), `middle` the same in the entry in the middle of the list, `target` types into a
-step's `next:` target (a pipeline: the step graph changes, so its rules run whole; an example's query in a
-contract). Printed per shape and edit: CPU seconds of one edit's analysis, min / median / max over `--keys` keys,
-and the longest time another thread waited to run while the edit was analyzed (what holding the GIL costs the
-screen's thread: pure Python gives way every `sys.getswitchinterval()`, one long call into C does not), against
-the same thread's longest wait while nothing runs (on a loaded machine the scheduler's own delays). Each
-analysis's findings are compared with `check_text`'s on the first and last key.
+Edits (`--edits`): `typing` types one letter at a time into the first step's description / the first example's name
+(what bench_typing.py types), `middle` the same in the entry in the middle of the list, `target` types into a step's
+`next:` target (a pipeline: the step graph changes; an example's query in a contract), `rename` types into the id of
+a step another step targets, `action` into a step's action (both a pipeline's only). Printed per shape and edit: CPU
+seconds of one edit's analysis, min / median / max over `--keys` keys, and the longest time another thread waited to
+run while the edit was analyzed (what holding the GIL costs the screen's thread: pure Python gives way every
+`sys.getswitchinterval()`, one long call into C does not), against the same thread's longest wait while nothing runs
+(on a loaded machine the scheduler's own delays). Each analysis's findings are compared with `check_text`'s on the
+first and last key.
 
-Run: .venv/bin/python bench/bench_entry_edit.py [--keys 15] [--cases chain examples] [--edits typing middle target]
+Run: .venv/bin/python bench/bench_entry_edit.py [--keys 15] [--cases chain examples] [--edits typing middle target
+rename action]. Against another commit's code: PYTHONPATH=<its worktree> (the bench's own code stays this one's).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from contractstudio.analysis.incremental import Analyzer
 PLACES = {  # (shape, edit) -> the text after which keys are typed, and its occurrence (None: the middle one)
     ("chain", "typing"): ("description: the first step", 0), ("chain", "middle"): ("    description: a step in the middle", 0),
     ("chain", "target"): ("    next: b100_dispatch", 0),
+    ("chain", "rename"): ("  - id: b100_dispatch", 0), ("chain", "action"): ("    action: search_nodes", 0),
     ("examples", "typing"): ("name: ex-0", 0), ("examples", "middle"): ("name: ex-1", None),
     ("examples", "target"): ("query: Why are vector databases useful?", 0),
 }
@@ -140,7 +143,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, default=15)
     parser.add_argument("--cases", nargs="+", default=["chain", "examples"], choices=["chain", "examples"])
-    parser.add_argument("--edits", nargs="+", default=["typing", "middle", "target"], choices=["typing", "middle", "target"])
+    parser.add_argument("--edits", nargs="+", default=["typing", "middle", "target"],
+                        choices=["typing", "middle", "target", "rename", "action"])
     args = parser.parse_args()
     waits = Waits()
     idle = []
@@ -154,7 +158,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     try:
         for case in args.cases:
-            for edit in args.edits:
+            for edit in [e for e in args.edits if (case, e) in PLACES]:
                 times = run(case, edit, args.keys, waits)
                 for name in ("after", "before"):
                     cpu, waited = times[name]

@@ -28,13 +28,14 @@ from bench_pipeline import generate  # noqa: E402
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def pipeline(steps: int = 140) -> str:
+def pipeline(steps: int = 140, duplicate: bool = True) -> str:
     """bench_pipeline's chain of routed blocks, with a description on every route step and some findings in it."""
     text = generate(steps)
     text = text.replace("    action: call_model\n", "    action: call_model\n    description: routes the query\n")
     text = text.replace("    next: b3_dispatch\n", "    next: b3_dispatc\n", 1)  # PIP102 with a did-you-mean, PIP104/105
     text = text.replace("  - id: b5_search\n", "  - id: b5_search\n    description: " + TOKEN + "\n", 1)  # YML007
-    text = text.replace("  - id: b7_answer\n", "  - id: b6_answer\n", 1)  # PIP103: a duplicate id
+    if duplicate:  # PIP103: a duplicate id (a rename is then analyzed whole by the rules that read the ids)
+        text = text.replace("  - id: b7_answer\n", "  - id: b6_answer\n", 1)
     return text
 
 
@@ -113,6 +114,76 @@ def test_random_edits_of_a_long_pipeline_give_a_fresh_analysis_s_findings(edits:
 @given(edits=EDITS)
 def test_random_edits_of_a_contract_with_many_examples_give_a_fresh_analysis_s_findings(edits: list[Any]) -> None:
     edit_and_compare(contract(), edits, "c.contract.yaml")
+
+
+ACTIONS = ["call_model", "rerank", "search_nodes", "prefix_router", "expand_dependency_tree", "no_such_action"]
+STEP_EDITS = st.lists(st.tuples(st.sampled_from(["rename", "rename the suggested", "missing target", "cycle", "back edge",
+                                                 "delete route", "add route", "action", "prompt", "retarget"]),
+                                st.floats(0, 1), st.integers(0, 1000)), min_size=1, max_size=8)
+
+
+def step_edited(text: str, edit: tuple[str, float, int]) -> str:
+    """The text after one edit of what the pipeline rules read of one step (chosen by a fraction): its id (a step
+    that others target renamed), a target (a missing one, its own id, an earlier step's, another step's), a route
+    deleted or added, its action or its prompt."""
+    kind, where, pick = edit
+    starts = [i for i in range(len(text)) if text.startswith("\n  - id: ", i)]
+    n = min(int(where * len(starts)), len(starts) - 1)
+    if kind == "rename the suggested":  # the step an unknown target's 'did you mean' names: the hint changes
+        kind, n = "rename", next((k for k, at in enumerate(starts) if text.startswith("\n  - id: b3_dispatch", at)), n)
+    begin, end = starts[n] + 1, starts[n + 1] + 1 if n + 1 < len(starts) else text.index("\n", starts[n] + 1) + 1
+    block = text[begin:end]
+    while end < len(text) and text.startswith("    ", end):  # the last step: its lines up to the next top-level key
+        end = text.index("\n", end) + 1
+        block = text[begin:end]
+    ids = [text[i + 9:text.index("\n", i + 1)] for i in starts]
+    own, other = ids[n], ids[pick % len(ids)]
+    lines = block.split("\n")
+    routes = [k for k, line in enumerate(lines) if line.startswith(("    next: ", "    on_"))]
+    if kind == "rename":
+        lines[0] += "x" if pick % 2 else "_renamed"
+    elif kind in ("missing target", "cycle", "back edge", "retarget") and routes:
+        k = routes[pick % len(routes)]
+        target = {"missing target": "no_such_step", "cycle": own, "back edge": ids[max(0, n - 1 - pick % 5)],
+                  "retarget": other}[kind]
+        lines[k] = lines[k].split(": ", 1)[0] + ": " + target
+    elif kind == "delete route" and routes:
+        del lines[routes[pick % len(routes)]]
+    elif kind == "add route" or kind in ("missing target", "cycle", "back edge", "retarget"):
+        lines.insert(1, f"    on_extra: {other}" if pick % 2 else f"    next: {other}")
+    elif kind == "action":
+        at = next((k for k, line in enumerate(lines) if line.startswith("    action: ")), None)
+        action = "    action: " + ACTIONS[pick % len(ACTIONS)]
+        if at is None:
+            lines.insert(1, action)
+        else:
+            lines[at] = action
+    elif kind == "prompt":
+        at = next((k for k, line in enumerate(lines) if line.startswith("    prompt: ")), None)
+        prompt = "    prompt: " + ["router_v1", "answer_v1", "no_such_prompt"][pick % 3]
+        if at is None:
+            lines.insert(1, prompt)
+        else:
+            del lines[at]
+    return text[:begin] + "\n".join(lines) + text[end:]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits=STEP_EDITS, duplicate=st.booleans())
+def test_edits_of_ids_actions_targets_and_prompts_give_a_fresh_analysis_s_findings_graph_and_flow(edits: Any,
+                                                                                                  duplicate: bool) -> None:
+    """Renaming a step others target, pointing a target at a missing step, at the step itself or an earlier one (a
+    cycle), deleting or adding a route, changing an action or a prompt: the rules that say which steps' findings an
+    edit can change (`Touched`) and the step graph patched for the edited step's edges must give what a fresh analysis
+    gives, edit after edit."""
+    text, path = pipeline(60, duplicate), "p.pipeline.yaml"
+    analyzer = Analyzer()
+    assert findings(analyzer.check(text, path)) == findings(check_text(text, path))
+    for edit in edits:
+        text = step_edited(text, edit)
+        got, fresh = analyzer.check(text, path), check_text(text, path)
+        assert findings(got) == findings(fresh), edit
+        assert graph(got) == graph(fresh), edit
 
 
 @pytest.mark.parametrize(("make", "place", "path"), [(pipeline, "description: routes the query", "p.pipeline.yaml"),

@@ -11,8 +11,11 @@ entry i of such a list,
 - each pass is asked how it reads the list's entries (its `entries`, rules/registry.py): a pass that reads none of
   them, or reads the same of entry i before and after (its view of the entry is equal), keeps its findings, the
   ones after the entry moved by the lines the edit added; a pass whose findings are per entry (`Each`) keeps the
-  others' and finds entry i's again; any other pass runs again whole. A kept finding that touches entry i's old
-  lines (or spans them) is not trusted: its pass runs again.
+  others' and finds entry i's again; a pass whose findings are each entry's own given facts of the whole list
+  (`Touched`: a step is unreachable, its target is not a step) names the entries the edit can change the findings
+  of (the steps whose reachability changed, ...), keeps the others' and finds those again; any other pass runs
+  again whole. A kept finding that touches entry i's old lines (or a named entry's, or spans them) is not trusted:
+  its pass runs again.
 
 The result is what `check_text` gives for the text (tests/test_by_entry.py edits generated pipelines and
 contracts at random and compares every finding, with its subject and payload). Anything else is analyzed whole:
@@ -24,15 +27,16 @@ spends none of it again; a hook module changed on disk is seen by the passes tha
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
 from contractstudio.analysis import check
 from contractstudio.analysis.loaded import Context, ExpressionChecks, Loaded, file_regex_budget
-from contractstudio.analysis.rules.registry import UNREAD, Each, EntryUse
+from contractstudio.analysis.rules.registry import UNREAD, Each, EntryUse, Touched
 from contractstudio.analysis.shape import with_paths
 from contractstudio.documents.patterns import shared_budget
 from contractstudio.expressions.sandbox import ExpressionBudget, shared_expression_budget
@@ -150,8 +154,15 @@ def _again(kept: _Kept, source: SourceFile, edited: Edited, ctx: Context, expres
     if [run for _, run in runs] != [run for run, _, _ in kept.passes]:
         return None
     passes = []
+    entries = _Entries(old_seq, new_seq, i)
     for (uses, run), (_, out, used) in zip(runs, kept.passes, strict=True):
-        again = _reused(uses.get(key), item, key, i, old_entry, new_entry, out, (first, end, new_end))
+        use = uses.get(key)
+        if isinstance(use, Touched) and (use.view is None or use.view(old_entry) != use.view(new_entry)):
+            again = _touched(use, run, kept.item, item, key, entries, out)
+        elif isinstance(use, Touched):
+            again = _moved(out, first, end, new_end - end)
+        else:
+            again = _reused(use, item, key, i, old_entry, new_entry, out, (first, end, new_end))
         if again is not None:
             spend.used += used
             passes.append(check.Ran(run, again, used))
@@ -201,6 +212,62 @@ def _reused(use: EntryUse | None, item: Loaded, key: str, i: int, old_entry: Any
     if use == UNREAD or (callable(use) and use(old_entry) == use(new_entry)):
         return _moved(out, first, end, new_end - end)
     return None
+
+
+class _Entries:
+    """Where each entry of the edited list begins, before the edit and after it (computed when a `Touched` rule asks)."""
+
+    def __init__(self, old: SeqNode, new: SeqNode, edited: int) -> None:
+        self.old, self.new, self.edited = old, new, edited
+        self._starts: tuple[list[int], list[int]] | None = None
+
+    def starts(self) -> tuple[list[int], list[int]]:
+        if self._starts is None:
+            self._starts = [n.line for n in self.old.items], [n.line for n in self.new.items]
+        return self._starts
+
+
+def _touched(use: Touched, run: check.Pass, before: Loaded, item: Loaded, key: str, entries: _Entries,
+             out: list[Diagnostic]) -> list[Diagnostic] | None:
+    """A `Touched` rule's findings after the edit: the last ones of the entries it did not name, moved, and those of
+    the entries it named found again; None: run it whole (the rule could not tell, it named most of the list or the
+    last entry, or a finding lies across entries it named)."""
+    touched = use.entries(before, item, key, entries.edited)
+    if touched is None:
+        return None
+    named = {*touched, entries.edited}
+    count = len(entries.old.items)
+    if max(named) + 1 >= count or len(named) > count // 4:
+        return None  # the last entry's end is the list's; a quarter of the list costs about what the whole does
+    old_starts, new_starts = entries.starts()
+    lo, hi = old_starts[min(named)], old_starts[max(named) + 1]  # the named entries lie within lines lo..hi-1
+    kept = []
+    for d in out:
+        if not d.related and (d.end_line < lo or d.line >= hi):
+            kept.append(d)
+            continue
+        lines = [d.line, d.end_line, *(r.line for r in d.related)]
+        at = {bisect_right(old_starts, line) - 1 for line in lines}
+        if at.isdisjoint(named) and not _spans(d, old_starts, named):
+            kept.append(d)
+        elif len(at) != 1 or not at <= named:
+            return None  # across entries, one of them named: it cannot be told apart
+    i = entries.edited
+    moved = _moved(kept, old_starts[i], old_starts[i + 1], new_starts[i + 1] - old_starts[i + 1])
+    if moved is None:
+        return None
+    found = list(cast(Any, run)(item, sorted(named)))  # a Touched rule takes the entries' indices (rules/registry.py)
+    for d in found:
+        at = {bisect_right(new_starts, line) - 1 for line in (d.line, d.end_line, *(r.line for r in d.related))}
+        if len(at) != 1 or not at <= named:
+            return None
+    return sorted(moved + found, key=lambda d: bisect_right(new_starts, d.line))  # stable: an entry's own order kept
+
+
+def _spans(d: Diagnostic, starts: list[int], named: set[int]) -> bool:
+    """Whether a finding's lines run across a named entry between its first and last line."""
+    first, last = bisect_right(starts, d.line) - 1, bisect_right(starts, d.end_line) - 1
+    return last - first > 1 and any(first < j < last for j in named)
 
 
 def _inside(d: Diagnostic, first: int, end: int) -> bool:

@@ -8,6 +8,7 @@ analysis result (`FileReport.documents`) instead of building them again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -40,6 +41,10 @@ class LoadedPipeline(Loaded):
     @cached_property
     def requirements(self) -> list[Requirement]:
         """Every state requirement of every step, with whether it is set elsewhere and on every path."""
+        carried = self.__dict__.pop("_requirements_before", None)
+        if carried is not None:  # the last analysis's, the flow and steps' needs as they were (`_carry_flow`)
+            found, old, new = carried
+            return [r._replace(step=new) if r.step is old else r for r in found]
         return requirements(self.step_graph, self.state_flow)
 
     @cached_property
@@ -63,15 +68,33 @@ class LoadedPipeline(Loaded):
     def carry(self, before: Loaded, index: int) -> None:
         """Take over the step graph and state flow of `before`, the last analysis, when the edit since was inside
         step `index` and left what they read of it as it was (`step_view`): the editing help (completion, hover)
-        asks for them on the screen's thread, where building them again for 44,000 steps would take a second."""
+        asks for them on the screen's thread, where building them again for 44,000 steps would take a second. When
+        the edit changed what they read of the step (its action, a target, its id), the graph is the last one with the
+        edges that changed patched (analysis/graph_patch.py)."""
         if not isinstance(before, LoadedPipeline) or "step_graph" not in before.__dict__:
             return
         old, new = before.pipeline.steps[index], self.pipeline.steps[index]
         if step_view(old.model_dump(by_alias=True)) != step_view(new.model_dump(by_alias=True)):
+            # What the rules read of it changed: its edges patched when it kept its id; the state flow afresh.
+            from contractstudio.analysis.graph_patch import patched
+
+            graph = patched(before.step_graph, self.pipeline, old, new)
+            if graph is None:
+                return
+            self.__dict__["step_graph"] = graph
+            if old.id == new.id and graph.succ.get(new.id) == before.step_graph.succ.get(old.id) and _sets_the_same(graph, old, new):
+                self._carry_flow(before, old, new)
             return
         self.__dict__["step_graph"] = before.step_graph.with_step(self.pipeline, old, new)
+        self._carry_flow(before, old, new)
+
+    def _carry_flow(self, before: LoadedPipeline, old: Step, new: Step) -> None:
+        """The state flow and requirements of `before` (the step graph's edges and what each step sets and requires
+        are as they were; the requirements name the new step)."""
         if "state_flow" in before.__dict__:
             self.__dict__["state_flow"] = before.state_flow
+            if "requirements" in before.__dict__:  # named anew when a rule asks (after an edit of a description, none does)
+                self.__dict__["_requirements_before"] = (before.requirements, old, new)
 
     @cached_property
     def layout(self) -> GraphLayout:
@@ -87,3 +110,38 @@ def step_view(data: Any) -> Any:
     if isinstance(data, dict) and "description" in data:
         return {**data, "description": None}
     return data
+
+
+def same_id(before: LoadedPipeline, after: LoadedPipeline, _key: str, i: int) -> list[int] | None:
+    """For a rule whose findings are each step's own but for which steps count (the first of each id, the graph's):
+    an edit in step i that kept its id changes only step i's findings (`Touched`, rules/registry.py); None: whole."""
+    return [i] if before.pipeline.steps[i].id == after.pipeline.steps[i].id else None
+
+
+def steps_at(doc: LoadedPipeline, at: Iterable[int] | None) -> list[Step]:
+    """The steps at these indices in file order (None: every step): what a `Touched` rule is asked for."""
+    steps = doc.pipeline.steps
+    return steps if at is None else [steps[i] for i in sorted(at)]
+
+
+def graph_steps_at(doc: LoadedPipeline, indices: Iterable[int], routing: str | None = None) -> list[Step]:
+    """The steps at these indices that the graph holds (the first of their id), in file order; `routing`: only those
+    whose action routes a reply ("" any way, "prefix" by prefix: `routers`, `prefix_routers`)."""
+    sg, steps = doc.step_graph, doc.pipeline.steps
+    found = []
+    for i in sorted(indices):
+        step = steps[i]
+        spec = sg.catalog.get(step.action)
+        if sg.steps[step.id] is step and (routing is None or (spec is not None and bool(spec.routing)
+                                                              and (not routing or spec.routing == routing))):
+            found.append(step)
+    return found
+
+
+def _sets_the_same(graph: StepGraph, old: Step, new: Step) -> bool:
+    """Whether two versions of a step set and require the same state: the same action, and the same fields named by
+    its configuration where the action reads them there (`ensures_from`)."""
+    if old.action != new.action:
+        return False
+    spec = graph.catalog.get(new.action)
+    return spec is None or not spec.ensures_from or spec.ensured_by(old) == spec.ensured_by(new)

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from contractstudio.documents.actions import ActionSpec, action_catalog
 from contractstudio.documents.models import Pipeline, Step
+from contractstudio.findings.close_names import CloseNames
 
 # A NUL character cannot appear in a YAML plain or single-quoted scalar, so no step id
 # a user writes collides with these; renderers show them as "start" and "end".
@@ -54,6 +55,7 @@ class StepGraph:
     succ: dict[str, list[str]] = field(default_factory=dict)  # START/END included, known targets only
     pred: dict[str, list[str]] = field(default_factory=dict)
     _reach: set[str] | None = None
+    _names: CloseNames | None = None
 
     @classmethod
     def build(cls, pipeline: Pipeline) -> StepGraph:
@@ -93,7 +95,18 @@ class StepGraph:
             steps, routes = dict(steps), dict(routes)
             steps[new.id] = new
             routes[new.id] = [r._replace(step=new) for r in routes[new.id]]
-        return StepGraph(pipeline, self.catalog, steps, routes, self.entry, self.succ, self.pred, self._reach)
+        return StepGraph(pipeline, self.catalog, steps, routes, self.entry, self.succ, self.pred, self._reach, self._names)
+
+    def with_edges(self, pipeline: Pipeline, steps: dict[str, Step], routes: dict[str, list[Route]],
+                   succ: dict[str, list[str]], pred: dict[str, list[str]], same_ids: bool) -> StepGraph:
+        """This graph with other steps and edges (analysis/graph_patch.py); its ids' index kept when they are the same."""
+        return StepGraph(pipeline, self.catalog, steps, routes, self.entry, succ, pred, None, self._names if same_ids else None)
+
+    def names(self) -> CloseNames:
+        """The step ids indexed for 'did you mean' (PIP101, PIP102 ask it of every unknown target)."""
+        if self._names is None:
+            self._names = CloseNames(self.steps)
+        return self._names
 
     def action(self, sid: str) -> ActionSpec | None:
         """The contract of a step's action (None for an unknown action)."""

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from contractstudio.findings.close_names import CloseNames
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -135,8 +137,12 @@ class Suggestion(str):
     name: str
 
 
-def did_you_mean(name: str, known: Iterable[Any]) -> str | None:
-    """A 'did you mean' hint for a misspelt name, or None (the one helper every rule uses)."""
+def did_you_mean(name: str, known: Iterable[Any] | CloseNames) -> str | None:
+    """A 'did you mean' hint for a misspelt name, or None (the one helper every rule uses). `known` may be an index
+    of the names (`CloseNames`, the same answer): a rule asking many times of thousands of names builds one."""
+    if isinstance(known, CloseNames):
+        found = known.closest(str(name))
+        return suggest(found) if found is not None else None
     close = difflib.get_close_matches(str(name), [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
     return suggest(close[0]) if close else None
 

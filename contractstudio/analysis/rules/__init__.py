@@ -13,8 +13,10 @@ declared severity or, for a variant of the same finding, another one
 (tests/test_rulebook.py).
 
 A rule that reads the entries of a pipeline's `steps` or a contract's `examples` says how (`entries=`, or its
-module's `ENTRIES`: `UNREAD`, a view of one entry, `Each`; rules/registry.py), so that an edit within one entry
-runs again only the rules that read what changed (analysis/by_entry.py); a rule that says nothing runs again.
+module's `ENTRIES`: `UNREAD`, a view of one entry, `Each`, `Touched`; rules/registry.py), so that an edit within one
+entry runs again only the rules that read what changed, and a rule whose findings are each step's own (given facts of
+the whole, as reachability) only for the steps the edit can change (analysis/by_entry.py); a rule that says nothing
+runs again.
 
 Codes found by machinery rather than by a rule are declared next to that
 machinery with `declare(...)`: the YAML readers (reading/codes.py), the shape

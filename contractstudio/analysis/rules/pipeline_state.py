@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline, step_view
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, same_id, step_view, steps_at
+from contractstudio.analysis.rules.registry import Touched, rule
 from contractstudio.analysis.step_graph import config, unset_paths, witness_path
 from contractstudio.documents.actions import SETTINGS
 from contractstudio.documents.models import Step
@@ -27,21 +27,35 @@ def _what(group: tuple[str, ...]) -> str:
     return f"'{group[0]}'" if len(group) == 1 else "one of " + ", ".join(f"'{f}'" for f in group)
 
 
-@rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",))
-def state_maybe_unset(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+def flow_kept(before: LoadedPipeline, after: LoadedPipeline, key: str, i: int) -> list[int] | None:
+    """The state flow was taken over from the last analysis (`LoadedPipeline.carry`: step i kept its id, its edges,
+    its action and what it says it sets), so every other step's state findings are as they were: only step i's."""
+    kept = "state_flow" in after.__dict__ and after.__dict__["state_flow"] is before.__dict__.get("state_flow")
+    return same_id(before, after, key, i) if kept else None
+
+
+@rule("PIP201", "state-maybe-unset", "error", kinds=("pipeline",),
+      entries={"steps": Touched(flow_kept, step_view)})
+def state_maybe_unset(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field is unset on at least one path to the step (a warning when the action goes on without it)."""
+    only = None if at is None else {id(step) for step in steps_at(doc, at)}
     sg, flow = doc.step_graph, doc.state_flow
-    witnesses: dict[int, tuple[dict[str, str], list[str]]] = {}  # per field: BFS parents and the steps that set it
+    # Per field: BFS parents and the steps that set it; None until a step of `only` asks (the fields count in the
+    # order the steps come, whichever are asked: past MAX_WITNESS_FIELDS no path is shown).
+    witnesses: dict[int, tuple[dict[str, str], list[str]] | None] = {}
     for need in doc.requirements:
         if not need.set_elsewhere or need.on_every_path is not False:
             continue
         mask = need.mask
-        if mask not in witnesses and len(witnesses) >= MAX_WITNESS_FIELDS:
-            witnesses[mask] = ({}, [])  # enough paths shown; the rest keep the message and position
         if mask not in witnesses:
+            witnesses[mask] = None if len(witnesses) < MAX_WITNESS_FIELDS else ({}, [])
+        if only is not None and id(need.step) not in only:
+            continue
+        found = witnesses[mask]
+        if found is None:
             setters = [s for s, g in flow.gen.items() if g & mask and sg.catalog.get(sg.steps[s].action) is not None]
-            witnesses[mask] = (unset_paths(sg, flow, mask), setters)
-        yield _maybe_unset(doc, need.step, _what(need.fields), *witnesses[mask], skips=_skips(doc, need.step))
+            found = witnesses[mask] = (unset_paths(sg, flow, mask), setters)
+        yield _maybe_unset(doc, need.step, _what(need.fields), *found, skips=_skips(doc, need.step))
 
 
 def _skips(doc: LoadedPipeline, step: Step) -> str:
@@ -70,12 +84,14 @@ def _maybe_unset(doc: LoadedPipeline, step: Step, what: str, parents: dict[str, 
                     step, "action", hint=hint, related=related)
 
 
-@rule("PIP202", "state-never-set", "error", kinds=("pipeline",))
-def state_never_set(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP202", "state-never-set", "error", kinds=("pipeline",),
+      entries={"steps": Touched(flow_kept, step_view)})
+def state_never_set(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A required state field that no step and no input ever sets (a warning when the action goes on without it,
     as LocalAI-RAG's expand_dependency_tree does with no seed nodes: the message says what it does instead)."""
+    only = None if at is None else {id(step) for step in steps_at(doc, at)}
     for need in doc.requirements:
-        if not need.set_elsewhere:
+        if not need.set_elsewhere and (only is None or id(need.step) in only):
             step = need.step
             hint = "add it to 'inputs:' or run an action that ensures it first"
             if skips := _skips(doc, step):
@@ -86,11 +102,14 @@ def state_never_set(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                                "step and no input ever sets", step, "action", hint=hint)
 
 
-@rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",))
-def unknown_prompt_source(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP205", "unknown-prompt-source", "warning", kinds=("pipeline",),
+      entries={"steps": Touched(flow_kept, step_view)})
+def unknown_prompt_source(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A prompt part reads a state field (`user_parts.<part>.source`) that nothing can set: it renders as empty text."""
+    only = None if at is None else {id(step) for step in steps_at(doc, at)}
     catalog = doc.step_graph.catalog
-    readers = [(step, spec) for step in doc.pipeline.steps if (spec := catalog.get(step.action)) is not None and spec.reads_from]
+    readers = [(step, spec) for step in doc.pipeline.steps if (spec := catalog.get(step.action)) is not None and spec.reads_from
+               and (only is None or id(step) in only)]
     if not readers:
         return
     known = set(doc.pipeline.inputs)
@@ -108,12 +127,13 @@ def unknown_prompt_source(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                                hint=did_you_mean(field, sorted(names)) or "name a state field an earlier step sets")
 
 
-@rule("PIP203", "missing-step-key", "error", kinds=("pipeline",))
-def missing_step_key(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("PIP203", "missing-step-key", "error", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, step_view)})
+def missing_step_key(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A key the action requires on the step (`requires_step`), or a setting it requires, is missing (a key the
     runtime defaults, `ActionSpec.defaults`, never is)."""
     catalog, settings = doc.step_graph.catalog, doc.pipeline.settings
-    for step in doc.pipeline.steps:
+    for step in steps_at(doc, at):
         spec = catalog.get(step.action)
         if spec is None:
             continue

@@ -41,6 +41,8 @@ F = TypeVar("F", bound=RuleBody)
 #   a function      of one entry's plain data: all the rule reads of each entry (equal before and after: as UNREAD)
 #   Each(function)  each entry's findings depend on that entry alone (and on what lies outside the list);
 #                   function(loaded, list name, index) gives entry i's (None: run the rule whole)
+#   Touched(names)  each entry's findings depend on that entry and on facts of the whole list (its ids, the step
+#                   graph's reachability): names(...) gives the entries an edit can change the findings of (below)
 # A list a rule does not name: the rule runs again whole after an edit in one of its entries. A rule module may
 # declare `ENTRIES` for all its rules; the decorator's `entries` adds to it.
 UNREAD = "unread"
@@ -53,7 +55,18 @@ class Each:
     findings: Callable[[Any, str, int], Iterable[Diagnostic] | None]
 
 
-EntryUse: TypeAlias = str | Callable[[Any], Any] | Each
+@dataclass(frozen=True, slots=True)
+class Touched:
+    """Each entry's findings depend on that entry and on facts of the whole list: `entries(before, after, list name,
+    index)` names the entries whose findings an edit inside entry `index` can change, from the last analysis and this
+    one (None: run the rule whole); the rule is then called with their indices, `rule(loaded, indices)`, and gives
+    the findings of those entries alone."""
+
+    entries: Callable[[Any, Any, str, int], Iterable[int] | None]
+    view: Callable[[Any], Any] | None = None  # what the rule reads of one entry: when equal, its findings only move
+
+
+EntryUse: TypeAlias = str | Callable[[Any], Any] | Each | Touched
 
 
 @dataclass(frozen=True, slots=True)

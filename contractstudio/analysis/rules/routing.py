@@ -8,23 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contractstudio.analysis.loaded_pipeline import LoadedPipeline, step_view
-from contractstudio.analysis.rules.registry import rule
+from contractstudio.analysis.loaded_pipeline import LoadedPipeline, graph_steps_at, same_id, step_view
+from contractstudio.analysis.rules.registry import Touched, rule
 from contractstudio.analysis.step_graph import StepGraph, config
 from contractstudio.documents.actions import CALL_MODEL
 from contractstudio.documents.models import Step
 from contractstudio.findings.diagnostics import Diagnostic, Payload
 
-# What these rules read of each step: all but its description's text (analysis/by_entry.py).
+# What these rules read of each step: all but its description's text (analysis/by_entry.py); a rule whose findings
+# are each router's own finds them again for the edited step alone when its id is kept (`same_id`).
 ENTRIES = {"steps": step_view}
 
 MAX_FEEDING_WALK = 200  # steps walked back from a prefix_router to find the model call it parses
 
 
-@rule("RTE301", "prefix-without-target", "error", kinds=("pipeline",))
-def prefix_without_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("RTE301", "prefix-without-target", "error", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, step_view)})
+def prefix_without_target(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<route>_prefix` without its `on_<route>` target."""
-    for step in doc.prefix_routers:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         raw = config(step)
         for route, _ in doc.prefixes[step.id]:
             if f"on_{route}" not in raw:
@@ -32,10 +34,11 @@ def prefix_without_target(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                                key=True, hint=f"add 'on_{route}: <step>'", payload=Payload(step=step.id, key=f"on_{route}"))
 
 
-@rule("RTE302", "target-without-prefix", "warning", kinds=("pipeline",))
-def target_without_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("RTE302", "target-without-prefix", "warning", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, step_view)})
+def target_without_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """An `on_<route>` target without its `<route>_prefix`."""
-    for step in doc.prefix_routers:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         raw = config(step)
         for key in raw:
             route = key[3:]
@@ -101,10 +104,11 @@ def _feeding_model_calls(sg: StepGraph, router_id: str) -> list[Step] | None:
     return found
 
 
-@rule("RTE304", "shadowed-prefix", "error", kinds=("pipeline",))
-def shadowed_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("RTE304", "shadowed-prefix", "error", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, step_view)})
+def shadowed_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A duplicate or shadowed prefix: under first-match-wins it can never match."""
-    for step in doc.prefix_routers:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         seen: list[tuple[str, str]] = []
         for route, prefix in doc.prefixes[step.id]:
             if not prefix.strip():  # an empty prefix is its own finding (RTE307), never "the earlier prefix ''"
@@ -120,12 +124,13 @@ def shadowed_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
             seen.append((route, prefix))
 
 
-@rule("RTE305", "router-without-on-other", "warning", kinds=("pipeline",))
-def router_without_on_other(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("RTE305", "router-without-on-other", "warning", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, step_view)})
+def router_without_on_other(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A router (prefix_router, json_decision_router) without `on_other` for unrecognised output (an error where the
     runtime refuses such a router on every run, as LocalAI-RAG's routers do: `ActionSpec.strict_router`)."""
     catalog = doc.step_graph.catalog
-    for step in doc.routers:
+    for step in doc.routers if at is None else graph_steps_at(doc, at, ""):
         if "on_other" not in config(step):
             if catalog[step.action].strict_router:
                 yield doc.diag("RTE305", f"{step.action} step '{step.id}' has no on_other, and its runtime refuses such a step on "
@@ -136,11 +141,12 @@ def router_without_on_other(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                                hint="add 'on_other: <step>' (a reply the router does not recognise otherwise stops the pipeline)")
 
 
-@rule("RTE306", "prefix-starts-with-space", "warning", kinds=("pipeline",))
-def prefix_starts_with_space(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("RTE306", "prefix-starts-with-space", "warning", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, step_view)})
+def prefix_starts_with_space(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A `<route>_prefix` that starts with whitespace: replies are matched with their leading whitespace trimmed, so none takes it."""
     catalog = doc.step_graph.catalog
-    for step in doc.prefix_routers:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         strict = catalog[step.action].strict_router
         for route, prefix in doc.prefixes[step.id]:
             if prefix[:1].isspace() and not (strict and not prefix.strip()):  # a blank one a strict runtime refuses: RTE307
@@ -151,12 +157,13 @@ def prefix_starts_with_space(doc: LoadedPipeline) -> Iterator[Diagnostic]:
                                hint=f"write it without the leading whitespace: {fixed!r}" if fixed else "write the prefix the router emits")
 
 
-@rule("RTE307", "empty-prefix", "error", kinds=("pipeline",))
-def empty_prefix(doc: LoadedPipeline) -> Iterator[Diagnostic]:
+@rule("RTE307", "empty-prefix", "error", kinds=("pipeline",),
+      entries={"steps": Touched(same_id, step_view)})
+def empty_prefix(doc: LoadedPipeline, at: list[int] | None = None) -> Iterator[Diagnostic]:
     """A route whose prefix is empty: under first-match-wins it takes every reply; where the runtime refuses an empty
     prefix (LocalAI-RAG's prefix_router), the step fails on every run."""
     catalog = doc.step_graph.catalog
-    for step in doc.prefix_routers:
+    for step in doc.prefix_routers if at is None else graph_steps_at(doc, at, "prefix"):
         strict = catalog[step.action].strict_router
         for route, prefix in doc.prefixes[step.id]:
             if strict and not prefix.strip():
