@@ -29,6 +29,7 @@ from contractstudio.expressions import TemplateField, template_fields
 from contractstudio.expressions.checker import Checker
 from contractstudio.expressions.syntax import ExprIssue, parse
 from contractstudio.findings.diagnostics import Span
+from contractstudio.reading.kinds import NATIVE
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode, inner_span
 
 # Words of the type language that are not declared type names.
@@ -129,7 +130,8 @@ def _index(loaded: Loaded) -> Symbols:
     # are made (half the time of a 5 MB document's collection).
     with paused_gc():
         c = _Collector(loaded)
-        key = LISTS.get(loaded.kind or "", "")
+        # a native document's entries only: a dialect's nodes (an inherited step's) are not in the order of their lines
+        key = LISTS.get(loaded.kind or "", "") if loaded.doc.dialect == NATIVE and not getattr(loaded.source, "includes", None) else ""
         seq = _child(c.root, key) if key else None
         entry = _ENTRIES[key](c) if isinstance(seq, SeqNode) and loaded.model is not None else None
         if entry is None or not isinstance(seq, SeqNode) or any(s.path[:1] == (key,) for s in expression_sites(loaded)):
