@@ -68,9 +68,14 @@ def definition_of(loaded: Loaded, kind: str, name: str, owner: str = "") -> Occu
 
 def name_span(node: Node, text: str) -> Span | None:
     """The characters of a single-line scalar's value (inside its quotes), or None for other nodes."""
-    if not isinstance(node, ScalarNode) or not isinstance(node.value, str) or node.line != node.end_line:
+    if not isinstance(node, ScalarNode):
         return None
-    span = inner_span(node, 0, len(node.value), text)
+    line, column, end_line, _, _, value, style, _ = node  # a tuple: unpacked at once (126,844 names in a 5 MB file)
+    if not isinstance(value, str) or line != end_line:
+        return None
+    if style == "" and value:  # a plain scalar's value is its characters: what inner_span gives, without its checks
+        return Span(line, column, line, column + len(value))
+    span = inner_span(node, 0, len(value), text)
     return span if span.end_column - span.column == len(node.value) else None
 
 
