@@ -54,6 +54,22 @@ def _item_models() -> dict[tuple[str, str], type[BaseModel]]:
 
 LISTS = {"pipeline": "steps", "contract": "examples"}  # the long list of each kind whose entries are analyzed apart
 
+ENTRY_EDIT = "analysis.entry_edit"  # the memo key of an analysis per entry's `EntryEdit`
+_MAX_CARRIED = 16  # analyses per entry in a row whose memo an EntryEdit may reach back through
+
+
+@dataclass(frozen=True, slots=True)
+class EntryEdit:
+    """Kept in the memo of an analysis made per entry: it is the analysis whose memo is `before` with entry `index`
+    of list `key` analyzed again. Facts another layer keeps per entry (the editing help's symbols, editing/
+    symbol_index.py) are carried over from `before`'s and found again for that entry only; the layer drops this
+    from the memo once it has its fact, so a chain of memos lasts only while nobody asks."""
+
+    before: dict[str, Any]
+    key: str
+    index: int
+    depth: int = 1  # EntryEdits in a row through `before`
+
 
 @dataclass(slots=True)
 class _Kept:
@@ -150,6 +166,10 @@ def _again(kept: _Kept, source: SourceFile, edited: Edited, ctx: Context, expres
     item.source = source
     item.expression_cache = expressions
     item.carry(kept.item, i)
+    prior = kept.item.memo.get(ENTRY_EDIT)
+    depth = prior.depth + 1 if isinstance(prior, EntryEdit) else 1
+    if depth <= _MAX_CARRIED:
+        item.memo[ENTRY_EDIT] = EntryEdit(kept.item.memo, key, i, depth)
     runs = check.rule_passes(item)
     if [run for _, run in runs] != [run for run, _, _ in kept.passes]:
         return None

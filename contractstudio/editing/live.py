@@ -7,7 +7,8 @@ newest analysis in which each `---` document parsed (typing breaks the parse, no
 positions to match (a quick fix, rename, definition) waits for the current text's analysis (`wait`, `wake`).
 
 The editing help's symbols (editing/symbols.py: every name and each place naming it, for hover, rename, definition
-and references) cost a pass over the whole document: seconds for a 5 MB one-document file. The studio collects
+and references) cost a pass over the whole document the first time (a second for a 5 MB one-document file); after
+an analysis per entry only the edited entry's are collected again (editing/symbol_index.py). Both faces collect
 them after an analysis's findings are shown, in a worker (`collect_symbols`, then `symbols_done`); an action that
 names things waits for them (`wait(..., symbols=True)`), so none is computed on the face's thread.
 

@@ -9,7 +9,7 @@ import re
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.editing.cursor import document_at
 from contractstudio.editing.items import Location, Rename, TextEdit
-from contractstudio.editing.symbols import TYPE_WORDS, Occurrence, definitions, occurrence_at, same_thing
+from contractstudio.editing.symbols import TYPE_WORDS, Occurrence, definition_of, occurrence_at, same_thing
 from contractstudio.expressions import allowlist
 from contractstudio.findings.diagnostics import Span
 from contractstudio.reading.dialects.synth import locate
@@ -73,9 +73,9 @@ def rename(report: FileReport, line: int, column: int, new_name: str) -> Rename:
         return Rename(refused=problem)
     if new_name == occ.name:
         return Rename(refused=f"the {what} is already called '{new_name}'")
-    taken = definitions(loaded, occ.kind, occ.owner)
-    if new_name in taken:
-        where = taken[new_name].span
+    taken = definition_of(loaded, occ.kind, new_name, occ.owner)
+    if taken is not None:
+        where = taken.span
         owner = f" of {occ.owner}" if occ.owner else ""
         return Rename(refused=f"{what}{owner} '{new_name}' already exists (line {where.line})")
     group = same_thing(loaded, occ)

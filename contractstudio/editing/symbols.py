@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
+from contractstudio.analysis.by_entry import ENTRY_EDIT, LISTS
 from contractstudio.analysis.check import Loaded
 from contractstudio.analysis.facts import ExpressionSite, expression_sites, memo, type_system
 from contractstudio.analysis.loaded_agent import OUTPUT_TYPE
 from contractstudio.analysis.positions import value_span
+from contractstudio.collector import paused_gc
 from contractstudio.documents.models import Contract
 from contractstudio.documents.type_syntax import ListOf, Ref, TypeExpr, Union, refs, without_none
 from contractstudio.documents.types import TypeSystem
+from contractstudio.editing.symbol_index import MEMO_KEY, Occurrence, Symbols, carried
 from contractstudio.editing.text import rows
 from contractstudio.expressions import TemplateField, template_fields
 from contractstudio.expressions.checker import Checker
 from contractstudio.expressions.syntax import ExprIssue, parse
 from contractstudio.findings.diagnostics import Span
+from contractstudio.reading.kinds import NATIVE
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode, inner_span
 
 # Words of the type language that are not declared type names.
@@ -36,49 +39,28 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
-@dataclass(frozen=True, slots=True)
-class Occurrence:
-    """One place that declares (`definition`) or names a thing."""
-
-    kind: str  # step | type | field | router | action | tool | policy | task | param
-    name: str
-    span: Span  # exactly the characters of the name
-    definition: bool
-    owner: str = ""  # field: its declared type; param: its tool
-    path: tuple[Any, ...] = ()  # document path of the node that holds it
-
-    @property
-    def identity(self) -> tuple[str, str, str]:
-        return (self.kind, self.name, self.owner)
-
-
-def occurrences(loaded: Loaded) -> list[Occurrence]:
-    """Every occurrence in one document (computed once per analysis)."""
-    return memo(loaded, "editing.occurrences", lambda: list(_collect(loaded)))
+def occurrences(loaded: Loaded) -> Symbols:
+    """Every occurrence in one document (an index computed once per analysis; after an analysis per entry, from the
+    last one's index with only the edited entries collected again: editing/symbol_index.py)."""
+    found = memo(loaded, MEMO_KEY, lambda: _index(loaded))
+    loaded.memo.pop(ENTRY_EDIT, None)  # the analyses it was carried from are no longer needed
+    return found
 
 
 def occurrence_at(loaded: Loaded, line: int, column: int) -> Occurrence | None:
     """The occurrence under a 1-based position (the end of a name counts: the cursor just after it)."""
-    for occ in occurrences(loaded):
-        s = occ.span
-        if s.line == line and s.column <= column <= s.end_column:
-            return occ
-    return None
+    return occurrences(loaded).at(line, column)
 
 
 def same_thing(loaded: Loaded, occ: Occurrence) -> list[Occurrence]:
     """Every occurrence of the thing `occ` names, definitions first."""
-    found = [o for o in occurrences(loaded) if o.identity == occ.identity]
+    found = occurrences(loaded).named(occ.identity)
     return sorted(found, key=lambda o: (not o.definition, o.span.line, o.span.column))
 
 
-def definitions(loaded: Loaded, kind: str, owner: str = "") -> dict[str, Occurrence]:
-    """The declared names of one kind (first declaration wins)."""
-    out: dict[str, Occurrence] = {}
-    for o in occurrences(loaded):
-        if o.definition and o.kind == kind and o.owner == owner:
-            out.setdefault(o.name, o)
-    return out
+def definition_of(loaded: Loaded, kind: str, name: str, owner: str = "") -> Occurrence | None:
+    """The first declaration of a name of one kind, or None."""
+    return next((o for o in same_thing(loaded, Occurrence(kind, name, Span(1, 1, 1, 1), False, owner)) if o.definition), None)
 
 
 # ----------------------------------------------------------------- collection
@@ -86,9 +68,14 @@ def definitions(loaded: Loaded, kind: str, owner: str = "") -> dict[str, Occurre
 
 def name_span(node: Node, text: str) -> Span | None:
     """The characters of a single-line scalar's value (inside its quotes), or None for other nodes."""
-    if not isinstance(node, ScalarNode) or not isinstance(node.value, str) or node.line != node.end_line:
+    if not isinstance(node, ScalarNode):
         return None
-    span = inner_span(node, 0, len(node.value), text)
+    line, column, end_line, _, _, value, style, _ = node  # a tuple: unpacked at once (126,844 names in a 5 MB file)
+    if not isinstance(value, str) or line != end_line:
+        return None
+    if style == "" and value:  # a plain scalar's value is its characters: what inner_span gives, without its checks
+        return Span(line, column, line, column + len(value))
+    span = inner_span(node, 0, len(value), text)
     return span if span.end_column - span.column == len(node.value) else None
 
 
@@ -143,23 +130,52 @@ class _Collector:
             self.out.append(Occurrence("type", m.group(0), span, False, "", path))
 
 
-def _collect(loaded: Loaded) -> Iterator[Occurrence]:
-    c = _Collector(loaded)
-    kind = loaded.kind
+def _index(loaded: Loaded) -> Symbols:
+    # Hundreds of thousands of small objects with no cycles: the cyclic collector would rescan the heap while they
+    # are made (half the time of a 5 MB document's collection).
+    with paused_gc():
+        c = _Collector(loaded)
+        # a native document's entries only: a dialect's nodes (an inherited step's) are not in the order of their lines
+        key = LISTS.get(loaded.kind or "", "") if loaded.doc.dialect == NATIVE and not getattr(loaded.source, "includes", None) else ""
+        seq = _child(c.root, key) if key else None
+        entry = _ENTRIES[key](c) if isinstance(seq, SeqNode) and loaded.model is not None else None
+        if entry is None or not isinstance(seq, SeqNode) or any(s.path[:1] == (key,) for s in expression_sites(loaded)):
+            _outside(c, "")
+            return Symbols(c.out)
+        _outside(c, key)
+
+        def collect(k: int, node: Node) -> tuple[Occurrence, ...]:
+            c.out = []
+            entry(k, node)
+            return tuple(c.out)
+
+        outside, items = c.out, seq.items
+        found = carried(loaded.memo, key, len(items))
+        if found is not None:  # an analysis per entry: the entries edited since the last index are collected again
+            base, edited = found
+            return base.after(outside, items, {k: collect(k, items[k]) for k in sorted(edited)})
+        return Symbols(outside, key, items, [(node.line, collect(k, node)) for k, node in enumerate(items)])
+
+
+def _outside(c: _Collector, skip: str) -> None:
+    """Every occurrence but those in the entries of the long list `skip` ("": none skipped)."""
+    kind = c.loaded.kind
     if kind == "contract":
-        _contract(c)
+        _contract(c, skip)
     elif kind == "pipeline":
-        _pipeline(c)
+        _pipeline(c, skip)
     elif kind == "agent":
         _agent(c)
     elif kind == "tools":
         _tools(c)
-    if loaded.model is not None:
+    if c.loaded.model is not None:
         _expressions(c)
-    yield from c.out
 
 
-def _contract(c: _Collector) -> None:
+EntryCollector = Callable[[int, Node], None]
+
+
+def _contract(c: _Collector, skip: str) -> None:
     root = c.root
     types = _child(root, "types")
     for k, decl in _pairs(types):
@@ -187,9 +203,27 @@ def _contract(c: _Collector) -> None:
     if mid:
         c.keys("field", _child(root, "act", "assign"), ("act", "assign"), owner=mid, definition=False)
     if inp:
-        for part in ("examples", "scenarios"):
-            for i, _ in _items(_child(root, part)):
-                _data_keys(c, _child(root, part, i, "input"), (part, i, "input"), Ref(inp), system)
+        example = _example_keys(c)
+        if example is not None and skip != "examples":
+            for i, node in _items(_child(root, "examples")):
+                example(i, node)
+        for i, _ in _items(_child(root, "scenarios")):
+            _data_keys(c, _child(root, "scenarios", i, "input"), ("scenarios", i, "input"), Ref(inp), system)
+
+
+def _example_keys(c: _Collector) -> EntryCollector | None:
+    """What collects one example's occurrences (the keys of its input), or None: the contract's input is not declared."""
+    model = c.loaded.model
+    system = type_system(c.loaded)
+    inp = system.declared(model.input or "") if isinstance(model, Contract) else None
+    if not inp:
+        return None
+    t = Ref(inp)
+
+    def example(i: int, node: Node) -> None:
+        _data_keys(c, _child(node, "input"), ("examples", i, "input"), t, system)
+
+    return example
 
 
 def _data_keys(c: _Collector, node: Node | None, path: tuple[Any, ...], t: TypeExpr, system: TypeSystem, depth: int = 0) -> None:
@@ -264,16 +298,26 @@ def _escaped_offsets(node: ScalarNode, text: str) -> list[int] | None:
     return offsets if len(offsets) == len(node.value) + 1 else None
 
 
-def _pipeline(c: _Collector) -> None:
+def _pipeline(c: _Collector, skip: str) -> None:
     root = c.root
-    routers = {k.value for k, _ in _pairs(_child(root, "routers")) if isinstance(k, ScalarNode)}
-    actions = {k.value for k, _ in _pairs(_child(root, "actions")) if isinstance(k, ScalarNode)}
     c.keys("router", _child(root, "routers"), ("routers",))
     c.keys("action", _child(root, "actions"), ("actions",))
     c.add("step", _child(root, "entry_step_id"), False, ("entry_step_id",))
-    for i, step in _items(_child(root, "steps")):
-        c.add("step", _child(step, "id"), True, ("steps", i, "id"))
-        for k, v in _pairs(step):
+    if skip != "steps":
+        step = _step_names(c)
+        for i, node in _items(_child(root, "steps")):
+            step(i, node)
+
+
+def _step_names(c: _Collector) -> EntryCollector:
+    """What collects one step's occurrences: its id, its targets, the router or action it names."""
+    root = c.root
+    routers = {k.value for k, _ in _pairs(_child(root, "routers")) if isinstance(k, ScalarNode)}
+    actions = {k.value for k, _ in _pairs(_child(root, "actions")) if isinstance(k, ScalarNode)}
+
+    def step(i: int, node: Node) -> None:
+        c.add("step", _child(node, "id"), True, ("steps", i, "id"))
+        for k, v in _pairs(node):
             key = k.value if isinstance(k, ScalarNode) else None
             if key == "next" or (isinstance(key, str) and key.startswith("on_")):
                 c.add("step", v, False, ("steps", i, key))
@@ -281,6 +325,11 @@ def _pipeline(c: _Collector) -> None:
                 c.add("router", v, False, ("steps", i, key))
             elif key == "action" and isinstance(v, ScalarNode) and v.value in actions:
                 c.add("action", v, False, ("steps", i, key))
+
+    return step
+
+
+_ENTRIES: dict[str, Callable[[_Collector], EntryCollector | None]] = {"steps": _step_names, "examples": _example_keys}
 
 
 def _agent(c: _Collector) -> None:

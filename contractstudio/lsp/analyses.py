@@ -4,7 +4,10 @@ Each open document is an `editing.live.LiveDocument` (the studio's edit screen d
 change makes a new version; the analysis of a version is published only if no newer version arrived meanwhile.
 This module is only the server's scheduler for it (an asyncio task, a thread pool). Requests that need positions
 to match (hover, definition, rename ...) wait for the analysis of the current text; completion answers at once
-from the last analysis that parsed, reading the cursor's place from the live text.
+from the last analysis that parsed, reading the cursor's place from the live text. The editing help's symbols
+(editing/symbols.py) are collected in the worker after the findings are published, and a request that names things
+(hover, definition, references, rename) waits for them: none is collected on the event loop, where the first
+collection of a 5 MB file (or one after an edit analyzed whole) takes a second.
 """
 
 from __future__ import annotations
@@ -99,7 +102,14 @@ class Analyses:
             return report  # a newer text arrived meanwhile (or the file closed): this result is stale, never published
         self.publish(entry)
         self.pool.submit(_drop, old)  # freeing a big report's objects takes a while: not on the event loop
+        await self._symbols(entry, report)
         return report
+
+    async def _symbols(self, entry: Entry, report: FileReport) -> None:
+        """Collect the symbols of `report` in the worker (after an edit within one entry, that entry's only)."""
+        if entry.named is not report:
+            await asyncio.get_running_loop().run_in_executor(self.pool, LiveDocument.collect_symbols, report)
+            entry.symbols_done(report)
 
     def analyze(self, path: str, text: str) -> FileReport:
         """One analysis (in the worker) with the open file's own analyzer; a text that is not ours gives an empty report."""
@@ -114,7 +124,7 @@ class Analyses:
         settings = project_for(path).settings_of(Path(path).parent) if on_disk else None  # read here, not by the analysis
         context = Context(hooks=hooks, dialect=self.dialect, api_bases=self.api_bases, settings=settings)
         live = next((e for e in list(self.entries.values()) if e.path == path), None) or LiveDocument(path)
-        return live.analyze(text, context, path)
+        return live.analyze(text, context, path, symbols=False)  # the symbols come after the findings (`_symbols`)
 
     @cached_property
     def api_bases(self) -> tuple[str, ...]:
@@ -123,16 +133,19 @@ class Analyses:
 
         return user_api_bases()
 
-    async def current(self, uri: str) -> tuple[Entry, FileReport] | None:
-        """The document's analysis of its current text (analyzed now when the last one is older)."""
+    async def current(self, uri: str, names: bool = False) -> tuple[Entry, FileReport] | None:
+        """The document's analysis of its current text (analyzed now when the last one is older); `names`: with its
+        symbols collected (in the worker), for a request that looks names up."""
         entry = self.entries.get(uri)
         if entry is None or python_file(entry.path):  # a .py file gets its findings only: the editing help writes YAML
             return None
-        if entry.current is not None:
-            return entry, entry.current
-        if entry.pending is not None and not entry.pending.done():
-            entry.pending.cancel()
-        report = await self._analyze(entry)
+        report = entry.current
+        if report is None:
+            if entry.pending is not None and not entry.pending.done():
+                entry.pending.cancel()
+            report = await self._analyze(entry)
+        if names and entry.named is not report:
+            await self._symbols(entry, report)  # a lookup in the report's symbols, collected already or now
         return entry, report
 
     def shutdown(self) -> None:

@@ -222,7 +222,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     async def hover(ls: ContractStudioServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        got = await ls.docs.current(params.text_document.uri)
+        got = await ls.docs.current(params.text_document.uri, names=True)
         if got is None:
             return None
         entry, report = got
@@ -232,7 +232,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: ContractStudioServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
-        got = await ls.docs.current(params.text_document.uri)
+        got = await ls.docs.current(params.text_document.uri, names=True)
         if got is None:
             return []
         entry, report = got
@@ -241,7 +241,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: ContractStudioServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
-        got = await ls.docs.current(params.text_document.uri)
+        got = await ls.docs.current(params.text_document.uri, names=True)
         if got is None:
             return []
         entry, report = got
@@ -251,7 +251,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
 
     @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
     async def prepare_rename(ls: ContractStudioServer, params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
-        got = await ls.docs.current(params.text_document.uri)
+        got = await ls.docs.current(params.text_document.uri, names=True)
         if got is None:
             return None
         entry, report = got
@@ -261,7 +261,7 @@ def build(debounce_s: float = 0.15, dialect: str | None = None) -> ContractStudi
 
     @server.feature(lsp.TEXT_DOCUMENT_RENAME)
     async def rename(ls: ContractStudioServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
-        got = await ls.docs.current(params.text_document.uri)
+        got = await ls.docs.current(params.text_document.uri, names=True)
         if got is None:
             return None
         entry, report = got
