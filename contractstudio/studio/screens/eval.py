@@ -281,8 +281,7 @@ class EvalScreen(StudioScreen):
         self._apply_filter()
 
     def _show_plots(self) -> None:
-        summary = self.summary
-        if summary is None:
+        if (summary := self.summary) is None:
             return
         room = evals.label_room(self.query_one("#plot-checks", PlotextPlot).size.width)  # the plots share the width
         self._plot("#plot-attempts", "outcomes", *evals.attempts_bars(summary, room))
