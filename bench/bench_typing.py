@@ -188,6 +188,12 @@ class Terminal:
         """Start a program in the window (ending the one before); its process id."""
         command = " ".join(shlex.quote(a) for a in argv)
         pairs = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        # a program killed with its pane leaves its last screen there: the next one's first screen would be "seen" at
+        # once (its status line is the one before's), so the pane is cleared and seen blank first
+        self.tmux("respawn-pane", "-k", "-t", "bench", "clear; exec sleep 3600")
+        deadline = time.monotonic() + 10
+        while self.control.screen().strip() and time.monotonic() < deadline:
+            time.sleep(0.02)
         self.tmux("respawn-pane", "-k", "-t", "bench", *pairs, "-c", tempfile.gettempdir(), command)
         return int(self.tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
 
