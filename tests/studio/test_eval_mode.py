@@ -234,22 +234,10 @@ async def test_at_200_columns_plot_labels_are_whole_and_each_row_shows_its_query
 async def test_judge_shows_a_confusion_matrix_per_condition_and_opens_a_disagreement_in_the_debugger(tmp_path: Path) -> None:
     """Issue 39.1: the studio judges the labelled sample; each condition's matrix is in the summary, its false fails
     and false passes are filters, and Enter opens a disagreeing row's call in the debugger."""
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    shutil.copy(SAMPLE, folder)
-    shutil.copy(ROOT / "samples" / "eval" / "multidoc_qa.labelled.jsonl", folder)
+    folder = judged_workspace(tmp_path)
     app = StudioApp([folder], config=load_config())
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("f5")
-        await pilot.pause()
-        screen = app.screen
-        screen.query_one("#eval-data").value = str(folder / "multidoc_qa.labelled.jsonl")
-        screen.query_one("#eval-model").value = "judge"
-        await pilot.pause()
-        await pilot.press("r")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause(0.5)
+        screen = await judged(app, pilot, folder)
         figures = str(screen.query_one("#eval-figures").render())
         assert "post.coverage_floor: 24 labelled row(s)" in figures
         assert "    rejects               6           6   (false fails: 6)" in figures
@@ -281,8 +269,8 @@ def judged_workspace(tmp_path: Path) -> Path:
     return folder
 
 
-async def swept(app: StudioApp, pilot: Pilot, folder: Path) -> Any:
-    """Eval mode after judging the labelled rows and sweeping coverage_floor's threshold (t): the screen."""
+async def judged(app: StudioApp, pilot: Pilot, folder: Path) -> Any:
+    """Eval mode after judging the workspace's labelled rows with the judge model (r): the screen."""
     await settle(pilot)
     await pilot.press("f5")
     await pilot.pause()
@@ -293,6 +281,12 @@ async def swept(app: StudioApp, pilot: Pilot, folder: Path) -> Any:
     await pilot.press("r")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause(0.5)
+    return screen
+
+
+async def swept(app: StudioApp, pilot: Pilot, folder: Path) -> Any:
+    """Eval mode after judging the labelled rows and sweeping coverage_floor's threshold (t): the screen."""
+    screen = await judged(app, pilot, folder)
     screen.query_one("#eval-filter").value = "false_fail:post.coverage_floor"
     await pilot.pause()
     screen.query_one("#eval-rows").focus()
