@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from contractstudio.analysis.check import check_text
 from contractstudio.analysis.incremental import Analyzer
+from contractstudio.reading.line_starts import LineStarts
 from contractstudio.reading.reread import reread
 from contractstudio.reading.source import MapNode, ScalarNode, SeqNode, SourceFile, read_source
 
@@ -86,6 +87,8 @@ def same_reading(got: SourceFile, fresh: SourceFile) -> None:
             assert [id(n) for n in doc.scalars] == [id(n) for n in scalars]
             assert [id(n) for n in doc.mappings] == [id(n) for n in mappings]
     assert got.diagnostics == fresh.diagnostics
+    if got.line_starts is not None:  # carried from the reading before (reading/line_starts.py): the text's own
+        assert got.line_starts.to_list() == LineStarts.of(got.text).to_list()
 
 
 def shape(node: Any) -> Any:
@@ -133,6 +136,22 @@ def test_reading_only_the_edited_entry_gives_the_whole_reading(path: Path, edits
         if got is not None:
             same_reading(got, fresh)
         last = fresh
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(path=st.sampled_from(FILES), edits=EDITS)
+def test_a_reading_read_again_from_one_read_again_is_the_whole_reading(path: Path, edits: list[Any]) -> None:
+    # What the Analyzer does key after key: each reading is made from the one before, which was made the same way, so
+    # what a reading carries (its line starts, its flat lists in pieces, that its text has no tab or directive) must
+    # hold for the next edit too.
+    last = read_source(path.read_text(encoding="utf-8"), "f.yaml")
+    for edit in edits:
+        text = edited(last.text, edit)
+        fresh = read_source(text, "f.yaml")
+        got = reread(last, text)
+        if got is not None:
+            same_reading(got, fresh)
+        last = got or fresh
 
 
 @pytest.mark.parametrize("text", [generate_contract(400), generate_dense(300)], ids=["contract", "pipeline"])

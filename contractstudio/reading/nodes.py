@@ -7,11 +7,13 @@ key index is built only when someone looks a key up.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
 from contractstudio.findings.diagnostics import Diagnostic, Related, Span
+from contractstudio.reading.line_starts import LineStarts
 
 
 class Node:
@@ -105,8 +107,8 @@ class SourceDocument:
     # a rule that looks at each of them scans these lists instead of walking the tree. None when the lists
     # would not be exactly the tree: nodes rewritten by a dialect reader, aliases (a node at several
     # places), pairs the reader dropped (merge keys, collection keys).
-    scalars: list[ScalarNode] | None = field(default=None, repr=False, compare=False)
-    mappings: list[MapNode] | None = field(default=None, repr=False, compare=False)
+    scalars: Sequence[ScalarNode] | None = field(default=None, repr=False, compare=False)
+    mappings: Sequence[MapNode] | None = field(default=None, repr=False, compare=False)
 
     @property
     def kind(self) -> str | None:
@@ -129,6 +131,9 @@ class SourceFile:
     includes: list[Included] = field(default_factory=list)
     # Made from an earlier reading by reading one entry again (reading/reread.py): which, and how the lines moved.
     edited: Edited | None = field(default=None, repr=False, compare=False)
+    # Where its lines start, set only on a text reading/reread.py can read in parts (no tab, NUL or directive: the
+    # chunk it reads again is checked for them), and carried by it to the next version of the text.
+    line_starts: LineStarts | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

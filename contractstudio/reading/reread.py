@@ -24,12 +24,14 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import replace
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, cast
 
 from contractstudio.findings.diagnostics import Diagnostic, Related
 from contractstudio.reading.builder import MAX_DEPTH, Builder
+from contractstudio.reading.line_starts import LineStarts
 from contractstudio.reading.nodes import Edited, MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
+from contractstudio.reading.spliced import Spliced
 
 MAX_TRIES = 3  # entries tried, deepest first, before the text is read whole
 _MARKERS = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)|^%", re.M)  # document markers and directives
@@ -42,14 +44,18 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
     if text.startswith("\ufeff"):
         text = text[1:]
     old = previous.text
-    if text == old or len(previous.documents) != 1 or previous.includes or "\x00" in old or "\t" in old or _directive(old):
+    if text == old or len(previous.documents) != 1 or previous.includes:
         return None
     doc = previous.documents[0]
     if doc.scalars is None or doc.mappings is None or doc.data is None or not isinstance(doc.root, (MapNode, SeqNode)):
         return None
     if not all(_per_node(d) for d in previous.diagnostics):
         return None
-    starts = _line_starts(old)
+    if previous.line_starts is None:  # a text not made here: looked at whole, once (a reading made here carries them)
+        if "\x00" in old or "\t" in old or _directive(old):
+            return None
+        previous.line_starts = LineStarts.of(old)
+    starts = previous.line_starts
     prefix = _common_prefix(old, text)
     suffix = _common_suffix(old, text, prefix)
     edits = [(prefix, len(old) - suffix)]
@@ -85,18 +91,6 @@ def _per_node(d: Diagnostic) -> bool:
     return d.code in ("YML005", "YML008") or (d.code == "YML004" and d.message.startswith(("unknown YAML tag", "unsafe YAML tag")))
 
 
-def _line_starts(text: str) -> list[int]:
-    """The offset of each line's first character (line n at index n - 1), then the text's length."""
-    out = [0]
-    at = text.find("\n")
-    while at >= 0:
-        out.append(at + 1)
-        at = text.find("\n", at + 1)
-    if out[-1] != len(text):
-        out.append(len(text))
-    return out
-
-
 def _common_prefix(a: str, b: str) -> int:
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:  # slices compared in C: a binary search beats a character loop in Python
@@ -122,22 +116,27 @@ def _common_suffix(a: str, b: str, prefix: int) -> int:
 # ----------------------------------------------------------------- where the edit is
 
 
-def _entries(root: Node, text: str, starts: list[int], edit: tuple[int, int]) -> list[tuple[list[tuple[Node, int]], Node, int]]:
+def _entries(root: Node, text: str, starts: LineStarts, edit: tuple[int, int]) -> list[tuple[list[tuple[Node, int]], Node, int]]:
     """(ancestors as (collection, index of the entry leading down), collection, entry index) of each entry
-    that holds the whole edit and can be read alone, outermost first."""
+    that holds the whole edit and can be read alone, outermost first.
+
+    Per collection only the entry holding the edit and the one after it are looked at (found by their lines):
+    the work does not grow with the collection (32,000 examples)."""
     found: list[tuple[list[tuple[Node, int]], Node, int]] = []
     ancestors: list[tuple[Node, int]] = []
     node: Node = root
     end = len(text)  # the offset where the current collection's lines end
+    edit_line = starts.line_of(edit[0])
     while isinstance(node, (MapNode, SeqNode)):
-        lines = _entry_lines(node, text, starts)
-        if lines is None:
+        if _flow(node, text, starts):
             break
-        offsets = [starts[line - 1] for line in lines]
-        i = bisect.bisect_right(offsets, edit[0]) - 1
+        count = _count(node)
+        i = bisect.bisect_right(range(count), edit_line, key=lambda j, node=node: _first_line(node, j)) - 1  # type: ignore[misc]
         if i < 0:
             break  # before the first entry: the collection's own key line, or what precedes the document
-        stop = offsets[i + 1] if i + 1 < len(offsets) else end
+        if not all(_dash_on_line(node, j, text, starts) for j in (i, i + 1) if j < count):
+            break  # an item that starts on the line after its dash: where its entry begins is not its line
+        stop = starts[_first_line(node, i + 1) - 1] if i + 1 < count else end
         if edit[1] > stop or (edit[0] == stop and stop != len(text)):
             break  # the edit reaches into the next entry
         if _alone(node, i, text, starts):
@@ -148,24 +147,25 @@ def _entries(root: Node, text: str, starts: list[int], edit: tuple[int, int]) ->
     return found
 
 
-def _entry_lines(coll: Node, text: str, starts: list[int]) -> list[int] | None:
-    """The first line of each entry of a block collection; None for a flow collection, or an item whose dash is unclear."""
+def _flow(coll: Node, text: str, starts: LineStarts) -> bool:
+    """Whether a collection is a flow one (`{...}`, `[...]`): its entries do not start lines."""
     at = starts[coll.line - 1] + coll.column - 1
-    if text[at : at + 1] in ("{", "["):
-        return None
+    return text[at : at + 1] in ("{", "[")
+
+
+def _count(coll: Node) -> int:
+    return len(coll.pairs) if isinstance(coll, MapNode) else len(cast(SeqNode, coll).items)
+
+
+def _dash_on_line(coll: Node, i: int, text: str, starts: LineStarts) -> bool:
+    """Whether item i of a block sequence has its dash on its own first line (a mapping's entries always do)."""
     if isinstance(coll, MapNode):
-        return [k.line for k, _ in coll.pairs] or None
-    assert isinstance(coll, SeqNode)
-    lines = []
-    for item in coll.items:
-        dash = starts[item.line - 1] + coll.column - 1
-        if text[dash : dash + 1] != "-":
-            return None  # an item that starts on the line after its dash: where its entry begins is not its line
-        lines.append(item.line)
-    return lines or None
+        return True
+    dash = starts[cast(SeqNode, coll).items[i].line - 1] + coll.column - 1
+    return text[dash : dash + 1] == "-"
 
 
-def _alone(coll: Node, i: int, text: str, starts: list[int]) -> bool:
+def _alone(coll: Node, i: int, text: str, starts: LineStarts) -> bool:
     """Whether entry i starts its line: only spaces before its key or its dash (a chunk from the line start is that entry)."""
     if isinstance(coll, MapNode):
         key = coll.pairs[i][0]
@@ -181,7 +181,7 @@ def _alone(coll: Node, i: int, text: str, starts: list[int]) -> bool:
 # ----------------------------------------------------------------- the entry read again
 
 
-def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[int], ancestors: list[tuple[Node, int]],
+def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: LineStarts, ancestors: list[tuple[Node, int]],
             coll: Node, i: int, edit: tuple[int, int]) -> SourceFile | None:
     """The new reading with entry i of `coll` read again from `text`, or None when its new text is not one such entry."""
     old = previous.text
@@ -190,10 +190,9 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[i
     if datas is None:
         return None
     is_map = isinstance(coll, MapNode)
-    firsts = _first_lines(coll)
-    line0 = firsts[i]
+    line0 = _first_line(coll, i)
     begin = starts[line0 - 1]
-    stop0 = starts[firsts[i + 1] - 1] if i + 1 < len(firsts) else _region_end(ancestors, old, starts)
+    stop0 = starts[_first_line(coll, i + 1) - 1] if i + 1 < _count(coll) else _region_end(ancestors, old, starts)
     stop1 = stop0 + len(text) - len(old)
     if not begin <= edit[0] <= edit[1] <= stop0 or stop1 < begin:
         return None
@@ -239,7 +238,7 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[i
         indent = _INDENT.match(text, stop1).end() - stop1  # type: ignore[union-attr]
         if indent:
             _ended(entry, (after, 1), (after, indent + 1))
-    delta = after - (_line_of(starts, stop0) if not at_end else line0 + old.count("\n", begin, stop0))
+    delta = after - (starts.line_of(stop0) if not at_end else line0 + old.count("\n", begin, stop0))
     shift = _Shift(delta)
     stream_end = (stand_in.end_line, stand_in.end_column) if at_end else None
     # The collection and each one around it, rebuilt around the new entry; the entries after it moved by `delta` lines.
@@ -253,14 +252,19 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[i
             copy = MapNode()
             old_key, old_value = node.pairs[index]
             new_pair = child if depth == len(chain) - 1 else (old_key, child)
-            copy.pairs = node.pairs[:index] + [new_pair] + [shift.pair(p) for p in node.pairs[index + 1:]]
+            copy.pairs = node.pairs[:index] + [new_pair] + shift.pairs(node.pairs[index + 1:])
             assert isinstance(old_key, ScalarNode) and isinstance(new_pair[0], ScalarNode)  # the reader keeps scalar keys only
             was_key, new_key = old_key.value, new_pair[0].value
-            data: Any = {(new_key if k == was_key else k): (child_data if k == was_key else v) for k, v in node_data.items()}
+            data: Any
+            if new_key == was_key:
+                data = dict(node_data)  # copied in C: the same keys in the same order
+                data[was_key] = child_data
+            else:
+                data = {(new_key if k == was_key else k): (child_data if k == was_key else v) for k, v in node_data.items()}
         else:
             assert isinstance(node, SeqNode)
             copy = SeqNode()
-            copy.items = node.items[:index] + [child] + [shift.node(n) for n in node.items[index + 1:]]
+            copy.items = node.items[:index] + [child] + shift.nodes(node.items[index + 1:])
             data = list(node_data)
             data[index] = child_data
         copy.line, copy.column, copy.tag = node.line, node.column, node.tag
@@ -270,22 +274,37 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: list[i
     root = child
     # The reader's flat lists: before the entry (with the rebuilt collections), the entry's own, after it (moved).
     assert doc.scalars is not None and doc.mappings is not None
-    end_line = _line_of(starts, stop0)
+    end_line = starts.line_of(stop0)
     s0 = bisect.bisect_left(doc.scalars, line0, key=_LINE)
     s1 = len(doc.scalars) if at_end else bisect.bisect_left(doc.scalars, end_line, key=_LINE)
-    m_lines = [m.line for m in doc.mappings]
-    m0 = bisect.bisect_left(m_lines, line0)
+    m0 = bisect.bisect_left(doc.mappings, line0, key=_MAP_LINE)
     while m0 < len(doc.mappings) and id(doc.mappings[m0]) in replaced:
         m0 += 1  # the collection starts on its first entry's line
-    m1 = len(doc.mappings) if at_end else bisect.bisect_left(m_lines, end_line)
-    before = [cast(MapNode, replaced.get(id(m), m)) for m in doc.mappings[:m0]]
+    m1 = len(doc.mappings) if at_end else bisect.bisect_left(doc.mappings, end_line, key=_MAP_LINE)
     new_doc = SourceDocument(doc.index, root, child_data, root.line)
-    new_doc.scalars = doc.scalars[:s0] + entry_scalars + (shift.scalars if delta else doc.scalars[s1:])
-    new_doc.mappings = before + entry_maps + (shift.mappings if delta else doc.mappings[m1:])
+    scalars, mappings = Spliced.of(doc.scalars), Spliced.of(doc.mappings)
+    new_doc.scalars = scalars.spliced(s0, len(scalars) if delta else s1, [*entry_scalars, *(shift.scalars if delta else ())])
+    mappings = mappings.spliced(m0, len(mappings) if delta else m1, [*entry_maps, *(shift.mappings if delta else ())])
+    for node, _ in chain:  # the mappings around the entry (before it in the list), each in its copy's place
+        if isinstance(node, MapNode):
+            at = bisect.bisect_left(mappings, node.line, key=_MAP_LINE)
+            while mappings[at] is not node:
+                at += 1
+            mappings = mappings.spliced(at, at + 1, [cast(MapNode, replaced[id(node)])])
+    new_doc.mappings = mappings
     kept = [d for d in previous.diagnostics if d.line < line0]
     moved = [] if at_end else [_moved(d, delta) for d in previous.diagnostics if d.line >= end_line]
     edited = None if at_end else Edited(tuple(_key(node, index) for node, index in chain), line0, end_line, delta)
-    return SourceFile(previous.path, text, [new_doc], kept + found + moved, edited=edited)
+    # The new text's line starts: the entry's lines from the chunk, the ones after it moved (at the end: made anew if asked).
+    new_starts = None
+    if not at_end:
+        breaks = [begin]
+        at = chunk.find("\n")
+        while at >= 0 and begin + at + 1 < stop1:
+            breaks.append(begin + at + 1)
+            at = chunk.find("\n", at + 1)
+        new_starts = starts.replaced(line0 - 1, end_line - 1, breaks, len(text) - len(old))
+    return SourceFile(previous.path, text, [new_doc], kept + found + moved, edited=edited, line_starts=new_starts)
 
 
 def _key(node: Node, index: int) -> Any:
@@ -296,25 +315,20 @@ def _key(node: Node, index: int) -> Any:
 _INDENT = re.compile(r" *")
 
 
-def _first_lines(coll: Node) -> list[int]:
-    if isinstance(coll, MapNode):
-        return [k.line for k, _ in coll.pairs]
-    assert isinstance(coll, SeqNode)
-    return [n.line for n in coll.items]
+def _first_line(coll: Node, i: int) -> int:
+    """The first line of entry i: its key's, or its item's."""
+    return coll.pairs[i][0].line if isinstance(coll, MapNode) else cast(SeqNode, coll).items[i].line
 
 
-def _region_end(ancestors: list[tuple[Node, int]], text: str, starts: list[int]) -> int:
+_MAP_LINE = attrgetter("line")
+
+
+def _region_end(ancestors: list[tuple[Node, int]], text: str, starts: LineStarts) -> int:
     """Where a collection's last entry ends: at the next entry of the nearest collection around it that has one, or the end."""
     for node, index in reversed(ancestors):
-        firsts = _first_lines(node)
-        if index + 1 < len(firsts):
-            return starts[firsts[index + 1] - 1]
+        if index + 1 < _count(node):
+            return starts[_first_line(node, index + 1) - 1]
     return len(text)
-
-
-def _line_of(starts: list[int], offset: int) -> int:
-    """The 1-based line that starts at or holds `offset`."""
-    return bisect.bisect_right(starts, offset)
 
 
 def _path_data(data: Any, chain: list[tuple[Node, int]]) -> list[Any] | None:
@@ -362,6 +376,13 @@ class _Shift:
         self.delta = delta
         self.scalars: list[ScalarNode] = []
         self.mappings: list[MapNode] = []
+
+    def pairs(self, pairs: list[tuple[Node, Node]]) -> list[tuple[Node, Node]]:
+        """Each pair moved (the list itself when nothing moves: a letter typed leaves every line where it was)."""
+        return [self.pair(p) for p in pairs] if self.delta else pairs
+
+    def nodes(self, nodes: list[Node]) -> list[Node]:
+        return [self.node(n) for n in nodes] if self.delta else nodes
 
     def pair(self, pair: tuple[Node, Node]) -> tuple[Node, Node]:
         if not self.delta:

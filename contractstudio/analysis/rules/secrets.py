@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from contractstudio.analysis.loaded import Loaded
 from contractstudio.analysis.rules.registry import Each, rule
@@ -103,7 +103,7 @@ def _walked(root: Node | None) -> Iterator[tuple[ScalarNode, bool]]:
             yield node, False
 
 
-def _scanned(scalars: list[ScalarNode], mappings: list[MapNode]) -> Iterator[tuple[ScalarNode, bool]]:
+def _scanned(scalars: Sequence[ScalarNode], mappings: Sequence[MapNode]) -> Iterator[tuple[ScalarNode, bool]]:
     """The same findings as `_walked`, from the reader's flat lists of a tree in which every node sits once.
 
     Most scalars are short words: the long ones are searched for token shapes together, in one text
