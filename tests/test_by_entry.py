@@ -231,3 +231,34 @@ def test_after_analyses_stopped_midway_the_next_one_is_still_per_entry(monkeypat
     got = analyzer.check(text, path)
     assert findings(got) == findings(check_text(text, path))
     assert analyzer.entries.again == 1
+
+
+def test_a_letter_typed_and_erased_while_its_analysis_was_stopped_is_not_analyzed_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The studio stops the analysis of a text a key made stale. `x` then Backspace: the text is the last one analyzed
+    # again, and was read and analyzed whole (2-3 s of the interpreter in a 5 MB file, issue 35.1's slowest keys).
+    from contractstudio.analysis import by_entry, check
+
+    text = contract()
+    analyzer = Analyzer()
+    first = analyzer.check(text, "c.contract.yaml")
+    at = text.index("name: ", text.index("examples:")) + len("name: ")
+
+    class Stopped(BaseException):
+        pass
+
+    def stopped(*args: Any, **kwargs: Any) -> Any:
+        raise Stopped  # what studio/stoppable.py raises in the worker
+
+    with monkeypatch.context() as m:
+        m.setattr(by_entry.EntriesKept, "analyze", stopped)
+        with pytest.raises(Stopped):
+            analyzer.check(text[:at] + "x" + text[at:], "c.contract.yaml")
+    whole: list[int] = []
+    original = check.analyze_document
+    monkeypatch.setattr(check, "analyze_document", lambda *a, **k: whole.append(1) or original(*a, **k))
+    again = analyzer.check(text, "c.contract.yaml")
+    assert whole == [] and again.diagnostics == first.diagnostics == check_text(text, "c.contract.yaml").diagnostics
+    typed = text[:at] + "y" + text[at:]  # and the next key is analyzed per entry, from the reading kept
+    whole.clear()  # check_text's own
+    report = analyzer.check(typed, "c.contract.yaml")
+    assert whole == [] and report.diagnostics == check_text(typed, "c.contract.yaml").diagnostics

@@ -291,3 +291,4 @@ def test_closing_the_file_stops_its_running_analysis_at_the_next_document(monkey
     assert len(analyzed) == 1
     with pytest.raises(AnalysisStopped):  # and none starts after
         analyzer.check(many_documents(2), "many.yaml")
+
