@@ -272,6 +272,19 @@ def test_the_document_markers_found_are_the_multi_line_regex_s(lines: list[str])
     assert document_markers(text) == [m.start() for m in _DOC_START.finditer(text)]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- # c", "---x", " ---", "", "a: 1"]), max_size=12), st.integers(1, 9))
+def test_the_document_markers_searched_a_piece_at_a_time_are_the_same(lines: list[str], piece: int) -> None:
+    from contractstudio.reading import source
+
+    text, whole = "\n".join(lines), source._PIECE
+    source._PIECE = piece  # a marker across two pieces, or at a piece's last character, is found once
+    try:
+        assert source.document_markers(text) == [m.start() for m in source._DOC_START.finditer(text)]
+    finally:
+        source._PIECE = whole
+
+
 def test_closing_the_file_stops_its_running_analysis_at_the_next_document(monkeypatch: pytest.MonkeyPatch) -> None:
     from contractstudio.analysis import check
     from contractstudio.analysis.incremental import AnalysisStopped
