@@ -151,8 +151,10 @@ def carried(memo: dict[str, Any], key: str, entries: int) -> tuple[Symbols, set[
     since; None when there is none (a whole analysis since, another list, a list of another length)."""
     edited: set[int] = set()
     edit = memo.get(ENTRY_EDIT)
-    while isinstance(edit, EntryEdit) and edit.key == key and len(edited) < MAX_EDITED:
-        edited.add(edit.index)
+    while isinstance(edit, EntryEdit) and edit.key == key:
+        edited |= edit.indices
+        if len(edited) > MAX_EDITED:
+            return None
         base = edit.before.get(MEMO_KEY)
         if isinstance(base, Symbols):
             return (base, edited) if base.key == key and len(base.blocks) == entries else None

@@ -111,3 +111,35 @@ def test_edits_of_names_in_one_entry_collect_that_entry_only_and_rename_what_a_f
     assert edit_and_compare(text, edits, [True], path) == len(edits)  # each carried from the last
     # the first collection and each fresh one collect every entry; each edit's, one entry
     assert len(collected) == 2 * entries + len(edits) * (1 + entries)
+
+
+def test_symbols_after_many_analyses_in_a_row_without_them_collect_only_the_entries_edited(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each key's analysis per entry ends before the next key (10-20 ms in the 5 MB contract), and the next key stops
+    # the symbols' collection that follows it: 40 keys in one example are 40 analyses without symbols. Past 16 of
+    # them the chain of edits was cut and the whole document collected again (180-230 ms of the studio's worker
+    # while keys came; bench_typing --trace).
+    collected: list[int] = []
+    real = dict(symbols_module._ENTRIES)
+
+    def counting(key: str) -> Any:
+        def make_collector(c: Any) -> Any:
+            entry = real[key](c)
+            return None if entry is None else (lambda i, node: collected.append(i) or entry(i, node))
+        return make_collector
+
+    monkeypatch.setattr(symbols_module, "_ENTRIES", {key: counting(key) for key in real})
+    path, text = "c.contract.yaml", contract()
+    doc = LiveDocument(path)
+    report = doc.analyze(text, None, path, symbols=False)
+    assert doc.accept(doc.edit(text), report)
+    doc.collect_symbols(report)
+    at = text.index("name: ex-3") + len("name: ex-3")
+    for n in range(40):  # typed into example 3's name; nothing collects the symbols meanwhile
+        text = text[:at] + "abcdefgh"[n % 8] + text[at:]
+        version = doc.edit(text)
+        report = doc.analyze(text, None, path, symbols=False)
+        assert doc.accept(version, report)
+    collected.clear()
+    doc.collect_symbols(report)
+    assert collected == [3]
+    assert names(report) == names(check_text(text, path))
