@@ -31,6 +31,7 @@ DEBOUNCE_S = 0.15  # long enough to skip analysis between keystrokes, short enou
 # An edit's analysis collects the symbols of the documents it analyzed again, when they are this few (a paste
 # across many documents leaves them to the first hover).
 _SYMBOLS_AHEAD = 3
+LONG_SYMBOLS_TEXT = 1_000_000  # characters: a whole collection of the symbols of a text this long takes a while
 
 
 class LiveDocument:
@@ -120,6 +121,16 @@ class LiveDocument:
         if report is not None and waiting is not None:
             self._waiting = None
             waiting(report)
+
+    def symbols_are_long(self, report: FileReport) -> bool:
+        """Whether collecting `report`'s symbols is a pass over a big document (1-2 s of the interpreter in 5 MB) that no
+        action waits for: a face starts it only once the keys have been quiet a while, as the next key would stop it
+        anyway (while keys came, each attempt took 100-230 ms of the worker beside them, bench_typing --trace)."""
+        from contractstudio.editing.symbols import collects_whole
+
+        if self._waiting is not None and self._waiting_symbols:
+            return False  # a rename or a definition waits for them
+        return len(report.text) >= LONG_SYMBOLS_TEXT and any(collects_whole(d) for d in report.documents)
 
     @staticmethod
     def collect_symbols(report: FileReport) -> None:

@@ -47,6 +47,24 @@ def occurrences(loaded: Loaded) -> Symbols:
     return found
 
 
+def collects_whole(loaded: Loaded) -> bool:
+    """Whether `occurrences(loaded)` would be a pass over the whole document: none collected yet, and none to carry
+    over from an earlier analysis's index (editing/symbol_index.py `carried`)."""
+    if MEMO_KEY in loaded.memo:
+        return False
+    key = _list_key(loaded)
+    seq = _child(loaded.doc.root, key) if key else None
+    return not isinstance(seq, SeqNode) or carried(loaded.memo, key, len(seq.items)) is None
+
+
+def _list_key(loaded: Loaded) -> str:
+    """The long list whose entries are collected apart: a native document's only (a dialect's nodes, an inherited
+    step's, are not in the order of their lines)."""
+    if loaded.doc.dialect != NATIVE or getattr(loaded.source, "includes", None):
+        return ""
+    return LISTS.get(loaded.kind or "", "")
+
+
 def occurrence_at(loaded: Loaded, line: int, column: int) -> Occurrence | None:
     """The occurrence under a 1-based position (the end of a name counts: the cursor just after it)."""
     return occurrences(loaded).at(line, column)
@@ -135,8 +153,7 @@ def _index(loaded: Loaded) -> Symbols:
     # are made (half the time of a 5 MB document's collection).
     with paused_gc():
         c = _Collector(loaded)
-        # a native document's entries only: a dialect's nodes (an inherited step's) are not in the order of their lines
-        key = LISTS.get(loaded.kind or "", "") if loaded.doc.dialect == NATIVE and not getattr(loaded.source, "includes", None) else ""
+        key = _list_key(loaded)
         seq = _child(c.root, key) if key else None
         entry = _ENTRIES[key](c) if isinstance(seq, SeqNode) and loaded.model is not None else None
         if entry is None or not isinstance(seq, SeqNode) or any(s.path[:1] == (key,) for s in expression_sites(loaded)):

@@ -571,3 +571,37 @@ def test_a_big_printable_ascii_text_is_measured_without_measuring_each_line(monk
     assert plain.get_size(2).width == len("a longer key: a longer value") and measured == []
     wide = editor_documents._PlainDocument("key: value\n" * 50 + "k:\tü 日本\n")  # a tab, wide characters: measured
     assert wide.get_size(2).width == real("k:\tü 日本".expandtabs(2)) and measured
+
+
+async def test_a_whole_collection_of_a_big_text_s_symbols_waits_until_the_keys_are_quiet(make_app, monkeypatch) -> None:
+    # A pass over a 5 MB document's symbols takes 1-2 s and the next key stops it; started after each key's findings
+    # while keys kept coming, each attempt took 100-230 ms of the worker beside the keys (bench_typing --trace).
+    import time
+
+    from contractstudio.editing import live
+    from contractstudio.studio.screens import edit
+
+    monkeypatch.setattr(live, "LONG_SYMBOLS_TEXT", 0)  # every text is long here
+    started: list[tuple[float, bool]] = []  # (the keys' quiet when a collection began, whether it was whole)
+    collect = live.LiveDocument.collect_symbols
+
+    def noting(report):
+        from contractstudio.editing.symbols import collects_whole
+
+        started.append((time.monotonic() - app.last_key_at, any(collects_whole(d) for d in report.documents)))
+        collect(report)
+
+    monkeypatch.setattr(live.LiveDocument, "collect_symbols", staticmethod(noting))
+    app = make_app(CONTRACT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        started.clear()
+        app.screen.editor.move_cursor((3, 0))  # the prompt's first line: outside the examples, analyzed whole
+        for key in "abcdef":  # a key every 0.3 s: each one's findings come between them
+            await pilot.press(key)
+            await pilot.pause(0.3)
+        assert all(quiet >= edit.LONG_SYMBOLS_QUIET_S for quiet, whole in started if whole)
+        await pilot.pause(1.5)
+        await settle(pilot)
+        assert started and started[-1][1] and started[-1][0] >= edit.LONG_SYMBOLS_QUIET_S  # then, once quiet
+        assert app.screen.live.named is app.screen.live.current  # and the symbols are the text's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,10 @@ from contractstudio.studio.workspace import kind_of_path, kind_of_text
 
 if TYPE_CHECKING:
     from contractstudio.analysis.check import FileReport
+
+
+# A whole collection of a big text's symbols starts once the keys have been quiet this long (LiveDocument.symbols_are_long).
+LONG_SYMBOLS_QUIET_S = 1.0
 
 
 def counted(n: int, noun: str) -> str:
@@ -265,6 +270,10 @@ class EditScreen(EditingAssist, StudioScreen):
             return  # no analysis of this text yet (its own comes after it), or done
         if self._collecting:
             self._symbols_later()  # a stopped one is still ending
+            return
+        quiet = time.monotonic() - self.studio.last_key_at
+        if quiet < LONG_SYMBOLS_QUIET_S and self.live.symbols_are_long(report):
+            self._symbols_timer = self.set_timer(LONG_SYMBOLS_QUIET_S - quiet, self.start_symbols)
             return
         self._collecting = True
         self.collect_symbols(report)
