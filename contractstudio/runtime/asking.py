@@ -115,9 +115,9 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         st.fail([f"structured output: {err}"])
         return None
     if purpose == "generate" and attempt == 0 and (why := unsendable(structure)):  # said once, at the call's first request
-        row = st.emit_event(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
+        made: Event = st.emit_event(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
         if st.watched:
-            yield row
+            yield made
     while True:
         st.asked = structure
         params = _with_structure(own_params, structure)
@@ -149,10 +149,10 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         except TransportFault as fault:
             shaped = next_shape(st, structure, status=fault.status, message=str(fault))
             if shaped is not None:  # the server refused this shape of the schema: the next one, in one request
-                row = st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=shaped.mode,
-                                                      reason=redact(shaped.note or ""), to_shape=shaped.shape))
+                made = st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=shaped.mode,
+                                                       reason=redact(shaped.note or ""), to_shape=shaped.shape))
                 if st.watched:
-                    yield row
+                    yield made
                 structure = shaped
                 continue
             why = None if st.structure_fell_back else fallback_reason(structure, status=fault.status, message=str(fault),
@@ -164,10 +164,10 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             too_long = st.options.transport.too_long(fault.retry_after) if fault.retryable else None
             tries = st.options.transport.tries if fault.most_retries is None else min(fault.most_retries, st.options.transport.tries)
             gives_up = not fault.retryable or retry > tries or too_long is not None
-            row = st.emit_event(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
-                                                 message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
+            made = st.emit_event(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
+                                                  message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
             if st.watched:
-                yield row
+                yield made
             if gives_up:
                 why = (f"{too_long}: not retried" if too_long else "not retried" if not fault.retryable
                        else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}")
@@ -216,12 +216,12 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         if stream is not None and stream.stopped is not None:
             reply.stopped = stopped = stream.stopped
             llm["early_stops"] += 1
-            row = st.emit_event(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
-                                          position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
-                                          seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens,
-                                          saved_s=stream.rest_s))
+            made = st.emit_event(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
+                                           position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
+                                           seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens,
+                                           saved_s=stream.rest_s))
             if st.watched:
-                yield row
+                yield made
         if not reply.refusal:
             answered(st, structure)
         why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
@@ -262,7 +262,7 @@ def _fall_back(st: CallState, stage: str, structure: Structure, why: str) -> Eve
     """Leave the structure the provider refused for the next mode, once per call, in the trace; the new structure."""
     st.structure_fell_back = True
     after = fall_back(st, structure)
-    row = st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=after.mode, reason=redact(why)))
+    made = st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=after.mode, reason=redact(why)))
     if st.watched:
-        yield row
+        yield made
     return after
