@@ -126,22 +126,23 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         request = st.emit(ModelRequest, stage, attempt, purpose, model.name, messages, params, retry, told, False, shown_mode,
                           redact(structure.note) if structure.note else None)
         sent = (yield request) if st.watched else None
-        edited_messages = edited(sent, "messages")
-        if edited_messages is not None:
-            messages = list(edited_messages)
-            shown = st.trace.event_of(request)  # built: the session that sent the edit stepped to it
-            assert isinstance(shown, ModelRequest)
-            shown.messages = messages  # the trace keeps what was really sent
-            shown.edited = True
-        edited_reply = edited(sent, "reply")
-        if edited_reply is not None:
-            reply = LLMReply(text=str(edited_reply))
-            st.llm_calls += 1
-            st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
-            row = st.emit(ModelReply, stage, attempt, *kept_text(reply.text), 0, 0, 0.0, 0.0, True)
-            if st.watched:
-                yield row
-            return reply
+        if sent is not None:  # an edit (only a stepping session sends one)
+            edited_messages = edited(sent, "messages")
+            if edited_messages is not None:
+                messages = list(edited_messages)
+                shown = st.trace.event_of(request)  # built: the session that sent the edit stepped to it
+                assert isinstance(shown, ModelRequest)
+                shown.messages = messages  # the trace keeps what was really sent
+                shown.edited = True
+            edited_reply = edited(sent, "reply")
+            if edited_reply is not None:
+                reply = LLMReply(text=str(edited_reply))
+                st.llm_calls += 1
+                st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
+                row = st.emit(ModelReply, stage, attempt, *kept_text(reply.text), 0, 0, 0.0, 0.0, True)
+                if st.watched:
+                    yield row
+                return reply
         stream = _stream_for(st, structure.mode if of_output else None)
         started = st.clock()
         try:

@@ -66,7 +66,7 @@ def _rejected(st: CallState, stage: str, where: str, errors: list[str], attempt:
     st.failed_on = where
     row = st.emit(ValidationFailure, stage, where, errors, attempt)
     sent = (yield row) if st.watched else None
-    changed = edited(sent, "errors")
+    changed = edited(sent, "errors") if sent is not None else None
     return [str(e) for e in changed] if changed is not None else errors
 
 
