@@ -79,6 +79,32 @@ def test_pending_edit_says_what_the_paused_event_allows() -> None:
     assert seen == {"reply", "errors", None} and session.pending_edit is None
 
 
+def _lines(trace: object) -> list[dict[str, object]]:
+    return [{k: v for k, v in line.items() if k not in ("t", "duration_s", "latency_s", "seconds")} for line in trace.to_dicts()]  # type: ignore[attr-defined]
+
+
+def test_a_call_run_to_its_end_records_the_events_of_the_same_call_stepped_through() -> None:
+    contract = qa()
+    stepped = contract.session(INPUT, [LOW, GOOD])
+    while stepped.step() is not None:
+        pass
+    run = contract.session(INPUT, [LOW, GOOD])
+    result = run.run()
+    assert _lines(result.trace) == _lines(stepped.trace) and len(result.trace) > 20
+    assert run.last is not None and run.last.type == "result" and run.last.seq == len(result.trace)
+
+
+def test_an_edit_made_while_paused_is_delivered_when_the_session_then_runs_to_its_end() -> None:
+    session = qa().session(INPUT, [LOW, GOOD])
+    while session.pending_edit != "reply":
+        session.step()
+    session.edit_reply(GOOD)  # instead of LOW: no remedy is needed
+    result = session.run()
+    assert result.successful and result.attempts == 0 and result.llm_calls == 1
+    replies = [e for e in result.trace if e.type == "llm_response"]
+    assert len(replies) == 1 and replies[0].edited and replies[0].text == GOOD
+
+
 @pytest.mark.parametrize(("text", "kind", "arg"), [
     ("scripted:remedied once", "scripted", "remedied once"), ("replay:/tmp/a b.jsonl", "replay", "/tmp/a b.jsonl"),
     ("live", "live", None), ("live:ollama/llama3:8b", "live", "ollama/llama3:8b"),

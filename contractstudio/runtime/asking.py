@@ -109,11 +109,15 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
     try:
         structure = structure_for(st, purpose)
     except SchemaUnwritable as err:  # the output type's schema cannot be written here: the call fails, saying why
-        yield st.emit(ModelFailure, stage, str(err))
+        row = st.emit(ModelFailure, stage, str(err))
+        if st.watched:
+            yield row
         st.fail([f"structured output: {err}"])
         return None
     if purpose == "generate" and attempt == 0 and (why := unsendable(structure)):  # said once, at the call's first request
-        yield st.emit_event(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
+        made: Event = st.emit_event(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
+        if st.watched:
+            yield made
     while True:
         st.asked = structure
         params = _with_structure(own_params, structure)
@@ -121,21 +125,24 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         # (attempt, purpose, model, messages, params, transport_retry, errors, edited, structured_output, structure_shape)
         request = st.emit(ModelRequest, stage, attempt, purpose, model.name, messages, params, retry, told, False, shown_mode,
                           redact(structure.note) if structure.note else None)
-        sent = yield request
-        edited_messages = edited(sent, "messages")
-        if edited_messages is not None:
-            messages = list(edited_messages)
-            shown = st.trace.event_of(request)  # built: the session that sent the edit stepped to it
-            assert isinstance(shown, ModelRequest)
-            shown.messages = messages  # the trace keeps what was really sent
-            shown.edited = True
-        edited_reply = edited(sent, "reply")
-        if edited_reply is not None:
-            reply = LLMReply(text=str(edited_reply))
-            st.llm_calls += 1
-            st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
-            yield st.emit(ModelReply, stage, attempt, *kept_text(reply.text), 0, 0, 0.0, 0.0, True)
-            return reply
+        sent = (yield request) if st.watched else None
+        if sent is not None:  # an edit (only a stepping session sends one)
+            edited_messages = edited(sent, "messages")
+            if edited_messages is not None:
+                messages = list(edited_messages)
+                shown = st.trace.event_of(request)  # built: the session that sent the edit stepped to it
+                assert isinstance(shown, ModelRequest)
+                shown.messages = messages  # the trace keeps what was really sent
+                shown.edited = True
+            edited_reply = edited(sent, "reply")
+            if edited_reply is not None:
+                reply = LLMReply(text=str(edited_reply))
+                st.llm_calls += 1
+                st.llm["calls"] += 1  # counted like any reply (a recorded trace counts its llm_response too)
+                row = st.emit(ModelReply, stage, attempt, *kept_text(reply.text), 0, 0, 0.0, 0.0, True)
+                if st.watched:
+                    yield row
+                return reply
         stream = _stream_for(st, structure.mode if of_output else None)
         started = st.clock()
         try:
@@ -143,8 +150,10 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         except TransportFault as fault:
             shaped = next_shape(st, structure, status=fault.status, message=str(fault))
             if shaped is not None:  # the server refused this shape of the schema: the next one, in one request
-                yield st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=shaped.mode,
-                                                      reason=redact(shaped.note or ""), to_shape=shaped.shape))
+                made = st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=shaped.mode,
+                                                       reason=redact(shaped.note or ""), to_shape=shaped.shape))
+                if st.watched:
+                    yield made
                 structure = shaped
                 continue
             why = None if st.structure_fell_back else fallback_reason(structure, status=fault.status, message=str(fault),
@@ -156,8 +165,10 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             too_long = st.options.transport.too_long(fault.retry_after) if fault.retryable else None
             tries = st.options.transport.tries if fault.most_retries is None else min(fault.most_retries, st.options.transport.tries)
             gives_up = not fault.retryable or retry > tries or too_long is not None
-            yield st.emit_event(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
-                                                 message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
+            made = st.emit_event(TransportFailure(stage=stage, exception=fault.exc_class, kind=fault.kind, status=fault.status,
+                                                  message=str(fault), retry=retry, retryable=fault.retryable, gave_up=gives_up))
+            if st.watched:
+                yield made
             if gives_up:
                 why = (f"{too_long}: not retried" if too_long else "not retried" if not fault.retryable
                        else f"after {retry - 1} retr{'y' if retry == 2 else 'ies'}")
@@ -166,13 +177,17 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
                 return None
             st.llm["transport_retries"] += 1
             seconds = 0.0 if retry <= fault.at_once else st.options.transport.wait(retry, fault.retry_after)
-            yield st.emit(RetryWait, stage, "transport", retry, None, seconds, st.options.wait)
+            row = st.emit(RetryWait, stage, "transport", retry, None, seconds, st.options.wait)
+            if st.watched:
+                yield row
             if st.options.wait and seconds > 0:
                 yield Pause(seconds)
                 st.llm["waited_s"] += seconds
             continue
         except ModelError as err:
-            yield st.emit(ModelFailure, stage, str(err))
+            row = st.emit(ModelFailure, stage, str(err))
+            if st.watched:
+                yield row
             st.fail([f"model: {err}"])
             return None
         latency = st.clock() - started
@@ -184,7 +199,9 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
         llm["cost_usd"] += reply.cost_usd
         llm["latency_s"] += latency
         if reply.note:
-            yield st.emit(ReplayDivergence, stage, reply.note)
+            row = st.emit(ReplayDivergence, stage, reply.note)
+            if st.watched:
+                yield row
         chunk_ends = chunk_s = None
         if stream is not None and stream.ends:
             chunk_ends, chunk_s = stream.ends, [round(t, 6) for t in stream.times]
@@ -192,16 +209,20 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             llm["streamed"] += 1
         # (attempt, text, text_chars, truncated, prompt_tokens, completion_tokens, cost_usd, latency_s, edited,
         #  chunk_ends, chunk_s, model_version, system_fingerprint, finish_reason)
-        yield st.emit(ModelReply, stage, attempt, *kept_text(reply.text), reply.prompt_tokens, reply.completion_tokens,
+        row = st.emit(ModelReply, stage, attempt, *kept_text(reply.text), reply.prompt_tokens, reply.completion_tokens,
                       reply.cost_usd, latency, False, chunk_ends, chunk_s, reply.model_version, reply.system_fingerprint,
                       reply.finish_reason)
+        if st.watched:
+            yield row
         if stream is not None and stream.stopped is not None:
             reply.stopped = stopped = stream.stopped
             llm["early_stops"] += 1
-            yield st.emit_event(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
-                                          position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
-                                          seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens,
-                                          saved_s=stream.rest_s))
+            made = st.emit_event(EarlyStop(stage=stage, attempt=attempt, clause=str(stopped.clause), message=str(stopped.message),
+                                           position=int(stopped.position), chars=len(reply.text), tokens=reply.completion_tokens,
+                                           seconds=round(stream.times[-1], 6), saved_tokens=stream.rest_tokens,
+                                           saved_s=stream.rest_s))
+            if st.watched:
+                yield made
         if not reply.refusal:
             answered(st, structure)
         why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
@@ -242,5 +263,7 @@ def _fall_back(st: CallState, stage: str, structure: Structure, why: str) -> Eve
     """Leave the structure the provider refused for the next mode, once per call, in the trace; the new structure."""
     st.structure_fell_back = True
     after = fall_back(st, structure)
-    yield st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=after.mode, reason=redact(why)))
+    made = st.emit_event(StructureFallback(stage=stage, from_mode=structure.mode, to_mode=after.mode, reason=redact(why)))
+    if st.watched:
+        yield made
     return after

@@ -115,6 +115,9 @@ class CallState:
         self.structure_fell_back = False  # a call falls back to the next structure mode once
         self.asked: Any = None  # the structure the last request asked for (its reply is read back through it)
         self.finished = False
+        # A session steps the call: each event is yielded, so the caller can pause there and send an edit back. A
+        # call driven to its end sets it False: its events are only recorded (the trace), none is yielded.
+        self.watched = True
 
     @property
     def rng(self) -> random.Random:

@@ -5,6 +5,11 @@ each event as it happens and pauses there. `session.Session` drives it one
 event at a time (the studio's debugger, with breakpoints per stage, and the
 values it sends back: an edited reply or edited error texts); `Contract.call`
 simply drives a session to the end. All state lives in one `CallState` per call.
+
+A call driven to its end (`CallState.watched` False) records each event the same
+way but yields only what its driver must do (a model's reply, a wait): nobody
+pauses at an event there, and passing each one up through the generators was
+a twentieth of a scripted call's work.
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ def _conditions(st: CallState, stage: str, checks: Sequence[Condition], values: 
     errors: list[str] = []
     for index, check in enumerate(checks):
         applies, passed, error = check.evaluate(values)
-        yield st.emit(ConditionChecked, stage, check.id, index, check.source, applies, passed, error, check.raised_at)
+        row = st.emit(ConditionChecked, stage, check.id, index, check.source, applies, passed, error, check.raised_at)
+        if st.watched:
+            yield row
         if error:
             errors.append(error)
             if not check.remedy:
@@ -57,8 +64,9 @@ def _conditions(st: CallState, stage: str, checks: Sequence[Condition], values: 
 def _rejected(st: CallState, stage: str, where: str, errors: list[str], attempt: int) -> Events:
     """A validation_error event; the caller (the studio) may send back edited error texts."""
     st.failed_on = where
-    sent = yield st.emit(ValidationFailure, stage, where, errors, attempt)
-    changed = edited(sent, "errors")
+    row = st.emit(ValidationFailure, stage, where, errors, attempt)
+    sent = (yield row) if st.watched else None
+    changed = edited(sent, "errors") if sent is not None else None
     return [str(e) for e in changed] if changed is not None else errors
 
 
@@ -66,7 +74,9 @@ def _wait_before(st: CallState, stage: str, attempt: int) -> Events:
     retry = st.plan.remedy.retry
     u = st.rng.uniform(-retry.jitter, retry.jitter) if retry.jitter else 0.0
     seconds = remedy_wait(retry, attempt, u)
-    yield st.emit(RetryWait, stage, "remedy", None, attempt, seconds, st.options.wait)
+    row = st.emit(RetryWait, stage, "remedy", None, attempt, seconds, st.options.wait)
+    if st.watched:
+        yield row
     if st.options.wait and seconds > 0:
         yield Pause(seconds)
         st.llm["waited_s"] += seconds
@@ -79,7 +89,9 @@ def _errors_to_send(accumulating: bool, history: list[list[str]]) -> list[str]:
 
 def _exhausted(st: CallState, stage: str, loop: str, attempts: int) -> Events:
     graceful = st.plan.remedy.retry.graceful
-    yield st.emit(RemedyExhausted, stage, loop, attempts, graceful)
+    row = st.emit(RemedyExhausted, stage, loop, attempts, graceful)
+    if st.watched:
+        yield row
     st.failed = True
     if not graceful:
         st.errors.append(f"remedy ({loop}) gave up after {attempts} attempt{'s' if attempts != 1 else ''}")
@@ -138,7 +150,9 @@ def _judge(st: CallState, reply: Any, scope: dict[str, Any], attempt: int) -> Ev
     if reply.stopped is not None:
         where = "post" if str(reply.stopped.clause).startswith("post") else "type"
         errors = yield from _rejected(st, "generate", where, [str(reply.stopped.message)], attempt)
-        yield st.end("generate", False)
+        row = st.end("generate", False)
+        if st.watched:
+            yield row
         return None, errors
     parsed, problem = extract_json(reply_text, strict=plan.doc.json_reply == "strict")
     if not problem and st.asked is not None:
@@ -146,18 +160,30 @@ def _judge(st: CallState, reply: Any, scope: dict[str, Any], attempt: int) -> Ev
     output, errors = (None, [problem]) if problem else plan.output.validate(parsed)
     if errors:
         errors = yield from _rejected(st, "generate", "type", errors, attempt)
-        yield st.end("generate", False)
+        row = st.end("generate", False)
+        if st.watched:
+            yield row
         return None, errors
     if kept_whole(reply_text):
-        yield st.emit(ReplyParsed, "generate", attempt, parsed)
+        row = st.emit(ReplyParsed, "generate", attempt, parsed)
+        if st.watched:
+            yield row
     else:  # the output is in the result; a runaway reply is not stored twice
-        yield st.emit(ReplyParsed, "generate", attempt, None, True, len(reply_text))
-    yield st.end("generate", True)
-    yield st.start("post", attempt)
+        row = st.emit(ReplyParsed, "generate", attempt, None, True, len(reply_text))
+        if st.watched:
+            yield row
+    row = st.end("generate", True)
+    if st.watched:
+        yield row
+    row = st.start("post", attempt)
+    if st.watched:
+        yield row
     errors = yield from _conditions(st, "post", plan.post, {**scope, "output": output})
     if errors:
         errors = yield from _rejected(st, "post", "post", errors, attempt)
-    yield st.end("post", not errors)
+    row = st.end("post", not errors)
+    if st.watched:
+        yield row
     return (None if errors else output), errors
 
 
@@ -173,10 +199,14 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     scope: dict[str, Any] = {"input": value}
     if plan.act_is_set:
         scope["act"] = act_value
-    yield st.start("generate", 0)
+    row = st.start("generate", 0)
+    if st.watched:
+        yield row
     reply = yield from ask(st, "generate", base, "generate", 0, of_output=True)
     if reply is None:
-        yield st.end("generate", False)
+        row = st.end("generate", False)
+        if st.watched:
+            yield row
         return False, None
     output, errors = yield from _judge(st, reply, scope, 0)
     if not errors:
@@ -189,13 +219,17 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     tries = plan.remedy.retry.tries
     for attempt in range(1, tries + 1):
         st.remedy_attempts += 1
-        yield st.start("generate", attempt)
+        row = st.start("generate", attempt)
+        if st.watched:
+            yield row
         yield from _wait_before(st, "generate", attempt)
         sending = _errors_to_send(plan.remedy.accumulate_errors, history)
         messages = repair_messages(base, reply.text, sending, f"not a valid {plan.doc.output}", plan.remedy.accumulate_errors)
         reply = yield from ask(st, "generate", messages, "remedy_post", attempt, sending, of_output=True)
         if reply is None:
-            yield st.end("generate", False)
+            row = st.end("generate", False)
+            if st.watched:
+                yield row
             return False, None
         output, errors = yield from _judge(st, reply, scope, attempt)
         if not errors:
@@ -211,7 +245,9 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
 
 def _act(st: CallState, value: Any) -> Events:
     plan = st.plan
-    yield st.start("act")
+    row = st.start("act")
+    if st.watched:
+        yield row
     try:
         if plan.act_assign is not None:
             raw: Any = {}
@@ -233,12 +269,20 @@ def _act(st: CallState, value: Any) -> Events:
         act_value, errors = plan.intermediate.validate(raw) if plan.intermediate is not None else (raw, [])
         if not errors:
             st.act_data = plan.intermediate.dump(act_value) if plan.intermediate else act_value
-            yield st.emit(ActValue, "act", st.act_data)
-            yield st.end("act", True)
+            row = st.emit(ActValue, "act", st.act_data)
+            if st.watched:
+                yield row
+            row = st.end("act", True)
+            if st.watched:
+                yield row
             return act_value
-    yield st.emit(ValidationFailure, "act", "act", errors, 0)
+    row = st.emit(ValidationFailure, "act", "act", errors, 0)
+    if st.watched:
+        yield row
     st.fail(errors)
-    yield st.end("act", False)
+    row = st.end("act", False)
+    if st.watched:
+        yield row
     return None
 
 
@@ -251,13 +295,17 @@ def run_call(st: CallState) -> Events:
     plan = st.plan
     original: Any = st.raw_input
     deep = nests_too_deep(st.raw_input)  # pydantic and the trace writer cannot take it: refused, never a crash
-    yield st.start("input", None, plan.name, st.model.name, DEEP_INPUT if deep else st.raw_input)
+    row = st.start("input", None, plan.name, st.model.name, DEEP_INPUT if deep else st.raw_input)
+    if st.watched:
+        yield row
     if deep:
         value, errors = None, [f"input: {DEEP_INPUT}"]
     else:
         value, errors = plan.input.validate(st.raw_input)
     if errors:
-        yield st.emit(ValidationFailure, "input", "type", errors, 0)
+        row = st.emit(ValidationFailure, "input", "type", errors, 0)
+        if st.watched:
+            yield row
         st.errors.extend(errors)
         # The caller's error (seed 000 validates input first, and fails fast): never a fallback,
         # unless the contract asks the model to repair its input.
@@ -265,18 +313,26 @@ def run_call(st: CallState) -> Events:
         st.failed = deep or not plan.remedy.pre
     else:
         original = value
-    yield st.end("input", not errors)
+    row = st.end("input", not errors)
+    if st.watched:
+        yield row
 
     if not st.failed and st.invalid_input:
-        yield st.start("pre")
+        row = st.start("pre")
+        if st.watched:
+            yield row
         value = yield from _remedy_pre(st, st.raw_input, errors)
         st.failed = value is None
         if value is not None:
             st.invalid_input = False
             original = value  # the first valid input there is
-        yield st.end("pre", not st.failed)
+        row = st.end("pre", not st.failed)
+        if st.watched:
+            yield row
     elif not st.failed and plan.pre:
-        yield st.start("pre")
+        row = st.start("pre")
+        if st.watched:
+            yield row
         errors = yield from _conditions(st, "pre", plan.pre, {"input": value})
         if errors:
             errors = yield from _rejected(st, "pre", "pre", errors, 0)
@@ -286,7 +342,9 @@ def run_call(st: CallState) -> Events:
                 st.failed = value is None
             else:
                 st.failed = True
-        yield st.end("pre", not st.failed)
+        row = st.end("pre", not st.failed)
+        if st.watched:
+            yield row
 
     act_value = None
     if not st.failed and plan.act_is_set:
@@ -297,7 +355,9 @@ def run_call(st: CallState) -> Events:
         produced, output = yield from _produce(st, value, act_value)
         st.failed = not produced
 
-    yield st.start("forward")
+    row = st.start("forward")
+    if st.watched:
+        yield row
     st.successful = not st.failed
     final: Any = output
     ok = True
@@ -325,28 +385,40 @@ def run_call(st: CallState) -> Events:
                     break
     used = ("forward" if plan.forward is not None and not st.invalid_input
             else "output" if st.successful else ("raise" if raises else "fallback"))
-    yield st.emit(Forwarded, "forward", st.successful, used)
-    yield st.end("forward", True)
+    row = st.emit(Forwarded, "forward", st.successful, used)
+    if st.watched:
+        yield row
+    row = st.end("forward", True)
+    if st.watched:
+        yield row
 
-    yield st.start("finalize")
+    row = st.start("finalize")
+    if st.watched:
+        yield row
     # None is checked too when it is what was returned (an output that admits null, or a Python forward's)
     if ok and (final is not None or st.successful or plan.forward is not None):
         checked, errors = plan.returns.validate(final)
         if errors:
             ok = False
-            yield st.emit(ValidationFailure, "finalize", "finalize", errors, 0)
+            row = st.emit(ValidationFailure, "finalize", "finalize", errors, 0)
+            if st.watched:
+                yield row
             st.errors.extend(f"the returned value is not a valid {plan.returns.type_name}: {e}" for e in errors)
             final = None
         else:
             final = checked
-    yield st.end("finalize", ok)
+    row = st.end("finalize", ok)
+    if st.watched:
+        yield row
     st.final = final
     if st.invalid_input:
         st.violation = InvalidInput(f"contract '{plan.name}': the input is not a valid {plan.doc.input}", st.errors, st.trace)
     elif st.failed and raises or not ok:
         st.violation = st.failure(last_failure_known=ok)  # a fallback or forward's value that failed is neither class
-    yield st.emit(CallResult, "finalize", st.successful, plan.returns.dump(final) if final is not None else None,
+    row = st.emit(CallResult, "finalize", st.successful, plan.returns.dump(final) if final is not None else None,
                   st.llm_calls, st.remedy_attempts, list(st.errors), st.violation is not None)
+    if st.watched:
+        yield row
     st.total = st.now()
     if st.accumulated is not None:
         st.accumulated.record(st.stage_times, st.llm, st.total, st.in_stages)

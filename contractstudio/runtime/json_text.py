@@ -28,10 +28,20 @@ def plain_json(value: Any, *, exact: bool, depth: int = 0) -> bool:
         return math.isfinite(value) and (not exact or value == 0.0 or abs(value) >= 1e-4)
     if depth > _MAX_DEPTH:
         return False
+    # Loops rather than all(<generator>), and a scalar item decided in place: a prompt's value is mostly strings, and
+    # a call and a generator per item were most of the walk.
     if kind is dict:
-        return all(type(k) is str and plain_json(v, exact=exact, depth=depth + 1) for k, v in value.items())
+        for k, v in value.items():
+            if type(k) is not str:
+                return False
+            if type(v) not in _SCALARS and not plain_json(v, exact=exact, depth=depth + 1):
+                return False
+        return True
     if kind is list or kind is tuple:
-        return all(plain_json(v, exact=exact, depth=depth + 1) for v in value)
+        for v in value:
+            if type(v) not in _SCALARS and not plain_json(v, exact=exact, depth=depth + 1):
+                return False
+        return True
     return False
 
 

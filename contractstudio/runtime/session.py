@@ -194,24 +194,25 @@ class Session:
 
     def run(self, raise_on_violation: bool = True) -> Result:
         """Run to the end; raise ContractViolation when the contract says `on_failure: raise` and it failed."""
-        if self._send is not None or self._last is None:
-            self._step()  # deliver a pending edit (or start the call) through the stepping path
         if not self.done:
-            # nobody pauses from here on: drive the generator directly, without pause bookkeeping
+            # Nobody pauses from here on: the engine records its events without yielding them, and yields only what
+            # this thread must do (a model's reply, a wait); a pending edit is delivered where the call is paused.
+            self.state.watched = False
             if self._held_since is not None:
                 self.state.paused += self.options.clock() - self._held_since
                 self._held_since = None
-            send, drive, last = self._events.send, self._drive, self._last
+            sent, self._send = (self._send if self._last is not None else None), None
+            send, drive = self._events.send, self._drive
             with shared_expression_budget(self.state.expressions):
                 try:
-                    while True:  # `_next` inlined: a call's every event passes here
-                        item = send(None)
+                    item = send(sent)
+                    while True:  # `_next` inlined
                         while isinstance(item, _DRIVER_WORK):
                             item = drive(item)
-                        last = item
+                        item = send(None)  # not reached: an unwatched call yields nothing else
                 except StopIteration:
                     pass
-            self._last = last
+            self._last = self.state.trace.last()  # the event it ended at
             self.done = True
         return self._finish(raise_on_violation)
 
@@ -224,7 +225,8 @@ class Session:
         if self._held_since is not None:
             self.state.paused += self.options.clock() - self._held_since
             self._held_since = None
-        events, sent, error = self._events, self._send, None
+        self.state.watched = False  # driven to its end: events are recorded, not yielded (as in `run`)
+        events, sent, error = self._events, (self._send if self._last is not None else None), None
         self._send = None
         with shared_expression_budget(self.state.expressions):
             try:
@@ -242,6 +244,7 @@ class Session:
                         self._last = item
             except StopIteration:
                 pass
+        self._last = self.state.trace.last()
         self.done = True
         return self._finish(raise_on_violation)
 

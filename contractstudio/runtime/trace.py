@@ -251,6 +251,11 @@ class Trace:
             return events[seq - 1]
         raise LookupError(f"no event {seq} in this trace (its events were changed while the call ran)")
 
+    def last(self) -> Row | Event | None:
+        """The last event recorded (a row until read), or None."""
+        with self._building:
+            return self.pending[-1] if self.pending else self.ready[-1] if self.ready else None
+
     def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
 
