@@ -221,10 +221,14 @@ class LiveModel:
         """litellm's arguments for this request (the key included; never traced)."""
         kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
                                   "num_retries": 0, "max_retries": 0}
-        _ask_structure(kwargs, request)
+        wanted = request.params.get("response_format")  # the structure the engine asks for (runtime/structured.py),
+        if wanted is not None and "response_format" not in kwargs:  # unless the contract wrote its own
+            kwargs["response_format"] = wanted
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        kwargs.update(self._key_kwargs())
+        if self.api_key or self.api_base:  # nothing can be missing (missing_key)
+            kwargs.update(self._key_kwargs())
+            return kwargs
         problem = self.missing_key(litellm)
         if problem:
             raise ModelError(problem)
@@ -344,13 +348,6 @@ class LiveModel:
 def _key_variables(model: str) -> tuple[str, ...] | None:
     """The variables whose presence is litellm's whole key check for this model (a prefixed name only), or None."""
     return _KEY_FOUND_BY.get(provider_of(model)) if "/" in model else None
-
-
-def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
-    """The structure the engine asks for (runtime/structured.py), unless the contract wrote its own response_format."""
-    wanted = request.params.get("response_format")
-    if wanted is not None and "response_format" not in kwargs:
-        kwargs["response_format"] = wanted
 
 
 def _refusal(message: Any) -> str | None:
