@@ -313,3 +313,53 @@ def test_a_live_call_has_litellm_price_and_check_nothing_a_bare_call_does_not(mo
     prompt, completion = litellm.cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=reply.prompt_tokens,
                                                 completion_tokens=reply.completion_tokens)
     assert reply.cost_usd > 0 and reply.cost_usd == pytest.approx(prompt + completion)
+
+
+def test_litellm_s_caching_handler_names_positional_arguments_as_before_and_a_live_call_reads_no_signature(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm maps a call's positional arguments to names after every call by `inspect.signature` of `completion`,
+    cache or not (issue 36.10: about a tenth of a mocked call's CPU); the live model's calls pass none, so the answer
+    is `{}` without the signature, and every other answer is litellm's own."""
+    import inspect
+
+    import litellm
+    from litellm.caching import caching_handler
+
+    from contractstudio.runtime.live import LiveModel, prepare_live_client
+
+    prepare_live_client()
+    mapped = caching_handler.convert_args_to_kwargs
+    original = getattr(mapped, "__wrapped__", mapped)  # litellm's own
+    for args in ((), None, ("openai/gpt-4o-mini",), ("openai/gpt-4o-mini", [{"role": "user", "content": "hi"}])):
+        assert mapped(litellm.completion, args) == original(litellm.completion, args)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    signatures: list[Any] = []
+    read = inspect.signature
+
+    def reading(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        signatures.append(fn)
+        return read(fn, *args, **kwargs)
+
+    monkeypatch.setattr(inspect, "signature", reading)
+    model = LiveModel("openai/gpt-4o-mini")
+    model.params = {"mock_response": GOOD}
+    result = cs.load(QA).call(INPUT, model, options=CallOptions(wait=False, watch_for=None))
+    assert result.successful and signatures == []
+
+
+def test_a_cache_the_user_sets_still_answers_a_live_call_s_repeated_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm still stores and finds a reply in a cache the user set (its caching handler, with the mapping of
+    positional arguments the live model skips, is otherwise litellm's own)."""
+    import litellm
+
+    from contractstudio.runtime.live import LiveModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setattr(litellm, "cache", litellm.Cache(type="local"))
+    model = LiveModel("openai/gpt-4o-mini")
+    model.params = {"mock_response": GOOD}
+    first = cs.load(QA).call(INPUT, model, options=CallOptions(wait=False, watch_for=None))
+    model.params = {"mock_response": GOOD.replace("0.9", "0.8")}  # a fresh answer would say 0.8; the cached one 0.9
+    again = cs.load(QA).call(INPUT, model, options=CallOptions(wait=False, watch_for=None))
+    assert first.successful and again.successful
+    assert again.output.coverage_score == first.output.coverage_score == 0.9

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from contractstudio.documents.models import LLMSettings
-from contractstudio.documents.provider_profiles import profile_for
+from contractstudio.documents.provider_profiles import Support, profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.live_faults import REFUSED_RETRIES, RESET_MARKERS, RESET_RETRIES_AT_ONCE, caused_by, classify, refused
@@ -45,6 +45,7 @@ def _litellm() -> Any:
         litellm.suppress_debug_info = True
         litellm.num_retries = 0
         quiet_success_logging(litellm)
+        _no_signature_per_call()
         filter_logs()  # after the import, so every logger litellm and the OpenAI client made is there
         _LOGS_FILTERED = True
     import litellm
@@ -53,6 +54,23 @@ def _litellm() -> Any:
 
 
 _LOGS_FILTERED = False
+
+
+def _no_signature_per_call() -> None:
+    """litellm's caching handler maps a call's positional arguments to names by `inspect.signature` of `completion`
+    after every call, cache or not (about a tenth of a whole mocked call's CPU); the live model passes none, so the
+    mapping is `{}` without asking: the same answer, and the signature is still read when there are some."""
+    from litellm.caching import caching_handler
+
+    convert = caching_handler.convert_args_to_kwargs
+    if getattr(convert, "__wrapped__", None) is not None:
+        return
+
+    def convert_args_to_kwargs(original_function: Any, args: tuple[Any, ...] | None = None) -> dict[str, Any]:
+        return convert(original_function, args) if args else {}
+
+    convert_args_to_kwargs.__wrapped__ = convert  # type: ignore[attr-defined]
+    caching_handler.convert_args_to_kwargs = convert_args_to_kwargs
 
 
 def _cost(litellm: Any, response: Any) -> float:
@@ -203,10 +221,14 @@ class LiveModel:
         """litellm's arguments for this request (the key included; never traced)."""
         kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
                                   "num_retries": 0, "max_retries": 0}
-        _ask_structure(kwargs, request)
+        wanted = request.params.get("response_format")  # the structure the engine asks for (runtime/structured.py),
+        if wanted is not None and "response_format" not in kwargs:  # unless the contract wrote its own
+            kwargs["response_format"] = wanted
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        kwargs.update(self._key_kwargs())
+        if self.api_key or self.api_base:  # nothing can be missing (missing_key)
+            kwargs.update(self._key_kwargs())
+            return kwargs
         problem = self.missing_key(litellm)
         if problem:
             raise ModelError(problem)
@@ -317,7 +339,7 @@ class LiveModel:
                         latency_s=latency, refusal=_refusal(message),
                         finish_reason=reason if isinstance(reason, str) and reason else None, **served_by(response))
 
-    def structure_support(self) -> tuple[bool, bool]:
+    def structure_support(self) -> Support:
         """(response schemas, JSON mode) by litellm's capability data; neither for a model litellm does not know."""
         return _structure_support(_litellm(), self.model)
 
@@ -326,13 +348,6 @@ class LiveModel:
 def _key_variables(model: str) -> tuple[str, ...] | None:
     """The variables whose presence is litellm's whole key check for this model (a prefixed name only), or None."""
     return _KEY_FOUND_BY.get(provider_of(model)) if "/" in model else None
-
-
-def _ask_structure(kwargs: dict[str, Any], request: LLMRequest) -> None:
-    """The structure the engine asks for (runtime/structured.py), unless the contract wrote its own response_format."""
-    wanted = request.params.get("response_format")
-    if wanted is not None and "response_format" not in kwargs:
-        kwargs["response_format"] = wanted
 
 
 def _refusal(message: Any) -> str | None:
@@ -344,18 +359,18 @@ def _refusal(message: Any) -> str | None:
     return str(refusal) if refusal else None
 
 
-@lru_cache(maxsize=64)
-def _structure_support(litellm: Any, model: str) -> tuple[bool, bool]:
+@lru_cache(maxsize=64)  # the answer itself, not a tuple to make one from: asked at every `auto` call
+def _structure_support(litellm: Any, model: str) -> Support:
     try:
         litellm.get_model_info(model)  # raises for a model litellm has no data on (a local server's own name)
     except Exception:  # noqa: BLE001 - unknown: the prompt alone, as before (structured_output: json_schema asks anyway)
-        return False, False
+        return Support()
     try:
         schema = bool(litellm.supports_response_schema(model=model))
         json_mode = "response_format" in (litellm.get_supported_openai_params(model=model) or [])
     except Exception:  # noqa: BLE001 - capability data that cannot be read is no capability
-        return False, False
-    return schema, json_mode
+        return Support()
+    return Support(schema, json_mode)
 
 
 def live_model(settings: Any, model: str | None = None, api_base: str | None = None, api_key: str | None = None, *,

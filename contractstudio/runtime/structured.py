@@ -56,6 +56,7 @@ class Structure:
     compiled: CompiledSchema | None = None
     shape: str | None = None  # at an OpenAI-compatible server: the request shape of the schema (one of SHAPES)
     note: str | None = None  # why this shape (the trace and the debugger's request view show it)
+    unsent: str | None = None  # why the type could not be sent as a schema at all (`unsendable`), found once at `build`
 
     def read(self, value: Any) -> Any:
         """A parsed reply as the contract's own type sees it: optional fields sent as required-and-nullable mapped back."""
@@ -129,7 +130,9 @@ def build(plan: Any, target: tuple[str, str | None], choice: Choice, shape: str 
     if found is None:
         compiled = compile_schema(plan.output.json_schema(), target[0], choice, target[1])
         shaped = shape if compiled.mode == "json_schema" else None
-        found = Structure(compiled.mode, response_format(compiled, str(plan.doc.output), shaped), compiled, shaped)
+        unsent = compiled.fallback_reason if compiled.enforced_by("not_representable") else None
+        found = Structure(compiled.mode, response_format(compiled, str(plan.doc.output), shaped), compiled, shaped,
+                          unsent=unsent)
         if len(cache) < 32:
             cache[key] = found
     return found
@@ -155,9 +158,24 @@ def structure_for(st: Any, purpose: str) -> Structure:
 
 def own_structure(plan: Any, target: tuple[str, str | None], requested: str, support: Support | None) -> Structure:
     """The structure a call to `target` (model, api_base) asks for: choose_mode's answer with `support` (litellm's, or
-    None: the profile's own), in the shape that server took earlier in this session (or the first one)."""
+    None: the profile's own), in the shape that server took earlier in this session (or the first one).
+
+    Asked at every call's first output request, and a pure function of its arguments and the shape learnt: cached
+    on the plan by them (the mode choice, the note and the shape were worked out again for each call)."""
     shaped = takes_shapes(target)
     learnt = learnt_shape(target[1]) if shaped else None
+    cache: dict[tuple[Any, ...], Structure] = plan.__dict__.setdefault("_own_structures", {})
+    key = (target, requested, support, learnt)
+    found = cache.get(key)
+    if found is None:
+        found = _own_structure(plan, target, requested, support, shaped, learnt)
+        if len(cache) < 32:
+            cache[key] = found
+    return found
+
+
+def _own_structure(plan: Any, target: tuple[str, str | None], requested: str, support: Support | None, shaped: bool,
+                   learnt: str | None) -> Structure:
     choice = choose_mode(requested, *target, written=written_format(plan), support=support,
                          refused_shapes=learnt == NO_SHAPE)
     shape = note = None
@@ -252,10 +270,7 @@ def shape_of(sent: Any) -> str | None:
 def unsendable(structure: Structure) -> str | None:
     """Why the output type could not be sent as a schema at all (the compiler fell back: a recursive type under
     Anthropic, nesting too deep under OpenAI strict), or None."""
-    compiled = structure.compiled
-    if compiled is None or not compiled.enforced_by("not_representable"):
-        return None
-    return compiled.fallback_reason
+    return structure.unsent
 
 
 def fallback_reason(structure: Structure, *, status: int | None, message: str, refused: bool) -> str | None:
