@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contractstudio.reading import line_starts
-from contractstudio.reading.line_starts import LineStarts, Rows
+from contractstudio.reading.line_starts import LineStarts
 from contractstudio.reading.spliced import MAX_PIECES, Spliced
 
 TEXT = st.text(alphabet="ab \n", max_size=400)
@@ -75,26 +75,3 @@ def test_a_list_spliced_again_and_again_is_the_list_spliced_the_same(size: int, 
         assert pieces[start : stop + 3] == plain[start : stop + 3] and pieces[::2] == plain[::2]
         assert bisect_right(pieces, fresh // 2) == bisect_right(plain, fresh // 2) or plain != sorted(plain)
         assert len(pieces._pieces) <= MAX_PIECES
-
-
-@given(TEXT, st.integers(-3, 30), st.integers(-3, 30))
-def test_rows_sliced_from_the_line_starts_are_the_text_split_at_line_breaks(text: str, a: int, b: int) -> None:
-    split = tuple(text.split("\n"))
-    rows = Rows(text, LineStarts.of(text))
-    assert len(rows) == len(split) and tuple(rows) == split and rows == split
-    assert [rows[i] for i in range(-len(split), len(split))] == list(split + split)
-    assert rows[a:b] == split[a:b] and rows[::2] == split[::2]
-    assert tuple(rows.first(len(split) - 1)) == split[:-1]
-
-
-def test_a_text_read_again_has_its_rows_sliced_not_split() -> None:
-    from contractstudio.reading.reread import reread
-    from contractstudio.reading.source import read_source, text_lines, text_rows
-
-    text = "a:\n  - x: 1\n  - x: 2\nb: 3\n"
-    edited = text.replace("x: 1", "x: 10")
-    got = reread(read_source(text, "f.yaml"), edited)
-    assert got is not None and got.text is edited
-    assert isinstance(text_rows(edited), Rows) and tuple(text_rows(edited)) == tuple(edited.split("\n"))
-    assert tuple(text_lines(edited)) == tuple(edited.splitlines())
-    assert not isinstance(text_rows(edited + "c: 4\n"), Rows)  # a text nobody read in parts: split

@@ -11,11 +11,8 @@ for 160,000 lines). The blocks are never changed in place, so an earlier version
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
 from itertools import accumulate, repeat
 from operator import add
-from threading import Lock
-from typing import overload
 
 BLOCK = 512  # lines per block: an edit costs about BLOCK + lines / BLOCK steps
 
@@ -82,73 +79,3 @@ class LineStarts:
         if len(after._blocks) > 2 * (after._size // BLOCK) + 16:  # lines typed one by one leave small blocks behind
             return LineStarts._split(after.to_list())
         return after
-
-
-class Rows(Sequence[str]):
-    """A text's rows (cut at "\\n" only), each sliced from the text when asked: no list of 100,000 strings made per
-    keystroke (splitting 5 MB into rows cost 27 ms a key in the studio's worker)."""
-
-    __slots__ = ("_text", "_starts", "_whole", "_count")
-
-    def __init__(self, text: str, starts: LineStarts, count: int | None = None) -> None:
-        self._text, self._starts = text, starts
-        # One row per start, but the last start is the text's end when no line break ends it (no row starts there).
-        self._whole = len(starts) if not text or text.endswith("\n") else len(starts) - 1
-        self._count = self._whole if count is None else count
-
-    def __len__(self) -> int:
-        return self._count
-
-    def first(self, count: int) -> Rows:
-        """The first `count` rows, as rows."""
-        return Rows(self._text, self._starts, min(count, self._count))
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
-    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(self._count)
-            if step != 1 or start >= stop:
-                return tuple(self[i] for i in range(start, stop, step))
-            return tuple(self._text[self._starts[start] : self._end(stop - 1)].split("\n"))
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError(index)
-        return self._text[self._starts[index] : self._end(index)]
-
-    def _end(self, row: int) -> int:
-        """Where a row ends: at its line break, or at the text's end (the last row)."""
-        return self._starts[row + 1] - 1 if row + 1 < self._whole else len(self._text)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self[0 : self._count])
-
-    def __eq__(self, other: object) -> bool:
-        return tuple(self) == (tuple(other) if isinstance(other, Rows) else other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-# The line starts of the texts read last (reading/reread.py tells them), by the text's identity: a text's rows are
-# then sliced from it (`rows_of`), not split. Each entry holds its text, so an id is never another text's.
-_KNOWN: dict[int, tuple[str, LineStarts]] = {}
-_KNOWN_MAX = 4
-_known_lock = Lock()  # the studio's analysis worker tells, its screen's thread asks
-
-
-def known(text: str, starts: LineStarts) -> None:
-    """`starts` are `text`'s line starts (this very string object's)."""
-    with _known_lock:
-        _KNOWN.pop(id(text), None)
-        _KNOWN[id(text)] = (text, starts)
-        while len(_KNOWN) > _KNOWN_MAX:
-            del _KNOWN[next(iter(_KNOWN))]
-
-
-def rows_of(text: str) -> Rows | None:
-    """The text's rows from its known line starts; None when they are not known."""
-    found = _KNOWN.get(id(text))
-    return Rows(text, found[1]) if found is not None and found[0] is text else None

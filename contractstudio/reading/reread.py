@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from contractstudio.findings.diagnostics import Diagnostic, Related
 from contractstudio.reading.builder import MAX_DEPTH, Builder
-from contractstudio.reading.line_starts import LineStarts, known
+from contractstudio.reading.line_starts import LineStarts
 from contractstudio.reading.nodes import Edited, MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
 from contractstudio.reading.spliced import Spliced
 
@@ -55,7 +55,6 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
         if "\x00" in old or "\t" in old or _directive(old):
             return None
         previous.line_starts = LineStarts.of(old)
-        known(old, previous.line_starts)
     starts = previous.line_starts
     prefix = _common_prefix(old, text)
     suffix = _common_suffix(old, text, prefix)
@@ -305,7 +304,6 @@ def _splice(previous: SourceFile, doc: SourceDocument, text: str, starts: LineSt
             breaks.append(begin + at + 1)
             at = chunk.find("\n", at + 1)
         new_starts = starts.replaced(line0 - 1, end_line - 1, breaks, len(text) - len(old))
-        known(text, new_starts)  # the editing help's rows of this text are sliced from it (reading/source.py text_rows)
     return SourceFile(previous.path, text, [new_doc], kept + found + moved, edited=edited, line_starts=new_starts)
 
 

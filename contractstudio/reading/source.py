@@ -9,7 +9,6 @@ of `reading/nodes.py`. Scalars are resolved with the YAML 1.2 core schema, so
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -17,7 +16,6 @@ from contractstudio.collector import paused_gc
 from contractstudio.findings.diagnostics import Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
 from contractstudio.reading.builder import MAX_ALIAS_EXPANSION, MAX_DEPTH, Builder, resolve_plain  # noqa: F401
-from contractstudio.reading.line_starts import Rows, rows_of
 from contractstudio.reading.nodes import (  # noqa: F401  (re-exported: the public node API)
     MapNode,
     Node,
@@ -148,14 +146,9 @@ _OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u
 _PIECE = 1 << 18
 
 
-def text_rows(text: str) -> Sequence[str]:
-    """The text's lines cut at "\n" only (an editor's rows): sliced from the text when its line starts are known (a
-    text reading/reread.py read: the studio's and the language server's texts as they are typed), else split once."""
-    return rows_of(text) or _split_rows(text)
-
-
 @lru_cache(maxsize=2)  # the shown analysis's text and the next: a 5 MB text's rows are ~10 MB
-def _split_rows(text: str) -> tuple[str, ...]:
+def text_rows(text: str) -> tuple[str, ...]:
+    """The text's lines cut at "\n" only (an editor's rows), once per text."""
     if len(text) <= _PIECE:
         return tuple(text.split("\n"))
     found: list[str] = []
@@ -170,15 +163,13 @@ def _split_rows(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4)
-def text_lines(text: str) -> Sequence[str]:
+def text_lines(text: str) -> tuple[str, ...]:
     """`text.splitlines()`, split once per text: positions are asked for per finding, and a file may hold thousands.
-    A text whose only line breaks are "\n" (nearly all) has its rows (without the empty one after a final "\n")."""
+    A text whose only line breaks are "\n" (nearly all) shares its rows' split."""
     if any(b in text for b in _OTHER_BREAKS):
         return tuple(text.splitlines())
     rows = text_rows(text)
-    if rows[-1] != "":
-        return rows
-    return rows.first(len(rows) - 1) if isinstance(rows, Rows) else rows[:-1]
+    return rows[:-1] if rows[-1] == "" else rows  # splitlines has no empty line after a final "\n"
 
 
 def source_text_slice(text: str | None, node: Node) -> str:

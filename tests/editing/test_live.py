@@ -224,15 +224,15 @@ def test_a_text_s_rows_and_lines_are_split_and_splitlines_whatever_the_piece_spl
     from contractstudio.reading import source
 
     text, whole = "".join(parts), source._PIECE
-    source._split_rows.cache_clear()
+    source.text_rows.cache_clear()
     source.text_lines.cache_clear()
     source._PIECE = piece
     try:
         assert source.text_rows(text) == tuple(text.split("\n"))
-        assert tuple(source.text_lines(text)) == tuple(text.splitlines())
+        assert source.text_lines(text) == tuple(text.splitlines())
     finally:
         source._PIECE = whole
-        source._split_rows.cache_clear()
+        source.text_rows.cache_clear()
         source.text_lines.cache_clear()
 
 
