@@ -12,7 +12,7 @@ class Counted(Sequence[str]):
     """Lines that note the highest line read."""
 
     def __init__(self, lines: list[str]) -> None:
-        self.lines, self.furthest = lines, 0
+        self.lines, self.furthest, self.reads = lines, 0, 0
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -21,6 +21,7 @@ class Counted(Sequence[str]):
         if isinstance(index, slice):
             return self.lines[index]
         self.furthest = max(self.furthest, index)
+        self.reads += 1
         return self.lines[index]
 
 
@@ -30,3 +31,25 @@ def test_the_cursor_in_one_entry_of_a_long_list_is_located_without_reading_to_th
     cursor = locate(lines, 5, len("    action: call"))  # in the first step's action
     assert cursor is not None and cursor.kind == "pipeline" and cursor.path[-1] == "action"
     assert lines.furthest < 100
+
+
+def test_the_kind_written_after_a_long_list_is_read_on_the_row_the_last_analysis_found_it() -> None:
+    # The 5 MB examples contract has its `kind:` after 32,000 examples: completion and the detail line walked every row
+    # down to it, twice a key on the screen's thread (50-70 ms each).
+    from contractstudio.analysis.check import check_text
+
+    examples = "".join(f"  - name: ex-{n}\n    input: {{query: q{n}}}\n" for n in range(3000))
+    text = f"examples:\n{examples}kind: contract\nname: c\nprompt: p\ninput: {{query: str}}\noutput: {{answer: str}}\n"
+    report = check_text(text, "c.contract.yaml")
+    lines = Counted(text.split("\n"))
+    cursor = locate(lines, 2, len("  - name: ex"), report)
+    assert cursor is not None and cursor.kind == "contract"
+    assert lines.reads < 50  # the rows around the cursor, and the kind's: not the 6,000 rows between
+    # without an analysis, or once the row no longer says so, the rows are read (in C) as far as the first `kind:`
+    walked = Counted(text.split("\n"))
+    assert locate(walked, 2, 5).kind == "contract" and walked.reads > 6000  # type: ignore[union-attr]
+    moved = text.replace("kind: contract\n", "name2: x\nkind: pipeline\n")
+    assert locate(moved.split("\n"), 2, 5, report).kind == "pipeline"  # type: ignore[union-attr]
+    split = text.replace("kind: contract\n", "---\nkind: contract\n")  # a `---` between the cursor and it: another document's
+    assert locate(split.split("\n"), 2, 5).kind is None  # type: ignore[union-attr]
+

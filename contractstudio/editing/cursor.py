@@ -16,13 +16,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from contractstudio.analysis.check import FileReport, Loaded
 from contractstudio.editing.text import rows
 from contractstudio.findings.diagnostics import Span
 from contractstudio.reading.kinds import KIND_LINE
-from contractstudio.reading.source import document_markers
+from contractstudio.reading.source import MapNode, document_markers
 
 _DOC_SEP = re.compile(r"^---(?:[ \t]|$)")
 _DASH = re.compile(r"-(?: +|$)")
@@ -306,15 +307,31 @@ def locate(text: str | Sequence[str], line: int, column: int, known: FileReport 
     if cursor is not None:
         raw = lines[li].rstrip("\r")
         cursor.rest = raw[cursor.word_span.end_column - 1 :]
-        top = _doc_start(lines, li)
-        for j in range(top, len(lines)):
-            if j > li and _DOC_SEP.match(lines[j]):
-                break
-            m = KIND_LINE.match(lines[j])
-            if m:
-                cursor.kind = m.group(1)
-                break
+        cursor.kind = _document_kind(lines, _doc_start(lines, li), li, known, cursor.doc_index)
     return cursor
+
+
+def _document_kind(lines: Sequence[str], top: int, li: int, known: FileReport | None, doc_index: int) -> str | None:
+    """The `kind:` of the document whose rows start at `top` (the cursor on row `li`), as the live rows say: the first
+    row from `top` on that names it, unless a `---` below the cursor comes first.
+
+    A contract's `kind:` may follow its 32,000 examples, and walking down to it was a regular expression per row, twice
+    a key on the screen's thread (completion, then the detail line: 50-70 ms each on the 5 MB examples,
+    bench_typing --trace). So the row where the last analysis found the document's `kind` key is read first: a
+    `kind:` at the line's start is a key of the document's top mapping, which has one. It is taken when that row
+    still says `kind:` and no `---` can lie between the cursor and it (it is above the cursor, or the analyzed text
+    was one document). Else the rows are matched in C, a call per row and no Python step."""
+    loaded = loaded_for(known, doc_index)
+    root = loaded.doc.root if loaded is not None else None
+    node = root.key_node("kind") if isinstance(root, MapNode) else None
+    if node is not None and known is not None and top <= node.line - 1 < len(lines):
+        m = KIND_LINE.match(lines[node.line - 1])
+        if m and (node.line - 1 <= li or not document_starts(known.text)):
+            return m.group(1)
+    for j, m in enumerate(map(KIND_LINE.match, islice(lines, top, None)), top):
+        if m is not None:
+            return None if j > li and any(map(_DOC_SEP.match, islice(lines, li + 1, j))) else m.group(1)
+    return None
 
 
 def _locate(lines: Sequence[str], line: int, column: int, known: FileReport | None) -> Cursor | None:

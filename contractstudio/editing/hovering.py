@@ -71,7 +71,7 @@ def hover(report: FileReport, line: int, column: int, names: bool = True) -> Hov
                 parts.append(text)
                 span = occ.span
         if not parts:
-            hit = _expression_name(loaded, line, column) or _key(loaded, report.text, line, column)
+            hit = _expression_name(loaded, line, column) or _key(loaded, report, line, column)
             if hit is not None:
                 parts.append(hit[0])
                 span = hit[1]
@@ -237,9 +237,10 @@ def _expression_name(loaded: Loaded, line: int, column: int) -> tuple[str, Span]
     return None
 
 
-def _key(loaded: Loaded, text: str, line: int, column: int) -> tuple[str, Span] | None:
+def _key(loaded: Loaded, report: FileReport, line: int, column: int) -> tuple[str, Span] | None:
     """A key of the format (or a value whose key explains it): its type and one-line doc."""
-    cursor = locate(text, line, column)
+    text = report.text
+    cursor = locate(text, line, column, report)
     cls = KINDS.get(loaded.kind or "")
     if cursor is None or cls is None:
         return None
