@@ -126,7 +126,7 @@ class LiveDocument:
         """Whether collecting `report`'s symbols is a pass over a big document (1-2 s of the interpreter in 5 MB) that no
         action waits for: a face starts it only once the keys have been quiet a while, as the next key would stop it
         anyway (while keys came, each attempt took 100-230 ms of the worker beside them, bench_typing --trace)."""
-        from contractstudio.editing.symbols import collects_whole
+        from contractstudio.editing.symbol_index import collects_whole
 
         if self._waiting is not None and self._waiting_symbols:
             return False  # a rename or a definition waits for them

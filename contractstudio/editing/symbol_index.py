@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from contractstudio.analysis.by_entry import ENTRY_EDIT, EntryEdit
+from contractstudio.analysis.by_entry import ENTRY_EDIT, LISTS, EntryEdit
+from contractstudio.analysis.check import Loaded
 from contractstudio.findings.diagnostics import Span
-from contractstudio.reading.nodes import Node
+from contractstudio.reading.kinds import NATIVE
+from contractstudio.reading.nodes import Node, SeqNode, node_at
 
 MEMO_KEY = "editing.occurrences"  # where a document's index is kept (analysis/facts.py `memo`)
 _LINE = attrgetter("line")
@@ -160,3 +162,21 @@ def carried(memo: dict[str, Any], key: str, entries: int) -> tuple[Symbols, set[
             return (base, edited) if base.key == key and len(base.blocks) == entries else None
         edit = edit.before.get(ENTRY_EDIT)
     return None
+
+
+def list_key(loaded: Loaded) -> str:
+    """The long list whose entries are collected apart: a native document's only (a dialect's nodes, an inherited
+    step's, are not in the order of their lines); "" for none."""
+    if loaded.doc.dialect != NATIVE or getattr(loaded.source, "includes", None):
+        return ""
+    return LISTS.get(loaded.kind or "", "")
+
+
+def collects_whole(loaded: Loaded) -> bool:
+    """Whether collecting the symbols of `loaded` is a pass over the whole document: none collected yet, and none to
+    carry over from an earlier analysis's index (`carried`)."""
+    if MEMO_KEY in loaded.memo:
+        return False
+    key = list_key(loaded)
+    seq = node_at(loaded.doc.root, (key,)) if key else None
+    return not isinstance(seq, SeqNode) or carried(loaded.memo, key, len(seq.items)) is None

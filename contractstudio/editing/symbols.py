@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from contractstudio.analysis.by_entry import ENTRY_EDIT, LISTS
+from contractstudio.analysis.by_entry import ENTRY_EDIT
 from contractstudio.analysis.check import Loaded
 from contractstudio.analysis.facts import ExpressionSite, expression_sites, memo, type_system
 from contractstudio.analysis.loaded_agent import OUTPUT_TYPE
@@ -23,13 +23,12 @@ from contractstudio.collector import paused_gc
 from contractstudio.documents.models import Contract
 from contractstudio.documents.type_syntax import ListOf, Ref, TypeExpr, Union, refs, without_none
 from contractstudio.documents.types import TypeSystem
-from contractstudio.editing.symbol_index import MEMO_KEY, Occurrence, Symbols, carried
+from contractstudio.editing.symbol_index import MEMO_KEY, Occurrence, Symbols, carried, list_key
 from contractstudio.editing.text import rows
 from contractstudio.expressions import TemplateField, template_fields
 from contractstudio.expressions.checker import Checker
 from contractstudio.expressions.syntax import ExprIssue, parse
 from contractstudio.findings.diagnostics import Span
-from contractstudio.reading.kinds import NATIVE
 from contractstudio.reading.source import MapNode, Node, ScalarNode, SeqNode, inner_span
 
 # Words of the type language that are not declared type names.
@@ -45,24 +44,6 @@ def occurrences(loaded: Loaded) -> Symbols:
     found = memo(loaded, MEMO_KEY, lambda: _index(loaded))
     loaded.memo.pop(ENTRY_EDIT, None)  # the analyses it was carried from are no longer needed
     return found
-
-
-def collects_whole(loaded: Loaded) -> bool:
-    """Whether `occurrences(loaded)` would be a pass over the whole document: none collected yet, and none to carry
-    over from an earlier analysis's index (editing/symbol_index.py `carried`)."""
-    if MEMO_KEY in loaded.memo:
-        return False
-    key = _list_key(loaded)
-    seq = _child(loaded.doc.root, key) if key else None
-    return not isinstance(seq, SeqNode) or carried(loaded.memo, key, len(seq.items)) is None
-
-
-def _list_key(loaded: Loaded) -> str:
-    """The long list whose entries are collected apart: a native document's only (a dialect's nodes, an inherited
-    step's, are not in the order of their lines)."""
-    if loaded.doc.dialect != NATIVE or getattr(loaded.source, "includes", None):
-        return ""
-    return LISTS.get(loaded.kind or "", "")
 
 
 def occurrence_at(loaded: Loaded, line: int, column: int) -> Occurrence | None:
@@ -153,7 +134,7 @@ def _index(loaded: Loaded) -> Symbols:
     # are made (half the time of a 5 MB document's collection).
     with paused_gc():
         c = _Collector(loaded)
-        key = _list_key(loaded)
+        key = list_key(loaded)
         seq = _child(c.root, key) if key else None
         entry = _ENTRIES[key](c) if isinstance(seq, SeqNode) and loaded.model is not None else None
         if entry is None or not isinstance(seq, SeqNode) or any(s.path[:1] == (key,) for s in expression_sites(loaded)):

@@ -586,7 +586,7 @@ async def test_a_whole_collection_of_a_big_text_s_symbols_waits_until_the_keys_a
     collect = live.LiveDocument.collect_symbols
 
     def noting(report):
-        from contractstudio.editing.symbols import collects_whole
+        from contractstudio.editing.symbol_index import collects_whole
 
         started.append((time.monotonic() - app.last_key_at, any(collects_whole(d) for d in report.documents)))
         collect(report)
