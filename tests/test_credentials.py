@@ -141,15 +141,23 @@ def _yml007(doc: object) -> list[tuple[int, int, int, int]]:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tree=_TREES, flow=st.booleans(), width=st.sampled_from([20, 80, 10**6]))
-@example(tree={"assign": {"password": PLAIN}, "x": [{"fallback": {"api_key": PLAIN, "k": {"password": PLAIN}}}]}, flow=False, width=80)
-def test_the_flat_scan_of_every_scalar_finds_what_the_tree_walk_finds(tree: object, flow: bool, width: int) -> None:
-    # YML007 scans the reader's flat lists of scalars and mappings (long values searched together);
-    # it must find exactly what visiting every node of the tree finds, in every style YAML writes.
+@given(tree=_TREES, flow=st.booleans(), width=st.sampled_from([20, 80, 10**6]), piece=st.sampled_from([1, 7, 40, 1 << 18]))
+@example(tree={"assign": {"password": PLAIN}, "x": [{"fallback": {"api_key": PLAIN, "k": {"password": PLAIN}}}]}, flow=False,
+         width=80, piece=1 << 18)
+def test_the_flat_scan_of_every_scalar_finds_what_the_tree_walk_finds(tree: object, flow: bool, width: int, piece: int) -> None:
+    # YML007 scans the reader's flat lists of scalars and mappings (long values searched together, a piece of
+    # about `piece` characters at a time); it must find exactly what visiting every node of the tree finds, in every
+    # style YAML writes, wherever the pieces are cut.
+    from contractstudio.analysis.rules import secrets
+
     text = yaml.safe_dump({"kind": "contract", "llm": tree}, default_flow_style=flow, width=width, allow_unicode=True)
     [doc] = read_source(text, "t.yaml").documents
     assert doc.scalars is not None and doc.mappings is not None
-    assert _yml007(doc) == _yml007(dataclasses.replace(doc, scalars=None, mappings=None))
+    whole, secrets._PIECE = secrets._PIECE, piece
+    try:
+        assert _yml007(doc) == _yml007(dataclasses.replace(doc, scalars=None, mappings=None))
+    finally:
+        secrets._PIECE = whole
 
 
 def test_aliases_and_dropped_pairs_take_the_tree_walk() -> None:

@@ -103,6 +103,9 @@ def _walked(root: Node | None) -> Iterator[tuple[ScalarNode, bool]]:
             yield node, False
 
 
+_PIECE = 1 << 18  # characters of values searched for tokens in one regular-expression call
+
+
 def _scanned(scalars: Sequence[ScalarNode], mappings: Sequence[MapNode]) -> Iterator[tuple[ScalarNode, bool]]:
     """The same findings as `_walked`, from the reader's flat lists of a tree in which every node sits once.
 
@@ -112,11 +115,18 @@ def _scanned(scalars: Sequence[ScalarNode], mappings: Sequence[MapNode]) -> Iter
     """
     long = [node for node in scalars if (value := node[5]).__class__ is str and len(value) >= _SHORTEST_TOKEN]
     tokens: set[int] = set()
-    if long:
-        joined = "\0".join([node[5] for node in long])
+    ends = list(itertools.accumulate(len(node[5]) + 1 for node in long))  # where each value's NUL falls, joined
+    first = 0
+    while first < len(long):
+        # A piece of about _PIECE characters at a time: one scan of a 5 MB file's values held the interpreter 27 ms
+        # while the studio's keys waited for it (the file's first analysis); between pieces other threads run.
+        last = max(bisect.bisect_right(ends, (ends[first - 1] if first else 0) + _PIECE), first + 1)
+        piece = long[first:last]
+        joined = "\0".join([node[5] for node in piece])
         if token_in(joined):
-            starts = list(itertools.accumulate((len(node[5]) + 1 for node in long), initial=0))
-            tokens = {id(long[bisect.bisect_right(starts, m.start()) - 1]) for m in TOKEN_SHAPES.finditer(joined)}
+            starts = list(itertools.accumulate((len(node[5]) + 1 for node in piece), initial=0))
+            tokens |= {id(piece[bisect.bisect_right(starts, m.start()) - 1]) for m in TOKEN_SHAPES.finditer(joined)}
+        first = last
     # keys in pairs are always scalars (the reader drops the others)
     names = {text for text in {key[5] for m in mappings for key, _ in m.pairs} if secret_name(text)}  # type: ignore[index]
     named: set[int] = set()
