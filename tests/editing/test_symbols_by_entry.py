@@ -25,6 +25,21 @@ from contractstudio.editing.symbol_index import carried
 from contractstudio.editing.symbols import occurrence_at, occurrences, same_thing
 
 
+def entries_collected(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The indexes of the list's entries whose symbols are collected from now on, in order."""
+    collected: list[int] = []
+    real = dict(symbols_module._ENTRIES)
+
+    def counting(key: str) -> Any:
+        def make_collector(c: Any) -> Any:
+            entry = real[key](c)
+            return None if entry is None else (lambda i, node: collected.append(i) or entry(i, node))
+        return make_collector
+
+    monkeypatch.setattr(symbols_module, "_ENTRIES", {key: counting(key) for key in real})
+    return collected
+
+
 def names(report: FileReport) -> Any:
     """Every occurrence; each thing's occurrences, definitions first; what is under each occurrence's first and
     last column; definition and references from each step or field reference."""
@@ -96,16 +111,7 @@ def test_edits_of_names_in_one_entry_collect_that_entry_only_and_rename_what_a_f
         make: Any, edits: list[Any], path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A step id renamed by hand and a target pointed at it, a key of an example's input changed: each edit's symbols
     are the last ones with the edited entry collected again (one entry, not all), and name what a fresh one names."""
-    collected: list[int] = []
-    real = dict(symbols_module._ENTRIES)
-
-    def counting(key: str) -> Any:
-        def make_collector(c: Any) -> Any:
-            entry = real[key](c)
-            return None if entry is None else (lambda i, node: collected.append(i) or entry(i, node))
-        return make_collector
-
-    monkeypatch.setattr(symbols_module, "_ENTRIES", {key: counting(key) for key in real})
+    collected = entries_collected(monkeypatch)
     text = make()
     entries = len(check_text(text, path).documents[0].doc.root.get("steps" if "pipeline" in path else "examples").items)
     assert edit_and_compare(text, edits, [True], path) == len(edits)  # each carried from the last
@@ -118,16 +124,7 @@ def test_symbols_after_many_analyses_in_a_row_without_them_collect_only_the_entr
     # the symbols' collection that follows it: 40 keys in one example are 40 analyses without symbols. Past 16 of
     # them the chain of edits was cut and the whole document collected again (180-230 ms of the studio's worker
     # while keys came; bench_typing --trace).
-    collected: list[int] = []
-    real = dict(symbols_module._ENTRIES)
-
-    def counting(key: str) -> Any:
-        def make_collector(c: Any) -> Any:
-            entry = real[key](c)
-            return None if entry is None else (lambda i, node: collected.append(i) or entry(i, node))
-        return make_collector
-
-    monkeypatch.setattr(symbols_module, "_ENTRIES", {key: counting(key) for key in real})
+    collected = entries_collected(monkeypatch)
     path, text = "c.contract.yaml", contract()
     doc = LiveDocument(path)
     report = doc.analyze(text, None, path, symbols=False)

@@ -257,10 +257,10 @@ class EditScreen(EditingAssist, StudioScreen):
         self.live.wake()  # a quick fix asked for before it was current (a rename or definition waits for the symbols)
         self.start_symbols()
 
-    def _symbols_later(self) -> None:
+    def _symbols_later(self, seconds: float = DEBOUNCE_S) -> None:
         if self._symbols_timer is not None:
             self._symbols_timer.stop()
-        self._symbols_timer = self.set_timer(DEBOUNCE_S, self.start_symbols)
+        self._symbols_timer = self.set_timer(seconds, self.start_symbols)
 
     def start_symbols(self) -> None:
         """Collect the current analysis's symbols in a worker (one at a time), unless they are already."""
@@ -273,7 +273,7 @@ class EditScreen(EditingAssist, StudioScreen):
             return
         quiet = time.monotonic() - self.studio.last_key_at
         if quiet < LONG_SYMBOLS_QUIET_S and self.live.symbols_are_long(report):
-            self._symbols_timer = self.set_timer(LONG_SYMBOLS_QUIET_S - quiet, self.start_symbols)
+            self._symbols_later(LONG_SYMBOLS_QUIET_S - quiet)
             return
         self._collecting = True
         self.collect_symbols(report)
