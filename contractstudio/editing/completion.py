@@ -297,13 +297,14 @@ def action_doc(spec: ActionSpec) -> str:
 
 
 def _pipeline_values(cursor: Cursor, loaded: Loaded, pipeline: Pipeline, path: tuple[Any, ...]) -> list[CompletionItem] | None:
-    sg = step_graph(loaded)
-    steps = sg.steps if sg is not None else {}
-    step_items = [(sid, "step", f"action {s.action}") for sid, s in steps.items()]
     key = path[-1] if path else None
     if path == ("entry_step_id",) or (len(path) == 3 and path[0] == "steps" and isinstance(key, str)
                                       and (key == "next" or key.startswith("on_"))):
-        return _choices(cursor, step_items)
+        # only here: a 5 MB chain has 44,000 steps, and every letter typed elsewhere in a step is completed too
+        sg = step_graph(loaded)
+        steps = sg.steps if sg is not None else {}
+        low = cursor.word.lower()
+        return _choices(cursor, [(sid, "step", f"action {s.action}") for sid, s in steps.items() if low in sid.lower()])
     if len(path) == 3 and path[0] == "steps" and key == "action":
         catalog = action_catalog(pipeline)
         return _choices(cursor, [(n, "action", action_doc(s)) for n, s in catalog.items()])

@@ -240,3 +240,47 @@ def test_policy_ids_for_conflicts_with_and_act_fields_in_an_expression() -> None
 def test_a_condition_offers_remedy_the_hard_rule_key() -> None:
     found = items(CONTRACT + "    ‸\n")
     assert "remedy" in found and "without a remedy" in str(found["remedy"].documentation)
+
+
+def _lines_run(call) -> int:  # type: ignore[no-untyped-def]
+    """How many lines of Python a call runs (its own frames and all it calls): work that grows with the file shows."""
+    import sys
+
+    count = 0
+
+    def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal count
+        count += event == "line"
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        call()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def _chain(steps: int) -> str:
+    body = "".join(f"  - id: s{n}\n    action: call_model\n    description: step {n}\n    next: s{n + 1}\n"
+                   for n in range(steps))
+    return f"kind: pipeline\nname: chain\nentry_step_id: s0\nsteps:\n{body}  - id: s{steps}\n    action: call_model\n    end: true\n"
+
+
+def test_typing_a_value_in_a_long_pipeline_costs_what_it_does_in_a_short_one() -> None:
+    # Issue 35.1: in the 5 MB chain (44,000 steps), each letter typed in a step's description listed every step id
+    # for completion on the screen's thread (30-50 ms a key) though a description offers none.
+    def cost(steps: int) -> int:
+        m = marked(_chain(steps).replace("description: step 1\n", "description: step 1 wor‸\n", 1))
+        return _lines_run(lambda: complete(m.report, m.line, m.column, m.text.split("\n")))
+
+    assert cost(3000) < 1.2 * cost(30)
+
+
+def test_step_ids_offered_in_a_long_pipeline_are_those_the_word_typed_matches() -> None:
+    m = marked(_chain(3000).replace("next: s3\n", "next: s299‸\n", 1))
+    got = [i.label for i in complete(m.report, m.line, m.column, m.text.split("\n"))]
+    assert got[:2] == ["s299", "s2990"] and len(got) == 11 and "s1299" not in got  # prefix matches: s299, s2990-s2999
+    m = marked(_chain(3000).replace("next: s3\n", "next: 99‸\n", 1))
+    got = [i.label for i in complete(m.report, m.line, m.column, m.text.split("\n"))]
+    assert "s99" in got and "s1299" in got and got.index("s99") < got.index("s1299")  # contains, in the steps' order
