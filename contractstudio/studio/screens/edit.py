@@ -213,15 +213,17 @@ class EditScreen(EditingAssist, StudioScreen):
         self._analyzing, self._analyze_again = True, False
         buffer = self.studio.buffer
         path = buffer.path if buffer else None
-        self.analyze(path, self.editor.text, self.live.version, buffer.unreadable if buffer else None)
+        self.analyze(path, self.editor.text_snapshot(), self.live.version, buffer.unreadable if buffer else None)
 
     # Not exclusive: Textual's cancel leaves a thread running (`running_analysis` stops it). The description is fixed: Textual's default
     # is the repr of every argument, the whole text on every analysis.
     @work(thread=True, group="analysis", exit_on_error=False, description="analysis of the editor's text")
-    def analyze(self, path: Path | None, text: str, generation: int, unreadable: Diagnostic | None) -> None:
-        """The analyzer's findings for one version of the text, posted as AnalysisDone (the analyzer loads here)."""
+    def analyze(self, path: Path | None, snapshot: Callable[[], str], generation: int, unreadable: Diagnostic | None) -> None:
+        """The analyzer's findings for one version of the text (`snapshot` joins it, here: not on the screen's thread),
+        posted as AnalysisDone (the analyzer loads here)."""
         from contractstudio.analysis.check import FileReport
 
+        text = snapshot()
         name = str(path) if path else "<text>"
         # Bytes that are not UTF-8 get the finding `check` gives them, and no analysis of a guessed text.
         if unreadable is not None:

@@ -63,6 +63,11 @@ class _KeptText(Document):
         return self._joined
 
     @property
+    def joined(self) -> str | None:
+        """The text if it was joined since the last edit (else None: nothing is joined here)."""
+        return self._joined
+
+    @property
     def length(self) -> int:
         """len(self.text), without joining the lines."""
         if self._length is None:
