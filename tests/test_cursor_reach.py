@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from contractstudio.editing.cursor import locate
+from contractstudio.editing.row_scan import BLOCK
 
 
 class Counted(Sequence[str]):
@@ -18,19 +19,23 @@ class Counted(Sequence[str]):
         return len(self.lines)
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def]
-        if isinstance(index, slice):
-            return self.lines[index]
+        if isinstance(index, slice):  # a block of rows (searched in C): each row of it is read
+            got = self.lines[index]
+            start = index.indices(len(self.lines))[0]
+            self.furthest = max(self.furthest, start + len(got) - 1)
+            self.reads += len(got)
+            return got
         self.furthest = max(self.furthest, index)
         self.reads += 1
         return self.lines[index]
 
 
 def test_the_cursor_in_one_entry_of_a_long_list_is_located_without_reading_to_the_end() -> None:
-    text = "kind: pipeline\nname: long\nsteps:\n" + "".join(f"  - id: s{n}\n    action: call_model\n" for n in range(5000))
+    text = "kind: pipeline\nname: long\nsteps:\n" + "".join(f"  - id: s{n}\n    action: call_model\n" for n in range(20_000))
     lines = Counted(text.split("\n"))
     cursor = locate(lines, 5, len("    action: call"))  # in the first step's action
     assert cursor is not None and cursor.kind == "pipeline" and cursor.path[-1] == "action"
-    assert lines.furthest < 100
+    assert lines.furthest < BLOCK  # the first block of rows (joined and searched in C): not the 40,000 rows below
 
 
 def test_the_kind_written_after_a_long_list_is_read_on_the_row_the_last_analysis_found_it() -> None:
@@ -38,16 +43,16 @@ def test_the_kind_written_after_a_long_list_is_read_on_the_row_the_last_analysis
     # down to it, twice a key on the screen's thread (50-70 ms each).
     from contractstudio.analysis.check import check_text
 
-    examples = "".join(f"  - name: ex-{n}\n    input: {{query: q{n}}}\n" for n in range(3000))
+    examples = "".join(f"  - name: ex-{n}\n    input: {{query: q{n}}}\n" for n in range(20_000))
     text = f"examples:\n{examples}kind: contract\nname: c\nprompt: p\ninput: {{query: str}}\noutput: {{answer: str}}\n"
     report = check_text(text, "c.contract.yaml")
     lines = Counted(text.split("\n"))
     cursor = locate(lines, 2, len("  - name: ex"), report)
     assert cursor is not None and cursor.kind == "contract"
-    assert lines.reads < 50  # the rows around the cursor, and the kind's: not the 6,000 rows between
+    assert lines.reads < 2 * BLOCK + 50  # blocks of rows around the cursor (row_scan.py), and the kind's: not the 40,000 between
     # without an analysis, or once the row no longer says so, the rows are read (in C) as far as the first `kind:`
     walked = Counted(text.split("\n"))
-    assert locate(walked, 2, 5).kind == "contract" and walked.reads > 6000  # type: ignore[union-attr]
+    assert locate(walked, 2, 5).kind == "contract" and walked.reads > 40_000  # type: ignore[union-attr]
     moved = text.replace("kind: contract\n", "name2: x\nkind: pipeline\n")
     assert locate(moved.split("\n"), 2, 5, report).kind == "pipeline"  # type: ignore[union-attr]
     split = text.replace("kind: contract\n", "---\nkind: contract\n")  # a `---` between the cursor and it: another document's

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import islice
 from typing import Any
 
 from contractstudio.analysis.check import FileReport, Loaded
+from contractstudio.editing import row_scan as scan
 from contractstudio.editing.text import rows
 from contractstudio.findings.diagnostics import Span
 from contractstudio.reading.kinds import KIND_LINE
@@ -124,6 +124,7 @@ def document_index(lines: Sequence[str], line_index: int, known: FileReport | No
     `known`: an analysis of an earlier version of the text. Where the lines above the line's own document are the
     same in both (compared in C), the documents above are counted from it (a bisection); else they are walked.
     """
+    lines = scan.Rows.of(lines)
     if known is not None and line_index < len(lines) and not _DOC_SEP.match(lines[line_index]):
         top = _doc_start(lines, line_index)
         earlier = rows(known.text)
@@ -135,14 +136,11 @@ def document_index(lines: Sequence[str], line_index: int, known: FileReport | No
 def _document_starts(lines: Sequence[str] | tuple[str, ...], end: int) -> list[int]:
     """The 0-based rows (below `end`) of the `---` lines that start a new document: one after content only."""
     starts: list[int] = []
-    content = False
-    for i in range(min(end, len(lines))):
-        if _DOC_SEP.match(lines[i]):
-            if content:
-                starts.append(i)
-                content = False
-        elif not _blank(lines[i]):
-            content = True
+    since = 0  # the row after the last `---`
+    for row in scan.rows_down(lines, 0, end, scan.DOCUMENT_MARKER):
+        if scan.first_row_down(lines, since, row, scan.CONTENT) is not None:
+            starts.append(row)
+        since = row + 1
     return starts
 
 
@@ -197,10 +195,7 @@ def document_at(report: FileReport, line: int) -> Loaded | None:
 
 
 def _doc_start(lines: Sequence[str], line_index: int) -> int:
-    for i in range(line_index, -1, -1):
-        if _DOC_SEP.match(lines[i]) and i != line_index:
-            return i + 1
-    return 0
+    return scan.Rows.of(lines).document_start(line_index)
 
 
 def _walk_up(lines: Sequence[str], start: int, col: int, mode: str, top: int) -> tuple[list[Any], dict[str, str]]:
@@ -209,10 +204,20 @@ def _walk_up(lines: Sequence[str], start: int, col: int, mode: str, top: int) ->
     siblings: dict[str, str] = {}
     collecting = mode == "map"
     index = 0
-    j = start - 1
-    while j >= top:
-        line = lines[j]
-        j -= 1
+    j = start
+    found_rows: Iterator[tuple[int | None, int]] = iter(())
+    scanning: tuple[str, int] | None = None
+    while True:
+        if scanning != (mode, col):  # only the rows indented `col` or less can change the walk (row_scan.py)
+            seq = mode == "seq"
+            pattern = scan.indented_at_most_but_items(col) if seq else scan.indented_at_most(col)
+            found_rows, scanning = scan.rows_up(lines, top, j, pattern, scan.item_at(col) if seq else None), (mode, col)
+        row, items = next(found_rows)
+        index += items  # the items of our list between this row and the last (in C)
+        if row is None:
+            break
+        j = row
+        line = lines[row]
         if _blank(line) or _DOC_SEP.match(line):
             continue
         indent = len(line) - len(line.lstrip(" "))
@@ -260,7 +265,7 @@ def _walk_up(lines: Sequence[str], start: int, col: int, mode: str, top: int) ->
 
 def _siblings_below(lines: Sequence[str], start: int, col: int, bottom: int) -> dict[str, str]:
     out: dict[str, str] = {}
-    for j in range(start + 1, bottom):
+    for j in scan.rows_down(lines, start + 1, bottom, scan.indented_at_most(col)):  # deeper rows hold nothing at `col`
         line = lines[j]
         if _blank(line):
             continue
@@ -282,7 +287,9 @@ def _block_scalar_owner(lines: Sequence[str], li: int, col: int, top: int) -> tu
     """The key line whose `|` / `>` block scalar contains line li (indented deeper than col), or None."""
     line = lines[li]
     inner = len(line) - len(line.lstrip(" ")) if line.strip() else col
-    for j in range(li - 1, top - 1, -1):
+    for j, _ in scan.rows_up(lines, top, li, scan.indented_at_most(inner - 1)) if inner > 0 else ():
+        if j is None:
+            return None
         above = lines[j]
         if not above.strip():
             continue
@@ -299,7 +306,8 @@ def _block_scalar_owner(lines: Sequence[str], li: int, col: int, top: int) -> tu
 def locate(text: str | Sequence[str], line: int, column: int, known: FileReport | None = None) -> Cursor | None:
     """The cursor context at a 1-based position of the live text or its lines (None past the end of the text);
     `known`: an earlier analysis of the text to count the `---` documents above from (`document_index`)."""
-    lines = rows(text) if isinstance(text, str) else text  # an editor's lines: no 5 MB split per keystroke
+    # an editor's lines: no 5 MB split per keystroke; each block of them joined once for all the walks below
+    lines = scan.Rows(rows(text) if isinstance(text, str) else text)
     li = line - 1
     if not 0 <= li < len(lines):
         return None
@@ -328,9 +336,10 @@ def _document_kind(lines: Sequence[str], top: int, li: int, known: FileReport | 
         m = KIND_LINE.match(lines[node.line - 1])
         if m and (node.line - 1 <= li or not document_starts(known.text)):
             return m.group(1)
-    for j, m in enumerate(map(KIND_LINE.match, islice(lines, top, None)), top):
+    for j in scan.rows_down(lines, top, len(lines), scan.KIND_KEY):
+        m = KIND_LINE.match(lines[j])
         if m is not None:
-            return None if j > li and any(map(_DOC_SEP.match, islice(lines, li + 1, j))) else m.group(1)
+            return None if j > li and scan.first_row_down(lines, li + 1, j, scan.DOCUMENT_MARKER) is not None else m.group(1)
     return None
 
 

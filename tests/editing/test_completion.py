@@ -284,3 +284,21 @@ def test_step_ids_offered_in_a_long_pipeline_are_those_the_word_typed_matches() 
     m = marked(_chain(3000).replace("next: s3\n", "next: 99‸\n", 1))
     got = [i.label for i in complete(m.report, m.line, m.column, m.text.split("\n"))]
     assert "s99" in got and "s1299" in got and got.index("s99") < got.index("s1299")  # contains, in the steps' order
+
+
+def test_typing_in_the_middle_of_a_long_pipeline_costs_what_it_does_in_a_short_one() -> None:
+    # Issue 35.1: where the cursor is was read walking up one row at a time, to the top of the list and of the document;
+    # in the middle of the 5 MB chain that was 150-180 ms of the screen's thread per completion.
+    def cost(steps: int) -> int:
+        text = _chain(steps)
+        middle = f"description: step {steps // 2}\n"
+        m = marked(text.replace(middle, middle.replace("\n", " wor‸\n"), 1))
+        assert complete(m.report, m.line, m.column, m.text.split("\n")) == []  # a description: nothing to offer
+        key = marked(text.replace(middle, middle + "    ‸\n", 1))  # a key of that step: its siblings are read
+        found = [i.label for i in complete(key.report, key.line, key.column, key.text.split("\n"))]
+        assert found == ["end", "prompt"]  # id, action, description above the cursor and next below it are written
+        return _lines_run(lambda: complete(m.report, m.line, m.column, m.text.split("\n"))) + _lines_run(
+            lambda: complete(key.report, key.line, key.column, key.text.split("\n")))
+
+    cost(50)  # the regular expressions compiled once
+    assert cost(5000) < 2 * cost(50)  # 100 times the rows; the rows are searched in C (editing/row_scan.py)

@@ -1,0 +1,147 @@
+"""Rows of an editor's lines found by how they begin, searched in C a block of rows at a time.
+
+Where the cursor is (editing/cursor.py) is read from the rows around it, walking up to the rows that open its
+mapping or list and down to its siblings. In a 5 MB one-document file the cursor's list can have 44,000 items above
+it, and a Python step per row was 150-180 ms on the screen's thread for each completion (issue 35.1). Here the rows
+are joined a block at a time (the lines are the editor's: there is no joined text to search), each block once per
+`Rows` (one per cursor lookup: the lines change with every key), and a regular expression picks the few rows a walk
+must read in Python; the rows it only counts (a list's items) are counted in C. Each pattern is anchored on the
+newline before a row and matches within that row and the newline after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from typing import overload
+
+BLOCK = 2048  # rows joined at a time (about 60 KB of a typical contract)
+_FIRST_WINDOW = 2048  # characters of a block searched first, from its end (then twice as many, and so on)
+
+
+@lru_cache(maxsize=64)
+def indented_at_most(col: int) -> re.Pattern[str]:
+    """A row whose first character after at most `col` spaces is not a space: every row indented `col` or less that
+    is not blank (a candidate: comments, `---` and rows of blanks and tabs are for the caller to skip)."""
+    return re.compile(rf"\n {{0,{col}}}[^ \n]")
+
+
+@lru_cache(maxsize=64)
+def item_at(col: int) -> re.Pattern[str]:
+    """A row that opens a list item at `col`: `col` spaces, a dash, then a space or the row's end (cursor._DASH)."""
+    return re.compile(rf"\n {{{col}}}-(?= |\n)")
+
+
+@lru_cache(maxsize=64)
+def indented_at_most_but_items(col: int) -> re.Pattern[str]:
+    """`indented_at_most(col)` without the rows `item_at(col)` matches."""
+    return re.compile(rf"\n(?! {{{col}}}-(?= |\n)) {{0,{col}}}[^ \n]")
+
+
+DOCUMENT_MARKER = re.compile(r"\n---(?=[ \t\n])")  # cursor._DOC_SEP
+KIND_KEY = re.compile(r"\nkind:")  # where reading.kinds.KIND_LINE can match
+# A row of content: neither blank nor a comment (cursor._blank): its first character that is not white space is not `#`.
+CONTENT = re.compile(r"\n[^\S\n]*[^\s#]")
+
+
+class Rows(Sequence[str]):
+    """An editor's lines, with each block of BLOCK rows joined at most once ("\\n" before each row and after the last)."""
+
+    __slots__ = ("lines", "_joined", "starts")
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self._joined: dict[int, str] = {}
+        self.starts: dict[int, int] = {}  # row -> `document_start(row)`, each asked several times a lookup
+
+    @staticmethod
+    def of(lines: Sequence[str]) -> Rows:
+        return lines if isinstance(lines, Rows) else Rows(lines)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self.lines[index]
+
+    def document_start(self, row: int) -> int:
+        """The first row of the `---` document holding `row`: the one after the nearest `---` above it (or 0)."""
+        if row not in self.starts:
+            found, _ = next(rows_up(self, 0, row, DOCUMENT_MARKER))
+            self.starts[row] = 0 if found is None else found + 1
+        return self.starts[row]
+
+    def block(self, k: int) -> str:
+        text = self._joined.get(k)
+        if text is None:
+            text = self._joined[k] = "\n" + "\n".join(self.lines[k * BLOCK : (k + 1) * BLOCK]) + "\n"
+        return text
+
+    def opening(self, k: int, row: int) -> int:
+        """The offset in block k's text of the newline that opens `row` (a row of the block, or the one after it)."""
+        first = k * BLOCK
+        if row == first:
+            return 0
+        if row == min(first + BLOCK, len(self.lines)):
+            return len(self.block(k)) - 1
+        return sum(map(len, self.lines[first:row])) + row - first
+
+
+def _pieces(rows: Rows, start: int, stop: int, up: bool) -> Iterator[tuple[str, int, int, int]]:
+    """(block text, first row, its newline's offset, the offset just past the newline after the last row) for the
+    rows in [start, stop), block by block, the lowest first when `up`."""
+    stop = min(stop, len(rows))
+    if start >= stop:
+        return
+    blocks = range((stop - 1) // BLOCK, start // BLOCK - 1, -1) if up else range(start // BLOCK, (stop - 1) // BLOCK + 1)
+    for k in blocks:
+        first, last = max(start, k * BLOCK), min(stop, (k + 1) * BLOCK)
+        text = rows.block(k)
+        yield text, first, rows.opening(k, first), rows.opening(k, last) + 1
+
+
+def rows_up(lines: Sequence[str], stop: int, start: int, pattern: re.Pattern[str],
+            counted: re.Pattern[str] | None = None) -> Iterator[tuple[int | None, int]]:
+    """The rows in [stop, start) that `pattern` matches, from start - 1 up: (row, how many rows `counted` matches
+    between it and the row yielded before), then (None, the count between the last row and `stop`).
+
+    A block is searched a window at a time from its end (regular expressions only search forward): what a walk
+    needs is usually a few rows up, and a match is a Python step."""
+    between = 0
+    for text, first, pos, endpos in _pieces(Rows.of(lines), stop, start, up=True):
+        end = endpos - 1  # the newline after the rows left to search; it opens row `row`
+        row = first + text.count("\n", pos, end)
+        width = _FIRST_WINDOW
+        while end > pos:
+            lo = max(text.rfind("\n", pos, end - width), pos) if end - width > pos else pos  # a row's newline
+            for at in reversed([m.start() for m in pattern.finditer(text, lo, end + 1)]):
+                if counted is not None:  # a match sees the newline at `end`, where its row ends
+                    between += len(counted.findall(text, at + 1, end + 1))
+                row -= text.count("\n", at, end)
+                yield row, between
+                between, end = 0, at
+            if counted is not None:
+                between += len(counted.findall(text, lo, end + 1))
+            row -= text.count("\n", lo, end)
+            end, width = lo, width * 2
+    yield None, between
+
+
+def rows_down(lines: Sequence[str], start: int, stop: int, pattern: re.Pattern[str]) -> Iterator[int]:
+    """The rows in [start, stop) that `pattern` matches, from `start` down."""
+    for text, first, pos, endpos in _pieces(Rows.of(lines), start, stop, up=False):
+        row, at = first, pos
+        for m in pattern.finditer(text, pos, endpos):
+            row += text.count("\n", at, m.start())
+            at = m.start()
+            yield row
+
+
+def first_row_down(lines: Sequence[str], start: int, stop: int, pattern: re.Pattern[str]) -> int | None:
+    """The first row in [start, stop) that `pattern` matches, or None."""
+    return next(rows_down(lines, start, stop, pattern), None)
