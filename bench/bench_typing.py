@@ -10,7 +10,8 @@ keys also arrive as a finished analysis is applied.
 Cases: big (the 5 MB file of 655 `---` documents), chain (a 5 MB pipeline of one document: about 44,000 chained
 steps), examples (a 5 MB contract of one document: about 32,000 `examples:`), paste (the 147-line sample with 2,000
 lines pasted), small (the sample as it is). In chain and examples the keys go into one entry near the top (the first
-step's description, the first example's name): the one-document shapes of issue 35.1.
+step's description, the first example's name): the one-document shapes of issue 35.1. With --middle they go into the
+entry in the middle of the file instead (a step's description, example 16,000's name), reached with Go to line.
 
 Programs, interleaved round by round so that each sees the same machine load:
   bare    a bare Textual app: one TextArea(language="yaml") with the same file (the floor a Textual editor has)
@@ -88,6 +89,9 @@ def chain_pipeline() -> str:
     kind, rest = head.split("\n", 1)
     first = steps_text.index("\n") + 1
     steps_text = steps_text[:first] + "    description: the first step\n" + steps_text[first:]
+    middle = steps_text.index("\n  - id: ", len(steps_text) // 2) + 1  # and one in the middle (--middle)
+    middle = steps_text.index("\n", middle) + 1
+    steps_text = steps_text[:middle] + "    description: the middle step\n" + steps_text[middle:]
     return f"{kind}\nsteps:\n{steps_text.rstrip(chr(10))}\n{rest}"
 
 
@@ -213,6 +217,8 @@ class Terminal:
 
 # Where the keys go in the one-document cases: Downs from the first line, then End; the text the typed letters follow.
 TYPED_AT = {"chain": (3, "description: the first step"), "examples": (1, "name: ex-0")}
+# With --middle: the entry in the middle of the file (the studio's Go to line, Ctrl+L, then End).
+MIDDLE_AT = {"chain": "description: the middle step", "examples": "name: ex-16000"}
 FIRST_LINE = {"chain": r"kind: pipeline", "examples": r"examples:"}  # the bare editor's first screen
 
 READ = -1.0  # a pause to read the findings: the next key comes once the analysis of what was typed is shown
@@ -284,7 +290,8 @@ def check_rss_mb(path: Path, env: dict[str, str]) -> float:
 
 def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: list[tuple[str, float]],
               trees: dict[str, Path | None], profile: Path | None = None,
-              sample: Path | None = None, trace: Path | None = None) -> tuple[list[float], float, list[float], float]:
+              sample: Path | None = None, trace: Path | None = None,
+              middle: bool = False) -> tuple[list[float], float, list[float], float]:
     """One program, one case: the echo times, the program's peak RSS, how long findings took after a key and how long
     the first screen took (to the studio's status line, the bare editor's first line)."""
     env = {"XDG_CONFIG_HOME": tempfile.mkdtemp()}
@@ -315,6 +322,12 @@ def one_round(terminal: Terminal, program: str, case: str, path: Path, keys: lis
     if case in ("big", "small"):  # the end of the (first document's) name
         c.keys("Down", "Down", "Down", "Down", "End")
         marker = "name: multidoc_qa_0" if case == "big" else "name: multidoc_qa"
+    elif case in TYPED_AT and middle:  # the entry in the middle of a one-document file
+        marker = MIDDLE_AT[case]
+        text = path.read_text()
+        c.keys("C-l")
+        terminal.wait_for("Go to line")  # a dialog takes no key typed before it is drawn
+        c.keys(*str(text.count("\n", 0, text.index(marker)) + 1), "Enter", "End")
     elif case in TYPED_AT:  # one entry near the top of a one-document file
         downs, marker = TYPED_AT[case]
         c.keys(*["Down"] * downs, "End")
@@ -404,6 +417,8 @@ def main() -> None:
                         choices=["big", "chain", "examples", "paste", "small"])
     parser.add_argument("--programs", nargs="+", default=["studio"], choices=["bare", "studio"])
     parser.add_argument("--open-only", action="store_true", help="only the first screens, --rounds of each, interleaved")
+    parser.add_argument("--middle", action="store_true", help="chain, examples: type into the entry in the middle of the "
+                        "file (else the first); the bare editor is not run there")
     args = parser.parse_args()
     compile_package()
     trees: dict[str, Path | None] = {"studio": None}
@@ -450,7 +465,7 @@ def main() -> None:
                         # 655-document file a key did not show within 3 minutes under load (the run stopped)
                         continue
                     times, peak, found, load = one_round(terminal, program, case, files[case], keys, trees, args.profile, args.sample,
-                                                         args.trace)
+                                                         args.trace, args.middle)
                     results.setdefault((program, case), []).extend(times)
                     shown.setdefault((program, case), []).extend(found)
                     rss.setdefault((program, case), []).append(peak)
