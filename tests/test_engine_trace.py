@@ -76,3 +76,35 @@ def test_placeholder_keys_are_not_redacted_everywhere() -> None:
     register_secret("none")
     register_secret("not-needed")
     assert redact("the answer is none of these; not-needed") == "the answer is none of these; not-needed"
+
+
+def test_recorded_calls_add_up_to_the_same_stats_as_each_sample_added_when_it_came() -> None:
+    import random
+
+    from contractstudio.runtime.perf import _FOLD_AT, new_llm_counts
+
+    rng = random.Random(7)
+    kept, one_by_one = PerfStats(), PerfStats()
+    for call in range(2 * _FOLD_AT + 37):  # folded twice on the way, read part-way, the rest folded when read
+        stages = [(s, rng.random() / 7) for s in ("input", "pre", "generate", "post", "generate", "post", "finalize")]
+        stages = stages[:rng.randint(1, len(stages))]
+        in_stages = sum(seconds for _, seconds in stages)
+        llm = new_llm_counts()
+        llm.update(calls=rng.randint(0, 3), prompt_tokens=rng.randint(0, 900), cost_usd=rng.random() / 1000,
+                   latency_s=rng.random())
+        if call % 5 == 0:
+            llm["a later key"] = call
+        total = None if call % 11 == 0 else in_stages + rng.random() / 50 - 0.01  # a few overheads below 0: clamped
+        kept.record(stages, llm, total, in_stages)
+        for stage, seconds in stages:
+            one_by_one.add_stage(stage, seconds)
+        mine = one_by_one.llm
+        for k, v in llm.items():
+            mine[k] = mine.get(k, 0) + v
+        if total is not None:
+            one_by_one.add_call(total, in_stages)
+        if call == 100:
+            assert kept.as_dict() == one_by_one.as_dict()
+    assert kept.as_dict() == one_by_one.as_dict()  # every float the same to the last digit, the keys in the same order
+    assert list(kept.as_dict()["llm"]) == list(one_by_one.as_dict()["llm"])
+    assert kept.calls.n == one_by_one.calls.n == sum(1 for c in range(2 * _FOLD_AT + 37) if c % 11)

@@ -89,3 +89,13 @@ def test_litellm_still_maps_positional_arguments_through_its_caching_handler_s_m
     source = _litellm_source("caching/caching_handler.py")
     assert "def convert_args_to_kwargs(\n    original_function: Callable,\n    args:" in source, reason
     assert source.count("convert_args_to_kwargs(") >= 2, reason
+
+
+def test_pydantic_s_model_validate_is_still_its_validator_s_validate_python() -> None:
+    # runtime/validation.py calls `__pydantic_validator__.validate_python(value)` where it called model_validate (a
+    # Python frame per validation): the same as long as model_validate only passes its defaults on
+    from pydantic import BaseModel
+
+    source = inspect.getsource(BaseModel.model_validate)
+    assert "return cls.__pydantic_validator__.validate_python(" in source
+    assert "model_validator" not in source and "__pydantic_core_schema__" not in source

@@ -30,7 +30,6 @@ from contractstudio.runtime.structured import (
     fallback_reason,
     next_shape,
     structure_for,
-    unsendable,
 )
 from contractstudio.runtime.trace import redact
 
@@ -89,7 +88,7 @@ def kept_whole(text: str) -> bool:
 def kept_text(text: str) -> tuple[str, int | None, bool]:
     """A reply's (text, text_chars, truncated) as the trace keeps them: whole, or cut at TRACE_TEXT_LIMIT with its
     real length."""
-    if kept_whole(text):
+    if len(text) <= TRACE_TEXT_LIMIT:  # kept_whole, without a second call per reply
         return text, None, False
     return clip(text, TRACE_TEXT_LIMIT), len(text), True
 
@@ -114,7 +113,7 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             yield row
         st.fail([f"structured output: {err}"])
         return None
-    if purpose == "generate" and attempt == 0 and (why := unsendable(structure)):  # said once, at the call's first request
+    if purpose == "generate" and attempt == 0 and (why := structure.unsent):  # said once, at the call's first request
         made: Event = st.emit_event(StructureFallback(stage=stage, from_mode="json_schema", to_mode=structure.mode, reason=why))
         if st.watched:
             yield made
@@ -224,9 +223,11 @@ def ask(st: CallState, stage: str, messages: list[dict[str, str]], purpose: str,
             if st.watched:
                 yield made
         if not reply.refusal:
-            answered(st, structure)
-        why = None if st.structure_fell_back or not reply.refusal else fallback_reason(
-            structure, status=None, message=reply.refusal, refused=True)
+            if structure.shape is not None:  # a shape the server took (only an OpenAI-compatible server is asked in one)
+                answered(st, structure)
+            return reply
+        why = None if st.structure_fell_back else fallback_reason(structure, status=None, message=reply.refusal,
+                                                                  refused=True)
         if why is not None:
             structure = yield from _fall_back(st, stage, structure, why)
             continue

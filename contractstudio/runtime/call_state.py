@@ -76,7 +76,32 @@ def remedy_wait(retry: Any, attempt: int, u: float) -> float:
 
 
 class CallState:
-    """Per-call state: nothing here outlives the call, nothing is shared between calls."""
+    """Per-call state: nothing here outlives the call, nothing is shared between calls.
+
+    What every call starts with the same (no errors yet, no attempts, not failed) is a class default, read until the
+    call sets its own: a call's state is made once per call, and its dict stays small.
+    """
+
+    total: float | None = None
+    stage_started = 0.0
+    in_stages = 0.0
+    failed = False
+    invalid_input = False  # the input is not a valid value of the input type (and not repaired)
+    successful = False
+    final: Any = None
+    violation: ContractViolation | None = None
+    remedy_attempts = 0
+    llm_calls = 0
+    act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
+    failed_on: str | None = None  # the last validation failure: type (the reply), pre or post (a condition)
+    forward_error: Exception | None = None  # what a Python contract's forward raised (re-raised after the call)
+    structure: Any = None  # the structure this call's output requests ask for (runtime/structured.py), once chosen
+    structure_fell_back = False  # a call falls back to the next structure mode once
+    asked: Any = None  # the structure the last request asked for (its reply is read back through it)
+    finished = False
+    # A session steps the call: each event is yielded, so the caller can pause there and send an edit back. A call
+    # driven to its end sets it False: its events are only recorded (the trace), none is yielded.
+    watched = True
 
     def __init__(self, plan: CompiledContract, raw_input: Any, model: Model, options: CallOptions, accumulated: PerfStats | None) -> None:
         self.plan = plan
@@ -91,33 +116,25 @@ class CallState:
         self.expressions = ExpressionBudget(what="this call")
         self.stage_times: list[tuple[str, float]] = []
         self.llm = new_llm_counts()
-        self.total: float | None = None
         self.accumulated = accumulated
         self.clock = options.clock
-        self.started = self.clock()
-        self.paused = 0.0  # time the caller held the session paused; excluded from every timing
-        self.stage_started = 0.0
-        self.in_stages = 0.0
+        # The time an event is stamped with is the clock less `_origin`: the call's start plus the time the caller held
+        # the session paused (`paused`), added once when it changes rather than subtracted at every event.
+        self.started = self._origin = self.clock()
+        self._paused = 0.0
         self.errors: list[str] = []
-        self.failed = False
-        self.invalid_input = False  # the input is not a valid value of the input type (and not repaired)
-        self.successful = False
-        self.final: Any = None
-        self.violation: ContractViolation | None = None
-        self.remedy_attempts = 0
-        self.llm_calls = 0
-        self.act_data: Any = None  # the act value as JSON, dumped once for the event and the messages
         # a condition with `remedy: false` failed, or the caller judges one reply only: the call ends without a remedy
         self.no_remedy = not options.remedies
-        self.failed_on: str | None = None  # the last validation failure: type (the reply), pre or post (a condition)
-        self.forward_error: Exception | None = None  # what a Python contract's forward raised (re-raised after the call)
-        self.structure: Any = None  # the structure this call's output requests ask for (runtime/structured.py), once chosen
-        self.structure_fell_back = False  # a call falls back to the next structure mode once
-        self.asked: Any = None  # the structure the last request asked for (its reply is read back through it)
-        self.finished = False
-        # A session steps the call: each event is yielded, so the caller can pause there and send an edit back. A
-        # call driven to its end sets it False: its events are only recorded (the trace), none is yielded.
-        self.watched = True
+
+    @property
+    def paused(self) -> float:
+        """Seconds the caller held the session paused; excluded from every timing."""
+        return self._paused
+
+    @paused.setter
+    def paused(self, seconds: float) -> None:
+        self._paused = seconds
+        self._origin = self.started + seconds
 
     @property
     def rng(self) -> random.Random:
@@ -126,33 +143,35 @@ class CallState:
 
     def now(self) -> float:
         """Seconds of this call so far, the time it was held paused left out."""
-        return self.clock() - self.started - self.paused
+        return self.clock() - self._origin
 
     def emit(self, kind: type[Event], stage: str, *values: Any) -> Row:
         """Record an event now (numbered and timed) as a row: `values` are the class's data fields in their order
         (runtime/events.py), the trailing defaults left out. It becomes an `Event` when something reads it."""
         self._recorded = seq = self._recorded + 1
-        row = (kind, seq, self.clock() - self.started - self.paused, stage, values)
+        row = (kind, seq, self.clock() - self._origin, stage, values)
         self._pending.append(row)
         return row
 
     def emit_event(self, event: E) -> E:
         """Number and time an event built already (the rare ones, written with their field names), and keep it."""
         self._recorded = event.seq = self._recorded + 1
-        event.t = self.now()
+        event.t = self.clock() - self._origin
         self._pending.append(event)
         return event
 
     def start(self, stage: str, *values: Any) -> Row:
-        """A stage starts: a `StageStart` row (attempt, contract, model, value)."""
-        row = self.emit(StageStart, stage, *values)
-        self.stage_started = row[2]
+        """A stage starts: a `StageStart` row (attempt, contract, model, value); `emit`'s work, without a second call."""
+        self._recorded = seq = self._recorded + 1
+        self.stage_started = t = self.clock() - self._origin
+        row = (StageStart, seq, t, stage, values)
+        self._pending.append(row)
         return row
 
     def end(self, stage: str, ok: bool) -> Row:
         """A stage ends: a `StageEnd` row with its duration since the stage started."""
         self._recorded = seq = self._recorded + 1
-        t = self.clock() - self.started - self.paused
+        t = self.clock() - self._origin
         duration = t - self.stage_started
         row = (StageEnd, seq, t, stage, (ok, duration))
         self._pending.append(row)

@@ -193,11 +193,10 @@ def _produce(st: CallState, value: Any, act_value: Any) -> Events:
     `produced` says whether there is an output: None is a valid output of a type that admits null.
     """
     plan = st.plan
-    subject = act_value if plan.act_is_set else value
-    shape = plan.intermediate if plan.act_is_set and plan.intermediate is not None else plan.input
-    base = generate_messages(plan.system, plan.generate_type or "", st.act_data if plan.act_is_set else shape.dump(subject))
+    acted = plan.act_is_set
+    base = generate_messages(plan.system, plan.generate_type or "", st.act_data if acted else plan.input.dump(value))
     scope: dict[str, Any] = {"input": value}
-    if plan.act_is_set:
+    if acted:
         scope["act"] = act_value
     row = st.start("generate", 0)
     if st.watched:

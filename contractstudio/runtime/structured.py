@@ -56,7 +56,8 @@ class Structure:
     compiled: CompiledSchema | None = None
     shape: str | None = None  # at an OpenAI-compatible server: the request shape of the schema (one of SHAPES)
     note: str | None = None  # why this shape (the trace and the debugger's request view show it)
-    unsent: str | None = None  # why the type could not be sent as a schema at all (`unsendable`), found once at `build`
+    unsent: str | None = None  # why the type could not be sent as a schema at all (the compiler fell back: a recursive
+    # type under Anthropic, nesting too deep under OpenAI strict), or None; found once at `build`
 
     def read(self, value: Any) -> Any:
         """A parsed reply as the contract's own type sees it: optional fields sent as required-and-nullable mapped back."""
@@ -75,9 +76,23 @@ def model_support(model: Any) -> Support:
         ask = getattr(model, "structure_support", None)
         if ask is not None:
             found = ask()
-            return found if isinstance(found, Support) else Support(*found)
+            return found if isinstance(found, Support) else _support_of(tuple(found))
         model, seen = getattr(model, "inner", None), seen + 1
     return Support()
+
+
+def _support_of(answer: tuple[bool, ...]) -> Support:
+    """The one `Support` of a model's (schema, json_mode) answer (a scripted model's tuple): made once, not at every
+    call, and then found in the plan's structure cache by identity."""
+    found = _SUPPORTS.get(answer)
+    if found is None:
+        found = Support(*answer)
+        if len(_SUPPORTS) < 16:
+            _SUPPORTS[answer] = found
+    return found
+
+
+_SUPPORTS: dict[tuple[bool, ...], Support] = {}
 
 
 def compiled_for(model: Any) -> tuple[str, str | None]:
@@ -265,12 +280,6 @@ def shape_of(sent: Any) -> str | None:
     if sent.get("type") == "json_object" and "schema" in sent:
         return "json_object_schema"
     return "json_schema" if sent.get("type") == "json_schema" else None
-
-
-def unsendable(structure: Structure) -> str | None:
-    """Why the output type could not be sent as a schema at all (the compiler fell back: a recursive type under
-    Anthropic, nesting too deep under OpenAI strict), or None."""
-    return structure.unsent
 
 
 def fallback_reason(structure: Structure, *, status: int | None, message: str, refused: bool) -> str | None:

@@ -116,7 +116,8 @@ class Shape:
                     return value, []
                 if isinstance(value, BaseModel):
                     value = value.model_dump(by_alias=True)
-                return self.model.model_validate(value), []
+                # model_validate's own work with its defaults, without its Python frame (four a call)
+                return self.model.__pydantic_validator__.validate_python(value), []
             assert self.adapter is not None
             return self.adapter.validate_python(value), []
         except ValidationError as err:
