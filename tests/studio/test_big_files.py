@@ -202,9 +202,9 @@ async def test_the_model_clients_import_waits_until_the_keys_are_quiet(make_app,
     from contractstudio.studio import app as app_module
 
     app = make_app(CONTRACT)
-    started: list[float] = []  # how long the keys had been quiet when the import began
+    started: list[tuple[float, bool]] = []  # how long the keys had been quiet when the import began; a key yet?
     monkeypatch.setattr(app_module.StudioApp, "import_model_client",
-                        lambda self: started.append(time.monotonic() - self.last_key_at))
+                        lambda self: started.append((time.monotonic() - self.last_key_at, self.last_key_at > 0)))
     monkeypatch.setattr(app_module, "CLIENT_AFTER_QUIET_S", 1.5)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -220,10 +220,11 @@ async def test_the_model_clients_import_waits_until_the_keys_are_quiet(make_app,
             await pilot.pause(0.25)
         # The rule, whatever the machine's load: the import begins only after 1.5 s without a key. A machine so loaded
         # that a 0.25 s pause took 1.5 s (load 13 in CI once) was such a quiet, and the import may then have begun.
-        assert all(quiet >= 1.5 for quiet in started)
-        assert started == [] or longest >= 1.5
+        # Under load the opening itself can take 1.5 s after the first analysis, before any key: a quiet too.
+        assert all(quiet >= 1.5 for quiet, _ in started)
+        assert [quiet for quiet, typed in started if typed] == [] or longest >= 1.5
         await pilot.pause(2.2)  # 1.5 s and more without a key
-        assert len(started) == 1 and started[0] >= 1.5
+        assert len(started) == 1 and started[0][0] >= 1.5
         await pilot.press("b")
         await settle(pilot)
         await pilot.pause(1.7)
