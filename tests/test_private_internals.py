@@ -89,3 +89,18 @@ def test_litellm_still_maps_positional_arguments_through_its_caching_handler_s_m
     source = _litellm_source("caching/caching_handler.py")
     assert "def convert_args_to_kwargs(\n    original_function: Callable,\n    args:" in source, reason
     assert source.count("convert_args_to_kwargs(") >= 2, reason
+
+
+def test_litellm_still_lets_only_its_globals_decide_retries_and_fallbacks_and_reads_them_on_its_module() -> None:
+    reason = ("runtime/live_owned.py makes litellm.num_retries and litellm.model_fallbacks the engine's while a live call "
+              "runs (properties on litellm's module class), because litellm reads `argument or global` there and no call "
+              "argument can say 0 or None; the cache is off per call (caching=False). If litellm reads these differently "
+              "now, see whether a call argument decides, and drop the mask of those that do")
+    utils, main = _litellm_source("utils.py"), _litellm_source("main.py")
+    assert utils.count('num_retries = kwargs.get("num_retries", None) or litellm.num_retries or None') == 2, reason
+    assert main.count("fallbacks = fallbacks or litellm.model_fallbacks") == 2, reason
+    assert '(kwargs.get("caching", None) is None and litellm.cache is not None)' in utils, reason
+    assert ('(kwargs.get("caching", None) is None and litellm.cache is not None) or kwargs.get("caching", False) is True'
+            in _litellm_source("caching/caching_handler.py")), reason
+    init = _litellm_source("__init__.py")
+    assert "\nnum_retries: " in init and "\nmodel_fallbacks: " in init, reason  # module globals, read as attributes

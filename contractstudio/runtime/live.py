@@ -2,9 +2,10 @@
 
 The only module that imports litellm, and only when a live call is made (or the
 studio loads the client in the background), so loading, checking and offline
-runs never pay for it. litellm's own retries and the OpenAI client's hidden ones
-are turned off: transport retries belong to the engine, which counts them and
-puts each one in the trace.
+runs never pay for it. litellm's own retries, its fallbacks and its cache, and the
+OpenAI client's hidden retries, are off in every call whatever litellm's globals say
+(live_owned.py): transport retries belong to the engine, which counts them and puts
+each one in the trace.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from contractstudio.documents.provider_profiles import Support, profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.live_faults import REFUSED_RETRIES, RESET_MARKERS, RESET_RETRIES_AT_ONCE, caused_by, classify, refused
+from contractstudio.runtime.live_owned import CALL_ARGUMENTS, ENGINE_ARGUMENTS, engine_call, own_globals
 from contractstudio.runtime.live_stream import EmptyStream, aread_stream, field_of, read_stream, served_by, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
@@ -30,20 +32,20 @@ from contractstudio.safe_text import register_environment
 from contractstudio.trust import is_loopback, untrusted_key_routes, user_api_bases
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the
-# transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
-_ENGINE_KEYS = {"model", "messages", "timeout", "num_retries", "max_retries", "api_base", "api_key",
-                *LLMSettings.TRANSPORT_KEYS}
+# transport: timeout, retries, fallbacks, endpoint, key) never replaces it. The file's own are refused by the analyzer.
+_ENGINE_KEYS = {"model", "messages", "timeout", "api_base", "api_key", *ENGINE_ARGUMENTS, *LLMSettings.TRANSPORT_KEYS}
 
 
 def _litellm() -> Any:
-    """litellm, imported and set up once: local cost map, no retries of its own, quiet logging, keys redacted in its logs."""
+    """litellm, imported and set up once: local cost map, its retry and fallback globals the engine's in its calls, quiet
+    logging, keys redacted in its logs."""
     global _LOGS_FILTERED
     if not _LOGS_FILTERED:
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # never fetch prices from the network
         import litellm
 
         litellm.suppress_debug_info = True
-        litellm.num_retries = 0
+        own_globals(litellm)  # not `litellm.num_retries = 0`: a user may set it after us, and it is theirs outside our calls
         quiet_success_logging(litellm)
         _no_signature_per_call()
         filter_logs()  # after the import, so every logger litellm and the OpenAI client made is there
@@ -220,7 +222,7 @@ class LiveModel:
     def _kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
         """litellm's arguments for this request (the key included; never traced)."""
         kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
-                                  "num_retries": 0, "max_retries": 0}
+                                  **CALL_ARGUMENTS}
         wanted = request.params.get("response_format")  # the structure the engine asks for (runtime/structured.py),
         if wanted is not None and "response_format" not in kwargs:  # unless the contract wrote its own
             kwargs["response_format"] = wanted
@@ -241,10 +243,11 @@ class LiveModel:
         transport = self._openai_wire(litellm, kwargs)
         started = streaming(litellm, kwargs, self.model, sink)
         try:
-            response = litellm.completion(**kwargs)
-            if sink is not None:
-                return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
-                                   litellm, self.model)
+            with engine_call():  # the request and, streamed, its reading
+                response = litellm.completion(**kwargs)
+                if sink is not None:
+                    return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
+                                       litellm, self.model)
         except EmptyStream:
             try:
                 return self.complete(request)
@@ -264,10 +267,11 @@ class LiveModel:
         answers = transport.watch() if transport is not None else []
         started = streaming(litellm, kwargs, self.model, sink)
         try:
-            response = await litellm.acompletion(**kwargs)
-            if sink is not None:
-                return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
-                                          self.model)
+            with engine_call():
+                response = await litellm.acompletion(**kwargs)
+                if sink is not None:
+                    return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
+                                              self.model)
         except EmptyStream:
             try:
                 return await self.acomplete(request)
