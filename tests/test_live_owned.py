@@ -1,11 +1,12 @@
 """litellm's process-wide settings do not change what one live call does: retries, fallbacks and cached replies are
 the engine's, which counts, traces and budgets each request (docs/runtime.md, "Who owns a live call").
 
-A user (or another library in the process) may set `litellm.num_retries`, `litellm.model_fallbacks` or `litellm.cache`
-after the live model's set-up; each call through the run (synchronous), the awaited path eval takes, and streamed
-replies of both, against a test server on 127.0.0.1, must still send exactly one request per engine attempt, and say
-what the server answered. litellm's own retry helpers need `tenacity`, which is not installed here: they are replaced
-by recorders, so a call that would retry hidden where tenacity is installed fails here too.
+A user (or another library in the process) may set `litellm.num_retries` or `litellm.cache` after the live model's
+set-up; each call through the run (synchronous), the awaited path eval takes, and streamed replies of both, against a
+test server on 127.0.0.1, must still send exactly one request per engine attempt, and say what the server answered.
+`litellm.model_fallbacks`, which no call argument overrides, is refused before anything is sent. litellm's own retry
+helpers need `tenacity`, which is not installed here: they are replaced by recorders, so a call that would retry
+hidden where tenacity is installed fails here too.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ def _assert_one_request_per_attempt_each_the_server_s_500(server: OpenAIServer, 
     assert len(server.requests) == len(result.trace.of_type("llm_request")) == 3  # the first try and the engine's 2
     assert all(r.body["model"] == "test-model" for r in server.requests)
     assert all(bool(r.body.get("stream")) is streamed for r in server.requests)
+    assert not any({"num_retries", "retry_policy", "caching"} & set(r.body) for r in server.requests)  # litellm's own
 
 
 @pytest.mark.parametrize(("path", "awaited", "streamed"), PATHS, ids=[p for p, _, _ in PATHS])
@@ -113,16 +115,17 @@ def test_a_global_num_retries_brings_back_no_hidden_retry(server: OpenAIServer, 
     server.script(Reply(status=500))
     result = _call(server, awaited, streamed, tmp_path)
     _assert_one_request_per_attempt_each_the_server_s_500(server, result, litellm, streamed)
-    assert litellm.num_retries == 2  # the user's setting is still theirs after our calls failed
 
 
 @pytest.mark.parametrize(("path", "awaited", "streamed"), PATHS, ids=[p for p, _, _ in PATHS])
-def test_global_fallbacks_send_nothing_to_another_model(server: OpenAIServer, litellm: Any, monkeypatch: pytest.MonkeyPatch,
-                                                       tmp_path: Path, path: str, awaited: bool, streamed: bool) -> None:
-    monkeypatch.setattr(litellm, "model_fallbacks", ["openai/other-model"])
+def test_global_fallbacks_are_refused_before_anything_is_sent(server: OpenAIServer, litellm: Any,
+                                                             monkeypatch: pytest.MonkeyPatch, tmp_path: Path, path: str,
+                                                             awaited: bool, streamed: bool) -> None:
+    monkeypatch.setattr(litellm, "model_fallbacks", ["openai/other-model"])  # no call argument turns it off
     server.script(Reply(status=500))
     result = _call(server, awaited, streamed, tmp_path)
-    _assert_one_request_per_attempt_each_the_server_s_500(server, result, litellm, streamed)
+    assert not result.successful and server.requests == []
+    assert "litellm.model_fallbacks is set" in result.errors[-1] and "nothing was sent" in result.errors[-1]
 
 
 @pytest.mark.parametrize(("path", "awaited", "streamed"), PATHS, ids=[p for p, _, _ in PATHS])

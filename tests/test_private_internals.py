@@ -91,16 +91,21 @@ def test_litellm_still_maps_positional_arguments_through_its_caching_handler_s_m
     assert source.count("convert_args_to_kwargs(") >= 2, reason
 
 
-def test_litellm_still_lets_only_its_globals_decide_retries_and_fallbacks_and_reads_them_on_its_module() -> None:
-    reason = ("runtime/live_owned.py makes litellm.num_retries and litellm.model_fallbacks the engine's while a live call "
-              "runs (properties on litellm's module class), because litellm reads `argument or global` there and no call "
-              "argument can say 0 or None; the cache is off per call (caching=False). If litellm reads these differently "
-              "now, see whether a call argument decides, and drop the mask of those that do")
+def test_litellm_still_lets_a_call_s_retry_policy_and_caching_decide_over_its_globals() -> None:
+    reason = ("runtime/live_owned.py turns litellm's retries off per call with num_retries=0 and a retry policy of 0 for "
+              "every error kind (its synchronous wrapper reads `num_retries or litellm.num_retries`, then lets a retry "
+              "policy decide), its cache off with caching=False, and refuses litellm.model_fallbacks (read as `fallbacks or "
+              "litellm.model_fallbacks`). If litellm reads these differently now, see what a call argument decides")
     utils, main = _litellm_source("utils.py"), _litellm_source("main.py")
-    assert utils.count('num_retries = kwargs.get("num_retries", None) or litellm.num_retries or None') == 2, reason
+    sync = ('num_retries = kwargs.get("num_retries", None) or litellm.num_retries or None\n'
+            '                if kwargs.get("retry_policy", None):')
+    assert utils.count(sync) == 2, reason
+    assert "        num_retries = get_num_retries_from_retry_policy(" in utils, reason  # the awaited path's, when not None
     assert main.count("fallbacks = fallbacks or litellm.model_fallbacks") == 2, reason
     assert '(kwargs.get("caching", None) is None and litellm.cache is not None)' in utils, reason
     assert ('(kwargs.get("caching", None) is None and litellm.cache is not None) or kwargs.get("caching", False) is True'
             in _litellm_source("caching/caching_handler.py")), reason
-    init = _litellm_source("__init__.py")
-    assert "\nnum_retries: " in init and "\nmodel_fallbacks: " in init, reason  # module globals, read as attributes
+    fields = _litellm_source("types/router.py")
+    from contractstudio.runtime.live_owned import CALL_ARGUMENTS
+
+    assert all(f"    {kind}: int | None = None" in fields for kind in CALL_ARGUMENTS["retry_policy"]), reason

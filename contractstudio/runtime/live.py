@@ -2,9 +2,9 @@
 
 The only module that imports litellm, and only when a live call is made (or the
 studio loads the client in the background), so loading, checking and offline
-runs never pay for it. litellm's own retries, its fallbacks and its cache, and the
-OpenAI client's hidden retries, are off in every call whatever litellm's globals say
-(live_owned.py): transport retries belong to the engine, which counts them and puts
+runs never pay for it. litellm's own retries and cache, and the OpenAI client's
+hidden retries, are off in every call whatever litellm's globals say, and its global
+fallbacks refused (live_owned.py): transport retries belong to the engine, which counts them and puts
 each one in the trace.
 """
 
@@ -22,7 +22,7 @@ from contractstudio.documents.provider_profiles import Support, profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.live_faults import REFUSED_RETRIES, RESET_MARKERS, RESET_RETRIES_AT_ONCE, caused_by, classify, refused
-from contractstudio.runtime.live_owned import CALL_ARGUMENTS, ENGINE_ARGUMENTS, engine_call, own_globals
+from contractstudio.runtime.live_owned import CALL_ARGUMENTS, ENGINE_ARGUMENTS, foreign_fallbacks
 from contractstudio.runtime.live_stream import EmptyStream, aread_stream, field_of, read_stream, served_by, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
@@ -37,15 +37,14 @@ _ENGINE_KEYS = {"model", "messages", "timeout", "api_base", "api_key", *ENGINE_A
 
 
 def _litellm() -> Any:
-    """litellm, imported and set up once: local cost map, its retry and fallback globals the engine's in its calls, quiet
-    logging, keys redacted in its logs."""
+    """litellm, imported and set up once: local cost map, quiet logging, keys redacted in its logs (its retries are
+    turned off per call, live_owned.py)."""
     global _LOGS_FILTERED
     if not _LOGS_FILTERED:
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # never fetch prices from the network
         import litellm
 
         litellm.suppress_debug_info = True
-        own_globals(litellm)  # not `litellm.num_retries = 0`: a user may set it after us, and it is theirs outside our calls
         quiet_success_logging(litellm)
         _no_signature_per_call()
         filter_logs()  # after the import, so every logger litellm and the OpenAI client made is there
@@ -228,6 +227,8 @@ class LiveModel:
             kwargs["response_format"] = wanted
         if self.api_base:
             kwargs["api_base"] = self.api_base
+        if litellm.model_fallbacks and (problem := foreign_fallbacks(litellm)):
+            raise ModelError(problem)
         if self.api_key or self.api_base:  # nothing can be missing (missing_key)
             kwargs.update(self._key_kwargs())
             return kwargs
@@ -243,11 +244,10 @@ class LiveModel:
         transport = self._openai_wire(litellm, kwargs)
         started = streaming(litellm, kwargs, self.model, sink)
         try:
-            with engine_call():  # the request and, streamed, its reading
-                response = litellm.completion(**kwargs)
-                if sink is not None:
-                    return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
-                                       litellm, self.model)
+            response = litellm.completion(**kwargs)
+            if sink is not None:
+                return read_stream(response, sink, started, lambda: transport.last if transport is not None else None,
+                                   litellm, self.model)
         except EmptyStream:
             try:
                 return self.complete(request)
@@ -267,11 +267,10 @@ class LiveModel:
         answers = transport.watch() if transport is not None else []
         started = streaming(litellm, kwargs, self.model, sink)
         try:
-            with engine_call():
-                response = await litellm.acompletion(**kwargs)
-                if sink is not None:
-                    return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
-                                              self.model)
+            response = await litellm.acompletion(**kwargs)
+            if sink is not None:
+                return await aread_stream(response, sink, started, lambda: answers[-1] if answers else None, litellm,
+                                          self.model)
         except EmptyStream:
             try:
                 return await self.acomplete(request)

@@ -2,12 +2,12 @@
 
 The engine decides transport retries (its fault policy), which model a request goes to (a call's list of models),
 and counts, traces and budgets every request; so no request may be retried, sent to another model, or answered
-from a cache behind its back. litellm lets a call's own arguments decide most of that, and the live model passes
-them on every request (`CALL_ARGUMENTS`). Two it does not: its synchronous wrapper reads
-`kwargs.get("num_retries") or litellm.num_retries`, and both paths read `fallbacks or litellm.model_fallbacks`, so a
-per-call 0 or None cannot win over a global a user (or another library) set. While a live call runs (`engine_call`),
-litellm reads the engine's value of those (`MASKED`); everywhere else in the process, the user's own. litellm's own
-write of `litellm.num_retries = None` after a failed synchronous call does not reach the user's setting either.
+from a cache behind its back. The live model passes `CALL_ARGUMENTS` on every request, which litellm lets decide
+over its globals: `num_retries` 0 (litellm's awaited path), a retry policy of none for every error kind (its
+synchronous wrapper reads `kwargs.get("num_retries") or litellm.num_retries`, where a per-call 0 loses to a global a
+user set, but a retry policy wins), the OpenAI client's `max_retries` 0, and no reply read from litellm's cache.
+litellm reads `fallbacks or litellm.model_fallbacks`, which no argument overrides: with that global set, a live call
+is refused before anything is sent (`foreign_fallbacks`).
 
 What stays the user's: logging callbacks (they watch calls, they send none of ours), `drop_params` and
 `modify_params` (what a provider is sent, never how many times), `litellm.api_base` and headers for a model
@@ -16,58 +16,22 @@ without its own `api_base` (where litellm's own client sends, as the provider's 
 
 from __future__ import annotations
 
-import types
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
+# litellm's RetryPolicy fields: retries per error kind; an error of a kind not named gets none either.
+_NO_RETRY_POLICY = {kind: 0 for kind in ("BadRequestErrorRetries", "AuthenticationErrorRetries", "TimeoutErrorRetries",
+                                         "RateLimitErrorRetries", "ContentPolicyViolationErrorRetries",
+                                         "InternalServerErrorRetries")}
 # Set on every request: litellm's retries (and the OpenAI client's) off, no reply read from litellm's cache.
-CALL_ARGUMENTS: dict[str, Any] = {"num_retries": 0, "max_retries": 0, "caching": False}
+CALL_ARGUMENTS: dict[str, Any] = {"num_retries": 0, "max_retries": 0, "retry_policy": _NO_RETRY_POLICY, "caching": False}
 # Per-call arguments of litellm that would do the engine's work behind its back; never taken from a model's params.
-ENGINE_ARGUMENTS = {*CALL_ARGUMENTS, "retry_policy", "retry_strategy", "fallbacks", "context_window_fallback_dict",
-                    "cache"}
-# litellm globals no call argument overrides, and the engine's value of each while its call runs.
-MASKED: dict[str, Any] = {"num_retries": 0, "model_fallbacks": None}
-
-_IN_ENGINE_CALL: ContextVar[bool] = ContextVar("in_engine_call", default=False)
+ENGINE_ARGUMENTS = {*CALL_ARGUMENTS, "retry_strategy", "fallbacks", "context_window_fallback_dict", "cache"}
 
 
-def _masked(name: str, engine_value: Any) -> property:
-    """`litellm.<name>`: the engine's value inside a live call, else the user's (kept in the module's own dict, where
-    litellm's module-level code reads it by its bare name)."""
-
-    def read(module: types.ModuleType) -> Any:
-        return engine_value if _IN_ENGINE_CALL.get() else module.__dict__.get(name)
-
-    def write(module: types.ModuleType, value: Any) -> None:
-        if not _IN_ENGINE_CALL.get():  # litellm clears num_retries after a failed call: not the user's to lose
-            module.__dict__[name] = value
-
-    return property(read, write)
-
-
-class _EngineOwnedLitellm(types.ModuleType):
-    """litellm's module, its `MASKED` globals read through `_masked`."""
-
-
-for _name, _value in MASKED.items():
-    setattr(_EngineOwnedLitellm, _name, _masked(_name, _value))
-
-
-def own_globals(litellm: types.ModuleType) -> None:
-    """Make `MASKED` the engine's in its calls (once, at the live model's set-up; the user's values are kept)."""
-    if not isinstance(litellm, _EngineOwnedLitellm):
-        litellm.__class__ = _EngineOwnedLitellm
-
-
-@contextmanager
-def engine_call() -> Iterator[None]:
-    """The span of one live call (its request and, streamed, its reading): litellm reads the engine's `MASKED` values.
-
-    A context variable, so another thread's or task's own litellm calls keep the user's settings meanwhile."""
-    token = _IN_ENGINE_CALL.set(True)
-    try:
-        yield
-    finally:
-        _IN_ENGINE_CALL.reset(token)
+def foreign_fallbacks(litellm: Any) -> str | None:
+    """Why no request can be sent: litellm's process-wide fallback list would send it to other models, or None."""
+    if not litellm.model_fallbacks:
+        return None
+    return ("litellm.model_fallbacks is set in this process: litellm would send a failed request to other models behind "
+            "the engine (no call argument turns that off); unset it (litellm.model_fallbacks = None) and give the call a "
+            "list of models instead; nothing was sent")
