@@ -99,3 +99,23 @@ def test_pydantic_s_model_validate_is_still_its_validator_s_validate_python() ->
     source = inspect.getsource(BaseModel.model_validate)
     assert "return cls.__pydantic_validator__.validate_python(" in source
     assert "model_validator" not in source and "__pydantic_core_schema__" not in source
+
+
+def test_litellm_still_lets_a_call_s_retry_policy_and_caching_decide_over_its_globals() -> None:
+    reason = ("runtime/live_owned.py turns litellm's retries off per call with num_retries=0 and a retry policy of 0 for "
+              "every error kind (its synchronous wrapper reads `num_retries or litellm.num_retries`, then lets a retry "
+              "policy decide), its cache off with caching=False, and refuses litellm.model_fallbacks (read as `fallbacks or "
+              "litellm.model_fallbacks`). If litellm reads these differently now, see what a call argument decides")
+    utils, main = _litellm_source("utils.py"), _litellm_source("main.py")
+    sync = ('num_retries = kwargs.get("num_retries", None) or litellm.num_retries or None\n'
+            '                if kwargs.get("retry_policy", None):')
+    assert utils.count(sync) == 2, reason
+    assert "        num_retries = get_num_retries_from_retry_policy(" in utils, reason  # the awaited path's, when not None
+    assert main.count("fallbacks = fallbacks or litellm.model_fallbacks") == 2, reason
+    assert '(kwargs.get("caching", None) is None and litellm.cache is not None)' in utils, reason
+    assert ('(kwargs.get("caching", None) is None and litellm.cache is not None) or kwargs.get("caching", False) is True'
+            in _litellm_source("caching/caching_handler.py")), reason
+    fields = _litellm_source("types/router.py")
+    from contractstudio.runtime.live_owned import CALL_ARGUMENTS
+
+    assert all(f"    {kind}: int | None = None" in fields for kind in CALL_ARGUMENTS["retry_policy"]), reason

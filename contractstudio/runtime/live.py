@@ -2,9 +2,10 @@
 
 The only module that imports litellm, and only when a live call is made (or the
 studio loads the client in the background), so loading, checking and offline
-runs never pay for it. litellm's own retries and the OpenAI client's hidden ones
-are turned off: transport retries belong to the engine, which counts them and
-puts each one in the trace.
+runs never pay for it. litellm's own retries and cache, and the OpenAI client's
+hidden retries, are off in every call whatever litellm's globals say, and its global
+fallbacks refused (live_owned.py): transport retries belong to the engine, which counts them and puts
+each one in the trace.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from contractstudio.documents.provider_profiles import Support, profile_for
 from contractstudio.providers import provider_of
 from contractstudio.runtime.errors import ModelError
 from contractstudio.runtime.live_faults import REFUSED_RETRIES, RESET_MARKERS, RESET_RETRIES_AT_ONCE, caused_by, classify, refused
+from contractstudio.runtime.live_owned import CALL_ARGUMENTS, ENGINE_ARGUMENTS, foreign_fallbacks
 from contractstudio.runtime.live_stream import EmptyStream, aread_stream, field_of, read_stream, served_by, streaming
 from contractstudio.runtime.models import LLMReply, LLMRequest, TransportFault
 from contractstudio.runtime.streaming import ReplyStream
@@ -30,20 +32,19 @@ from contractstudio.safe_text import register_environment
 from contractstudio.trust import is_loopback, untrusted_key_routes, user_api_bases
 
 # What the engine sets on every request; a parameter of the same name (or one that would change the
-# transport: timeout, retries, endpoint, key) never replaces it. The file's own are refused by the analyzer.
-_ENGINE_KEYS = {"model", "messages", "timeout", "num_retries", "max_retries", "api_base", "api_key",
-                *LLMSettings.TRANSPORT_KEYS}
+# transport: timeout, retries, fallbacks, endpoint, key) never replaces it. The file's own are refused by the analyzer.
+_ENGINE_KEYS = {"model", "messages", "timeout", "api_base", "api_key", *ENGINE_ARGUMENTS, *LLMSettings.TRANSPORT_KEYS}
 
 
 def _litellm() -> Any:
-    """litellm, imported and set up once: local cost map, no retries of its own, quiet logging, keys redacted in its logs."""
+    """litellm, imported and set up once: local cost map, quiet logging, keys redacted in its logs (its retries are
+    turned off per call, live_owned.py)."""
     global _LOGS_FILTERED
     if not _LOGS_FILTERED:
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # never fetch prices from the network
         import litellm
 
         litellm.suppress_debug_info = True
-        litellm.num_retries = 0
         quiet_success_logging(litellm)
         _no_signature_per_call()
         filter_logs()  # after the import, so every logger litellm and the OpenAI client made is there
@@ -220,12 +221,14 @@ class LiveModel:
     def _kwargs(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
         """litellm's arguments for this request (the key included; never traced)."""
         kwargs: dict[str, Any] = {**self.params, "model": self.model, "messages": request.messages, "timeout": self.timeout_s,
-                                  "num_retries": 0, "max_retries": 0}
+                                  **CALL_ARGUMENTS}
         wanted = request.params.get("response_format")  # the structure the engine asks for (runtime/structured.py),
         if wanted is not None and "response_format" not in kwargs:  # unless the contract wrote its own
             kwargs["response_format"] = wanted
         if self.api_base:
             kwargs["api_base"] = self.api_base
+        if litellm.model_fallbacks and (problem := foreign_fallbacks(litellm)):
+            raise ModelError(problem)
         if self.api_key or self.api_base:  # nothing can be missing (missing_key)
             kwargs.update(self._key_kwargs())
             return kwargs
