@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # Every identifier the generator may write: its helpers (the functions' globals), its locals, and the attributes it
 # reads of the budget, the meter and the values it builds. Anything else in a source came from the expression.
 OURS = set(helpers.GLOBALS) | {
-    "_make", "_evaluate", "_env", "_b", "_s", "_it", "_m", "_err",  # the function, its names, counts and meter
+    "_make", "_evaluate", "_env", "_b", "_s", "_it", "_d", "_m", "_err",  # the function, its names, counts, meter
     "used", "limit", "refusal", "done", "bounded", "scan", "get", "append", "add",
-} | {"def", "return", "if", "else", "not", "is", "None", "in", "and", "or", "for", "try", "except", "finally", "raise",
+} | {"def", "return", "if", "elif", "else", "not", "is", "None", "in", "and", "or", "for", "try", "except", "finally", "raise",
      "from", "as", "continue", "True", "False"}
 MADE = re.compile(r"_[tvk]\d+")  # a value, a comprehension variable, a constant of the table
 

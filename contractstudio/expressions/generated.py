@@ -29,83 +29,23 @@ from typing import Any
 
 import contractstudio.expressions.allowlist as allowlist
 from contractstudio.expressions.helpers import GLOBALS
+from contractstudio.expressions.writing import Source, bounded, metered, truth_test, work
 
 Evaluate = Callable[[dict[str, Any]], Any]
 
 MAX_NODES = 400  # a larger tree is run by the closures: its source would cost more to compile than it saves
 
 _ORDER = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}  # our operator text, chosen by the node's type
+_SYMBOL = {**_ORDER, ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 
 
 class Unwritten(Exception):
     """A node or shape this module does not write: the closures run the tree."""
 
 
-class _Source:
-    """The lines of one function's body, its table of constants, and the steps entered but not yet added."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.depth = 3  # inside `_make`, `_evaluate` and its `try`
-        self.pending = 0
-        self.constants: list[Any] = []
-        self.temps = 0
-
-    def constant(self, value: Any) -> str:
-        self.constants.append(value)
-        return f"_k{len(self.constants) - 1}"
-
-    def temp(self) -> str:
-        self.temps += 1
-        return f"_t{self.temps}"
-
-    def step(self) -> None:
-        self.pending += 1
-
-    def flush(self) -> None:
-        """Add the steps of the nodes entered since the last line: nothing observable happened between them."""
-        if self.pending:
-            n, self.pending = self.pending, 0
-            pad = "    " * self.depth
-            self.lines += [f"{pad}_s += {n}", f"{pad}if _s > _MAX:", f"{pad}    _s = _MAX + 2",
-                           f"{pad}    raise _steps_exceeded()"]
-
-    def line(self, text: str) -> None:
-        self.flush()
-        self.lines.append("    " * self.depth + text)
-
-    def block(self, head: str) -> _Indent:
-        self.line(head)
-        return _Indent(self)
-
-
-class _Indent:
-    __slots__ = ("src",)
-
-    def __init__(self, src: _Source) -> None:
-        self.src = src
-
-    def __enter__(self) -> None:
-        self.src.depth += 1
-
-    def __exit__(self, *exc: object) -> None:
-        self.src.flush()  # a step entered in this block is added in it
-        self.src.depth -= 1
-
-
-def _meter(w: _Source) -> None:
-    w.line("if _m is None:")
-    w.line("    _m = _Meter()")
-
-
-def _truth_test(value: str) -> str:
-    """`sandbox.truth(value)` written inline for the plain types (a record is true; anything else goes to truth)."""
-    return f"(_bool({value}) if _type({value}) in _PLAIN_TYPES else _truth({value}))"
-
-
 class _Writer:
     def __init__(self) -> None:
-        self.w = _Source()
+        self.w = Source()
 
     def expr(self, node: ast.AST, scope: dict[str, str]) -> str:
         """Write `node`'s evaluation; returns the name holding its value. `scope`: comprehension names -> locals."""
@@ -160,8 +100,7 @@ class _Writer:
         if isinstance(node.slice, ast.Slice):
             parts = [w.constant(None) if p is None else self.expr(p, scope)
                      for p in (node.slice.lower, node.slice.upper, node.slice.step)]
-            _meter(w)
-            w.line(f"{t} = _m.bounded(_subscript({obj}, _slice_of({parts[0]}, {parts[1]}, {parts[2]})))")
+            metered(w, f"{t} = _m.bounded(_subscript({obj}, _slice_of({parts[0]}, {parts[1]}, {parts[2]})))")
             return t
         index = self.expr(node.slice, scope)
         w.line(f"{t} = _subscript({obj}, {index})")
@@ -172,8 +111,7 @@ class _Writer:
         w.step()
         items = [self.expr(e, scope) for e in node.elts]
         t = w.temp()
-        _meter(w)
-        w.line(f"{t} = _m.bounded([{', '.join(items)}])")
+        metered(w, f"{t} = _m.bounded([{', '.join(items)}])")
         return t
 
     n_Tuple = n_List
@@ -186,8 +124,7 @@ class _Writer:
         for e in node.elts:  # each element hashed as it comes, as the walk's set display does
             item = self.expr(e, scope)
             w.line(f"{t}.add({item})")
-        _meter(w)
-        w.line(f"{t} = _m.bounded({t})")
+        metered(w, f"{t} = _m.bounded({t})")
         return t
 
     def n_Dict(self, node: ast.Dict, scope: dict[str, str]) -> str:
@@ -203,8 +140,7 @@ class _Writer:
             value = self.expr(v, scope)  # `out[k] = v` evaluates the value first, as the walk's assignment does
             key = self.expr(k, scope)
             w.line(f"{t}[{key}] = {value}")
-        _meter(w)
-        w.line(f"{t} = _m.bounded({t})")
+        metered(w, f"{t} = _m.bounded({t})")
         return t
 
     def n_BinOp(self, node: ast.BinOp, scope: dict[str, str]) -> str:
@@ -213,8 +149,7 @@ class _Writer:
         left = self.expr(node.left, scope)
         right = self.expr(node.right, scope)
         t = w.temp()
-        _meter(w)
-        w.line(f"{t} = _binary({w.constant(type(node.op))}, {left}, {right}, _m)")
+        metered(w, f"{t} = _binary({w.constant(type(node.op))}, {left}, {right}, _m)")
         return t
 
     def n_UnaryOp(self, node: ast.UnaryOp, scope: dict[str, str]) -> str:
@@ -222,7 +157,7 @@ class _Writer:
         w.step()
         value, t = self.expr(node.operand, scope), w.temp()
         if isinstance(node.op, ast.Not):
-            w.line(f"{t} = not {_truth_test(value)}")
+            w.line(f"{t} = not {truth_test(value)}")
         elif isinstance(node.op, (ast.USub, ast.UAdd)):
             with w.block(f"if not _isinstance({value}, _NUM):"):
                 w.line(f"raise _unary_error({value})")
@@ -240,7 +175,7 @@ class _Writer:
         w.line(f"{t} = {first}")
         opened = 0
         for part in node.values[1:]:
-            w.line(f"{go_on}{_truth_test(t)}:")
+            w.line(f"{go_on}{truth_test(t)}:")
             w.depth += 1
             opened += 1
             value = self.expr(part, scope)
@@ -254,7 +189,7 @@ class _Writer:
         w = self.w
         w.step()
         test, t = self.expr(node.test, scope), w.temp()
-        with w.block(f"if {_truth_test(test)}:"):
+        with w.block(f"if {truth_test(test)}:"):
             w.line(f"{t} = {self.expr(node.body, scope)}")
         with w.block("else:"):
             w.line(f"{t} = {self.expr(node.orelse, scope)}")
@@ -269,18 +204,26 @@ class _Writer:
         for index, (op, comp) in enumerate(zip(node.ops, node.comparators, strict=True)):
             right = self.expr(comp, scope)
             k = w.constant(op)
-            symbol = _ORDER.get(type(op))
+            order = _ORDER.get(type(op))
             with w.block(f"if _type({left}) in _SCALARS and _type({right}) in _SCALARS:"):
-                if symbol is not None:  # numbers against a bound: the comparison itself
+                if order is not None:  # numbers against a bound: the comparison itself
                     with w.block("try:"):
-                        w.line(f"{t} = {left} {symbol} {right}")
+                        w.line(f"{t} = {left} {order} {right}")
                     with w.block("except _TypeError:"):
                         w.line(f"raise _order_error({left}, {right}) from None")
                 else:
                     w.line(f"{t} = _compare({k}, {left}, {right})")
+            symbol = _SYMBOL[type(op)]
+            with w.block(f"elif _type({left}) is _str and _type({right}) is _str:"):  # operations.charge's for two str
+                work(w, f"_len({right}) // 8 + 1" if isinstance(op, (ast.In, ast.NotIn))
+                      else f"(_len({left}) if _len({left}) < _len({right}) else _len({right})) // 8 + 1")
+                w.line(f"{t} = {left} {symbol} {right}")
+            if isinstance(op, (ast.In, ast.NotIn)):
+                with w.block(f"elif _type({right}) is _list:"):  # `x in xs`: a scan of the list
+                    work(w, f"_len({right}) + 1")
+                    w.line(f"{t} = {left} {symbol} {right}")
             with w.block("else:"):
-                _meter(w)
-                w.line(f"_charge(_m, {k}, {left}, {right})")
+                metered(w, f"_charge(_m, {k}, {left}, {right})")
                 w.line(f"{t} = _compare({k}, {left}, {right})")
             if index < len(node.ops) - 1:  # a false link ends the chain; the next comparator is not evaluated
                 w.line(f"if {t}:")
@@ -302,15 +245,17 @@ class _Writer:
         source = self.expr(gen.iter, scope)
         var = f"_v{w.temps + 1}"
         w.temps += 1
-        _meter(w)
-        with w.block(f"for {var} in _iterate({source}, _m):"):
+        with w.block(f"if not _isinstance({source}, _ITERABLE):"):  # sandbox.iterate
+            w.line(f"raise _not_iterable({source})")
+        work(w, f"_len({source}) + 1")
+        with w.block(f"for {var} in {source}:"):
             w.line("_it += 1")
             with w.block("if _it > _MAXIT:"):
                 w.line("raise _iterations_exceeded()")
             scope = {**scope, target.id: var}
             for cond in gen.ifs:
                 passed = self.expr(cond, scope)
-                with w.block(f"if not {_truth_test(passed)}:"):
+                with w.block(f"if not {truth_test(passed)}:"):
                     w.line("continue")
             if rest:
                 self._loops(rest, scope, inner)
@@ -329,8 +274,7 @@ class _Writer:
             w.line(f"{t}.{add}({self.expr(node.elt, inner)})")
 
         self._loops(node.generators, scope, element)
-        _meter(w)
-        w.line(f"{t} = _m.bounded({t})")
+        metered(w, f"{t} = _m.bounded({t})")
         return t
 
     n_GeneratorExp = n_SetComp = n_ListComp
@@ -347,8 +291,7 @@ class _Writer:
             w.line(f"{t}[{key}] = {value}")
 
         self._loops(node.generators, scope, element)
-        _meter(w)
-        w.line(f"{t} = _m.bounded({t})")
+        metered(w, f"{t} = _m.bounded({t})")
         return t
 
     def n_Call(self, node: ast.Call, scope: dict[str, str]) -> str:
@@ -368,28 +311,33 @@ class _Writer:
                     w.line(f"raise _no_keyword({fname})")
                     return t
                 keywords.append(f"{w.constant(kw.arg)}: {self.expr(kw.value, scope)}")
-            _meter(w)
+            if func.id == "len" and len(args) == 1 and not keywords:  # allowlist's `_len`, whose int needs no measure
+                with w.block(f"if _isinstance({args[0]}, _SIZED):"):
+                    w.line(f"{t} = _len({args[0]})")
+                with w.block("else:"):
+                    w.line(f"raise _len_error({args[0]})")
+                return t
             fn = w.constant(allowlist.FUNCTIONS[func.id])
             call = f"{fn}(_m{''.join(', ' + a for a in args)}{', **{' + ', '.join(keywords) + '}' if keywords else ''})"
             with w.block("try:"):
-                w.line(f"{t} = _m.bounded({call})")
+                metered(w, f"{t} = _m.bounded({call})")
             with w.block("except _TypeError as _err:"):
                 w.line(f"raise _call_error({fname}, _err) from None")
             return t
         if isinstance(func, ast.Attribute) and not node.keywords and func.attr in allowlist.METHOD_NAMES:
             receiver = self.expr(func.value, scope)
             method = w.constant(func.attr)
-            _meter(w)
             on_str = allowlist.STR_METHODS.get(func.attr) if func.attr != "join" else None
             with w.block("try:"):
                 if on_str is not None:  # call_method's own path for a str, the method looked up once
                     with w.block(f"if _isinstance({receiver}, _str):"):
-                        w.line(f"_m.scan({receiver})")
-                        w.line(f"{t} = _m.bounded({w.constant(on_str)}({receiver}{''.join(', ' + a for a in args)}))")
+                        work(w, f"_len({receiver}) // 8 + 1")  # Meter.scan of a str
+                        w.line(f"{t} = {w.constant(on_str)}({receiver}{''.join(', ' + a for a in args)})")
+                        bounded(w, t)
                     with w.block("else:"):
-                        w.line(f"{t} = _call_method({receiver}, {method}, [{', '.join(args)}], _m)")
+                        metered(w, f"{t} = _call_method({receiver}, {method}, [{', '.join(args)}], _m)")
                 else:
-                    w.line(f"{t} = _call_method({receiver}, {method}, [{', '.join(args)}], _m)")
+                    metered(w, f"{t} = _call_method({receiver}, {method}, [{', '.join(args)}], _m)")
             with w.block("except _TypeError as _err:"):
                 w.line(f"raise _call_error({method}, _err) from None")
             return t
@@ -417,6 +365,7 @@ def source_of(tree: ast.AST) -> tuple[str, list[Any]]:
         "        _s = 0",
         "        _it = 0",
         "        _m = None",
+        "        _d = 0",
         "        try:",
     ]
     tail = [
@@ -426,7 +375,7 @@ def source_of(tree: ast.AST) -> tuple[str, list[Any]]:
         "            raise _describe(_err) from None",
         "        finally:",
         "            if _b is not None:",
-        "                _b.used += _s + _it + (0 if _m is None else _m.done)",
+        "                _b.used += _s + _it + (_d if _m is None or _d > _m.done else _m.done)",
         "                if _b.used > _b.limit:",
         "                    raise _b.refusal()",
         "    return _evaluate",

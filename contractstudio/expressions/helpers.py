@@ -50,6 +50,18 @@ def _slice_of(lower: Any, upper: Any, step: Any) -> slice:
     return slice(lower, upper, step)
 
 
+def _work_exceeded() -> ExpressionError:
+    return ExpressionError(f"evaluation is too expensive (more than {sandbox.MAX_WORK:,} element operations)")
+
+
+def _too_large() -> ExpressionError:
+    return ExpressionError(f"result is too large (more than {sandbox.MAX_SIZE:,} characters or items)")
+
+
+def _not_iterable(value: Any) -> ExpressionError:
+    return ExpressionError(f"cannot iterate over a {sandbox.type_name(value)} value")
+
+
 def _not_callable() -> ExpressionError:
     return ExpressionError("only allowlisted functions and methods can be called")
 
@@ -89,7 +101,10 @@ GLOBALS: dict[str, Any] = {
     "_truth": sandbox.truth, "_PLAIN_TYPES": sandbox.PLAIN_TYPES, "_call_method": allowlist.call_method, "_str": str, "_NUM": (int, float),
     "_steps_exceeded": _steps_exceeded, "_iterations_exceeded": _iterations_exceeded, "_undefined": _undefined,
     "_hidden": _hidden, "_literal": _literal, "_order_error": _order_error, "_unary_error": _unary_error,
-    "_slice_of": _slice_of, "_not_callable": _not_callable, "_no_keyword": _no_keyword, "_call_error": _call_error,
+    "_slice_of": _slice_of, "_work_exceeded": _work_exceeded, "_too_large": _too_large, "_not_iterable": _not_iterable,
+    "_MAXWORK": sandbox.MAX_WORK, "_MAXSIZE": sandbox.MAX_SIZE, "_UNMEASURED": frozenset({bool, float, type(None)}),
+    "_ITERABLE": sandbox.ITERABLE, "_SIZED": allowlist.SIZED, "_len_error": allowlist.len_error, "_len": len,
+    "_list": list, "_not_callable": _not_callable, "_no_keyword": _no_keyword, "_call_error": _call_error,
 }
 
 
