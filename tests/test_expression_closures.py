@@ -64,6 +64,10 @@ REALISTIC = [
     "'a' in output.tags", "1 in 'abc'", "output.answer is None", "None is not None", "{'a': 1, **{}}",
     "output.answer.upper().startswith('W')", "output.tags.index('zz')", "len(input)", "unknown_name", "input._hidden",
     "[_x for _x in [1]]", "output.score < 'a'", "{1, 2} - {2}", "{'a': 1} | {'b': 2}", "[1] + [2] * 3", "'%s' % 1",
+    # the list measures a generated function writes inline: flat lists, a list holding a container, a method's list
+    "[[t] for t in output.tags]", "[output.tags, output.answer, 1, None]", "output.answer.split(' ')", "[t for t in []]",
+    "output.answer in output.tags", "output.tags[0] not in output.tags", "[] in [[]]", "'' in ['']", "len(output.tags)",
+    "len(output.score)", "all([t == 'a' for t in output.tags])", "any(output.tags)", "output.answer.strip() != 'x'",
 ]
 
 

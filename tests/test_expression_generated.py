@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # Every identifier the generator may write: its helpers (the functions' globals), its locals, and the attributes it
 # reads of the budget, the meter and the values it builds. Anything else in a source came from the expression.
 OURS = set(helpers.GLOBALS) | {
-    "_make", "_evaluate", "_env", "_b", "_s", "_it", "_d", "_m", "_err",  # the function, its names, counts, meter
+    "_make", "_evaluate", "_env", "_b", "_s", "_it", "_d", "_m", "_err", "_w", "_x",  # its own locals
     "used", "limit", "refusal", "done", "bounded", "scan", "get", "append", "add",
-} | {"def", "return", "if", "elif", "else", "not", "is", "None", "in", "and", "or", "for", "try", "except", "finally", "raise",
-     "from", "as", "continue", "True", "False"}
+} | {"def", "return", "if", "elif", "else", "not", "is", "None", "in", "and", "or", "for", "try", "except", "finally",
+     "raise", "from", "as", "continue", "break", "pass", "True", "False"}
 MADE = re.compile(r"_[tvk]\d+")  # a value, a comprehension variable, a constant of the table
 
 
@@ -124,3 +124,57 @@ def test_the_samples_and_the_realistic_expressions_are_generated() -> None:
             unwritten.append(src)
     # Only a comprehension unpacking into several names is left to the closures.
     assert unwritten and all(re.search(r"for \w+, \w+ in", src) for src in unwritten), unwritten
+
+
+def test_a_field_the_policy_refuses_is_refused_by_the_generated_function_itself() -> None:
+    """Even a tree the allowlist never lets through (the checker refuses these first) reads fields only through
+    get_field's policy: no Python attribute, no introspection key, no `_` name."""
+    record = compile_expression("input").evaluate({"input": {"k": 1}})
+    for src in ("input.__class__", "input._x", "input.gi_frame", "input.f_globals", "input.k.__class__", "input.mro",
+                "input.query.__len__", "_secret"):
+        run = generated.build(ast.parse(src, mode="eval").body)
+        assert run is not None
+        with pytest.raises(ExpressionError):
+            run({"input": {"k": 1, "gi_frame": 1, "f_globals": 2}, "_secret": 3})
+    assert record == {"k": 1}
+
+
+SHAPES = [
+    "[x + 1 for x in input.b if x > 0]", "[s.strip() for d in input.d for s in d.split('.') if s.strip()]",
+    "all(e in [f for f in input.b] for e in input.b)", "1 < input.a < 3 < len(input.b) + 5",
+    "input.a and input.c.strip() or input.b", "{k: v for k in input.b for v in input.d if k}",
+    "input.c.strip() != '' and len(input.d) > 0", "[[y] for y in input.d] + [input.b, input.c]",
+]
+DATA = {"input": {"a": 1, "b": [1, 2, 3], "c": " a.b ", "d": [" x.y ", "", "z"]}}
+
+
+def test_every_bound_falls_where_the_walk_s_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps added several at once, iterations and work counted in locals, measures written inline: at every value of
+    each bound the generated function gives the walk's error (or value) and charges the walk's work."""
+    from test_expression_closures import bound_steps, same
+
+    import contractstudio.expressions.sandbox as sandbox
+
+    for bound in range(1, 45):
+        with monkeypatch.context() as patch:
+            bound_steps(patch, bound)
+            for src in SHAPES:
+                same(src, DATA)
+    for bound in range(1, 12):
+        with monkeypatch.context() as patch:
+            patch.setattr(sandbox, "MAX_ITERATIONS", bound)
+            patch.setitem(helpers.GLOBALS, "_MAXIT", bound)
+            for src in SHAPES:
+                same(src, DATA)
+    for bound in range(1, 40):
+        with monkeypatch.context() as patch:
+            patch.setattr(sandbox, "MAX_WORK", bound)
+            patch.setitem(helpers.GLOBALS, "_MAXWORK", bound)
+            for src in SHAPES:
+                same(src, DATA)
+    for bound in range(0, 12):
+        with monkeypatch.context() as patch:
+            patch.setattr(sandbox, "MAX_SIZE", bound)
+            patch.setitem(helpers.GLOBALS, "_MAXSIZE", bound)
+            for src in SHAPES:
+                same(src, DATA)

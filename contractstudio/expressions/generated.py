@@ -111,7 +111,8 @@ class _Writer:
         w.step()
         items = [self.expr(e, scope) for e in node.elts]
         t = w.temp()
-        metered(w, f"{t} = _m.bounded([{', '.join(items)}])")
+        w.line(f"{t} = [{', '.join(items)}]")
+        bounded(w, t, known_list=True)
         return t
 
     n_Tuple = n_List
@@ -274,7 +275,10 @@ class _Writer:
             w.line(f"{t}.{add}({self.expr(node.elt, inner)})")
 
         self._loops(node.generators, scope, element)
-        metered(w, f"{t} = _m.bounded({t})")
+        if add == "add":
+            metered(w, f"{t} = _m.bounded({t})")
+        else:
+            bounded(w, t, known_list=True)
         return t
 
     n_GeneratorExp = n_SetComp = n_ListComp
@@ -320,7 +324,8 @@ class _Writer:
             fn = w.constant(allowlist.FUNCTIONS[func.id])
             call = f"{fn}(_m{''.join(', ' + a for a in args)}{', **{' + ', '.join(keywords) + '}' if keywords else ''})"
             with w.block("try:"):
-                metered(w, f"{t} = _m.bounded({call})")
+                metered(w, f"{t} = {call}")
+                bounded(w, t)
             with w.block("except _TypeError as _err:"):
                 w.line(f"raise _call_error({fname}, _err) from None")
             return t

@@ -91,20 +91,23 @@ def describe(err: Exception) -> ExpressionError:
 # The generated functions' globals: everything their source can name. No `__builtins__` of Python's: an empty one.
 GLOBALS: dict[str, Any] = {
     "__builtins__": {},
-    "_MAX": sandbox.MAX_STEPS, "_MAXIT": sandbox.MAX_ITERATIONS,
-    "_budget": sandbox.SHARED_BUDGET.get, "_Meter": sandbox.Meter, "_ExpressionError": ExpressionError,
-    "_Exception": Exception, "_KeyError": KeyError, "_TypeError": TypeError, "_describe": describe,
-    "_type": type, "_id": id, "_isinstance": isinstance, "_bool": bool, "_set": set,
-    "_getattr": getattr, "_fields": sandbox.FIELD_NAMES, "_get_field": sandbox.get_field,
-    "_subscript": sandbox.subscript, "_binary": sandbox.binary, "_compare": operators.compare,
-    "_charge": operators.charge, "_SCALARS": operators.SCALARS, "_iterate": sandbox.iterate,
-    "_truth": sandbox.truth, "_PLAIN_TYPES": sandbox.PLAIN_TYPES, "_call_method": allowlist.call_method, "_str": str, "_NUM": (int, float),
-    "_steps_exceeded": _steps_exceeded, "_iterations_exceeded": _iterations_exceeded, "_undefined": _undefined,
-    "_hidden": _hidden, "_literal": _literal, "_order_error": _order_error, "_unary_error": _unary_error,
-    "_slice_of": _slice_of, "_work_exceeded": _work_exceeded, "_too_large": _too_large, "_not_iterable": _not_iterable,
-    "_MAXWORK": sandbox.MAX_WORK, "_MAXSIZE": sandbox.MAX_SIZE, "_UNMEASURED": frozenset({bool, float, type(None)}),
-    "_ITERABLE": sandbox.ITERABLE, "_SIZED": allowlist.SIZED, "_len_error": allowlist.len_error, "_len": len,
-    "_list": list, "_not_callable": _not_callable, "_no_keyword": _no_keyword, "_call_error": _call_error,
+    # the bounds (tests lower `_MAX` here as in sandbox) and the budget
+    "_MAX": sandbox.MAX_STEPS, "_MAXIT": sandbox.MAX_ITERATIONS, "_MAXWORK": sandbox.MAX_WORK, "_MAXSIZE": sandbox.MAX_SIZE,
+    "_budget": sandbox.SHARED_BUDGET.get, "_Meter": sandbox.Meter,
+    # the sandbox's operations and the allowlist's
+    "_fields": sandbox.FIELD_NAMES, "_get_field": sandbox.get_field, "_subscript": sandbox.subscript,
+    "_binary": sandbox.binary, "_compare": operators.compare, "_charge": operators.charge,
+    "_truth": sandbox.truth, "_call_method": allowlist.call_method, "_describe": describe,
+    # the types they test
+    "_SCALARS": operators.SCALARS, "_PLAIN_TYPES": sandbox.PLAIN_TYPES, "_NUM": (int, float), "_ITERABLE": sandbox.ITERABLE,
+    "_SIZED": allowlist.SIZED, "_CONTAINERS": sandbox.CONTAINERS, "_UNMEASURED": frozenset({bool, float, type(None)}),
+    # Python's own, by these names only
+    "_type": type, "_id": id, "_isinstance": isinstance, "_bool": bool, "_set": set, "_list": list, "_str": str,
+    "_len": len, "_getattr": getattr, "_Exception": Exception, "_KeyError": KeyError, "_TypeError": TypeError,
+    # the errors, with the walk's texts
+    "_ExpressionError": ExpressionError, "_steps_exceeded": _steps_exceeded, "_iterations_exceeded": _iterations_exceeded,
+    "_work_exceeded": _work_exceeded, "_too_large": _too_large, "_undefined": _undefined, "_hidden": _hidden,
+    "_literal": _literal, "_order_error": _order_error, "_unary_error": _unary_error, "_slice_of": _slice_of,
+    "_not_iterable": _not_iterable, "_not_callable": _not_callable, "_no_keyword": _no_keyword,
+    "_call_error": _call_error, "_len_error": allowlist.len_error,
 }
-
-

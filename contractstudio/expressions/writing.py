@@ -75,14 +75,42 @@ def work(w: Source, amount: str) -> None:
         w.line("raise _work_exceeded()")
 
 
-def bounded(w: Source, t: str) -> None:
-    """`Meter.bounded(t)`: a str measured inline, a bool, float or None not at all, anything else by the meter."""
-    with w.block(f"if _type({t}) is _str:"):
-        with w.block(f"if _len({t}) > _MAXSIZE:"):
-            w.line("raise _too_large()")
-        work(w, f"_len({t}) // 8 + 1")
-    with w.block(f"elif _type({t}) not in _UNMEASURED:"):
+def bounded(w: Source, t: str, known_list: bool = False) -> None:
+    """`Meter.bounded(t)`: a str or a flat list measured inline, a bool, float or None not at all, anything else by the
+    meter. A list's weight is `Meter.weight`'s (its length, a str item's length, 1 for an item that holds nothing);
+    a list holding a container is measured by the meter (its weights are memoized by identity there)."""
+    if not known_list:
+        with w.block(f"if _type({t}) is _str:"):
+            with w.block(f"if _len({t}) > _MAXSIZE:"):
+                w.line("raise _too_large()")
+            work(w, f"_len({t}) // 8 + 1")
+        with w.block(f"elif _type({t}) in _UNMEASURED:"):
+            w.line("pass")
+        w.line(f"elif _type({t}) is not _list:")
+        with _Indent(w):
+            metered(w, f"{t} = _m.bounded({t})")
+        w.line("else:")
+        w.depth += 1
+    w.line(f"_w = _len({t})")
+    with w.block(f"for _x in {t}:"):
+        with w.block("if _isinstance(_x, _str):"):
+            w.line("_w += _len(_x)")
+        with w.block("elif _isinstance(_x, _CONTAINERS):"):
+            w.line("_w = -1")
+            w.line("break")
+        with w.block("else:"):
+            w.line("_w += 1")
+        with w.block("if _w > _MAXSIZE:"):
+            w.line("break")
+    with w.block("if _w < 0:"):
         metered(w, f"{t} = _m.bounded({t})")
+    with w.block("else:"):
+        with w.block("if _w > _MAXSIZE:"):
+            w.line("raise _too_large()")
+        work(w, f"_len({t}) + 1")
+    if not known_list:
+        w.flush()
+        w.depth -= 1
 
 
 def truth_test(value: str) -> str:
