@@ -68,6 +68,7 @@ REALISTIC = [
     "[[t] for t in output.tags]", "[output.tags, output.answer, 1, None]", "output.answer.split(' ')", "[t for t in []]",
     "output.answer in output.tags", "output.tags[0] not in output.tags", "[] in [[]]", "'' in ['']", "len(output.tags)",
     "len(output.score)", "all([t == 'a' for t in output.tags])", "any(output.tags)", "output.answer.strip() != 'x'",
+    "all(1)", "any(output.answer)", "all([])", "any([])", "all([output.data, 0])", "any([[], output.data])", "len()",
 ]
 
 

@@ -321,6 +321,17 @@ class _Writer:
                 with w.block("else:"):
                     w.line(f"raise _len_error({args[0]})")
                 return t
+            if func.id in ("all", "any") and len(args) == 1 and not keywords:  # allowlist's: each item's truth, in turn
+                with w.block(f"if not _isinstance({args[0]}, _ITERABLE):"):  # sandbox.iterate
+                    w.line(f"raise _not_iterable({args[0]})")
+                work(w, f"_len({args[0]}) + 1")
+                every = func.id == "all"
+                w.line(f"{t} = {every}")  # our own True or False, chosen by the function's name
+                with w.block(f"for _x in {args[0]}:"):
+                    with w.block(f"if {'not ' if every else ''}{truth_test('_x')}:"):
+                        w.line(f"{t} = {not every}")
+                        w.line("break")
+                return t
             fn = w.constant(allowlist.FUNCTIONS[func.id])
             call = f"{fn}(_m{''.join(', ' + a for a in args)}{', **{' + ', '.join(keywords) + '}' if keywords else ''})"
             with w.block("try:"):
