@@ -103,9 +103,28 @@ def test_names_fields_strings_and_numbers_go_through_the_table() -> None:
             987654321} <= set(constants)
 
 
+def test_an_expression_is_written_as_one_function_once_it_is_evaluated_again_and_again() -> None:
+    """Its first evaluations run on the closures (cheap to build: an analysis evaluates most expressions once or
+    twice); then `evaluate` runs the generated function, and a condition keeps it."""
+    from contractstudio.documents.models import Condition as WrittenCondition
+    from contractstudio.expressions.language import WARM_EVALUATIONS
+    from contractstudio.runtime.conditions import Check
+
+    check = Check(WrittenCondition.model_validate({"assert": "len(input.zz_warm) > 1"}), "post")
+    expr = check.test
+    assert expr is not None
+    for _ in range(WARM_EVALUATIONS):
+        assert expr.evaluator().__code__.co_filename != "<contractstudio expression>" and not expr.settled
+        assert check.evaluate({"input": {"zz_warm": [1, 2]}}) == (True, True, None)
+    assert expr.settled and expr.evaluator().__code__.co_filename == "<contractstudio expression>"
+    assert check.evaluate({"input": {"zz_warm": [1]}})[1] is False
+    assert check._runs == (None, expr.evaluator())  # kept once settled
+
+
 def test_the_generated_functions_see_only_our_helpers() -> None:
     expr = compile_expression("len(input.documents) > 0")
-    run = expr.evaluator()
+    run = generated.build(expr.tree)
+    assert run is not None
     assert run.__code__.co_filename == "<contractstudio expression>"  # the generated function, not the closures
     assert run.__globals__ is helpers.GLOBALS and helpers.GLOBALS["__builtins__"] == {}
     assert all(not callable(cell.cell_contents) or cell.cell_contents in helpers.GLOBALS.values()

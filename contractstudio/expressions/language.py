@@ -52,6 +52,9 @@ def _unique(issues: list[ExprIssue]) -> list[ExprIssue]:
     return sorted(out, key=lambda i: (i.start, i.code))
 
 
+WARM_EVALUATIONS = 4  # evaluations of one expression on the closures before it is written as one function
+
+
 @dataclass(frozen=True, slots=True)
 class Expression:
     """A compiled expression: evaluate it with `evaluate(values)`."""
@@ -59,7 +62,7 @@ class Expression:
     src: str
     tree: ast.expr
     parsed: Parsed
-    run: list[Any] = field(default_factory=list, compare=False, repr=False)  # `evaluator()`, built on first use
+    run: list[Any] = field(default_factory=list, compare=False, repr=False)  # [`evaluator()`, settled], on first use
 
     @property
     def names(self) -> frozenset[str]:
@@ -81,11 +84,28 @@ class Expression:
         return (self.run[0] if self.run else self.evaluator())(values)
 
     def evaluator(self) -> Callable[[dict[str, Any]], Any]:
-        """What `evaluate` runs, built on first use: the tree as one generated function (generated.py), or, for a tree
-        it does not write, the closures (closures.py)."""
-        if not self.run:
-            self.run.append(generated.build(self.tree) or self.with_closures())
-        return self.run[0]
+        """What `evaluate` runs now. Its first WARM_EVALUATIONS evaluations run on the closures (closures.py), cheap to
+        build; then the tree is written as one generated function (generated.py: about 0.5 ms to write and compile,
+        paid only by an expression evaluated again and again, as a contract's conditions are by its calls, and not by
+        the one-off evaluations of a file's analysis); a tree it does not write stays on the closures."""
+        run = self.run
+        if not run:
+            closed = self.with_closures()
+            left = [WARM_EVALUATIONS]
+
+            def warming(values: dict[str, Any]) -> Any:
+                left[0] -= 1
+                if left[0] <= 0:  # two threads may both write it: either function is the same evaluator
+                    run[:] = [generated.build(self.tree) or closed, True]
+                return closed(values)
+
+            run[:] = [warming, False]
+        return run[0]
+
+    @property
+    def settled(self) -> bool:
+        """Whether `evaluator()` is the one it keeps (warmed up): a caller may hold on to it."""
+        return len(self.run) == 2 and self.run[1] is True
 
     def with_closures(self) -> Callable[[dict[str, Any]], Any]:
         """The closures of the tree, with the call's budget and the errors' texts (a tree too deep for them is walked)."""

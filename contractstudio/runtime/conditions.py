@@ -103,9 +103,12 @@ class Check:
         return True, False, self.failure_text(values, why, explain)
 
     def _evaluators(self) -> tuple[Callable[[dict[str, Any]], Any] | None, ...]:
-        """What `Expression.evaluate` runs for the guard and the assert, taken once: a call per condition less."""
-        self._runs = tuple(None if e is None else e.evaluator() for e in (self.when, self.test))
-        return self._runs
+        """What `Expression.evaluate` runs for the guard and the assert: kept once both are settled (warmed up), a
+        call per condition less."""
+        runs = tuple(None if e is None else e.evaluator() for e in (self.when, self.test))
+        if all(e is None or e.settled for e in (self.when, self.test)):
+            self._runs = runs
+        return runs
 
     def failure_text(self, values: dict[str, Any], why: str | None, explain: bool = True) -> str:
         """The rendered message, with the condition that failed, so the reader sees the constraint."""
