@@ -9,7 +9,9 @@ as the engine does (`Check.evaluate` for a condition, `Expression.evaluate` for 
 shared expression budget), in one process per tree, with `--zero-before` / `--dump-after` of two marker C functions
 (`os.getppid`, `os.getpgrp`) around each: the instructions of one evaluation, imports and warm-up left out. With
 `--tree`, another checkout is counted the same way, side by side. `--profile` prints a cProfile of the 11
-evaluations instead (this tree only).
+evaluations instead (this tree only). `--whole-call` counts the whole call (validate plus one retry) between the same
+markers instead: exact to a few instructions between runs, where `bench_engine_instructions.py`'s difference of two
+processes moves by a few percent (a module's bytecode cache written in one of them, the collector's timing).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _PIECES = r'''
 import sys
 from types import MethodType  # the engine's own methods, not the recording ones below
-root, runs, profile = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+root, runs, profile, whole = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] == "1"
 sys.path.insert(0, root)
 import contractstudio as cs
 from contractstudio.expressions import language
@@ -57,6 +59,10 @@ def recording_expression(self, values, **kw):
 conditions.Check.evaluate, language.Expression.evaluate = recording_check, recording_expression
 contract.call(scenario.input, ScriptedModel(["{}", scenario.responses[0]]), options=CallOptions(wait=False))
 conditions.Check.evaluate, language.Expression.evaluate = check_evaluate, expression_evaluate
+if whole:
+    options = CallOptions(wait=False)
+    pieces = [("the whole call (validate + one retry)", lambda _values: contract.call(
+        scenario.input, ScriptedModel(["{}", scenario.responses[0]]), options=options), None)]
 
 import os
 marker_start, marker_end = os.getppid, os.getpgrp  # C functions callgrind can name (a Python function is not one)
@@ -88,13 +94,13 @@ with shared_expression_budget(budget):
 '''
 
 
-def count(tree: Path, runs: int) -> list[tuple[str, float]]:
+def count(tree: Path, runs: int, whole: bool = False) -> list[tuple[str, float]]:
     """(piece, instructions per evaluation) for each of the call's evaluations, in the order the call makes them."""
     with tempfile.TemporaryDirectory() as out:
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg.%p", "--dump-instr=no",
              "--zero-before=os_getppid", "--dump-after=os_getpgrp", "--collect-atstart=yes",
-             sys.executable, "-c", _PIECES, str(tree), str(runs), "0"],
+             sys.executable, "-c", _PIECES, str(tree), str(runs), "0", "1" if whole else "0"],
             capture_output=True, text=True, cwd="/tmp", check=True)
         labels = [line[6:] for line in done.stdout.splitlines() if line.startswith("PIECE ")]
         dumps = sorted((p for p in os.listdir(out) if re.fullmatch(r"cg\.\d+\.\d+", p)), key=lambda p: int(p.rsplit(".", 1)[1]))
@@ -113,12 +119,13 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--tree", type=Path, help="another checkout to count the same way (e.g. the commit before a change)")
     ap.add_argument("--profile", action="store_true", help="a cProfile of the evaluations instead (this tree)")
+    ap.add_argument("--whole-call", action="store_true", help="the whole call between the markers instead")
     args = ap.parse_args()
     if args.profile:
-        subprocess.run([sys.executable, "-c", _PIECES, str(ROOT), str(args.runs), "1"], check=True, cwd="/tmp")
+        subprocess.run([sys.executable, "-c", _PIECES, str(ROOT), str(args.runs), "1", "0"], check=True, cwd="/tmp")
         return 0
     trees = [ROOT] + ([args.tree.resolve()] if args.tree else [])
-    counted = {tree: count(tree, args.runs) for tree in trees}
+    counted = {tree: count(tree, args.runs, args.whole_call) for tree in trees}
     for index, (label, here) in enumerate(counted[ROOT]):
         line = f"{here:>10,.0f}  {label}"
         if args.tree:
