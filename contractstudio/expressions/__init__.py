@@ -2,7 +2,8 @@
 
     check(src, scope, types)          -> (type, [ExprIssue])   static: allowlist, names, fields, types
     compile_expression(src)           -> Expression            refuses anything outside the allowlist
-    Expression.evaluate(values)       -> value                 bounded closures, never eval/exec
+    Expression.evaluate(values)       -> value                 one bounded function of ours per tree (generated.py),
+                                                               never eval/exec of the expression's text
     check_template(msg, scope, types) -> [ExprIssue]           `{expr}` / `{expr:fmt}` placeholders
     render_template(msg, values)      -> str
 """

@@ -7,12 +7,15 @@ reads declared fields of records and keys of mappings, never Python attributes.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import contractstudio.expressions.allowlist as allowlist
 import contractstudio.expressions.closures as closures
+import contractstudio.expressions.generated as generated
+import contractstudio.expressions.helpers as helpers
 import contractstudio.expressions.sandbox as sandbox
 from contractstudio.documents.type_syntax import TypeExpr
 from contractstudio.documents.types import TypeSystem
@@ -49,6 +52,9 @@ def _unique(issues: list[ExprIssue]) -> list[ExprIssue]:
     return sorted(out, key=lambda i: (i.start, i.code))
 
 
+WARM_EVALUATIONS = 4  # evaluations of one expression on the closures before it is written as one function
+
+
 @dataclass(frozen=True, slots=True)
 class Expression:
     """A compiled expression: evaluate it with `evaluate(values)`."""
@@ -56,7 +62,7 @@ class Expression:
     src: str
     tree: ast.expr
     parsed: Parsed
-    run: list[Any] = field(default_factory=list, compare=False, repr=False)  # the closures, built on first use
+    run: list[Any] = field(default_factory=list, compare=False, repr=False)  # [`evaluator()`, settled], on first use
 
     @property
     def names(self) -> frozenset[str]:
@@ -70,47 +76,39 @@ class Expression:
     def evaluate(self, values: dict[str, Any], *, walk: bool = False) -> Any:
         """Evaluate with the given names; raises ExpressionError on any failure.
 
-        `walk=True` uses the tree walk, the reference the closures (closures.py) are tested against.
+        `walk=True` uses the tree walk, the reference the closures (closures.py) and the generated function
+        (generated.py) are tested against.
         """
-        try:
-            if walk:
-                walker = Walker(self.parsed)
-                shared = sandbox.active_expression_budget()
-                if shared is None:
-                    return walker.eval(self.tree, dict(values))
-                if shared.spent:
-                    raise shared.refusal()
-                try:
-                    return walker.eval(self.tree, dict(values))
-                finally:
-                    shared.charge(walker.meter)
-            # The closures never write to the names they are given (a comprehension binds in its own scope), so
-            # they read the caller's dict without a copy; the budget's check and charge are `spent` and `charge`.
-            run = self.run[0] if self.run else self._build()
-            meter = sandbox.Meter()
-            shared = SHARED_BUDGET.get()
-            if shared is None:
-                return run(values, meter)
-            if shared.used > shared.limit:
-                raise shared.refusal()
-            try:
-                return run(values, meter)
-            finally:  # a failed evaluation did its work too
-                shared.used += meter.steps + meter.iterations + meter.done
-                if shared.used > shared.limit:
-                    raise shared.refusal()
-        except ExpressionError:
-            raise
-        except RecursionError:
-            raise ExpressionError("the expression nests too deeply") from None
-        except MemoryError:
-            raise ExpressionError("the expression ran out of memory") from None
-        except Exception as err:  # noqa: BLE001 - any Python error of an allowlisted operation becomes a clear message
-            raise ExpressionError(_describe(err)) from None
+        if walk:
+            return _translated(_walked, self, values)
+        return (self.run[0] if self.run else self.evaluator())(values)
 
+    def evaluator(self) -> Callable[[dict[str, Any]], Any]:
+        """What `evaluate` runs now. Its first WARM_EVALUATIONS evaluations run on the closures (closures.py), cheap to
+        build; then the tree is written as one generated function (generated.py: about 0.5 ms to write and compile,
+        paid only by an expression evaluated again and again, as a contract's conditions are by its calls, and not by
+        the one-off evaluations of a file's analysis); a tree it does not write stays on the closures."""
+        run = self.run
+        if not run:
+            closed = self.with_closures()
+            left = [WARM_EVALUATIONS]
 
-    def _build(self) -> Any:
-        """The closures of the tree (closures.py); a tree too deep to build is walked instead."""
+            def warming(values: dict[str, Any]) -> Any:
+                left[0] -= 1
+                if left[0] <= 0:  # two threads may both write it: either function is the same evaluator
+                    run[:] = [generated.build(self.tree) or closed, True]
+                return closed(values)
+
+            run[:] = [warming, False]
+        return run[0]
+
+    @property
+    def settled(self) -> bool:
+        """Whether `evaluator()` is the one it keeps (warmed up): a caller may hold on to it."""
+        return len(self.run) == 2 and self.run[1] is True
+
+    def with_closures(self) -> Callable[[dict[str, Any]], Any]:
+        """The closures of the tree, with the call's budget and the errors' texts (a tree too deep for them is walked)."""
         parsed = self.parsed
 
         def walk(node: ast.AST, env: dict[str, Any], meter: sandbox.Meter) -> Any:
@@ -125,17 +123,50 @@ class Expression:
 
             def run(env: dict[str, Any], meter: sandbox.Meter) -> Any:
                 return walk(tree, env, meter)
-        self.run.append(run)
-        return run
+
+        def evaluate(values: dict[str, Any]) -> Any:
+            return _translated(_closed, run, values)
+        return evaluate
 
 
-def _describe(err: Exception) -> str:
-    text = str(err) or type(err).__name__
-    if isinstance(err, ZeroDivisionError):
-        return "division by zero"
-    if isinstance(err, OverflowError):
-        return f"number too large: {text}"
-    return text
+def _walked(expr: Expression, values: dict[str, Any]) -> Any:
+    walker = Walker(expr.parsed)
+    shared = sandbox.active_expression_budget()
+    if shared is None:
+        return walker.eval(expr.tree, dict(values))
+    if shared.spent:
+        raise shared.refusal()
+    try:
+        return walker.eval(expr.tree, dict(values))
+    finally:
+        shared.charge(walker.meter)
+
+
+def _closed(run: Any, values: dict[str, Any]) -> Any:
+    # The closures never write to the names they are given (a comprehension binds in its own scope), so they read
+    # the caller's dict without a copy; the budget's check and charge are `spent` and `charge`.
+    meter = sandbox.Meter()
+    shared = SHARED_BUDGET.get()
+    if shared is None:
+        return run(values, meter)
+    if shared.used > shared.limit:
+        raise shared.refusal()
+    try:
+        return run(values, meter)
+    finally:  # a failed evaluation did its work too
+        shared.used += meter.steps + meter.iterations + meter.done
+        if shared.used > shared.limit:
+            raise shared.refusal()
+
+
+def _translated(how: Callable[[Any, dict[str, Any]], Any], what: Any, values: dict[str, Any]) -> Any:
+    """`how(what, values)`, any failure an ExpressionError with the text the generated function gives it too."""
+    try:
+        return how(what, values)
+    except ExpressionError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any Python error of an allowlisted operation becomes a clear message
+        raise helpers.describe(err) from None
 
 
 @lru_cache(maxsize=2048)

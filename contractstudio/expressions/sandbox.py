@@ -283,12 +283,12 @@ def binary(op: type[ast.operator], a: Any, b: Any, meter: Meter) -> Any:
 
 
 _PLAIN = (bool, int, float, str) + CONTAINERS
-_PLAIN_TYPES = frozenset((type(None),) + _PLAIN)
+PLAIN_TYPES = frozenset((type(None),) + _PLAIN)
 
 
 def truth(value: Any) -> bool:
     """Truthiness without calling anything user-defined (records are always true)."""
-    if type(value) in _PLAIN_TYPES or isinstance(value, _PLAIN):  # the exact types first: one set lookup
+    if type(value) in PLAIN_TYPES or isinstance(value, _PLAIN):  # the exact types first: one set lookup
         return bool(value)
     return True
 

@@ -52,7 +52,7 @@ class Condition(Protocol):
 class Check:
     """One compiled condition of a `pre`, `post`, or tool contract list."""
 
-    __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "remedy", "raised_at", "_shown")
+    __slots__ = ("id", "label", "source", "when", "test", "hook", "message", "remedy", "raised_at", "_shown", "_runs")
 
     def __init__(self, cond: WrittenCondition, label: str, *, root: Path | None = None, trusted: bool = False) -> None:
         self.id = cond.id
@@ -67,6 +67,7 @@ class Check:
         except ExpressionError as err:
             raise ContractError(f"{self.label}: {err}") from None
         self._shown: list[tuple[str, Any]] | None = None
+        self._runs: tuple[Callable[[dict[str, Any]], Any] | None, ...] | None = None  # (when, test): _evaluators()
         self.hook: Callable[..., Any] | None = None
         if cond.python:
             self.hook = _DeferredHook(cond.python, root, trusted, self.label)
@@ -77,15 +78,16 @@ class Check:
         With `explain`, a failed assert's text ends with the condition itself, so the reader
         (and the model, in a remedy) sees the constraint and not only the message.
         """
+        when, test = self._runs or self._evaluators()
         try:
-            if self.when is not None and not self.when.evaluate(values):
+            if when is not None and not when(values):
                 return False, True, None
         except ExpressionError as err:
             return True, False, f"{self.label}: its `when` guard could not be evaluated: {err}"
         why: str | None = None
-        if self.test is not None:
+        if test is not None:
             try:
-                passed = bool(self.test.evaluate(values))
+                passed = bool(test(values))
             except ExpressionError as err:
                 return True, False, f"{self.label}: `{self.source}` could not be evaluated: {err}"
         else:
@@ -99,6 +101,14 @@ class Check:
         if passed:
             return True, True, None
         return True, False, self.failure_text(values, why, explain)
+
+    def _evaluators(self) -> tuple[Callable[[dict[str, Any]], Any] | None, ...]:
+        """What `Expression.evaluate` runs for the guard and the assert: kept once both are settled (warmed up), a
+        call per condition less."""
+        runs = tuple(None if e is None else e.evaluator() for e in (self.when, self.test))
+        if all(e is None or e.settled for e in (self.when, self.test)):
+            self._runs = runs
+        return runs
 
     def failure_text(self, values: dict[str, Any], why: str | None, explain: bool = True) -> str:
         """The rendered message, with the condition that failed, so the reader sees the constraint."""
