@@ -465,3 +465,31 @@ async def test_an_edit_s_findings_are_shown_before_the_symbols_and_no_name_is_lo
 
         assert isinstance(app.screen, Ask) and app.screen.title_text == "Rename step 'answerx' to"
     assert on_ui_thread == []
+
+
+async def test_completion_as_you_type_waits_for_the_file_s_first_analysis(make_app, monkeypatch) -> None:
+    # Issue 35.1: on the 5 MB examples the first keys after opening completed while the first analysis (2 s) ran:
+    # each read the whole file for its `kind:` on the screen's thread and the first imported the editing help there
+    # (80-190 ms keys). Completion's facts come from an analysis; it opens by itself once there is one.
+    import threading
+
+    from contractstudio.editing.live import LiveDocument
+
+    analyze, released = LiveDocument.analyze, threading.Event()
+
+    def held(self, *args, **kwargs):
+        released.wait(10)
+        return analyze(self, *args, **kwargs)
+
+    monkeypatch.setattr(LiveDocument, "analyze", held)
+    app = make_app("multidoc_qa.contract.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.3)
+        await end_of_file(pilot)
+        await pilot.press("enter", "j", "s")
+        await pilot.pause(0.2)
+        assert app.screen.live.report is None and not app.screen.menu.display
+        released.set()
+        await settle(pilot)
+        await pilot.press("o")
+        assert app.screen.menu.display and [i.label for i in app.screen.menu.items] == ["json_reply"]

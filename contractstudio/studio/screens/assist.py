@@ -109,7 +109,10 @@ class EditingAssist:
         self.app.call_after_refresh(self._complete_typed, self.live.version)
 
     def _complete_typed(self, version: int) -> None:
-        if version == self.live.version and not self.app.keys_waiting():
+        # Not before the file's first analysis: completion's facts come from one, and until it is done (2 s of a
+        # 5 MB file) each key would read the whole file for its `kind:` and the first import the editing help on the
+        # screen's thread. Asked for (Ctrl+Space), it completes at once.
+        if version == self.live.version and not self.app.keys_waiting() and self.live.report is not None:
             self.action_complete(automatic=True)
 
     def action_complete(self, automatic: bool = False) -> None:
