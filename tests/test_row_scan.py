@@ -101,3 +101,10 @@ def test_the_documents_start_where_a_row_by_row_reading_says(rows: list[str]) ->
         elif not _blank(row):
             content = True
     assert cursor._document_starts(rows, len(rows)) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows_st, st.integers(0, 45))
+def test_a_row_s_document_starts_after_the_nearest_marker_above_it(rows: list[str], row: int) -> None:
+    above = [r for r in range(min(row, len(rows))) if cursor._DOC_SEP.match(rows[r])]
+    assert row_scan.Rows(rows).document_start(row) == (above[-1] + 1 if above else 0)

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import overload
 
 BLOCK = 2048  # rows joined at a time (about 60 KB of a typical contract)
-_FIRST_WINDOW = 2048  # characters of a block searched first, from its end (then twice as many, and so on)
+_FIRST_WINDOW = 2048  # characters of a block searched first, from its end (then the rest of it)
 
 
 @lru_cache(maxsize=64)
@@ -71,9 +71,15 @@ class Rows(Sequence[str]):
 
     def document_start(self, row: int) -> int:
         """The first row of the `---` document holding `row`: the one after the nearest `---` above it (or 0)."""
-        if row not in self.starts:
-            found, _ = next(rows_up(self, 0, row, DOCUMENT_MARKER))
-            self.starts[row] = 0 if found is None else found + 1
+        if row not in self.starts:  # DOCUMENT_MARKER's rows, found with rfind (no regular expression at each newline)
+            self.starts[row] = 0
+            for text, first, _, pos, endpos in _pieces(self, 0, row, up=True):
+                at = text.rfind("\n---", pos, endpos)
+                while at >= 0 and text[at + 4] not in " \t\n":
+                    at = text.rfind("\n---", pos, at)
+                if at >= 0:
+                    self.starts[row] = first + text.count("\n", pos, at) + 1
+                    break
         return self.starts[row]
 
     def block(self, k: int) -> str:
@@ -92,9 +98,9 @@ class Rows(Sequence[str]):
         return sum(map(len, self.lines[first:row])) + row - first
 
 
-def _pieces(rows: Rows, start: int, stop: int, up: bool) -> Iterator[tuple[str, int, int, int]]:
-    """(block text, first row, its newline's offset, the offset just past the newline after the last row) for the
-    rows in [start, stop), block by block, the lowest first when `up`."""
+def _pieces(rows: Rows, start: int, stop: int, up: bool) -> Iterator[tuple[str, int, int, int, int]]:
+    """(block text, first row, the row after the last, the first row's newline's offset, the offset just past the
+    newline after the last row) for the rows in [start, stop), block by block, the lowest first when `up`."""
     stop = min(stop, len(rows))
     if start >= stop:
         return
@@ -102,7 +108,7 @@ def _pieces(rows: Rows, start: int, stop: int, up: bool) -> Iterator[tuple[str, 
     for k in blocks:
         first, last = max(start, k * BLOCK), min(stop, (k + 1) * BLOCK)
         text = rows.block(k)
-        yield text, first, rows.opening(k, first), rows.opening(k, last) + 1
+        yield text, first, last, rows.opening(k, first), rows.opening(k, last) + 1
 
 
 def rows_up(lines: Sequence[str], stop: int, start: int, pattern: re.Pattern[str],
@@ -110,31 +116,32 @@ def rows_up(lines: Sequence[str], stop: int, start: int, pattern: re.Pattern[str
     """The rows in [stop, start) that `pattern` matches, from start - 1 up: (row, how many rows `counted` matches
     between it and the row yielded before), then (None, the count between the last row and `stop`).
 
-    A block is searched a window at a time from its end (regular expressions only search forward): what a walk
-    needs is usually a few rows up, and a match is a Python step."""
+    Regular expressions only search forward, so a block is searched in two windows from its end: its last
+    _FIRST_WINDOW characters (what a walk needs is usually a few rows up), then the rest at once."""
     between = 0
-    for text, first, pos, endpos in _pieces(Rows.of(lines), stop, start, up=True):
-        end = endpos - 1  # the newline after the rows left to search; it opens row `row`
-        row = first + text.count("\n", pos, end)
-        width = _FIRST_WINDOW
-        while end > pos:
-            lo = max(text.rfind("\n", pos, end - width), pos) if end - width > pos else pos  # a row's newline
+    for text, _, last, pos, endpos in _pieces(Rows.of(lines), stop, start, up=True):
+        end = endpos - 1  # the newline after the rows left to search
+        row, at_row = last, end  # a row and the newline that opens it: rows are counted from there, as needed
+        lo = max(text.rfind("\n", pos, end - _FIRST_WINDOW), pos) if end - _FIRST_WINDOW > pos else pos
+        while True:
             for at in reversed([m.start() for m in pattern.finditer(text, lo, end + 1)]):
                 if counted is not None:  # a match sees the newline at `end`, where its row ends
                     between += len(counted.findall(text, at + 1, end + 1))
-                row -= text.count("\n", at, end)
+                row -= text.count("\n", at, at_row)
+                at_row = at
                 yield row, between
                 between, end = 0, at
             if counted is not None:
                 between += len(counted.findall(text, lo, end + 1))
-            row -= text.count("\n", lo, end)
-            end, width = lo, width * 2
+            if lo == pos:
+                break
+            end, lo = lo, pos
     yield None, between
 
 
 def rows_down(lines: Sequence[str], start: int, stop: int, pattern: re.Pattern[str]) -> Iterator[int]:
     """The rows in [start, stop) that `pattern` matches, from `start` down."""
-    for text, first, pos, endpos in _pieces(Rows.of(lines), start, stop, up=False):
+    for text, first, _, pos, endpos in _pieces(Rows.of(lines), start, stop, up=False):
         row, at = first, pos
         for m in pattern.finditer(text, pos, endpos):
             row += text.count("\n", at, m.start())
