@@ -163,3 +163,20 @@ async def test_the_graph_file_list_tells_every_file_apart_with_the_edit_list_s_l
         labels = [str(chooser.get_option_at_index(i).prompt).strip() for i in range(chooser.option_count)]
         assert len(labels) > 4 and len(labels) == len(set(labels)), labels
         assert all(len(label) <= room for label in labels), (room, labels)
+
+
+async def test_the_file_list_stays_where_it_was_scrolled_when_its_marks_are_drawn_again(samples: Path) -> None:
+    # A file list drawn again (the workspace's counts arriving, a file saved) jumped back to the current file: a late
+    # count under load scrolled the list away from the page being read (a test of this file saw it in CI).
+    app = StudioApp([samples], config=load_config())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        files = app.edit_screen.query_one(FileList)
+        assert files.virtual_size.height > files.scrollable_content_region.height  # the list needs scrolling here
+        files.scroll_to(y=files.scrollable_content_region.height, animate=False)
+        await pilot.pause()
+        page = files.scroll_offset.y
+        assert page > 0
+        app.files_changed()  # as the workspace's counts do when they arrive
+        await pilot.pause()
+        assert files.scroll_offset.y == page

@@ -137,13 +137,17 @@ class FileList(OptionList):
                 if current is not None and f.path == current:
                     highlight = len(options)
                 options.append(Option(label, id=key))
-        keep = self.highlighted
+        keep, page = self.highlighted, self.scroll_offset.y
         self.clear_options()
         self.add_options(options or [Option(Text("No contract files here.", style="dim"), disabled=True)])
         if highlight is not None:
             self.highlighted = highlight
         elif keep is not None and options:
             self.highlighted = min(keep, len(options) - 1)
+        if self.highlighted == keep and page:
+            # Drawn again in place (counts arriving, a file saved): the page the author scrolled to stays, where
+            # highlighting the same option again would scroll back to it.
+            self.scroll_to(y=page, animate=False, immediate=True)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
