@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import types as pytypes
 import typing
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -30,7 +31,7 @@ TYPE_FORMS = (("list[...]", "list["), ("dict[str, ...]", "dict[str, "), ("Litera
 _STATE_KEYS = ("requires_state", "ensures_state")
 
 
-def complete(report: FileReport | None, line: int, column: int, text: str | list[str] | None = None) -> list[CompletionItem]:
+def complete(report: FileReport | None, line: int, column: int, text: str | Sequence[str] | None = None) -> list[CompletionItem]:
     """Completion items at a 1-based position of `text` (the live buffer or its lines; the report's text by default).
 
     The report may be older than the text (the user is typing): it only supplies the

@@ -307,7 +307,7 @@ def locate(text: str | Sequence[str], line: int, column: int, known: FileReport 
     """The cursor context at a 1-based position of the live text or its lines (None past the end of the text);
     `known`: an earlier analysis of the text to count the `---` documents above from (`document_index`)."""
     # an editor's lines: no 5 MB split per keystroke; each block of them joined once for all the walks below
-    lines = scan.Rows(rows(text) if isinstance(text, str) else text)
+    lines = scan.Rows.of(rows(text) if isinstance(text, str) else text)
     li = line - 1
     if not 0 <= li < len(lines):
         return None
@@ -328,7 +328,7 @@ def _document_kind(lines: Sequence[str], top: int, li: int, known: FileReport | 
     bench_typing --trace). So the row where the last analysis found the document's `kind` key is read first: a
     `kind:` at the line's start is a key of the document's top mapping, which has one. It is taken when that row
     still says `kind:` and no `---` can lie between the cursor and it (it is above the cursor, or the analyzed text
-    was one document). Else the rows are matched in C, a call per row and no Python step."""
+    was one document). Else the rows are searched in C a block at a time (row_scan.py)."""
     loaded = loaded_for(known, doc_index)
     root = loaded.doc.root if loaded is not None else None
     node = root.key_node("kind") if isinstance(root, MapNode) else None

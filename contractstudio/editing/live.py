@@ -18,7 +18,7 @@ Pure: no thread, timer or event loop here, so staleness is tested once, here, wi
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the analyzer loads with the first analysis (in a face's worker), never at start-up
@@ -90,7 +90,7 @@ class LiveDocument:
         """The analysis of the current text, or None while it is still to come."""
         return self.report if self.report is not None and self.analyzed_version == self.version else None
 
-    def facts_at(self, text: str | list[str], row: int) -> FileReport | None:
+    def facts_at(self, text: str | Sequence[str], row: int) -> FileReport | None:
         """Completion's facts for the `---` document holding 0-based `row` of `text` or its lines (else the newest analysis)."""
         from contractstudio.editing.cursor import document_index
 

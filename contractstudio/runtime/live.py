@@ -227,7 +227,7 @@ class LiveModel:
             kwargs["response_format"] = wanted
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        if litellm.model_fallbacks and (problem := foreign_fallbacks(litellm)):
+        if problem := foreign_fallbacks(litellm):
             raise ModelError(problem)
         if self.api_key or self.api_base:  # nothing can be missing (missing_key)
             kwargs.update(self._key_kwargs())

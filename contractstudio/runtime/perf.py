@@ -46,8 +46,8 @@ class Series:
             self.max = value
 
     def add_all(self, values: list[float]) -> None:
-        """`add` of each value in order, in C: sum() adds floats left to right as `add` does (on 3.11; 3.12's sum
-        compensates its rounding, which can only move the last digit)."""
+        """`add` of each value, in C: the same sums (sum() adds left to right on 3.11; from 3.12 it compensates its
+        rounding, which can move the last digit)."""
         if not values:
             return
         self.n += len(values)

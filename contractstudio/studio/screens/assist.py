@@ -18,6 +18,7 @@ from textual.widgets import Static
 from textual.widgets.text_area import Selection
 
 from contractstudio import editing
+from contractstudio.editing.row_scan import Rows
 from contractstudio.findings.diagnostics import Span
 from contractstudio.runtime.child_processes import child_environment
 from contractstudio.storage.atomic import write_atomic
@@ -117,7 +118,9 @@ class EditingAssist:
 
     def action_complete(self, automatic: bool = False) -> None:
         row, col = self.editor.cursor_location
-        lines = self.editor.document.lines  # the editor's own lines: the text is not joined and split again
+        # the editor's own lines (the text is not joined and split again), each block of them joined at most once
+        # for both questions below (editing/row_scan.py)
+        lines = Rows(self.editor.document.lines)
         facts = self.live.facts_at(lines, row)
         items = editing.complete(facts, row + 1, col + 1, lines)
         if automatic:
