@@ -108,3 +108,31 @@ def test_the_documents_start_where_a_row_by_row_reading_says(rows: list[str]) ->
 def test_a_row_s_document_starts_after_the_nearest_marker_above_it(rows: list[str], row: int) -> None:
     above = [r for r in range(min(row, len(rows))) if cursor._DOC_SEP.match(rows[r])]
     assert row_scan.Rows(rows).document_start(row) == (above[-1] + 1 if above else 0)
+
+
+edits_st = st.lists(st.tuples(st.sampled_from(["set", "insert", "delete"]), st.integers(0, 45),
+                              st.lists(st.sampled_from(PIECES), max_size=3).map("".join)), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows_st, edits_st, st.integers(0, 45), st.integers(0, 45))
+def test_blocks_kept_from_one_lookup_to_the_next_find_what_the_lines_hold_after_each_edit(
+        rows: list[str], edits: list[tuple[str, int, str]], one: int, other: int) -> None:
+    # the studio keeps the joined blocks of its editor's lines between keys; an edit replaces, adds or removes rows
+    # of the same list, and a kept block must never answer for rows it no longer holds
+    stop, start = sorted((one, other))
+    memo = row_scan.BlockMemo()
+    lines = list(rows)
+    for what, at, row in [("set", 0, "")] + edits:
+        at = min(at, len(lines))
+        if what == "set" and at < len(lines):
+            lines[at] = row
+        elif what == "insert":
+            lines.insert(at, row)
+        elif what == "delete" and at < len(lines):
+            del lines[at]
+        kept, fresh = row_scan.Rows(lines, memo), row_scan.Rows(list(lines))
+        for col in range(4):
+            pattern, items = indented_at_most_but_items(col), item_at(col)
+            assert list(rows_up(kept, stop, start, pattern, items)) == list(rows_up(fresh, stop, start, pattern, items))
+        assert kept.document_start(start) == fresh.document_start(start)

@@ -493,3 +493,37 @@ async def test_completion_as_you_type_waits_for_the_file_s_first_analysis(make_a
         await settle(pilot)
         await pilot.press("o")
         assert app.screen.menu.display and [i.label for i in app.screen.menu.items] == ["json_reply"]
+
+
+async def test_a_key_in_the_middle_of_a_long_list_makes_completion_read_again_only_the_rows_it_changed(
+        make_app, workspace: Path) -> None:
+    # Issue 35.1: in the middle of the 5 MB chain each completion joined and searched again every row above the cursor
+    # (12-13 ms of the screen's thread a key) though a key changes one row. Measured as the memory a completion
+    # allocates (joined rows and what was found in them are new strings and lists), near the top and in the middle.
+    import tracemalloc
+
+    steps = 8000
+    body = "".join(f"  - id: s{n}\n    action: call_model\n    description: step {n}\n    next: s{n + 1}\n"
+                   for n in range(steps))
+    (workspace / "long.pipeline.yaml").write_text(
+        f"kind: pipeline\nname: chain\nentry_step_id: s0\nsteps:\n{body}  - id: s{steps}\n    action: call_model\n"
+        "    end: true\n")
+    app = make_app("long.pipeline.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen, editor = app.screen, editor_of(app)
+
+        def allocated_by_a_completion_after_a_key(step: int) -> int:
+            row = 4 + 4 * step + 2  # the step's description
+            editor.move_cursor((row, len(editor.document[row])))
+            screen.action_complete()  # the rows as they were: what the key before this one left
+            editor.insert("x")  # a key (no key event: nothing else completes meanwhile)
+            tracemalloc.start()
+            try:
+                screen.action_complete()
+                return tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+
+        top, middle = allocated_by_a_completion_after_a_key(3), allocated_by_a_completion_after_a_key(steps // 2)
+        assert middle < 2 * top + 100_000, (top, middle)  # the rows above the middle: about 400 KB joined

@@ -18,7 +18,7 @@ from textual.widgets import Static
 from textual.widgets.text_area import Selection
 
 from contractstudio import editing
-from contractstudio.editing.row_scan import Rows
+from contractstudio.editing.row_scan import BlockMemo, Rows
 from contractstudio.findings.diagnostics import Span
 from contractstudio.runtime.child_processes import child_environment
 from contractstudio.storage.atomic import write_atomic
@@ -69,11 +69,13 @@ class EditingAssist:
     start_analysis: Any
     search: str
     menu_place: tuple[int, int]
+    row_blocks: BlockMemo
 
     def init_assist(self) -> None:
         self.back_stack = []
         self.search = ""
         self.menu_place = (0, 0)
+        self.row_blocks = BlockMemo()  # the editor's rows joined and searched, kept from one key to the next
 
     @property
     def menu(self) -> CompletionMenu:
@@ -118,9 +120,9 @@ class EditingAssist:
 
     def action_complete(self, automatic: bool = False) -> None:
         row, col = self.editor.cursor_location
-        # the editor's own lines (the text is not joined and split again), each block of them joined at most once
-        # for both questions below (editing/row_scan.py)
-        lines = Rows(self.editor.document.lines)
+        # the editor's own lines (the text is not joined and split again), each block of them joined once for both
+        # questions below and kept for the next key while its rows stay the same (editing/row_scan.py)
+        lines = Rows(self.editor.document.lines, self.row_blocks)
         facts = self.live.facts_at(lines, row)
         items = editing.complete(facts, row + 1, col + 1, lines)
         if automatic:
