@@ -22,9 +22,13 @@ def plain_starts(text: str) -> list[int]:
     return out
 
 
-@given(TEXT)
-def test_the_starts_of_a_text_are_each_line_s_first_offset_then_its_length(text: str) -> None:
-    starts = LineStarts.of(text)
+@given(TEXT, st.sampled_from([1, 2, 7, 1 << 18]))
+def test_the_starts_of_a_text_are_each_line_s_first_offset_then_its_length(text: str, piece: int) -> None:
+    whole, line_starts._PIECE = line_starts._PIECE, piece  # lines across pieces, a break at a piece's edge
+    try:
+        starts = LineStarts.of(text)
+    finally:
+        line_starts._PIECE = whole
     assert starts.to_list() == plain_starts(text)
     assert [starts[i] for i in range(len(starts))] == plain_starts(text)
     assert [starts.line_of(at) for at in range(len(text) + 1)] == [bisect_right(plain_starts(text), at)
@@ -74,3 +78,24 @@ def test_a_list_spliced_again_and_again_is_the_list_spliced_the_same(size: int, 
         assert [pieces[i] for i in range(-len(plain), len(plain))] == plain + plain
         assert pieces[start : stop + 3] == plain[start : stop + 3] and pieces[::2] == plain[::2]
         assert len(pieces._pieces) <= MAX_PIECES
+
+
+def test_a_5_mb_text_s_starts_are_listed_a_piece_at_a_time() -> None:
+    # Issue 35.1: the first edit after a 5 MB file was read listed its line starts in one split and one running sum,
+    # each a single call in C: the analysis held the interpreter 15-20 ms and a key typed meanwhile waited for it
+    # (the slowest keys in the middle of the one-document files). Between two pieces the screen's thread gets its turn.
+    import sys
+
+    text = "".join(f"  - name: ex-{n}\n    input: {{query: q{n}}}\n" for n in range(120_000))
+    splits = 0
+
+    def count(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal splits
+        splits += event == "c_call" and getattr(arg, "__name__", "") == "split"
+
+    sys.setprofile(count)
+    try:
+        LineStarts.of(text)
+    finally:
+        sys.setprofile(None)
+    assert splits >= len(text) // line_starts._PIECE
