@@ -146,6 +146,11 @@ def test_a_success_callback_the_user_sets_still_sees_every_call(server: OpenAISe
             seen.set()
 
     monkeypatch.setattr(litellm, "success_callback", [on_success])
+    # litellm sets its callbacks up once per process, at the first call that finds any (`litellm.utils.callback_list`),
+    # and runs a function callback only if one was among them then: after an earlier test's `litellm.cache` (whose
+    # "cache" entry was the first), a function set later is never called, with or without contractstudio. This test
+    # is about the live model's own success logging, so litellm's set-up is the one a fresh process makes.
+    monkeypatch.setattr(litellm.utils, "callback_list", [])
     with _litellms_log() as logged:
         result = call(server, streamed=streamed)
         called = seen.wait(60)  # litellm logs on its own thread pool: a loaded machine takes seconds
