@@ -9,9 +9,11 @@ of `reading/nodes.py`. Scalars are resolved with the YAML 1.2 core schema, so
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
+from contractstudio import collector
 from contractstudio.collector import paused_gc
 from contractstudio.findings.diagnostics import Span, make
 from contractstudio.reading import codes as _codes  # noqa: F401  (declares the YML codes this module emits)
@@ -146,8 +148,50 @@ _OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u
 _PIECE = 1 << 18
 
 
-@lru_cache(maxsize=2)  # the shown analysis's text and the next: a 5 MB text's rows are ~10 MB
-def text_rows(text: str) -> tuple[str, ...]:
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+class _KeptPerText:
+    """`split(text)` for the last `size` texts, as `functools.lru_cache` keeps them, with the rows of a text no longer
+    kept let go a piece at a time (`collector.let_go`): freed at once, a 5 MB text's rows held the interpreter 10-15 ms
+    in the studio's analysis worker while a key waited."""
+
+    def __init__(self, split: Callable[[str], tuple[str, ...]], size: int) -> None:
+        self._split, self._size = split, size
+        self._kept: dict[str, tuple[str, ...]] = {}
+        self._lock = threading.Lock()  # the analysis worker and the screen's thread both ask
+        self._hits = self._misses = 0
+        self.__doc__, self.__wrapped__ = split.__doc__, split
+
+    def __call__(self, text: str) -> tuple[str, ...]:
+        with self._lock:
+            got = self._kept.pop(text, None)
+            if got is not None:
+                self._kept[text] = got  # the newest again
+                self._hits += 1
+                return got
+        got = self._split(text)
+        with self._lock:
+            self._misses += 1
+            self._kept[text] = got
+            evicted = [self._kept.pop(next(iter(self._kept))) for _ in range(len(self._kept) - self._size)]
+        while evicted:
+            collector.let_go(evicted.pop())
+        return got
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self._hits, self._misses, self._size, len(self._kept))
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+def _text_rows(text: str) -> tuple[str, ...]:
     """The text's lines cut at "\n" only (an editor's rows), once per text."""
     if len(text) <= _PIECE:
         return tuple(text.split("\n"))
@@ -162,14 +206,19 @@ def text_rows(text: str) -> tuple[str, ...]:
         start = cut + 1
 
 
-@lru_cache(maxsize=4)
-def text_lines(text: str) -> tuple[str, ...]:
+text_rows = _KeptPerText(_text_rows, 2)  # the shown analysis's text and the next: a 5 MB text's rows are ~10 MB
+
+
+def _text_lines(text: str) -> tuple[str, ...]:
     """`text.splitlines()`, split once per text: positions are asked for per finding, and a file may hold thousands.
     A text whose only line breaks are "\n" (nearly all) shares its rows' split."""
     if any(b in text for b in _OTHER_BREAKS):
         return tuple(text.splitlines())
     rows = text_rows(text)
     return rows[:-1] if rows[-1] == "" else rows  # splitlines has no empty line after a final "\n"
+
+
+text_lines = _KeptPerText(_text_lines, 4)
 
 
 def source_text_slice(text: str | None, node: Node) -> str:

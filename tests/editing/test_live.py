@@ -278,3 +278,39 @@ def test_rename_and_references_after_edits_name_the_places_a_fresh_analysis_name
         assert found[0][0]
         assert [occurrences(d) for d in report.documents] == [occurrences(d) for d in fresh.documents]
     assert doc.analyzer().entries.again == len(edits)  # each edit's analysis was of its entry (analysis/by_entry.py)
+
+
+def test_the_rows_of_a_text_no_longer_kept_are_let_go_a_piece_at_a_time(monkeypatch) -> None:
+    # Issue 35.1: each edit's analysis splits its text into rows, kept for the last two texts; the oldest rows were
+    # then freed at once when a third came (200,000 strings of a 5 MB file: 10-15 ms with the interpreter held, and
+    # a key typed meanwhile waited; bench/bench_analysis_holds.py). They go a piece at a time instead.
+    from contractstudio import collector
+    from contractstudio.reading import source
+
+    let_go: list[int] = []
+    real = collector.let_go
+    monkeypatch.setattr(collector, "let_go", lambda items: (let_go.append(len(items)), real(items)))
+    source.text_rows.cache_clear()
+    source.text_lines.cache_clear()
+    texts = [f"a: {n}\n" * 1000 for n in range(6)]
+    for text in texts:
+        assert source.text_lines(text) == tuple(text.splitlines())
+    assert 1001 in let_go  # the rows of the texts no longer kept (1,000 lines and the empty row after the last)
+    assert source.text_rows(texts[-1]) == tuple(texts[-1].split("\n"))  # the newest kept
+
+
+def test_let_go_frees_every_item() -> None:
+    import weakref
+
+    from contractstudio import collector
+
+    class Item:
+        pass
+
+    items = [Item() for _ in range(20_000)]
+    refs = [weakref.ref(i) for i in items]
+    held = tuple(items)
+    del items
+    collector.let_go(held)
+    del held
+    assert not any(r() is not None for r in refs)
