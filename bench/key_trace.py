@@ -104,6 +104,10 @@ def _steps(data: dict[str, Any], sent: float, shown: float) -> dict[str, float]:
     for what in ("analysis", "model client import"):
         steps[f"{what} running"] = float(any(name == what and start < shown and end > sent
                                              for name, start, end, _ in data["spans"]))
+    # the file's first analysis, which keys do not stop (screens/edit.py, `_stops_analysis`)
+    first = next(((start, end) for name, start, end, _ in sorted(data["spans"], key=lambda span: span[1])
+                  if name == "analysis"), None)
+    steps["first analysis running"] = float(first is not None and first[0] < shown and first[1] > sent)
     return {name: value if name.endswith("running") else value * 1000 for name, value in steps.items()}
 
 
@@ -119,6 +123,12 @@ def report(out: Path, keys: list[tuple[float, float, str]], slowest: int = 5) ->
             continue
         print(f"      {name:16} median {statistics.median(values):6.1f} ms  p90 {values[int(0.9 * (len(values) - 1))]:6.1f}"
               f"  max {values[-1]:6.1f}")
+    during = sorted(total * 1000 for total, _, steps in rows if steps.get("first analysis running"))
+    after = sorted(total * 1000 for total, _, steps in rows if not steps.get("first analysis running"))
+    for label, echoes in (("during the file's first analysis", during), ("after it", after)):
+        if echoes:
+            print(f"      keys typed {label}: {len(echoes)}, echo median {statistics.median(echoes):.1f} ms, "
+                  f"max {echoes[-1]:.1f} ms")
     for total, key, steps in sorted(rows, key=lambda row: row[0], reverse=True)[:slowest]:
         parts = ", ".join(f"{name} {value:.1f}" for name, value in steps.items() if not name.endswith("running"))
         running = [name.removesuffix(" running") for name, value in steps.items() if name.endswith("running") and value]
