@@ -104,9 +104,7 @@ def _steps(data: dict[str, Any], sent: float, shown: float) -> dict[str, float]:
     for what in ("analysis", "model client import"):
         steps[f"{what} running"] = float(any(name == what and start < shown and end > sent
                                              for name, start, end, _ in data["spans"]))
-    # the file's first analysis, which keys do not stop (screens/edit.py, `_stops_analysis`)
-    first = next(((start, end) for name, start, end, _ in sorted(data["spans"], key=lambda span: span[1])
-                  if name == "analysis"), None)
+    first = data["first analysis"]  # which keys do not stop (screens/edit.py, `_stops_analysis`)
     steps["first analysis running"] = float(first is not None and first[0] < shown and first[1] > sent)
     return {name: value if name.endswith("running") else value * 1000 for name, value in steps.items()}
 
@@ -114,6 +112,7 @@ def _steps(data: dict[str, Any], sent: float, shown: float) -> dict[str, float]:
 def report(out: Path, keys: list[tuple[float, float, str]], slowest: int = 5) -> None:
     """Print the steps of the keys (sent, shown, key): median, p90 and max of each, then the slowest keys'."""
     data = pickle.loads(out.read_bytes())
+    data["first analysis"] = min(((start, end) for name, start, end, _ in data["spans"] if name == "analysis"), default=None)
     rows = [(shown - sent, key, _steps(data, sent, shown)) for sent, shown, key in keys]
     names = list(rows[0][2]) if rows else []
     for name in names:

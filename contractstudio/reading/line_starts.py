@@ -11,13 +11,14 @@ for 160,000 lines). The blocks are never changed in place, so an earlier version
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import accumulate, repeat
 from operator import add
 
 BLOCK = 512  # lines per block: an edit costs about BLOCK + lines / BLOCK steps
-# Characters listed per split and running sum (each one call in C): a 5 MB text at once held the interpreter 15-20 ms
-# in the studio's analysis worker while a key waited for it; between pieces other threads get their turn.
-_PIECE = 1 << 18
+# Rows summed per call in C: a 5 MB text's 200,000 at once held the interpreter 15-20 ms (with its split) in the
+# studio's analysis worker while a key waited for it; between pieces other threads get their turn.
+_PIECE_ROWS = 8192
 
 
 class LineStarts:
@@ -33,21 +34,17 @@ class LineStarts:
         self._heads = list(map(add, (b[0] for b in blocks), bias))  # each block's first value
 
     @classmethod
-    def of(cls, text: str) -> LineStarts:
+    def of(cls, rows: Sequence[str]) -> LineStarts:
+        """The starts of a text's rows (the text cut at "\\n": `reading.source.text_rows`, split once per text and
+        shared with the analysis that split it)."""
         # Each line's start is the running sum of the lengths before it, a break each: in C, no loop per line, a
-        # piece of about _PIECE characters (whole lines) at a time.
-        starts: list[int] = []
-        at = 0
-        while True:
-            cut = text.find("\n", at + _PIECE)
-            starts += accumulate(map(add, map(len, (text[at:cut] if cut >= 0 else text[at:]).split("\n")), repeat(1)),
-                                 initial=at)
-            starts.pop()  # the start of the line after the piece's last: the next piece's first (or none)
-            if cut < 0:
-                break
-            at = cut + 1
-        if starts[-1] != len(text):
-            starts.append(len(text))
+        # piece of _PIECE_ROWS rows at a time.
+        starts = [0]
+        for at in range(0, len(rows), _PIECE_ROWS):
+            starts += accumulate(map(add, map(len, rows[at : at + _PIECE_ROWS]), repeat(1)), initial=starts.pop())
+        starts.pop()  # the start of a row after the last one
+        if rows[-1]:  # the text does not end with a line break: its length comes last
+            starts.append(starts[-1] + len(rows[-1]))
         return cls._split(starts)
 
     @classmethod

@@ -31,6 +31,7 @@ from contractstudio.findings.diagnostics import Diagnostic, Related
 from contractstudio.reading.builder import MAX_DEPTH, Builder
 from contractstudio.reading.line_starts import LineStarts
 from contractstudio.reading.nodes import Edited, MapNode, Node, ScalarNode, SeqNode, SourceDocument, SourceFile
+from contractstudio.reading.source import text_rows
 from contractstudio.reading.spliced import Spliced
 
 MAX_TRIES = 3  # entries tried, deepest first, before the text is read whole
@@ -54,7 +55,7 @@ def reread(previous: SourceFile, text: str) -> SourceFile | None:
     if previous.line_starts is None:  # a text not made here: looked at whole, once (a reading made here carries them)
         if "\x00" in old or "\t" in old or _directive(old):
             return None
-        previous.line_starts = LineStarts.of(old)
+        previous.line_starts = LineStarts.of(text_rows(old))  # the rows the last analysis split
     starts = previous.line_starts
     prefix = _common_prefix(old, text)
     suffix = _common_suffix(old, text, prefix)
